@@ -1,0 +1,3 @@
+from pelctl.cli.main import main
+
+main()

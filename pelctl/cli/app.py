@@ -1,0 +1,73 @@
+"""The typer application: the root callback and the registration of every command group.
+
+Command modules are imported here but stay light: typer and the shared options only. The
+command layer, redis-py, tabulate, textual and pyspark load inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated, Any
+
+import typer
+
+from pelctl import __version__
+from pelctl.cli import config as config_cmds
+from pelctl.cli import demo as demo_cmds
+from pelctl.cli import inspect as inspect_cmds
+from pelctl.cli import pending as pending_cmds
+from pelctl.cli import streams as streams_cmds
+from pelctl.cli import version as version_cmds
+from pelctl.cli.options import ALL_NAMES, root_callback_params
+
+app = typer.Typer(
+    name="pelctl",
+    help="Inspect and safely repair Redis Streams consumer groups: what is stuck in the "
+    "Pending Entries List, since when, held by whom, delivered how often.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    add_completion=False,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"pelctl {__version__}")
+        raise typer.Exit()
+
+
+def _root(ctx: typer.Context, **options: Any) -> None:
+    version = options.pop("version", False)
+    del version
+    ctx.obj = {"root_options": {k: options[k] for k in ALL_NAMES}}
+
+
+_root.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter(
+            "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
+        ),  # fmt: skip
+        inspect.Parameter(
+            "version",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Annotated[
+                bool,
+                typer.Option(
+                    "--version",
+                    callback=_version_callback,
+                    is_eager=True,
+                    help="Print the version and exit.",
+                ),
+            ],  # fmt: skip
+            default=False,
+        ),
+        *root_callback_params(),
+    ]
+)
+_root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.parameters.values()}  # type: ignore[attr-defined]
+app.callback()(_root)
+
+for module in (streams_cmds, inspect_cmds, pending_cmds, config_cmds, demo_cmds, version_cmds):
+    module.register(app)

@@ -1,0 +1,90 @@
+"""``pelctl config path|show|contexts``."""
+
+from __future__ import annotations
+
+import typer
+
+from pelctl.cli.options import Runtime, pelctl_command
+
+config_app = typer.Typer(help="Config file, contexts and resolved settings.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(config_app, name="config", rich_help_panel="Other")
+
+
+@pelctl_command(config_app, "path")
+def path(rt: Runtime) -> None:
+    """Print the config file's path (it may not exist yet)."""
+    from pelctl.core.paths import config_path
+
+    rt.out.line(str(config_path()))
+
+
+@pelctl_command(config_app, "show")
+def show(rt: Runtime) -> None:
+    """Show the resolved settings (secrets redacted), where each came from, and file paths."""
+    from pelctl.core.paths import audit_path, config_path
+
+    s = rt.settings()
+    info = {
+        "config_file": str(config_path()),
+        "config_exists": config_path().exists(),
+        "context": s.context,
+        "url": s.redacted_url,
+        "url_source": s.url_source,
+        "username": s.username,
+        "password": "***" if s.password else None,
+        "tls_ca": s.tls_ca,
+        "tls_cert": s.tls_cert,
+        "tls_key": s.tls_key,
+        "tls_insecure": s.tls_insecure,
+        "cluster": s.cluster,
+        "read_only": s.read_only,
+        "default_group": s.default_group,
+        "client_name": s.client_name,
+        "audit_log": str(audit_path()),
+    }
+    if rt.out.fmt in ("json", "ndjson"):
+        rt.out.document(info)
+        return
+    rt.out.pairs([(k, "-" if v is None else str(v)) for k, v in info.items()])
+
+
+@pelctl_command(config_app, "contexts")
+def contexts(rt: Runtime) -> None:
+    """List the contexts in the config file."""
+    from pelctl.redis.contexts import load_config
+    from pelctl.redis.url import redact
+    from pelctl.render.table import Column, TableData
+
+    cfg = load_config()
+    for warning in cfg.warnings:
+        rt.warn(warning)
+    records = [
+        {
+            "name": c.name,
+            "current": c.name == cfg.current_context,
+            "url": redact(c.url) if c.url else None,
+            "group": c.group,
+            "read_only": c.read_only,
+            "description": c.description,
+        }  # fmt: skip
+        for c in cfg.contexts.values()
+    ]
+    cols = (Column("current", " "), Column("name", "NAME"), Column("url", "URL"),
+            Column("group", "GROUP"), Column("read_only", "READ-ONLY"),
+            Column("description", "DESCRIPTION"))  # fmt: skip
+    rows = [
+        (
+            "*" if r["current"] else "",
+            r["name"],
+            r["url"] or "-",
+            r["group"] or "-",
+            "yes" if r["read_only"] else "no",
+            r["description"] or "",
+        )  # fmt: skip
+        for r in records
+    ]
+    caption = None if rows else f"no contexts in {cfg.path}"
+    rt.out.table(TableData(cols, rows, caption=caption), records)

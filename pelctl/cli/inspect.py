@@ -1,0 +1,80 @@
+"""``pelctl inspect``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from pelctl.cli.options import Runtime, pelctl_command
+
+
+def register(app: typer.Typer) -> None:
+    @pelctl_command(app, "inspect", rich_help_panel="Read")
+    def inspect_cmd(
+        rt: Runtime,
+        stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],
+        group: Annotated[
+            Optional[str],
+            typer.Option(
+                "--group",
+                "-g",
+                help="Only this group (default: all, or the context's group).",
+                show_default=False,
+            ),  # fmt: skip
+        ] = None,
+        oldest: Annotated[
+            int, typer.Option("--oldest", min=0, max=1000, help="Oldest entries per group.")
+        ] = 5,
+        dead_after: Annotated[
+            str,
+            typer.Option(
+                "--dead-after",
+                help="A consumer holding entries and unseen this long is a dead suspect.",
+            ),  # fmt: skip
+        ] = "5m",
+    ) -> None:
+        """Stream, groups, consumers (pending, idle, inactive, verdict), PEL summary,
+        oldest entries, and advice on what to run next."""
+        from pelctl.core.binary import unescape
+        from pelctl.core.durations import parse_duration_ms
+        from pelctl.core.inspect import inspect_stream
+        from pelctl.render import inspect as render
+
+        dead_ms = parse_duration_ms(dead_after)
+        group = rt.default_group(group) if group is None and rt.options.get("context") else group
+        conn = rt.connect()
+        result = inspect_stream(
+            conn,
+            unescape(stream),
+            unescape(group) if group else None,
+            oldest=oldest,
+            dead_after_ms=dead_ms,
+        )
+        out = rt.out
+        if out.fmt in ("json", "ndjson"):
+            out.document(render.to_json(result))
+            return
+        if out.fmt in ("csv", "tsv"):
+            records = [
+                {
+                    "stream": render.escape(result.stream),
+                    "group": render.escape(g.name),
+                    **render.consumer_json(c),
+                }  # fmt: skip
+                for g in result.groups
+                for c in g.consumers
+            ]
+            out.table(render.groups_table(result), records)
+            return
+        out.pairs(render.summary_pairs(result))
+        for table in render.tables(result):
+            out.blank()
+            out.table(table)
+        if result.advice:
+            out.blank()
+            out.message("Advice:", style="bold")
+            for advice in result.advice:
+                out.message(f"  • {advice.message}")
+                if advice.command:
+                    out.message(f"      {advice.command}", style="cyan")

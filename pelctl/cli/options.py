@@ -1,0 +1,300 @@
+"""Options shared by every command, and the decorator that adds them (sqlite-utils style).
+
+Every command accepts the connection and output options, placed before or after the
+subcommand: ``pelctl -o json inspect s`` and ``pelctl inspect s -o json`` are the same.
+Values given on the command win over values given before it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Annotated, Any, Optional
+
+import typer
+
+CONNECTION_PANEL = "Connection"
+OUTPUT_PANEL = "Output"
+SAFETY_PANEL = "Safety"
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    ndjson = "ndjson"
+    csv = "csv"
+    tsv = "tsv"
+    markdown = "markdown"
+    plain = "plain"
+
+
+def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
+
+
+COMMON_PARAMS: list[inspect.Parameter] = [
+    _param("url", Annotated[Optional[str], typer.Option(
+        "--url", help="Redis URL (redis://, rediss://, unix://, redis+sentinel://). "
+        "Env: PELCTL_URL, REDIS_URL. Put no password here on shared machines: use "
+        "REDISCLI_AUTH, --askpass or a context.", rich_help_panel=CONNECTION_PANEL,
+        show_default=False)], None),
+    _param("context", Annotated[Optional[str], typer.Option(
+        "--context", help="Named context from the config file (env: PELCTL_CONTEXT).",
+        rich_help_panel=CONNECTION_PANEL, show_default=False)], None),
+    _param("askpass", Annotated[bool, typer.Option(
+        "--askpass", help="Prompt for the password.", rich_help_panel=CONNECTION_PANEL)], False),
+    _param("tls_ca", Annotated[Optional[str], typer.Option(
+        "--tls-ca", help="CA bundle for rediss://.", rich_help_panel=CONNECTION_PANEL,
+        show_default=False)], None),
+    _param("tls_cert", Annotated[Optional[str], typer.Option(
+        "--tls-cert", help="Client certificate for rediss://.",
+        rich_help_panel=CONNECTION_PANEL, show_default=False)], None),
+    _param("tls_key", Annotated[Optional[str], typer.Option(
+        "--tls-key", help="Client key for rediss://.", rich_help_panel=CONNECTION_PANEL,
+        show_default=False)], None),
+    _param("tls_insecure", Annotated[bool, typer.Option(
+        "--tls-insecure", help="Skip TLS certificate verification (prints a warning).",
+        rich_help_panel=CONNECTION_PANEL)], False),
+    _param("cluster", Annotated[Optional[bool], typer.Option(
+        "--cluster/--no-cluster", help="Force Redis Cluster mode on or off (default: detect).",
+        rich_help_panel=CONNECTION_PANEL, show_default=False)], None),
+    _param("output", Annotated[Optional[OutputFormat], typer.Option(
+        "-o", "--output", help="Output format (default: table on a terminal, plain in pipes).",
+        rich_help_panel=OUTPUT_PANEL, show_default=False, case_sensitive=False)], None),
+    _param("no_color", Annotated[bool, typer.Option(
+        "--no-color", help="No colours (also NO_COLOR).", rich_help_panel=OUTPUT_PANEL)], False),
+    _param("verbose", Annotated[int, typer.Option(
+        "-v", "--verbose", count=True, help="More detail; tracebacks on errors.",
+        rich_help_panel=OUTPUT_PANEL)], 0),
+    _param("read_only", Annotated[bool, typer.Option(
+        "--read-only", help="Refuse every mutation (also PELCTL_READ_ONLY=1 or the context).",
+        rich_help_panel=SAFETY_PANEL)], False),
+]  # fmt: skip
+
+MUTATION_PARAMS: list[inspect.Parameter] = [
+    _param("dry_run", Annotated[bool, typer.Option(
+        "--dry-run", help="Print the exact plan and change nothing.",
+        rich_help_panel=SAFETY_PANEL)], False),
+    _param("yes", Annotated[bool, typer.Option(
+        "-y", "--yes", help="Do not ask for confirmation (needed without a terminal).",
+        rich_help_panel=SAFETY_PANEL)], False),
+]  # fmt: skip
+
+COMMON_NAMES = [p.name for p in COMMON_PARAMS]
+MUTATION_NAMES = [p.name for p in MUTATION_PARAMS]
+ALL_NAMES = COMMON_NAMES + MUTATION_NAMES
+DEFAULTS = {p.name: p.default for p in COMMON_PARAMS + MUTATION_PARAMS}
+
+
+class Runtime:
+    """Per-invocation state: merged options, output, and the (lazy) connection."""
+
+    def __init__(self, options: dict[str, Any], command: str, pipe_default: str = "plain"):
+        self.options = options
+        self.command = command
+        fmt = options.get("output")
+        self.out = _make_output(fmt.value if fmt else None, options.get("no_color", False),
+                                pipe_default)  # fmt: skip
+        self.verbose = int(options.get("verbose") or 0)
+        self._settings = None
+        self._conn = None
+        self._warned = False
+
+    # -- options ---------------------------------------------------------------------------
+    @property
+    def dry_run(self) -> bool:
+        return bool(self.options.get("dry_run"))
+
+    @property
+    def yes(self) -> bool:
+        return bool(self.options.get("yes"))
+
+    # -- connection ------------------------------------------------------------------------
+    def settings(self):  # noqa: ANN201 - ConnectionSettings, imported lazily
+        if self._settings is None:
+            from pelctl.redis.contexts import load_config, resolve_settings
+
+            o = self.options
+            config = load_config()
+            for warning in config.warnings:
+                self.warn(warning)
+            password = None
+            if o.get("askpass"):
+                password = _ask_password()
+            settings = resolve_settings(
+                url=o.get("url"), context=o.get("context"), password=password,
+                tls_ca=o.get("tls_ca"), tls_cert=o.get("tls_cert"), tls_key=o.get("tls_key"),
+                tls_insecure=bool(o.get("tls_insecure")), cluster=o.get("cluster"),
+                read_only=bool(o.get("read_only")), config=config,
+            )  # fmt: skip
+            if settings.tls_insecure:
+                self.warn("TLS certificate verification is off (--tls-insecure)")
+            self._settings = settings.with_client_name(self.command)
+        return self._settings
+
+    def connect(self):  # noqa: ANN201 - Connection, imported lazily
+        if self._conn is None:
+            from pelctl.redis.connection import connect
+
+            self._conn = connect(self.settings())
+        return self._conn
+
+    def require_writable(self, action: str) -> None:
+        """Refuse a mutation in read-only mode, before any connection is made."""
+        if self.settings().read_only:
+            from pelctl.core.errors import ReadOnlyRefused
+
+            raise ReadOnlyRefused(
+                f"{action} refused: read-only mode is on",
+                hint="read-only comes from --read-only, PELCTL_READ_ONLY or the context",
+            )
+
+    def default_group(self, group: str | None) -> str | None:
+        return group or self.settings().default_group
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # -- messages --------------------------------------------------------------------------
+    def warn(self, text: str) -> None:
+        sys.stderr.write(f"warning: {self._redact(text)}\n")
+
+    def info(self, text: str) -> None:
+        sys.stderr.write(self._redact(text) + "\n")
+
+    def _redact(self, text: str) -> str:
+        if self._settings is None:
+            return text
+        from pelctl.redis.url import redact_text
+
+        return redact_text(text, self._settings.secrets)
+
+
+def _make_output(fmt: str | None, no_color: bool, pipe_default: str):  # noqa: ANN202
+    from pelctl.cli.output import Output
+
+    return Output(fmt, no_color=no_color, pipe_default=pipe_default)
+
+
+def _ask_password() -> str:
+    import getpass
+
+    if sys.stdin.isatty():
+        return getpass.getpass("Redis password: ")
+    return sys.stdin.readline().rstrip("\n")
+
+
+def merged_options(ctx: typer.Context | None, given: dict[str, Any]) -> dict[str, Any]:
+    """Options given on the command override those given before it (on ``pelctl``)."""
+    root: dict[str, Any] = {}
+    while ctx is not None:
+        if isinstance(ctx.obj, dict) and "root_options" in ctx.obj:
+            root = ctx.obj["root_options"]
+            break
+        ctx = ctx.parent
+    merged = dict(DEFAULTS)
+    merged.update({k: v for k, v in root.items() if v != DEFAULTS.get(k)})
+    merged.update({k: v for k, v in given.items() if v != DEFAULTS.get(k)})
+    return merged
+
+
+def report_error(err: BaseException, rt: Runtime | None, verbose: int) -> int:
+    """Print one clear line (plus a hint) and return the exit code."""
+    from pelctl.core.errors import PelctlError
+
+    if not isinstance(err, PelctlError):
+        try:
+            import redis.exceptions as rex
+
+            if isinstance(err, (rex.RedisError, OSError)):
+                from pelctl.redis.errors import translate
+
+                err = translate(err)
+        except Exception:  # noqa: BLE001
+            pass
+    if isinstance(err, PelctlError):
+        message, hint, code = err.message, err.hint, err.exit_code
+    else:
+        message = f"unexpected {type(err).__name__}: {err}"
+        hint, code = "run with -v for the traceback; please report it", 1
+    if rt is not None:
+        message = rt._redact(message)
+    if verbose:
+        traceback.print_exception(err)
+    sys.stderr.write(f"error: {message}\n")
+    if hint:
+        sys.stderr.write(f"hint: {hint}\n")
+    return code
+
+
+def run_command(rt: Runtime, func: Callable[..., Any], kwargs: dict[str, Any]) -> None:
+    try:
+        result = func(rt, **kwargs)
+        sys.stdout.flush()
+        code = result if isinstance(result, int) else 0
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        code = 130
+    except BrokenPipeError:
+        # Output piped into `head` and closed: not an error. Silence the flush at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 0
+    except Exception as err:  # noqa: BLE001 - every error becomes one line
+        code = report_error(err, rt, rt.verbose)
+    finally:
+        rt.close()
+    if code:
+        raise typer.Exit(code)
+
+
+def pelctl_command(
+    app: typer.Typer,
+    name: str,
+    *,
+    mutating: bool = False,
+    pipe_default: str = "plain",
+    **typer_kwargs: Any,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``func(rt: Runtime, **own_options)`` as a command with the shared options."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        own = list(inspect.signature(func, eval_str=True).parameters.values())[1:]
+        own_names = {p.name for p in own}
+        extra = COMMON_PARAMS + (MUTATION_PARAMS if mutating else [])
+        ctx_param = inspect.Parameter(
+            "pelctl_ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
+        )
+        params = own + [p for p in extra if p.name not in own_names] + [ctx_param]
+        shared = [p.name for p in extra if p.name not in own_names]
+
+        @functools.wraps(func)
+        def wrapper(**kwargs: Any) -> None:
+            given = {k: kwargs.pop(k) for k in shared}
+            ctx: typer.Context = kwargs.pop("pelctl_ctx")
+            command = ctx.command_path.split(" ", 1)[-1].replace(" ", "-")
+            rt = Runtime(merged_options(ctx, given), command, pipe_default)
+            run_command(rt, func, kwargs)
+
+        del wrapper.__wrapped__
+        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        app.command(name, **typer_kwargs)(wrapper)
+        return func
+
+    return decorate
+
+
+def root_callback_params() -> list[inspect.Parameter]:
+    return COMMON_PARAMS + MUTATION_PARAMS

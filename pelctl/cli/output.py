@@ -1,0 +1,255 @@
+"""Output in every format of SPEC §3, for whole tables and for streams of rows.
+
+- ``table``: rich, coloured (default on a terminal);
+- ``plain`` and ``markdown``: tabulate text tables (``plain`` is the default in pipes);
+- ``json``: one document; ``ndjson``: one object a line;
+- ``csv`` / ``tsv``: the machine records (raw numbers, not humanised), with a header.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from pelctl.render.table import Column, TableData
+
+FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
+TEXT_FORMATS = ("table", "plain", "markdown")
+_TABULATE = {"plain": "plain", "markdown": "github"}
+
+
+def stdout_is_tty() -> bool:
+    return sys.stdout.isatty()
+
+
+class Output:
+    def __init__(self, fmt: str | None, *, no_color: bool = False, pipe_default: str = "plain"):
+        self.is_tty = stdout_is_tty()
+        self.fmt = fmt or ("table" if self.is_tty else pipe_default)
+        self.no_color = no_color or bool(os.environ.get("NO_COLOR"))
+        self._console = None
+
+    # -- consoles --------------------------------------------------------------------------
+    @property
+    def console(self):  # noqa: ANN201 - rich imported lazily
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(
+                no_color=self.no_color, highlight=False, soft_wrap=not self.is_tty
+            )
+        return self._console
+
+    @property
+    def machine(self) -> bool:
+        return self.fmt in ("json", "ndjson", "csv", "tsv")
+
+    # -- whole results ---------------------------------------------------------------------
+    def document(self, obj: Any) -> None:
+        """A JSON document (``json``); for ``ndjson`` a list becomes one object a line."""
+        if self.fmt == "ndjson" and isinstance(obj, list):
+            for item in obj:
+                self.line(json.dumps(item, ensure_ascii=False))
+        else:
+            indent = 2 if self.fmt == "json" else None
+            self.line(json.dumps(obj, ensure_ascii=False, indent=indent))
+
+    def table(self, data: TableData, records: Sequence[dict[str, Any]] | None = None) -> None:
+        if self.fmt in ("json", "ndjson"):
+            self.document(list(records or []))
+        elif self.fmt in ("csv", "tsv"):
+            self._delimited(records or [], header=True)
+        elif self.fmt == "table":
+            self._rich_table(data)
+        else:
+            self._tabulate(data)
+
+    def pairs(self, pairs: list[tuple[str, str]], title: str | None = None) -> None:
+        if self.fmt == "table":
+            from rich.table import Table
+
+            t = Table.grid(padding=(0, 2))
+            t.add_column(style="bold")
+            t.add_column()
+            for k, v in pairs:
+                t.add_row(k, _markup_safe(v))
+            if title:
+                self.console.print(f"[bold]{title}[/bold]")
+            self.console.print(t)
+        else:
+            width = max((len(k) for k, _ in pairs), default=0)
+            for k, v in pairs:
+                self.line(f"{k + ':':<{width + 1}} {v}")
+
+    def message(self, text: str, style: str | None = None) -> None:
+        if self.fmt == "table":
+            self.console.print(_markup_safe(text), style=style)
+        else:
+            self.line(text)
+
+    def blank(self) -> None:
+        if not self.machine:
+            self.line("")
+
+    def line(self, text: str) -> None:
+        sys.stdout.write(text + "\n")
+
+    # -- streams of rows -------------------------------------------------------------------
+    def stream(
+        self,
+        columns: tuple[Column, ...],
+        items: Iterable[tuple[tuple[str, ...], dict[str, Any], str | None]],
+        *,
+        title: str | None = None,
+        flush_every: int = 1000,
+    ) -> int:
+        """Write rows as they come (``(display_row, record, style)``); returns the count.
+
+        Text formats print the header first, then each row aligned to the widths of the
+        first page, so output starts before the scan ends and memory stays flat.
+        """
+        out = sys.stdout
+        n = 0
+        if self.fmt in ("json",):
+            # A JSON array written incrementally: still streaming, still valid JSON.
+            out.write("[")
+            for _row, record, _style in items:
+                out.write(("\n  " if n == 0 else ",\n  ") + json.dumps(record, ensure_ascii=False))
+                n += 1
+                if n % flush_every == 0:
+                    out.flush()
+            out.write("\n]\n" if n else "]\n")
+            return n
+        if self.fmt == "ndjson":
+            for _row, record, _style in items:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                n += 1
+                if n % flush_every == 0:
+                    out.flush()
+            return n
+        if self.fmt in ("csv", "tsv"):
+            writer = csv.writer(out, delimiter="," if self.fmt == "csv" else "\t",
+                                lineterminator="\n")  # fmt: skip
+            for _row, record, _style in items:
+                if n == 0:
+                    writer.writerow(list(record))
+                writer.writerow([_cell(v) for v in record.values()])
+                n += 1
+                if n % flush_every == 0:
+                    out.flush()
+            return n
+        return self._stream_text(columns, items, title, flush_every)
+
+    def _stream_text(self, columns, items, title, flush_every) -> int:  # noqa: ANN001
+        buffered: list[tuple[tuple[str, ...], str | None]] = []
+        iterator: Iterator = iter(items)
+        n = 0
+        # Widths come from the first rows (up to 200), then stay fixed.
+        for row, _record, style in iterator:
+            buffered.append((row, style))
+            if len(buffered) >= 200:
+                break
+        widths = [len(c.header) for c in columns]
+        for row, _ in buffered:
+            widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]
+        widths[-1] = 0  # never pad the last column
+        sep = " | " if self.fmt == "markdown" else "  "
+
+        def fmt_row(cells: Sequence[str]) -> str:
+            parts = []
+            for c, w, cell in zip(columns, widths, cells, strict=False):
+                parts.append(cell.rjust(w) if c.justify == "right" else cell.ljust(w))
+            text = sep.join(parts).rstrip()
+            return f"| {text} |" if self.fmt == "markdown" else text
+
+        if title and self.fmt == "table":
+            self.console.print(f"[bold]{title}[/bold]")
+        header = fmt_row([c.header for c in columns])
+        if self.fmt == "table":
+            self.console.print(header, style="bold", markup=False)
+        else:
+            self.line(header)
+        if self.fmt == "markdown":
+            self.line("|" + "|".join("-" * (max(w, 3) + 2) for w in widths) + "|")
+
+        def emit(row: tuple[str, ...], style: str | None) -> None:
+            text = fmt_row(row)
+            if self.fmt == "table" and style and not self.no_color:
+                self.console.print(text, style=style, markup=False, highlight=False)
+            else:
+                sys.stdout.write(text + "\n")
+
+        for row, style in buffered:
+            emit(row, style)
+            n += 1
+        sys.stdout.flush()
+        for row, _record, style in iterator:
+            emit(row, style)
+            n += 1
+            if n % flush_every == 0:
+                sys.stdout.flush()
+        return n
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _rich_table(self, data: TableData) -> None:
+        from rich import box
+        from rich.table import Table
+
+        t = Table(
+            title=data.title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
+            caption=data.caption, caption_justify="left", show_edge=False, pad_edge=False,
+        )  # fmt: skip
+        for c in data.columns:
+            t.add_column(c.header, justify=c.justify, style=c.style, no_wrap=c.key == "id")  # type: ignore[arg-type]
+        styles = data.row_styles or [None] * len(data.rows)
+        for row, style in zip(data.rows, styles, strict=False):
+            t.add_row(*(_markup_safe(cell) for cell in row), style=style)
+        self.console.print(t)
+
+    def _tabulate(self, data: TableData) -> None:
+        from tabulate import tabulate
+
+        if data.title and self.fmt != "plain":
+            self.line(f"## {data.title}\n" if self.fmt == "markdown" else data.title)
+        elif data.title:
+            self.line(f"# {data.title}")
+        align = ["right" if c.justify == "right" else "left" for c in data.columns]
+        self.line(
+            tabulate(
+                data.rows,
+                headers=data.headers,
+                tablefmt=_TABULATE[self.fmt],
+                colalign=align,
+                disable_numparse=True,
+            )  # fmt: skip
+        )
+        if data.caption:
+            self.line(data.caption)
+
+    def _delimited(self, records: Sequence[dict[str, Any]], header: bool) -> None:
+        writer = csv.writer(sys.stdout, delimiter="," if self.fmt == "csv" else "\t",
+                            lineterminator="\n")  # fmt: skip
+        if records and header:
+            writer.writerow(list(records[0]))
+        for record in records:
+            writer.writerow([_cell(v) for v in record.values()])
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _markup_safe(text: str) -> str:
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)

@@ -1,0 +1,43 @@
+"""``pelctl streams``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from pelctl.cli.options import Runtime, pelctl_command
+
+
+def register(app: typer.Typer) -> None:
+    @pelctl_command(app, "streams", rich_help_panel="Read")
+    def streams(
+        rt: Runtime,
+        match: Annotated[
+            Optional[str],
+            typer.Option(
+                "--match", "-m", help="Glob on stream names (SCAN MATCH).", show_default=False
+            ),  # fmt: skip
+        ] = None,
+    ) -> None:
+        """Every stream (SCAN TYPE stream, all cluster primaries) with length, groups, pending,
+        lag and the age of the oldest pending entry."""
+        from pelctl.core.binary import unescape
+        from pelctl.core.streams import list_streams
+        from pelctl.render import streams as render
+        from pelctl.render.table import TableData
+
+        conn = rt.connect()
+        found = sorted(
+            list_streams(conn, unescape(match) if match else None), key=lambda s: s.stream
+        )
+        if rt.out.machine:
+            rt.out.table(TableData(render.COLUMNS), [render.to_json(s) for s in found])
+            return
+        data = TableData(
+            render.COLUMNS,
+            [render.row(s) for s in found],
+            row_styles=[render.row_style(s) for s in found],
+            caption=None if found else "no streams found",
+        )
+        rt.out.table(data)

@@ -1,0 +1,83 @@
+"""Binary-safe text for names and payloads that are not UTF-8.
+
+``escape`` shows bytes as text; ``unescape`` turns what ``escape`` printed back into the same
+bytes, so a name copied from pelctl's output and pasted into its command line round-trips
+exactly. Printable UTF-8 without a backslash is shown as is; anything else is written with
+backslash escapes (``\\\\`` for a backslash, ``\\xNN`` for other bytes, ``\\n``/``\\t``/``\\r``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+_SIMPLE_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_UNESCAPE = re.compile(rb"\\(\\|n|r|t|x[0-9a-fA-F]{2})")
+_UNESCAPE_MAP = {b"\\": b"\\", b"n": b"\n", b"r": b"\r", b"t": b"\t"}
+
+
+def escape(value: bytes | str) -> str:
+    if isinstance(value, str):
+        value = value.encode("utf-8", "surrogateescape")
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and "\\" not in text and text.isprintable():
+        return text
+    out: list[str] = []
+    for chunk in _utf8_runs(value):
+        if isinstance(chunk, str):
+            for ch in chunk:
+                if ch in _SIMPLE_ESCAPES:
+                    out.append(_SIMPLE_ESCAPES[ch])
+                elif ch.isprintable():
+                    out.append(ch)
+                else:
+                    out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8"))
+        else:
+            out.extend(f"\\x{b:02x}" for b in chunk)
+    return "".join(out)
+
+
+def _utf8_runs(value: bytes) -> list[str | bytes]:
+    """Split bytes into decodable UTF-8 runs (str) and undecodable bytes (bytes)."""
+    runs: list[str | bytes] = []
+    pos = 0
+    while pos < len(value):
+        try:
+            runs.append(value[pos:].decode("utf-8"))
+            break
+        except UnicodeDecodeError as err:
+            if err.start:
+                runs.append(value[pos : pos + err.start].decode("utf-8"))
+            runs.append(value[pos + err.start : pos + err.end])
+            pos += err.end
+    return runs
+
+
+def unescape(text: str) -> bytes:
+    """Inverse of :func:`escape` for names typed on a command line.
+
+    Command-line arguments that were not valid UTF-8 arrive as surrogate escapes and are
+    restored to their original bytes too.
+    """
+    raw = os.fsencode(text) if any("\udc80" <= c <= "\udcff" for c in text) else text.encode()
+    if b"\\" not in raw:
+        return raw
+
+    def repl(match: re.Match[bytes]) -> bytes:
+        code = match.group(1)
+        if code.startswith(b"x"):
+            return bytes([int(code[1:], 16)])
+        return _UNESCAPE_MAP[code]
+
+    return _UNESCAPE.sub(repl, raw)
+
+
+def to_json_text(value: bytes) -> str:
+    """Payload text for JSON output: UTF-8 passes as is, anything else is escaped."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return escape(value)

@@ -1,0 +1,60 @@
+"""Durations as operators type them: ``1500ms 30s 5m 1h30m 2d``; a bare number is milliseconds."""
+
+from __future__ import annotations
+
+import re
+
+from pelctl.core.errors import InvalidDuration
+
+_UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+
+
+def parse_duration_ms(text: str) -> int:
+    """Parse a duration into whole milliseconds.
+
+    >>> parse_duration_ms("1h30m")
+    5400000
+    >>> parse_duration_ms("250")
+    250
+    """
+    raw = text.strip().lower()
+    if not raw:
+        raise InvalidDuration("empty duration", hint="use e.g. 1500ms, 30s, 5m, 1h30m, 2d")
+    if raw.isdigit():
+        return int(raw)
+    pos = 0
+    total = 0.0
+    for match in _PART.finditer(raw):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNITS_MS[match.group(2)]
+        pos = match.end()
+    if pos != len(raw) or pos == 0:
+        raise InvalidDuration(
+            f"invalid duration {text!r}",
+            hint="use e.g. 1500ms, 30s, 5m, 1h30m, 2d (a bare number is milliseconds)",
+        )
+    return int(round(total))
+
+
+def format_duration_ms(ms: int | None) -> str:
+    """Compact human form: ``850ms``, ``42s``, ``5m03s``, ``1h02m``, ``3d04h``."""
+    if ms is None:
+        return "-"
+    if ms < 0:
+        return "-" + format_duration_ms(-ms)
+    if ms < 1_000:
+        return f"{ms}ms"
+    seconds = ms // 1_000
+    if seconds < 60:
+        tenths = (ms % 1_000) // 100
+        return f"{seconds}.{tenths}s" if seconds < 10 and tenths else f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h{minutes:02d}m"
+    days, hours = divmod(hours, 24)
+    return f"{days}d{hours:02d}h"

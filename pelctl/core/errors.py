@@ -1,0 +1,102 @@
+"""Typed errors of the command layer.
+
+Every surface maps these the same way: the CLI to an exit code and one line on stderr (plus the
+hint), the TUI to a notification. ``exit_code`` follows SPEC §3.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_CONNECT = 4
+EXIT_PARTIAL = 5
+
+
+class PelctlError(Exception):
+    """Base of every error pelctl reports to a user."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class UsageError(PelctlError):
+    """Bad input from the user: a duration, an id, an option combination."""
+
+    exit_code = EXIT_USAGE
+
+
+class InvalidDuration(UsageError):
+    pass
+
+
+class NotFound(PelctlError):
+    """A stream, group or consumer that does not exist."""
+
+    exit_code = EXIT_NOT_FOUND
+
+
+class StreamNotFound(NotFound):
+    pass
+
+
+class GroupNotFound(NotFound):
+    pass
+
+
+class WrongType(NotFound):
+    """The key exists but is not a stream: there is no stream by that name (exit 3)."""
+
+
+class ConnectionFailed(PelctlError):
+    """The server cannot be reached (refused, timeout, DNS, TLS handshake)."""
+
+    exit_code = EXIT_CONNECT
+
+
+class AuthFailed(ConnectionFailed):
+    """Wrong password or user."""
+
+
+class PermissionDenied(PelctlError):
+    """The ACL user may not run a command (NOPERM). Exit 4 like the other auth failures."""
+
+    exit_code = EXIT_CONNECT
+
+
+class NeedsServerVersion(PelctlError):
+    """A feature the connected server does not have."""
+
+    def __init__(self, feature: str, needs: str, server: str) -> None:
+        super().__init__(f"{feature} needs {needs}; the server is {server}")
+        self.feature = feature
+        self.needs = needs
+
+
+class ReadOnlyRefused(PelctlError):
+    """A mutation was asked for in read-only mode; refused before connecting."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(UsageError):
+    """The config file or a context in it is wrong."""
+
+
+class OperationFailed(PelctlError):
+    exit_code = EXIT_FAILED
+
+
+class PartiallyApplied(PelctlError):
+    """Some items of a mutation failed; ``failed`` lists them."""
+
+    exit_code = EXIT_PARTIAL
+
+    def __init__(self, message: str, failed: list[object] | None = None) -> None:
+        super().__init__(message)
+        self.failed = failed or []

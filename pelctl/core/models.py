@@ -1,0 +1,123 @@
+"""Frozen result types of the command layer. Names and ids are bytes (binary-safe)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Fields = tuple[tuple[bytes, bytes], ...]
+
+
+def id_ms(entry_id: bytes) -> int:
+    """Millisecond timestamp part of a stream id (``1700000000000-3`` -> 1700000000000)."""
+    return int(entry_id.split(b"-", 1)[0])
+
+
+def parse_id(entry_id: bytes) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition(b"-")
+    return int(ms), int(seq or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingEntry:
+    id: bytes
+    consumer: bytes
+    idle_ms: int
+    deliveries: int
+    fields: Fields | None = None  # None: not fetched, or the stream entry is gone (ghost)
+    ghost: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerInfo:
+    name: bytes
+    pending: int
+    idle_ms: int
+    inactive_ms: int | None  # Redis 7.2+; None where the server lacks it
+    verdict: str  # active | idle | dead-suspect
+
+
+@dataclass(frozen=True, slots=True)
+class PelSummary:
+    count: int
+    min_id: bytes | None
+    max_id: bytes | None
+    per_consumer: tuple[tuple[bytes, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IdleCounts:
+    """Entries idle longer than each threshold (exact, from one bounded scan)."""
+
+    thresholds_ms: tuple[int, ...]
+    counts: tuple[int, ...]
+    scanned: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupInfo:
+    name: bytes
+    consumers_count: int
+    pending: int
+    last_delivered_id: bytes
+    entries_read: int | None  # 7.0+
+    lag: int | None  # 7.0+, may be nil
+    consumers: tuple[ConsumerInfo, ...] = ()
+    pel: PelSummary | None = None
+    oldest: tuple[PendingEntry, ...] = ()
+    idle_counts: IdleCounts | None = None
+    ghosts: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    message: str
+    command: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamInspection:
+    stream: bytes
+    length: int
+    first_id: bytes | None
+    last_id: bytes | None
+    groups: tuple[GroupInfo, ...]
+    server: str
+    now_ms: int
+    advice: tuple[Advice, ...] = ()
+    dlq: bytes | None = None
+    dlq_length: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSummary:
+    stream: bytes
+    length: int
+    groups: int
+    pending: int
+    lag: int | None
+    oldest_pending_age_ms: int | None  # now - timestamp of the lowest pending id
+    node: str | None = None
+    is_dlq: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PendingFilter:
+    consumer: bytes | None = None
+    min_idle_ms: int | None = None
+    min_deliveries: int | None = None
+    start: bytes = b"-"
+    end: bytes = b"+"
+
+    def matches(self, idle_ms: int, deliveries: int) -> bool:
+        if self.min_idle_ms is not None and idle_ms < self.min_idle_ms:
+            return False
+        return not (self.min_deliveries is not None and deliveries < self.min_deliveries)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    url: str  # redacted
+    server: str
+    version: str
+    cluster: bool
+    features: dict[str, bool] = field(default_factory=dict)

@@ -1,0 +1,77 @@
+"""``pelctl pending``: stream the PEL entries of a group, filtered, optionally with payloads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pelctl.core.models import PendingEntry, PendingFilter
+from pelctl.core.targets import require_group
+from pelctl.redis.connection import Connection
+from pelctl.redis.errors import redis_errors
+from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
+
+
+def iter_pending(
+    conn: Connection,
+    stream: bytes,
+    group: bytes,
+    filters: PendingFilter = PendingFilter(),
+    *,
+    limit: int | None = None,
+    with_payload: bool = False,
+    max_server_ms: float = DEFAULT_MAX_SERVER_MS,
+    check: bool = True,
+) -> Iterator[PendingEntry]:
+    """Entries in id order. Memory is one page whatever the PEL size; stops at ``limit``."""
+    if check:
+        require_group(conn, stream, group)
+    raw = conn.raw(stream)
+    scan = PelScan(
+        raw,
+        stream,
+        group,
+        consumer=filters.consumer,
+        min_idle_ms=filters.min_idle_ms,
+        start=filters.start,
+        end=filters.end,
+        max_server_ms=max_server_ms,
+    )
+    remaining = limit
+    min_deliveries = filters.min_deliveries
+    for page in scan.pages():
+        if min_deliveries is not None:
+            page = [row for row in page if row[3] >= min_deliveries]
+        if remaining is not None:
+            page = page[:remaining]
+            remaining -= len(page)
+        if not page:
+            if remaining == 0:
+                return
+            continue
+        if with_payload:
+            yield from _with_payloads(raw, stream, page)
+        else:
+            for entry_id, consumer, idle, deliveries in page:
+                yield PendingEntry(entry_id, consumer, idle, deliveries)
+        if remaining == 0:
+            return
+
+
+def _with_payloads(raw, stream: bytes, page: list) -> Iterator[PendingEntry]:  # noqa: ANN001
+    with redis_errors("XRANGE"):
+        pipe = raw.pipeline(transaction=False)
+        for row in page:
+            pipe.execute_command("XRANGE", stream, row[0], row[0])
+        replies = pipe.execute()
+    for (entry_id, consumer, idle, deliveries), found in zip(page, replies, strict=True):
+        if found:
+            flat = found[0][1]
+            fields = tuple(zip(flat[0::2], flat[1::2], strict=True))
+            yield PendingEntry(entry_id, consumer, idle, deliveries, fields)
+        else:
+            yield PendingEntry(entry_id, consumer, idle, deliveries, None, ghost=True)
+
+
+def count_pending(conn: Connection, stream: bytes, group: bytes) -> int:
+    with redis_errors():
+        return int(conn.raw(stream).execute_command("XPENDING", stream, group)[0])

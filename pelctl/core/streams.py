@@ -1,0 +1,99 @@
+"""``pelctl streams``: discover every stream with its groups, pending, lag and oldest pending."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+from pelctl.core.models import StreamSummary, id_ms
+from pelctl.core.targets import _pairs
+from pelctl.redis.connection import Connection
+from pelctl.redis.errors import redis_errors
+
+DLQ_MARKER_FIELD = b"_dlq_source"
+
+
+def list_streams(
+    conn: Connection, match: bytes | None = None, batch: int = 200
+) -> Iterator[StreamSummary]:
+    """Stream summaries in SCAN order, fetched a pipelined batch at a time."""
+    with redis_errors("streams"):
+        for node in conn.primaries():
+            keys: list[bytes] = []
+            cursor: bytes | int = b"0"
+            while True:
+                args: list[object] = ["SCAN", cursor]
+                if match:
+                    args += ["MATCH", match]
+                args += ["COUNT", 1000, "TYPE", "stream"]
+                cursor, found = node.execute_command(*args)
+                keys.extend(found)
+                while len(keys) >= batch:
+                    yield from _summaries(conn, node, keys[:batch])
+                    keys = keys[batch:]
+                if cursor in (b"0", 0):
+                    break
+            if keys:
+                yield from _summaries(conn, node, keys)
+
+
+def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]:  # noqa: ANN001
+    now = int(time.time() * 1000)
+    pipe = node.pipeline(transaction=False)
+    for key in keys:
+        pipe.execute_command("XLEN", key)
+        pipe.execute_command("XINFO", "GROUPS", key)
+        pipe.execute_command("XREVRANGE", key, "+", "-", "COUNT", 1)
+    replies = pipe.execute(raise_on_error=False)
+    # Second round: the lowest pending id per group, for the oldest pending age.
+    pipe = node.pipeline(transaction=False)
+    plan: list[tuple[int, bytes]] = []
+    for i, key in enumerate(keys):
+        groups = replies[3 * i + 1]
+        if isinstance(groups, Exception):
+            continue
+        for row in groups:
+            info = _pairs(row)
+            if info.get(b"pending"):
+                pipe.execute_command("XPENDING", key, info[b"name"], "-", "+", 1)
+                plan.append((i, key))
+    oldest_replies = pipe.execute(raise_on_error=False) if plan else []
+    oldest: dict[int, int] = {}
+    for (i, _key), reply in zip(plan, oldest_replies, strict=True):
+        if isinstance(reply, Exception) or not reply:
+            continue
+        first_ms = id_ms(reply[0][0])
+        oldest[i] = min(oldest.get(i, first_ms), first_ms)
+    label = conn.node_label(node) if conn.is_cluster else None
+    out: list[StreamSummary] = []
+    for i, key in enumerate(keys):
+        length, groups, last = replies[3 * i], replies[3 * i + 1], replies[3 * i + 2]
+        if isinstance(length, Exception) or isinstance(groups, Exception):
+            continue  # deleted or retyped between SCAN and now
+        pending = 0
+        lag_total: int | None = 0
+        for row in groups:
+            info = _pairs(row)
+            pending += int(info.get(b"pending") or 0)
+            lag = info.get(b"lag", None) if b"lag" in info else None
+            if lag is None:
+                lag_total = None
+            elif lag_total is not None:
+                lag_total += int(lag)
+        is_dlq = False
+        if not isinstance(last, Exception) and last:
+            flat = last[0][1]
+            is_dlq = DLQ_MARKER_FIELD in flat[0::2]
+        out.append(
+            StreamSummary(
+                stream=key,
+                length=int(length),
+                groups=len(groups),
+                pending=pending,
+                lag=lag_total if groups else None,
+                oldest_pending_age_ms=(now - oldest[i]) if i in oldest else None,
+                node=label,
+                is_dlq=is_dlq,
+            )
+        )
+    return out

@@ -1,0 +1,1 @@
+"""Everything that talks to Redis: connection, contexts, capabilities, raw paged scans, scripts."""

@@ -1,0 +1,168 @@
+"""Opening connections the way operators expect (SPEC §2).
+
+Two kinds of client live on one connection pool:
+- ``client``: redis-py's typed client (response callbacks) for commands whose helpers are
+  correct;
+- ``raw(key)``: the same pool with every response callback removed, for replies whose shape
+  redis-py mis-parses when sent through ``execute_command`` (XPENDING ranges, XCLAIM JUSTID,
+  XAUTOCLAIM). Always RESP2 and ``decode_responses=False`` so binary names round-trip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
+
+import redis
+from redis.client import CaseInsensitiveDict
+
+from pelctl.core.errors import ConnectionFailed, UsageError
+from pelctl.redis.capabilities import Capabilities, from_info
+from pelctl.redis.contexts import ConnectionSettings
+from pelctl.redis.errors import redis_errors
+from pelctl.redis.url import scheme
+
+
+def _common_kwargs(settings: ConnectionSettings) -> dict[str, object]:
+    kwargs: dict[str, object] = {
+        "decode_responses": False,
+        "protocol": 2,
+        "client_name": settings.client_name,
+        "socket_timeout": settings.socket_timeout,
+        "socket_connect_timeout": min(settings.socket_timeout, 5.0),
+        "username": settings.username,
+        "password": settings.password,
+    }
+    if scheme(settings.url).startswith("rediss"):
+        kwargs["ssl"] = True
+        if settings.tls_ca:
+            kwargs["ssl_ca_certs"] = settings.tls_ca
+        if settings.tls_cert:
+            kwargs["ssl_certfile"] = settings.tls_cert
+        if settings.tls_key:
+            kwargs["ssl_keyfile"] = settings.tls_key
+        if settings.tls_insecure:
+            kwargs["ssl_cert_reqs"] = "none"
+            kwargs["ssl_check_hostname"] = False
+    elif settings.tls_ca or settings.tls_cert or settings.tls_key:
+        raise UsageError("TLS options need a rediss:// URL")
+    return kwargs
+
+
+def strip_callbacks(client: redis.Redis) -> redis.Redis:
+    """A client on the same pool that returns raw RESP2 replies (no response callbacks)."""
+    raw = redis.Redis(connection_pool=client.connection_pool)
+    raw.response_callbacks = CaseInsensitiveDict({})
+    return raw
+
+
+@dataclass
+class Connection:
+    settings: ConnectionSettings
+    client: redis.Redis  # or redis.cluster.RedisCluster
+    caps: Capabilities
+    is_cluster: bool = False
+    _raw: dict[tuple[str, int] | None, redis.Redis] = field(default_factory=dict)
+
+    def raw(self, key: bytes | None = None) -> redis.Redis:
+        """Callback-free client for the node that owns ``key`` (the only node when standalone)."""
+        if not self.is_cluster:
+            if None not in self._raw:
+                self._raw[None] = strip_callbacks(self.client)
+            return self._raw[None]
+        node = self.client.get_node_from_key(key)  # type: ignore[attr-defined]
+        return self._node_raw(node)
+
+    def _node_raw(self, node: object) -> redis.Redis:
+        addr = (node.host, node.port)  # type: ignore[attr-defined]
+        if addr not in self._raw:
+            if node.redis_connection is None:  # type: ignore[attr-defined]
+                self.client.nodes_manager.create_redis_connections([node])  # type: ignore[attr-defined]
+            self._raw[addr] = strip_callbacks(node.redis_connection)  # type: ignore[attr-defined]
+        return self._raw[addr]
+
+    def primaries(self) -> list[redis.Redis]:
+        """Raw clients for every primary (SCAN must visit all of them in a cluster)."""
+        if not self.is_cluster:
+            return [self.raw()]
+        return [self._node_raw(node) for node in self.client.get_primaries()]  # type: ignore[attr-defined]
+
+    def node_label(self, client: redis.Redis) -> str:
+        kw = client.connection_pool.connection_kwargs
+        if "path" in kw:
+            return str(kw["path"])
+        return f"{kw.get('host')}:{kw.get('port')}"
+
+    def scan_streams(self, match: bytes | None = None, count: int = 1000) -> Iterator[bytes]:
+        """Every stream key (``SCAN ... TYPE stream``) on every primary; never KEYS."""
+        for node in self.primaries():
+            cursor = b"0"
+            while True:
+                args: list[object] = ["SCAN", cursor]
+                if match:
+                    args += ["MATCH", match]
+                args += ["COUNT", count, "TYPE", "stream"]
+                cursor, keys = node.execute_command(*args)
+                yield from keys
+                if cursor in (b"0", 0, "0"):
+                    break
+
+    def close(self) -> None:
+        for raw in self._raw.values():
+            try:
+                raw.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+        try:
+            self.client.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _sentinel_client(settings: ConnectionSettings, kwargs: dict[str, object]) -> redis.Redis:
+    from redis.sentinel import Sentinel
+
+    parts = urlsplit(settings.url)
+    hosts = []
+    for hostport in parts.netloc.rpartition("@")[2].split(","):
+        host, _, port = hostport.partition(":")
+        hosts.append((host, int(port or 26379)))
+    path = [p for p in parts.path.split("/") if p]
+    if not path:
+        raise UsageError(
+            "a sentinel URL needs a service name",
+            hint="redis+sentinel://host:26379/SERVICE[/DB]",
+        )
+    service = unquote(path[0])
+    db = int(path[1]) if len(path) > 1 else 0
+    sentinel_kwargs = {
+        k: kwargs[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in kwargs
+    }
+    sentinel = Sentinel(hosts, sentinel_kwargs=sentinel_kwargs, **kwargs)
+    return sentinel.master_for(service, db=db)
+
+
+def connect(settings: ConnectionSettings) -> Connection:
+    """Connect, detect cluster mode and capabilities (one ``INFO``), and return a Connection."""
+    kwargs = _common_kwargs(settings)
+    url_scheme = scheme(settings.url)
+    with redis_errors(settings.redacted_url, settings.secrets):
+        if url_scheme.endswith("+sentinel"):
+            client = _sentinel_client(settings, kwargs)
+        else:
+            client = redis.Redis.from_url(settings.url, **kwargs)
+        info = client.info()
+        cluster_enabled = str(info.get("cluster_enabled", "0")) == "1"
+        if settings.cluster is False or not (cluster_enabled or settings.cluster):
+            return Connection(settings, client, from_info(info, cluster=False), False)
+        if not cluster_enabled:
+            raise ConnectionFailed(
+                f"--cluster given but {settings.redacted_url} is not a cluster node"
+            )
+        from redis.cluster import RedisCluster
+
+        client.close()
+        cluster_kwargs = {k: v for k, v in kwargs.items() if k != "protocol"}
+        cluster = RedisCluster.from_url(settings.url, protocol=2, **cluster_kwargs)
+        return Connection(settings, cluster, from_info(info, cluster=True), True)  # type: ignore[arg-type]

@@ -1,0 +1,216 @@
+"""Connection settings and kubectl-style contexts from ``~/.config/pelctl/config.toml``.
+
+Precedence for every setting: flag > environment > context > default.
+
+```toml
+current-context = "staging"
+
+[contexts.staging]
+url = "rediss://redis.staging.internal:6380/0"
+username = "pelctl-ro"
+password_env = "STAGING_REDIS_PASSWORD"   # or password = "..." (file must be 0600)
+tls_ca = "~/.config/pelctl/staging-ca.pem"
+group = "workers"
+read_only = true
+```
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pelctl.core.errors import ConfigError
+from pelctl.core.paths import config_path
+from pelctl.redis.url import SCHEMES, credentials, redact, scheme, strip_credentials
+
+DEFAULT_URL = "redis://localhost:6379/0"
+_CONTEXT_KEYS = {
+    "url", "username", "password", "password_env", "tls_ca", "tls_cert", "tls_key",
+    "tls_insecure", "group", "read_only", "cluster", "description",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Context:
+    name: str
+    url: str | None = None
+    username: str | None = None
+    password: str | None = None
+    password_env: str | None = None
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_insecure: bool = False
+    group: str | None = None
+    read_only: bool = False
+    cluster: bool | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    exists: bool
+    current_context: str | None = None
+    contexts: dict[str, Context] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    """Everything needed to open a connection; ``password`` never appears in any output."""
+
+    url: str = DEFAULT_URL
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_insecure: bool = False
+    cluster: bool | None = None  # None: auto-detect
+    context: str | None = None
+    read_only: bool = False
+    default_group: str | None = None
+    client_name: str = "pelctl"
+    socket_timeout: float = 10.0
+    url_source: str = "default"
+
+    @property
+    def redacted_url(self) -> str:
+        return redact(self.url)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(s for s in (self.password, credentials(self.url)[1]) if s)
+
+    def with_client_name(self, command: str) -> ConnectionSettings:
+        from pelctl import __version__
+
+        return replace(self, client_name=f"pelctl:{__version__}:{command}")
+
+
+def load_config(path: Path | None = None) -> Config:
+    path = path or config_path()
+    if not path.exists():
+        return Config(path=path, exists=False)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read config file {path}: {err}") from None
+    raw_contexts = data.get("contexts", {})
+    if not isinstance(raw_contexts, dict):
+        raise ConfigError(f"{path}: [contexts] must be a table")
+    contexts: dict[str, Context] = {}
+    has_password = False
+    for name, values in raw_contexts.items():
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: context {name!r} must be a table")
+        unknown = set(values) - _CONTEXT_KEYS
+        if unknown:
+            raise ConfigError(
+                f"{path}: context {name!r} has unknown keys: {', '.join(sorted(unknown))}",
+                hint=f"known keys: {', '.join(sorted(_CONTEXT_KEYS))}",
+            )
+        try:
+            contexts[name] = Context(name=name, **values)
+        except TypeError as err:
+            raise ConfigError(f"{path}: context {name!r}: {err}") from None
+        url = values.get("url") or ""
+        has_password = has_password or bool(values.get("password")) or bool(credentials(url)[1])
+    warnings: list[str] = []
+    if has_password and os.name == "posix":
+        mode = path.stat().st_mode
+        if mode & (stat.S_IRGRP | stat.S_IROTH):
+            warnings.append(
+                f"{path} holds a password and is readable by others; run: chmod 600 {path}"
+            )
+    current = data.get("current-context")
+    if current is not None and not isinstance(current, str):
+        raise ConfigError(f"{path}: current-context must be a string")
+    return Config(
+        path=path, exists=True, current_context=current, contexts=contexts,
+        warnings=tuple(warnings),
+    )  # fmt: skip
+
+
+def resolve_settings(
+    *,
+    url: str | None = None,
+    context: str | None = None,
+    username: str | None = None,
+    password: str | None = None,
+    tls_ca: str | None = None,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    tls_insecure: bool = False,
+    cluster: bool | None = None,
+    read_only: bool = False,
+    env: dict[str, str] | None = None,
+    config: Config | None = None,
+) -> ConnectionSettings:
+    """Combine flags, environment and the chosen context (flag > env > context > default)."""
+    env = dict(os.environ) if env is None else env
+    context_name = context or env.get("PELCTL_CONTEXT")
+    ctx: Context | None = None
+    if context_name or (config is None or config.exists):
+        config = config or load_config()
+        context_name = context_name or config.current_context
+        if context_name:
+            ctx = config.contexts.get(context_name)
+            if ctx is None:
+                known = ", ".join(sorted(config.contexts)) or "none"
+                raise ConfigError(
+                    f"no context named {context_name!r} in {config.path}",
+                    hint=f"known contexts: {known}",
+                )
+
+    if url:
+        chosen_url, source = url, "--url"
+    elif env.get("PELCTL_URL"):
+        chosen_url, source = env["PELCTL_URL"], "PELCTL_URL"
+    elif env.get("REDIS_URL"):
+        chosen_url, source = env["REDIS_URL"], "REDIS_URL"
+    elif ctx and ctx.url:
+        chosen_url, source = ctx.url, f"context {ctx.name}"
+    else:
+        chosen_url, source = DEFAULT_URL, "default"
+    if "://" not in chosen_url:
+        chosen_url = f"redis://{chosen_url}"
+    if scheme(chosen_url) not in SCHEMES:
+        raise ConfigError(
+            f"unsupported URL scheme in {redact(chosen_url)}",
+            hint="use redis://, rediss://, unix:// or redis+sentinel://",
+        )
+
+    url_user, url_password = credentials(chosen_url)
+    ctx_password = None
+    if ctx:
+        ctx_password = ctx.password or (env.get(ctx.password_env) if ctx.password_env else None)
+    final_password = password or url_password or env.get("REDISCLI_AUTH") or ctx_password
+    final_user = (
+        username or url_user or env.get("PELCTL_USERNAME") or (ctx.username if ctx else None)
+    )
+
+    def pick(flag: Any, ctx_value: Any) -> Any:
+        return flag if flag not in (None, False) else ctx_value
+
+    env_read_only = env.get("PELCTL_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
+    return ConnectionSettings(
+        url=strip_credentials(chosen_url),
+        username=final_user,
+        password=final_password,
+        tls_ca=pick(tls_ca, ctx.tls_ca if ctx else None),
+        tls_cert=pick(tls_cert, ctx.tls_cert if ctx else None),
+        tls_key=pick(tls_key, ctx.tls_key if ctx else None),
+        tls_insecure=bool(pick(tls_insecure, ctx.tls_insecure if ctx else False)),
+        cluster=cluster if cluster is not None else (ctx.cluster if ctx else None),
+        context=ctx.name if ctx else None,
+        read_only=read_only or env_read_only or bool(ctx and ctx.read_only),
+        default_group=ctx.group if ctx else None,
+        url_source=source,
+    )

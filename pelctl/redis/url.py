@@ -1,0 +1,51 @@
+"""Redis URLs: redaction of secrets and the pieces pelctl needs."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit
+
+SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "rediss+sentinel")
+_USERINFO = re.compile(r"^(?P<scheme>[a-z+]+://)(?P<userinfo>[^@/]*)@", re.IGNORECASE)
+_ANY_URL = re.compile(r"\b(rediss?(?:\+sentinel)?://)([^@\s/]*)@", re.IGNORECASE)
+
+
+def redact(url: str) -> str:
+    """``redis://user:secret@host`` -> ``redis://user:***@host``; no password, no change."""
+    match = _USERINFO.match(url)
+    if not match:
+        return url
+    userinfo = match.group("userinfo")
+    user, sep, _password = userinfo.partition(":")
+    if not sep:
+        # redis://secret@host: redis-py reads a lone userinfo as the password.
+        return f"{match.group('scheme')}***@{url[match.end() :]}"
+    return f"{match.group('scheme')}{user}:***@{url[match.end() :]}"
+
+
+def redact_text(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Redact every Redis URL in free text (error messages) and any known secret."""
+    text = _ANY_URL.sub(lambda m: redact(m.group(1) + m.group(2) + "@"), text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def credentials(url: str) -> tuple[str | None, str | None]:
+    """(username, password) embedded in a URL, percent-decoded."""
+    parts = urlsplit(url)
+    if parts.password is not None:
+        return (unquote(parts.username) if parts.username else None, unquote(parts.password))
+    if parts.username:
+        return None, unquote(parts.username)
+    return None, None
+
+
+def strip_credentials(url: str) -> str:
+    match = _USERINFO.match(url)
+    return match.group("scheme") + url[match.end() :] if match else url
+
+
+def scheme(url: str) -> str:
+    return urlsplit(url).scheme.lower()

@@ -1,0 +1,55 @@
+"""Rows and JSON for ``pelctl streams``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pelctl.core.binary import escape
+from pelctl.core.durations import format_duration_ms
+from pelctl.core.models import StreamSummary
+from pelctl.render.table import Column, fmt_int
+
+COLUMNS = (
+    Column("stream", "STREAM"),
+    Column("length", "LENGTH", "right"),
+    Column("groups", "GROUPS", "right"),
+    Column("pending", "PENDING", "right"),
+    Column("lag", "LAG", "right"),
+    Column("oldest_pending", "OLDEST PENDING", "right"),
+    Column("kind", "KIND"),
+)
+
+
+def row(s: StreamSummary) -> tuple[str, ...]:
+    return (
+        escape(s.stream),
+        fmt_int(s.length),
+        str(s.groups),
+        fmt_int(s.pending),
+        fmt_int(s.lag),
+        format_duration_ms(s.oldest_pending_age_ms),
+        "dlq" if s.is_dlq else "stream",
+    )
+
+
+def row_style(s: StreamSummary) -> str | None:
+    if s.oldest_pending_age_ms is not None and s.oldest_pending_age_ms > 3_600_000:
+        return "red"
+    if s.pending:
+        return "yellow"
+    return None
+
+
+def to_json(s: StreamSummary) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "stream": escape(s.stream),
+        "length": s.length,
+        "groups": s.groups,
+        "pending": s.pending,
+        "lag": s.lag,
+        "oldest_pending_age_ms": s.oldest_pending_age_ms,
+        "dlq": s.is_dlq,
+    }
+    if s.node is not None:
+        out["node"] = s.node
+    return out
