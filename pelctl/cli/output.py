@@ -204,7 +204,9 @@ class Output:
             caption=data.caption, caption_justify="left", show_edge=False, pad_edge=False,
         )  # fmt: skip
         for c in data.columns:
-            t.add_column(c.header, justify=c.justify, style=c.style, no_wrap=c.key == "id")  # type: ignore[arg-type]
+            ident = c.key == "id" or c.key.endswith("_id")
+            t.add_column(c.header, justify=c.justify, style=c.style, no_wrap=ident,  # type: ignore[arg-type]
+                         min_width=len(c.header) if not ident else None)  # fmt: skip
         styles = data.row_styles or [None] * len(data.rows)
         for row, style in zip(data.rows, styles, strict=False):
             t.add_row(*(_markup_safe(cell) for cell in row), style=style)

@@ -1,0 +1,62 @@
+# pelctl developer entry points. `make demo` and `make test` work on a fresh Debian machine
+# with only Python 3.11+: they install redis-server (apt) and the locked Python deps.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SPARK_STAMP := $(VENV)/.installed-spark
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: setup setup-spark redis demo demo-down test test-fast lint docs bench clean
+
+redis:  ## install redis-server (and redis-cli) if missing
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends redis-server redis-tools >/dev/null; }
+
+$(STAMP): pyproject.toml requirements.lock
+	@[ -x $(BIN)/python ] || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -r requirements.lock
+	$(BIN)/python -m pip install -q --no-deps -e .
+	@touch $@
+
+$(SPARK_STAMP): $(STAMP) requirements-spark.lock
+	$(BIN)/python -m pip install -q -r requirements-spark.lock
+	@touch $@
+
+setup: redis $(STAMP)
+
+setup-spark: setup $(SPARK_STAMP)
+
+demo: setup  ## start the throwaway demo server with its incident and inspect it
+	@$(BIN)/pelctl demo up
+	@echo
+	PELCTL_URL=$$($(BIN)/pelctl demo up --print-url) $(BIN)/pelctl inspect orders
+
+demo-down:
+	$(BIN)/pelctl demo down
+
+test: setup-spark  ## the whole suite, as CI runs it
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -x -m "not slow and not spark"
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+docs: setup  ## regenerate docs/commands.md and completions/ from the typer app
+	$(BIN)/python -m pelctl.cli.reference --write
+
+bench: setup
+	$(BIN)/python -m benchmarks
+
+lock:  ## refresh the lock files (needs network)
+	$(BIN)/python -m pip install -q uv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 -o requirements.lock --no-header -q
+	$(BIN)/uv pip compile pyproject.toml --extra dev --extra spark --python-version 3.11 -o requirements-spark.lock --no-header -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

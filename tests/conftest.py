@@ -1,0 +1,130 @@
+"""Test harness: a real redis-server per test session, on a free loopback port.
+
+Fixtures:
+- ``redis_server``: the session's server (``.url``, ``.port``, ``.dir``, ``.proc``);
+- ``r``: a redis-py client (RESP2, bytes) on a flushed database;
+- ``conn``: a pelctl ``Connection`` to it;
+- ``cli``: run the typer app in-process (``cli("inspect", "s", "-o", "json")``);
+- every test gets its own XDG config/state dirs and no PELCTL_*/REDIS_* variables.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+import redis
+
+
+@dataclass
+class RedisServer:
+    proc: subprocess.Popen
+    port: int
+    dir: str
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self, **kwargs: object) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, protocol=2, **kwargs)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def start_redis(*extra: str) -> RedisServer:
+    from pelctl.demo import start_server
+
+    workdir = tempfile.mkdtemp(prefix="pelctl-test-")
+    proc, port, workdir = start_server(workdir=workdir, extra_args=extra)
+    return RedisServer(proc, port, workdir)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    from pelctl.demo import find_redis_server
+
+    if find_redis_server() is None:
+        pytest.fail("redis-server is not installed (apt-get install redis-server)")
+    server = start_redis()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def r(redis_server: RedisServer) -> Iterator[redis.Redis]:
+    client = redis_server.client()
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def conn(redis_server: RedisServer, r: redis.Redis):  # noqa: ANN201
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+
+    c = connect(ConnectionSettings(url=redis_server.url))
+    yield c
+    c.close()
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    for name in list(os.environ):
+        if name.startswith(("PELCTL_", "REDIS")) or name in ("NO_COLOR",):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self):  # noqa: ANN201
+        import json
+
+        return json.loads(self.stdout)
+
+    @property
+    def ndjson(self) -> list:
+        import json
+
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def cli(redis_server: RedisServer) -> Callable[..., CliResult]:
+    """Run pelctl in-process against the session server (PELCTL_URL preset)."""
+    from typer.testing import CliRunner
+
+    from pelctl.cli.app import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
+        full_env = {"PELCTL_URL": redis_server.url, "COLUMNS": "200"}
+        full_env.update(env or {})
+        result = runner.invoke(app, list(args), env=full_env, input=input)
+        if result.exception and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return CliResult(result.exit_code, result.stdout, result.stderr)
+
+    return invoke
