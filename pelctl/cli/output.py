@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import os
 import sys
@@ -115,9 +116,13 @@ class Output:
         out = sys.stdout
         n = 0
         if self.fmt in ("json",):
-            # A JSON array written incrementally: still streaming, still valid JSON.
+            # A JSON array written incrementally: still streaming, still valid JSON. "[" waits
+            # for the first item, so an error raised by the source (a missing group) leaves
+            # stdout empty rather than holding a lone "[".
+            iterator = iter(items)
+            first = next(iterator, None)
             out.write("[")
-            for _row, record, _style in items:
+            for _row, record, _style in itertools.chain([first] if first else [], iterator):
                 out.write(("\n  " if n == 0 else ",\n  ") + json.dumps(record, ensure_ascii=False))
                 n += 1
                 if n % flush_every == 0:
@@ -156,7 +161,8 @@ class Output:
         widths = [len(c.header) for c in columns]
         for row, _ in buffered:
             widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]
-        widths[-1] = 0  # never pad the last column
+        if columns[-1].justify != "right":
+            widths[-1] = 0  # never pad a left-aligned last column
         sep = " | " if self.fmt == "markdown" else "  "
 
         def fmt_row(cells: Sequence[str]) -> str:

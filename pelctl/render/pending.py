@@ -61,6 +61,5 @@ def to_json(e: PendingEntry, with_payload: bool = False) -> dict[str, Any]:
     }
     if with_payload:
         out["fields"] = fields_json(e.fields) if e.fields is not None else None
-        if e.ghost:
-            out["ghost"] = True
+        out["ghost"] = e.ghost
     return out
