@@ -71,24 +71,45 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # a zombie (exited, not yet reaped by its parent) is not alive
+        stat_text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (not Linux): trust kill(0)
+    return stat_text.rpartition(")")[2].split()[:1] != ["Z"]
 
 
-def status() -> DemoState | None:
+def _is_demo_server(state: DemoState) -> bool:
+    """The recorded pid is still our redis-server (not a process that reused the pid)."""
+    if not _alive(state.pid):
+        return False
+    try:
+        cmdline = Path(f"/proc/{state.pid}/cmdline").read_bytes()
+    except OSError:
+        return True  # no /proc (not Linux): trust kill(0)
+    # redis-server rewrites its title to "/usr/bin/redis-server 127.0.0.1:PORT".
+    return b"redis-server" in cmdline and str(state.port).encode() in cmdline
+
+
+def _read_state() -> DemoState | None:
     path = state_file()
     if not path.exists():
         return None
     try:
-        state = DemoState(**json.loads(path.read_text()))
+        return DemoState(**json.loads(path.read_text()))
     except (ValueError, TypeError):
         return None
-    if not _alive(state.pid):
+
+
+def status() -> DemoState | None:
+    state = _read_state()
+    if state is None or not _is_demo_server(state):
         return None
     return state
 
 
-def start_server(port: int | None = None, workdir: str | None = None,
-                 extra_args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, int, str]:  # fmt: skip
+def start_server(
+    port: int | None = None, workdir: str | None = None, extra_args: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, int, str]:
     """Start a detached redis-server on loopback; return (process, port, dir)."""
     binary = find_redis_server()
     if binary is None:
@@ -103,15 +124,23 @@ def start_server(port: int | None = None, workdir: str | None = None,
         start_new_session=True,
     )  # fmt: skip
     import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
 
-    client = redis.Redis(host="127.0.0.1", port=port, protocol=2)
+    # No redis-py retries: its default backoff would sleep seconds per failed ping.
+    client = redis.Redis(host="127.0.0.1", port=port, protocol=2, retry=Retry(NoBackoff(), 0))
     deadline = time.monotonic() + 10
     while True:
         try:
             client.ping()
             break
+        except (redis.AuthenticationError, redis.ResponseError):
+            break  # it answers, but wants a password (--requirepass / ACL): it is up
         except redis.ConnectionError:
             if proc.poll() is not None or time.monotonic() > deadline:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
                 raise OperationFailed(
                     f"redis-server did not start (see {workdir}/redis.log)"
                 ) from None
@@ -151,6 +180,9 @@ def down() -> DemoState | None:
     state = status()
     path = state_file()
     if state is None:
+        stale = _read_state()  # the server died on its own: still remove its temp dir
+        if stale and Path(stale.dir).name.startswith("pelctl-demo-"):
+            shutil.rmtree(stale.dir, ignore_errors=True)
         if path.exists():
             path.unlink()
         return None

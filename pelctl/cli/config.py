@@ -23,7 +23,7 @@ def path(rt: Runtime) -> None:
 
 @pelctl_command(config_app, "show")
 def show(rt: Runtime) -> None:
-    """Show the resolved settings (secrets redacted), where each came from, and file paths."""
+    """Show the resolved settings (secrets redacted), where the URL came from, and file paths."""
     from pelctl.core.paths import audit_path, config_path
 
     s = rt.settings()

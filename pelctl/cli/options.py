@@ -49,7 +49,8 @@ COMMON_PARAMS: list[inspect.Parameter] = [
         "--context", help="Named context from the config file (env: PELCTL_CONTEXT).",
         rich_help_panel=CONNECTION_PANEL, show_default=False)], None),
     _param("askpass", Annotated[bool, typer.Option(
-        "--askpass", help="Prompt for the password.", rich_help_panel=CONNECTION_PANEL)], False),
+        "--askpass", help="Prompt for the password (read from stdin without a terminal).",
+        rich_help_panel=CONNECTION_PANEL)], False),
     _param("tls_ca", Annotated[Optional[str], typer.Option(
         "--tls-ca", help="CA bundle for rediss://.", rich_help_panel=CONNECTION_PANEL,
         show_default=False)], None),
@@ -66,7 +67,8 @@ COMMON_PARAMS: list[inspect.Parameter] = [
         "--cluster/--no-cluster", help="Force Redis Cluster mode on or off (default: detect).",
         rich_help_panel=CONNECTION_PANEL, show_default=False)], None),
     _param("output", Annotated[Optional[OutputFormat], typer.Option(
-        "-o", "--output", help="Output format (default: table on a terminal, plain in pipes).",
+        "-o", "--output", help="Output format (default: table on a terminal; in pipes plain, "
+        "or ndjson for commands that stream entries).",
         rich_help_panel=OUTPUT_PANEL, show_default=False, case_sensitive=False)], None),
     _param("no_color", Annotated[bool, typer.Option(
         "--no-color", help="No colours (also NO_COLOR).", rich_help_panel=OUTPUT_PANEL)], False),
@@ -215,7 +217,7 @@ def report_error(err: BaseException, rt: Runtime | None, verbose: int) -> int:
         try:
             import redis.exceptions as rex
 
-            if isinstance(err, (rex.RedisError, OSError)):
+            if isinstance(err, (rex.RedisError, rex.RedisClusterException, OSError)):
                 from pelctl.redis.errors import translate
 
                 err = translate(err)

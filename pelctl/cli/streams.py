@@ -20,8 +20,9 @@ def register(app: typer.Typer) -> None:
             ),  # fmt: skip
         ] = None,
     ) -> None:
-        """Every stream (SCAN TYPE stream, all cluster primaries) with length, groups, pending,
-        lag and the age of the oldest pending entry."""
+        """Every stream with its length, groups, pending, lag and oldest pending age.
+
+        Found with SCAN ... TYPE stream on every primary of a cluster; never KEYS."""
         from pelctl.core.binary import unescape
         from pelctl.core.streams import list_streams
         from pelctl.render import streams as render

@@ -7,7 +7,7 @@ import re
 from pelctl.core.errors import InvalidDuration
 
 _UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)")
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)", re.ASCII)
 
 
 def parse_duration_ms(text: str) -> int:
@@ -21,7 +21,7 @@ def parse_duration_ms(text: str) -> int:
     raw = text.strip().lower()
     if not raw:
         raise InvalidDuration("empty duration", hint="use e.g. 1500ms, 30s, 5m, 1h30m, 2d")
-    if raw.isdigit():
+    if raw.isascii() and raw.isdigit():  # not str.isdigit alone: "²" is a digit to it
         return int(raw)
     pos = 0
     total = 0.0

@@ -44,7 +44,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
         pipe.execute_command("XLEN", key)
         pipe.execute_command("XINFO", "GROUPS", key)
         pipe.execute_command("XREVRANGE", key, "+", "-", "COUNT", 1)
-    replies = pipe.execute(raise_on_error=False)
+    replies = [_vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)]
     # Second round: the lowest pending id per group, for the oldest pending age.
     pipe = node.pipeline(transaction=False)
     plan: list[tuple[int, bytes]] = []
@@ -57,7 +57,9 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
             if info.get(b"pending"):
                 pipe.execute_command("XPENDING", key, info[b"name"], "-", "+", 1)
                 plan.append((i, key))
-    oldest_replies = pipe.execute(raise_on_error=False) if plan else []
+    oldest_replies = (
+        [_vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)] if plan else []
+    )
     oldest: dict[int, int] = {}
     for (i, _key), reply in zip(plan, oldest_replies, strict=True):
         if isinstance(reply, Exception) or not reply:
@@ -97,3 +99,16 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
             )
         )
     return out
+
+
+def _vanished_or_raise(reply: object) -> object:
+    """Keep errors of keys deleted or retyped since SCAN (skipped); raise any other error.
+
+    Swallowing every error would turn an ACL ``NOPERM`` into "no streams found" (exit 0).
+    """
+    if isinstance(reply, Exception):
+        text = str(reply)
+        if not (text.startswith("WRONGTYPE") or "no such key" in text.lower()
+                or text.startswith("NOGROUP")):  # fmt: skip
+            raise reply
+    return reply

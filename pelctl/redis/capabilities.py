@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from pelctl.core.errors import NeedsServerVersion
@@ -19,6 +20,7 @@ FEATURES: dict[str, tuple[tuple[int, int], str]] = {
 # Valkey forked from Redis 7.2.4: it has everything up to 7.2 and none of Redis 8's stream
 # additions (as of Valkey 8).
 _VALKEY_AS_REDIS = (7, 2)
+_LEADING_DIGITS = re.compile(r"\d+", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,9 @@ class Capabilities:
 
 
 def _parse_version(text: str) -> tuple[int, int, int]:
-    parts = [int("".join(ch for ch in p if ch.isdigit()) or 0) for p in text.split(".")[:3]]
+    # Leading digits of each part only: "7.2.4-rc1" is 7.2.4, not 7.2.41.
+    parts = [int(m.group()) if (m := _LEADING_DIGITS.match(p)) else 0
+             for p in text.strip().split(".")[:3]]  # fmt: skip
     while len(parts) < 3:
         parts.append(0)
     return parts[0], parts[1], parts[2]

@@ -33,6 +33,8 @@ _CONTEXT_KEYS = {
     "url", "username", "password", "password_env", "tls_ca", "tls_cert", "tls_key",
     "tls_insecure", "group", "read_only", "cluster", "description",
 }  # fmt: skip
+_BOOL_KEYS = {"tls_insecure", "read_only", "cluster"}
+_PATH_KEYS = {"tls_ca", "tls_cert", "tls_key"}  # "~/..." is expanded
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,15 @@ def load_config(path: Path | None = None) -> Config:
                 f"{path}: context {name!r} has unknown keys: {', '.join(sorted(unknown))}",
                 hint=f"known keys: {', '.join(sorted(_CONTEXT_KEYS))}",
             )
+        for key, value in values.items():
+            wanted = bool if key in _BOOL_KEYS else str
+            if not isinstance(value, wanted):
+                shown = "" if key == "password" else f", not {value!r}"  # never echo it
+                raise ConfigError(
+                    f"{path}: context {name!r}: {key} must be a "
+                    f"{'boolean' if wanted is bool else 'string'}{shown}"
+                )
+        values = {k: os.path.expanduser(v) if k in _PATH_KEYS else v for k, v in values.items()}
         try:
             contexts[name] = Context(name=name, **values)
         except TypeError as err:
@@ -213,4 +224,25 @@ def resolve_settings(
         read_only=read_only or env_read_only or bool(ctx and ctx.read_only),
         default_group=ctx.group if ctx else None,
         url_source=source,
+        socket_timeout=_timeout_from_env(env),
     )
+
+
+def _timeout_from_env(env: dict[str, str]) -> float:
+    """``PELCTL_TIMEOUT``: how long one server reply may take (a duration; bare number = ms).
+
+    A stalled server or network then fails the command with one line (exit 4) after at most
+    this long, instead of the 10 s default."""
+    text = env.get("PELCTL_TIMEOUT", "").strip()
+    if not text:
+        return ConnectionSettings.socket_timeout
+    from pelctl.core.durations import parse_duration_ms
+    from pelctl.core.errors import InvalidDuration
+
+    try:
+        ms = parse_duration_ms(text)
+    except InvalidDuration as err:
+        raise ConfigError(f"PELCTL_TIMEOUT: {err}", hint="e.g. PELCTL_TIMEOUT=2s") from None
+    if ms <= 0:
+        raise ConfigError("PELCTL_TIMEOUT must be more than 0", hint="e.g. PELCTL_TIMEOUT=2s")
+    return ms / 1000.0

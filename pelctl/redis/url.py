@@ -6,19 +6,24 @@ import re
 from urllib.parse import unquote, urlsplit
 
 SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "rediss+sentinel")
-_USERINFO = re.compile(r"^(?P<scheme>[a-z+]+://)(?P<userinfo>[^@/]*)@", re.IGNORECASE)
-_ANY_URL = re.compile(r"\b(rediss?(?:\+sentinel)?://)([^@\s/]*)@", re.IGNORECASE)
+# The userinfo runs to the LAST "@" before the path, as urlsplit() and redis-py read it, so a
+# password with a raw "@" in it (``redis://u:p@ss@host``) is redacted whole.
+_USERINFO = re.compile(r"^(?P<scheme>[a-z+]+://)(?P<userinfo>[^/?#]*)@", re.IGNORECASE)
+_ANY_URL = re.compile(r"\b(rediss?(?:\+sentinel)?://)([^\s/?#]*)@", re.IGNORECASE)
+# redis-py also accepts ``?password=...`` in the query string.
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#\s]*", re.IGNORECASE)
 
 
 def redact(url: str) -> str:
     """``redis://user:secret@host`` -> ``redis://user:***@host``; no password, no change."""
+    url = _QUERY_PASSWORD.sub(r"\1***", url)
     match = _USERINFO.match(url)
     if not match:
         return url
     userinfo = match.group("userinfo")
     user, sep, _password = userinfo.partition(":")
     if not sep:
-        # redis://secret@host: redis-py reads a lone userinfo as the password.
+        # redis://secret@host: redis-cli (and pelctl) read a lone userinfo as the password.
         return f"{match.group('scheme')}***@{url[match.end() :]}"
     return f"{match.group('scheme')}{user}:***@{url[match.end() :]}"
 
@@ -26,6 +31,7 @@ def redact(url: str) -> str:
 def redact_text(text: str, secrets: tuple[str, ...] = ()) -> str:
     """Redact every Redis URL in free text (error messages) and any known secret."""
     text = _ANY_URL.sub(lambda m: redact(m.group(1) + m.group(2) + "@"), text)
+    text = _QUERY_PASSWORD.sub(r"\1***", text)
     for secret in secrets:
         if secret:
             text = text.replace(secret, "***")
