@@ -1,0 +1,76 @@
+"""``pelctl audit``: read the audit log every mutation appends to."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pelctl.cli.options import Runtime, pelctl_command
+
+audit_app = typer.Typer(help="The audit log of mutations (JSON lines, mode 0600).",
+                        no_args_is_help=True)  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(audit_app, name="audit", rich_help_panel="Other")
+
+
+@pelctl_command(audit_app, "tail", pipe_default="ndjson")
+def tail(
+    rt: Runtime,
+    lines: Annotated[int, typer.Option("--lines", "-n", min=1, help="How many records.")] = 20,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new records as they come.")
+    ] = False,
+) -> None:
+    """The last mutations: time, user, command, target and result counts.
+
+    In pipes (or -o ndjson / json) the records themselves, one JSON object a line."""
+    import json
+    import sys
+
+    from pelctl.core import audit
+    from pelctl.core.paths import audit_path
+    from pelctl.render.table import Column
+
+    path = audit_path()
+    records = audit.tail(lines, path)
+    out = rt.out
+    if out.fmt == "json" and not follow:
+        out.document(records)
+        return
+    columns = (
+        Column("time", "TIME"), Column("user", "USER"), Column("command", "COMMAND"),
+        Column("target", "STREAM/GROUP"), Column("matched", "MATCHED", "right"),
+        Column("applied", "APPLIED", "right"), Column("skipped", "SKIPPED", "right"),
+        Column("failed", "FAILED", "right"), Column("server", "SERVER"),
+    )  # fmt: skip
+
+    def rows(items):  # noqa: ANN001, ANN202
+        for r in items:
+            res = r.get("result") or {}
+            failed = "error" if r.get("error") else str(res.get("failed", ""))
+            row = (
+                str(r.get("time", "")), str(r.get("user", "")), str(r.get("command", "")),
+                f"{r.get('stream', '')}/{r.get('group', '')}", f"{res.get('matched', 0):,}",
+                f"{res.get('applied', 0):,}", f"{res.get('skipped', 0):,}", failed,
+                str(r.get("server", "")),
+            )  # fmt: skip
+            yield row, r, ("red" if failed not in ("0", "") else None)
+
+    if not records and not follow and not out.machine:
+        rt.info(f"no audit records yet in {path}")
+        return
+    if out.fmt in ("json", "ndjson"):
+        for r in records:
+            out.line(json.dumps(r, ensure_ascii=False))
+        for r in audit.follow(path) if follow else ():
+            out.line(json.dumps(r, ensure_ascii=False))
+            sys.stdout.flush()
+        return
+    out.stream(columns, rows(records))
+    for r in audit.follow(path) if follow else ():
+        for row, _record, _style in rows([r]):
+            out.line("  ".join(row))
+        sys.stdout.flush()

@@ -1,0 +1,61 @@
+"""``pelctl consumers``: the consumers command group, and ``consumers prune``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.targets import REPAIR_PANEL, GroupArg, PlanOutOpt, StreamArg
+
+consumers_app = typer.Typer(help="Consumers of a group: prune the dead ones.",
+                            no_args_is_help=True)  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(consumers_app, name="consumers", rich_help_panel="Repair")
+
+
+@pelctl_command(consumers_app, "prune", mutating=True)
+def prune(
+    rt: Runtime,
+    stream: StreamArg,
+    group: GroupArg,
+    inactive: Annotated[
+        str,
+        typer.Option(
+            "--inactive",
+            help="Delete consumers that have not even tried to read for "
+            "this long (XINFO CONSUMERS idle), e.g. 1h.",
+            rich_help_panel=REPAIR_PANEL,
+            show_default=False,
+        ),
+    ],  # fmt: skip
+    reassign_to: Annotated[
+        Optional[str],
+        typer.Option(
+            "--reassign-to",
+            help="First claim the entries a consumer holds to this consumer, then delete it.",
+            rich_help_panel=REPAIR_PANEL,
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    plan_out: PlanOutOpt = None,
+) -> int:
+    """Delete inactive consumers, never losing their pending entries.
+
+    XGROUP DELCONSUMER silently drops the entries a consumer holds, so a consumer holding
+    entries is refused (exit 5) unless --reassign-to C: its entries are claimed to C first.
+    Right before each delete, one script re-checks it holds nothing and is still inactive."""
+    from pelctl.cli.mutate import run_mutation
+    from pelctl.core.binary import unescape
+    from pelctl.core.durations import parse_duration_ms
+    from pelctl.core.mutations import Options, Targets
+
+    options = Options(
+        inactive_ms=parse_duration_ms(inactive),
+        reassign_to=unescape(reassign_to) if reassign_to else None,
+    )
+    return run_mutation(rt, "consumers-prune", unescape(stream), unescape(group), Targets(),
+                        options, plan_out=plan_out)  # fmt: skip

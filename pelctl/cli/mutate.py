@@ -1,0 +1,225 @@
+"""How every CLI mutation runs, driven by its one declaration (:mod:`pelctl.core.mutations`).
+
+1. ``dangerous`` mutations (not a dry run, not ``--plan-out``): refused in read-only mode
+   and, without a terminal, without ``--yes`` — both before connecting; the audit log must
+   be writable before anything changes.
+2. Plan (read-only). ``--dry-run`` prints it; ``--plan-out FILE`` saves it. Neither changes
+   anything, so both also work in read-only mode.
+3. Confirmation on a terminal, showing the count (``--yes`` skips it).
+4. Apply (every entry re-verified by its script), append the audit line, print the result.
+   Exit 5 when some items failed (listed), 130 when interrupted.
+
+Only typer is imported at module level; everything else loads inside the functions.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import typer
+
+from pelctl.cli.options import Runtime
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty()
+
+
+def gate(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401 - Mutation, imported lazily
+    """Refusals that must happen before connecting."""
+    from pelctl.core import audit
+    from pelctl.core.errors import UsageError
+
+    if not mutation.dangerous:
+        return
+    rt.require_writable(mutation.name)
+    if not rt.yes and not interactive():
+        raise UsageError(
+            f"{mutation.name} changes data and needs confirmation, but stdin is not a terminal",
+            hint="pass --yes to confirm (and preview it first with --dry-run)",
+        )
+    audit.ensure_writable()
+
+
+def run_mutation(
+    rt: Runtime,
+    action: str,
+    stream: bytes,
+    group: bytes,
+    targets: Any,  # noqa: ANN401
+    options: Any,  # noqa: ANN401
+    *,
+    plan_out: str | None = None,
+) -> int:
+    from pelctl.core import mutations
+
+    mutation = mutations.get(action)
+    previewing = rt.dry_run or plan_out is not None
+    if not previewing:
+        gate(rt, mutation)
+    conn = rt.connect()
+    plan = mutations.plan(conn, action, stream, group, targets, options, detail=previewing)
+    if plan_out is not None:
+        return save_plan(rt, plan, plan_out)
+    if rt.dry_run:
+        return show_dry_run(rt, plan)
+    return confirm_and_apply(rt, conn, plan)
+
+
+def save_plan(rt: Runtime, plan: Any, path: str) -> int:  # noqa: ANN401
+    from pelctl.core import mutations
+    from pelctl.core.plan import save
+    from pelctl.render import repair as render
+
+    saved = save(plan, path)
+    if rt.out.fmt in ("json", "ndjson"):
+        doc = render.result_to_json(mutations.dry_run_result(plan))
+        doc["plan_file"] = str(saved)
+        rt.out.document(doc)
+    else:
+        rt.out.line(f"plan saved to {saved}: {render.plan_summary(plan)}")
+        rt.info(f"review it, then run: pelctl apply {saved}")
+    return 0
+
+
+def show_dry_run(rt: Runtime, plan: Any, header: str | None = None) -> int:  # noqa: ANN401
+    from pelctl.core import mutations
+    from pelctl.render import repair as render
+
+    result = mutations.dry_run_result(plan)
+    out = rt.out
+    if out.fmt == "json":
+        out.document(render.result_to_json(result, plan))
+        return 0
+    if out.fmt == "ndjson":
+        out.stream(render.plan_columns(plan), render.plan_rows(plan))
+        out.document(render.result_to_json(result))
+        return 0
+    if out.fmt in ("csv", "tsv"):
+        out.stream(render.plan_columns(plan), render.plan_rows(plan))
+        return 0
+    if plan.items or plan.missing:
+        out.stream(render.plan_columns(plan), render.plan_rows(plan))
+        out.blank()
+    if header:
+        out.message(header)
+    out.message(f"dry run, nothing changed: {render.plan_summary(plan)}")
+    for note in plan.notes:
+        rt.info(f"note: {note}")
+    return 0
+
+
+def confirm(rt: Runtime, plan: Any, preface: str | None = None) -> bool:  # noqa: ANN401
+    """Ask on the terminal (stderr), showing the count; ``--yes`` answers for the user."""
+    from pelctl.render import repair as render
+
+    if rt.yes:
+        return True
+    if preface:
+        rt.info(preface)
+    rt.info(render.plan_summary(plan))
+    for note in plan.notes:
+        rt.info(f"note: {note}")
+    try:
+        return typer.confirm(plan.mutation.prompt(plan), default=False, err=True)
+    except (typer.Abort, EOFError):
+        return False
+
+
+class _Progress:
+    """``requeue 12,000/100,000`` on a terminal's stderr, at most five times a second."""
+
+    def __init__(self, verb: str) -> None:
+        self.verb = verb
+        self.enabled = sys.stderr.isatty()
+        self.last = 0.0
+        self.shown = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or total < 2_000 or now - self.last < 0.2:
+            return
+        self.last = now
+        self.shown = True
+        sys.stderr.write(f"\r{self.verb} {done:,}/{total:,}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def confirm_and_apply(
+    rt: Runtime,
+    conn: Any,  # noqa: ANN401
+    plan: Any,  # noqa: ANN401
+    *,
+    plan_file: str | None = None,
+    preface: str | None = None,
+) -> int:
+    from pelctl.core import audit, mutations
+    from pelctl.core.plan import params_json
+
+    if plan.count and not confirm(rt, plan, preface):
+        rt.info("aborted: nothing changed")
+        return 1
+    progress = _Progress(plan.mutation.name)
+    settings = conn.settings
+    try:
+        result = mutations.apply(conn, plan, progress=progress)
+    except Exception as err:
+        # Some items may have been changed before the error: the audit log says so.
+        audit.append(
+            audit.error_entry(
+                plan.action,
+                plan.stream,
+                plan.group,
+                err,
+                server=settings.redacted_url,
+                context=settings.context,
+                params=params_json(plan),
+                secrets=settings.secrets,
+            )  # fmt: skip
+        )
+        raise
+    finally:
+        progress.close()
+    audit.record(
+        result,
+        server=settings.redacted_url,
+        context=settings.context,
+        params=params_json(plan),
+        secrets=settings.secrets,
+        plan_file=plan_file,
+    )
+    show_result(rt, result)
+    if result.interrupted:
+        return 130
+    return 5 if result.failed else 0
+
+
+def show_result(rt: Runtime, result: Any) -> None:  # noqa: ANN401
+    from pelctl.render import repair as render
+    from pelctl.render.table import TableData
+
+    out = rt.out
+    if out.fmt in ("json", "ndjson"):
+        out.document(render.result_to_json(result))
+        return
+    if out.fmt in ("csv", "tsv"):
+        record = render.result_record(result)
+        out.table(TableData(()), [record])
+        return
+    out.message(render.result_summary(result))
+    if result.failed:
+        out.blank()
+        shown = result.failed[:50]
+        table = render.failed_table(result)
+        out.table(TableData(table.columns, table.rows[: len(shown)], title=table.title))
+        if len(result.failed) > len(shown):
+            rt.info(f"... and {len(result.failed) - len(shown):,} more (use -o json for all)")
+    for note in result.notes:
+        rt.info(f"note: {note}")

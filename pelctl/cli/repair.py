@@ -1,0 +1,193 @@
+"""``pelctl claim``, ``ack``, ``requeue`` and ``apply PLAN``: the entry repairs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.targets import (
+    REPAIR_PANEL,
+    AllOpt,
+    ConsumerOpt,
+    FieldPrefixOpt,
+    GroupArg,
+    IdleOpt,
+    IdsArg,
+    LimitOpt,
+    LockKeyOpt,
+    MinDeliveriesOpt,
+    PlanOutOpt,
+    StreamArg,
+    build_targets,
+)
+
+PANEL = "Repair"
+
+
+def register(app: typer.Typer) -> None:
+    @pelctl_command(app, "claim", mutating=True, rich_help_panel=PANEL)
+    def claim(
+        rt: Runtime,
+        stream: StreamArg,
+        group: GroupArg,
+        to: Annotated[
+            str,
+            typer.Option(
+                "--to",
+                help="Consumer that receives the entries (a live one).",
+                rich_help_panel=REPAIR_PANEL,
+                show_default=False,
+            ),
+        ],
+        ids: IdsArg = None,
+        consumer: ConsumerOpt = None,
+        idle: IdleOpt = None,
+        min_deliveries: MinDeliveriesOpt = None,
+        limit: LimitOpt = None,
+        every: AllOpt = False,
+        lock_key: LockKeyOpt = None,
+        plan_out: PlanOutOpt = None,
+    ) -> int:
+        """Give pending entries to another consumer (XCLAIM with min-idle, JUSTID).
+
+        Each entry is re-checked in the same script: an entry a consumer re-read since the
+        plan (or that is no longer idle enough) is skipped and counted, never taken."""
+        from pelctl.cli.mutate import run_mutation
+        from pelctl.core.binary import unescape
+        from pelctl.core.mutations import Options
+
+        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
+        options = Options(to=unescape(to), lock_key=lock_key)
+        return run_mutation(rt, "claim", unescape(stream), unescape(group), targets, options,
+                            plan_out=plan_out)  # fmt: skip
+
+    @pelctl_command(app, "ack", mutating=True, rich_help_panel=PANEL)
+    def ack(
+        rt: Runtime,
+        stream: StreamArg,
+        group: GroupArg,
+        ids: IdsArg = None,
+        consumer: ConsumerOpt = None,
+        idle: IdleOpt = None,
+        min_deliveries: MinDeliveriesOpt = None,
+        limit: LimitOpt = None,
+        every: AllOpt = False,
+        lock_key: LockKeyOpt = None,
+        plan_out: PlanOutOpt = None,
+    ) -> int:
+        """Acknowledge pending entries (XACK): they leave the PEL and are not delivered again.
+
+        For junk only: to retry an entry use requeue, to keep it for later use dlq move."""
+        from pelctl.cli.mutate import run_mutation
+        from pelctl.core.binary import unescape
+        from pelctl.core.mutations import Options
+
+        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
+        return run_mutation(rt, "ack", unescape(stream), unescape(group), targets,
+                            Options(lock_key=lock_key), plan_out=plan_out)  # fmt: skip
+
+    @pelctl_command(app, "requeue", mutating=True, rich_help_panel=PANEL)
+    def requeue(
+        rt: Runtime,
+        stream: StreamArg,
+        group: GroupArg,
+        ids: IdsArg = None,
+        consumer: ConsumerOpt = None,
+        idle: IdleOpt = None,
+        min_deliveries: MinDeliveriesOpt = None,
+        limit: LimitOpt = None,
+        every: AllOpt = False,
+        lock_key: LockKeyOpt = None,
+        max_retries: Annotated[
+            Optional[int],
+            typer.Option(
+                "--max-retries",
+                min=0,
+                help="Entries already requeued N times go to the dead-letter stream instead.",
+                rich_help_panel=REPAIR_PANEL,
+                show_default=False,
+            ),
+        ] = None,  # fmt: skip
+        dlq: Annotated[
+            Optional[str],
+            typer.Option(
+                "--dlq",
+                help="Dead-letter stream for --max-retries (default: STREAM:dlq).",
+                rich_help_panel=REPAIR_PANEL,
+                show_default=False,
+            ),
+        ] = None,  # fmt: skip
+        reason: Annotated[
+            Optional[str],
+            typer.Option(
+                "--reason",
+                help="_dlq_reason of entries past --max-retries.",
+                rich_help_panel=REPAIR_PANEL,
+                show_default=False,
+            ),
+        ] = None,  # fmt: skip
+        field_prefix: FieldPrefixOpt = "_",
+        plan_out: PlanOutOpt = None,
+    ) -> int:
+        """Put pending entries back on the stream for any healthy consumer to pick up.
+
+        One script per batch: verify each entry (XCLAIM with min-idle to pelctl's own
+        consumer), XADD its fields plus _retry_count (+1) and _original_id, then XACK the
+        old id. No moment exists where an entry is acknowledged but not re-added. Entries
+        whose stream entry is gone (ghosts) are acknowledged and counted as ghost."""
+        from pelctl.cli.mutate import run_mutation
+        from pelctl.core.binary import unescape
+        from pelctl.core.errors import UsageError
+        from pelctl.core.mutations import Options
+        from pelctl.core.repair import default_dlq
+
+        if (dlq or reason) and max_retries is None:
+            raise UsageError("--dlq and --reason go with --max-retries",
+                             hint="to quarantine entries now, use: pelctl dlq move")  # fmt: skip
+        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
+        s = unescape(stream)
+        dlq_key = None
+        if max_retries is not None:
+            dlq_key = unescape(dlq) if dlq else default_dlq(s)
+        options = Options(
+            lock_key=lock_key, max_retries=max_retries, dlq=dlq_key, reason=reason,
+            field_prefix=field_prefix,
+        )  # fmt: skip
+        return run_mutation(rt, "requeue", s, unescape(group), targets, options,
+                            plan_out=plan_out)  # fmt: skip
+
+    @pelctl_command(app, "apply", mutating=True, rich_help_panel=PANEL)
+    def apply_cmd(
+        rt: Runtime,
+        file: Annotated[
+            str,
+            typer.Argument(
+                help="Plan file written by --plan-out.", show_default=False, metavar="FILE"
+            ),
+        ],
+    ) -> int:
+        """Run a plan saved with --plan-out, re-verifying every entry first.
+
+        Refused when the plan was made on another server or the stream was recreated since.
+        Entries no longer pending, now held by another consumer, re-delivered, or less idle
+        than planned are skipped and counted. --dry-run only reports how many still match."""
+        from pelctl.cli.mutate import confirm_and_apply, gate, show_dry_run
+        from pelctl.core.plan import check_target, load, verify
+
+        plan = load(file)
+        if not rt.dry_run:
+            gate(rt, plan.mutation)
+        conn = rt.connect()
+        check_target(conn, plan)
+        v = verify(conn, plan)
+        changed = ", ".join(f"{k} {n:,}" for k, n in sorted(v.changed.items()))
+        status = f"{v.still:,} of {v.total:,} still as planned" + (
+            f" (changed since: {changed})" if changed else ""
+        )
+        if rt.dry_run:
+            return show_dry_run(rt, plan, header=f"plan {file}: {status}")
+        return confirm_and_apply(
+            rt, conn, plan, plan_file=str(file), preface=f"plan {file}: {status}"
+        )

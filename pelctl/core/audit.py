@@ -1,0 +1,250 @@
+"""The audit log: one JSON line per mutation, appended to :func:`pelctl.core.paths.audit_path`.
+
+The file is created with mode 0600 (and tightened to 0600 if it was looser), its directory
+with 0700. Server URLs are redacted; the parameters recorded are the repair's targets and options
+(never the command line, which may hold a URL with a password).
+Each line (keys in this order; see docs/safety.md for the stable format)::
+
+    {"time": "2025-01-01T03:12:09.123Z", "user": "alice", "host": "ops-1", "pid": 4242,
+     "surface": "cli", "context": "prod", "server": "redis://:***@redis:6379/0",
+     "command": "requeue", "stream": "orders", "group": "billing", "dry_run": false,
+     "params": {"targets": {"min_idle_ms": 3600000, ...}, "options": {...}},
+     "result": {"matched": 1204, "applied": 1198, "skipped": 6, "failed": 0},
+     "outcomes": {"requeued": 1198, "alive": 3, "not-pending": 3},
+     "ids": ["1700000000000-0", ...], "failed": [], "interrupted": false}
+
+``ids`` lists the ids (or consumer names) the mutation changed; beyond
+:data:`MAX_IDS` it becomes ``{"count": n, "first": id, "last": id}``.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+import stat
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pelctl.core.binary import escape
+from pelctl.core.errors import OperationFailed
+from pelctl.core.mutations import RepairResult
+from pelctl.core.paths import audit_path, state_dir
+
+MAX_IDS = 1_000
+MAX_FAILED = 100
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name (containers): fall back to the uid
+        return str(os.getuid())
+
+
+def summarize_ids(ids: Sequence[bytes]) -> list[str] | dict[str, Any]:
+    if len(ids) <= MAX_IDS:
+        return [escape(i) for i in ids]
+    return {"count": len(ids), "first": escape(ids[0]), "last": escape(ids[-1])}
+
+
+def entry(
+    result: RepairResult,
+    *,
+    server: str,
+    context: str | None = None,
+    params: dict[str, Any] | None = None,
+    surface: str = "cli",
+    secrets: tuple[str, ...] = (),
+    plan_file: str | None = None,
+) -> dict[str, Any]:
+    """The audit record of one mutation (``server`` must already be redacted)."""
+    from pelctl.redis.url import redact_text
+
+    now = time.time()
+    failed = [{"id": escape(f.id), "reason": f.outcome + (f": {f.detail}" if f.detail else "")}
+              for f in result.failed[:MAX_FAILED]]  # fmt: skip
+    record: dict[str, Any] = {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+        + f".{int(now * 1000) % 1000:03d}Z",
+        "user": _user(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "surface": surface,
+        "context": context,
+        "server": redact_text(server, secrets),
+        "command": result.action,
+        "stream": escape(result.stream),
+        "group": escape(result.group),
+        "dry_run": result.dry_run,
+        "params": params,
+        "result": {
+            "matched": result.matched,
+            "applied": result.applied,
+            "skipped": result.skipped,
+            "failed": len(result.failed),
+        },
+        "outcomes": result.outcome_counts(),
+        "ids": summarize_ids(result.applied_ids),
+        "failed": failed,
+        "interrupted": result.interrupted,
+    }
+    if len(result.failed) > MAX_FAILED:
+        record["failed_total"] = len(result.failed)
+    if plan_file:
+        record["plan_file"] = plan_file
+    return record
+
+
+def error_entry(
+    action: str,
+    stream: bytes,
+    group: bytes,
+    error: BaseException,
+    *,
+    server: str,
+    context: str | None = None,
+    params: dict[str, Any] | None = None,
+    surface: str = "cli",
+    secrets: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The audit record of a mutation that stopped on an error (some items may be done)."""
+    from pelctl.redis.url import redact_text
+
+    now = time.time()
+    return {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
+        + f".{int(now * 1000) % 1000:03d}Z",
+        "user": _user(),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "surface": surface,
+        "context": context,
+        "server": redact_text(server, secrets),
+        "command": action,
+        "stream": escape(stream),
+        "group": escape(group),
+        "dry_run": False,
+        "params": params,
+        "error": redact_text(str(error) or type(error).__name__, secrets),
+    }
+
+
+def _prepare(path: Path) -> None:
+    parent = path.parent
+    created = not parent.exists()
+    parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if created or parent == state_dir():
+        try:
+            st = parent.stat()
+            if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) != 0o700:
+                os.chmod(parent, 0o700)
+        except OSError:
+            pass
+
+
+def ensure_writable(path: Path | None = None) -> Path:
+    """Fail before mutating if the audit line could not be written afterwards."""
+    path = path or audit_path()
+    try:
+        _prepare(path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.close(fd)
+    except OSError as err:
+        raise OperationFailed(
+            f"cannot write the audit log {path}: {err.strerror or err}",
+            hint="fix its permissions or point PELCTL_AUDIT_LOG at a writable file",
+        ) from None
+    return path
+
+
+def append(record: dict[str, Any], path: Path | None = None) -> Path:
+    """Append one line (one write(2) on an O_APPEND descriptor), mode 0600."""
+    path = path or audit_path()
+    _prepare(path)
+    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+    return path
+
+
+def record(result: RepairResult, **kwargs: Any) -> Path:
+    """Build and append the audit line of ``result`` (see :func:`entry` for the arguments)."""
+    path = kwargs.pop("path", None)
+    return append(entry(result, **kwargs), path)
+
+
+def tail(n: int = 20, path: Path | None = None) -> list[dict[str, Any]]:
+    """The last ``n`` records (lines that are not JSON are skipped)."""
+    path = path or audit_path()
+    if not path.exists():
+        return []
+    lines: deque[bytes] = deque(maxlen=n)
+    with open(path, "rb") as fh:
+        for line in _lines_from_end(fh, n):
+            lines.appendleft(line)
+    return [r for r in (_parse(line) for line in lines) if r is not None]
+
+
+def _lines_from_end(fh: Any, n: int, block: int = 65_536) -> Iterator[bytes]:
+    """Complete lines, last first, reading backwards in blocks (the log may be large)."""
+    fh.seek(0, os.SEEK_END)
+    pos = fh.tell()
+    buf = b""
+    found = 0
+    while pos > 0 and found < n:
+        step = min(block, pos)
+        pos -= step
+        fh.seek(pos)
+        buf = fh.read(step) + buf
+        parts = buf.split(b"\n")
+        buf = parts[0]
+        for line in reversed(parts[1:]):
+            if line.strip():
+                found += 1
+                yield line
+                if found >= n:
+                    return
+    if buf.strip() and found < n:
+        yield buf
+
+
+def follow(path: Path | None = None, poll: float = 0.5) -> Iterator[dict[str, Any]]:
+    """New records as they are appended (``audit tail -f``)."""
+    path = path or audit_path()
+    pos = path.stat().st_size if path.exists() else 0
+    pending = b""
+    while True:
+        if path.exists():
+            size = path.stat().st_size
+            if size < pos:  # rotated or truncated
+                pos = 0
+            if size > pos:
+                with open(path, "rb") as fh:
+                    fh.seek(pos)
+                    chunk = fh.read(size - pos)
+                pos = size
+                pending += chunk
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    parsed = _parse(line)
+                    if parsed is not None:
+                        yield parsed
+        time.sleep(poll)
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

@@ -1,0 +1,352 @@
+"""Mutations: one declaration per repair, one plan/apply API for every surface.
+
+A :class:`Mutation` is declared once (``claim``, ``ack``, ``requeue``, ``dlq-move``,
+``consumers-prune``, ``ghosts-fix``, ...). Its ``dangerous`` marker is what every surface
+reads: the CLI and the TUI ask for confirmation showing the plan's count, refuse it in
+read-only mode before connecting, and append an audit line; ``--dry-run`` prints the plan.
+
+The life of a repair, whatever the surface (CLI, TUI, reclaim runner, library)::
+
+    p = plan(conn, "requeue", stream, group, Targets(min_idle_ms=3_600_000))   # read-only
+    # show p (dry run), save it (pelctl.core.plan.save), or confirm p.count ...
+    result = apply(conn, p)                                                     # re-verifies
+
+``plan`` only reads. ``apply`` re-verifies every item on the server, atomically with the
+change (Lua): still pending, same owner, same delivery count, still idle enough. Items
+that fail the checks are skipped and counted, never forced.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from pelctl.core.errors import UsageError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pelctl.redis.connection import Connection
+
+Progress = Callable[[int, int], None]
+
+# -- what a repair targets and how -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """Explicit ids, or the filters shared with ``pelctl pending``."""
+
+    ids: tuple[bytes, ...] = ()
+    consumer: bytes | None = None
+    min_idle_ms: int | None = None
+    min_deliveries: int | None = None
+    limit: int | None = None
+    every: bool = False  # --all: every pending entry, no filter
+
+    @property
+    def explicit(self) -> bool:
+        return bool(self.ids)
+
+    @property
+    def has_filter(self) -> bool:
+        return (
+            self.consumer is not None
+            or self.min_idle_ms is not None
+            or self.min_deliveries is not None
+        )
+
+    def require_some(self) -> None:
+        """A repair never targets a whole PEL by accident: ids, a filter or ``--all``."""
+        if self.ids and (self.has_filter or self.every):
+            raise UsageError(
+                "give entry ids or filters, not both",
+                hint="filters: --consumer, --idle, --min-deliveries, --limit",
+            )
+        if not (self.ids or self.has_filter or self.every):
+            raise UsageError(
+                "no entries targeted: give entry ids or a filter",
+                hint="--consumer C, --idle 1h, --min-deliveries 5 (or --all for every "
+                "pending entry)",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Parameters of a repair that are not targets (saved in plan files)."""
+
+    to: bytes | None = None  # claim: the consumer receiving the entries
+    dlq: bytes | None = None  # dlq-move / requeue --max-retries: the dead-letter stream
+    reason: str | None = None  # dlq: _dlq_reason
+    lock_key: str | None = None  # pattern with {stream} {group} {id} {consumer}
+    max_retries: int | None = None  # requeue: past this many requeues, to the DLQ
+    field_prefix: str = "_"  # _retry_count, _original_id, _dlq_*
+    inactive_ms: int | None = None  # consumers-prune
+    reassign_to: bytes | None = None  # consumers-prune
+    full: bool = False  # ghosts-fix: check every entry, not only up to max-deleted-entry-id
+
+
+@dataclass(frozen=True, slots=True)
+class PlanItem:
+    """One thing a plan will change: a PEL entry (or, for prune, a consumer).
+
+    For consumers: ``id`` and ``owner`` are the consumer's name, ``idle_ms`` its inactivity
+    and ``deliveries`` the number of entries it holds.
+    """
+
+    id: bytes
+    owner: bytes
+    idle_ms: int
+    deliveries: int
+    action: (
+        str  # requeue | dlq | claim | ack | ack-ghost | delete | reassign+delete | skip | refuse
+    )
+    note: str = ""  # why a skip / refuse, or what a dlq move says
+
+
+SKIP_ACTIONS = frozenset({"skip", "refuse"})
+
+
+@dataclass(frozen=True)
+class Plan:
+    action: str
+    stream: bytes
+    group: bytes
+    items: tuple[PlanItem, ...]
+    targets: Targets = Targets()
+    options: Options = Options()
+    missing: tuple[bytes, ...] = ()  # explicit ids that were not pending when planned
+    server: str = ""  # redacted URL
+    server_id: str = ""  # run_id of the node owning the stream
+    stream_added: int | None = None  # XINFO STREAM entries-added (7.0+): recreated streams
+    created_ms: int = 0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def matched(self) -> int:
+        return len(self.items) + len(self.missing)
+
+    @property
+    def actionable(self) -> tuple[PlanItem, ...]:
+        return tuple(i for i in self.items if i.action not in SKIP_ACTIONS)
+
+    @property
+    def count(self) -> int:
+        """What the confirmation shows: items the plan will act on."""
+        return sum(1 for i in self.items if i.action not in SKIP_ACTIONS)
+
+    def action_counts(self) -> dict[str, int]:
+        counts = Counter(i.action for i in self.items)
+        if self.missing:
+            counts["skip"] += len(self.missing)
+        return dict(counts)
+
+    @property
+    def mutation(self) -> Mutation:
+        return get(self.action)
+
+
+# -- results ---------------------------------------------------------------------------------
+
+APPLIED, SKIPPED, FAILED = "applied", "skipped", "failed"
+
+# Outcomes that changed something, per item. Every other outcome is a skip reason, except
+# "fail"/"interrupted" (failed).
+APPLIED_OUTCOMES = frozenset(
+    {"requeued", "dlq", "claimed", "acked", "ghost", "deleted", "reassigned"}
+)
+FAILED_OUTCOMES = frozenset({"fail", "interrupted", "refused", "unknown"})
+
+
+def status_of(outcome: str) -> str:
+    if outcome in APPLIED_OUTCOMES:
+        return APPLIED
+    if outcome in FAILED_OUTCOMES:
+        return FAILED
+    return SKIPPED
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    id: bytes
+    outcome: str  # requeued | dlq | claimed | acked | ghost | deleted | <skip reason> | fail
+    detail: str = ""  # new id, dead-letter id, error text
+
+    @property
+    def status(self) -> str:
+        return status_of(self.outcome)
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    action: str
+    stream: bytes
+    group: bytes
+    dry_run: bool
+    matched: int
+    applied: int
+    skipped: int
+    failed: tuple[ItemResult, ...]
+    items: tuple[ItemResult, ...] = ()
+    extra: tuple[tuple[str, int], ...] = ()  # other counts (e.g. entries reassigned)
+    interrupted: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.interrupted
+
+    def outcome_counts(self) -> dict[str, int]:
+        counts = Counter(i.outcome for i in self.items)
+        counts.update(dict(self.extra))
+        return dict(counts)
+
+    @property
+    def applied_ids(self) -> list[bytes]:
+        return [i.id for i in self.items if i.status == APPLIED]
+
+
+def build_result(
+    plan: Plan,
+    items: Iterable[ItemResult],
+    *,
+    extra: dict[str, int] | None = None,
+    interrupted: bool = False,
+    notes: Iterable[str] = (),
+    matched: int | None = None,
+) -> RepairResult:
+    items = tuple(items)
+    by = Counter(i.status for i in items)
+    return RepairResult(
+        action=plan.action,
+        stream=plan.stream,
+        group=plan.group,
+        dry_run=False,
+        matched=plan.matched if matched is None else matched,
+        applied=by[APPLIED],
+        skipped=by[SKIPPED],
+        failed=tuple(i for i in items if i.status == FAILED),
+        items=items,
+        extra=tuple(sorted((extra or {}).items())),
+        interrupted=interrupted,
+        notes=tuple(plan.notes) + tuple(notes),
+    )
+
+
+def dry_run_result(plan: Plan) -> RepairResult:
+    """What ``--dry-run`` reports: nothing applied; ``skipped`` counts what the plan already
+    skips; the outcome counts are the plan's actions (``requeue``, ``ack-ghost``, ``skip``)."""
+    counts = plan.action_counts()
+    return RepairResult(
+        action=plan.action,
+        stream=plan.stream,
+        group=plan.group,
+        dry_run=True,
+        matched=plan.matched,
+        applied=0,
+        skipped=sum(n for a, n in counts.items() if a in SKIP_ACTIONS),
+        failed=(),
+        extra=tuple(sorted(counts.items())),
+        notes=plan.notes,
+    )
+
+
+# -- declarations ----------------------------------------------------------------------------
+
+Planner = Callable[..., Plan]
+Executor = Callable[..., RepairResult]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """The one declaration of a mutation; every surface derives its behaviour from it."""
+
+    name: str  # plan files and audit lines use it: "requeue", "dlq-move", ...
+    verb: str  # for prompts: "requeue", "move to the dead-letter stream", ...
+    summary: str
+    planner: Planner
+    executor: Executor
+    dangerous: bool = True  # confirmation, read-only refusal, audit line
+    subject: str = "entry"  # entry | consumer
+    needs: tuple[str, ...] = field(default=())  # Options fields that must be set
+
+    def noun(self, n: int) -> str:
+        if self.subject == "consumer":
+            return "consumer" if n == 1 else "consumers"
+        return "entry" if n == 1 else "entries"
+
+    def prompt(self, plan: Plan) -> str:
+        """The confirmation question, with the count."""
+        from pelctl.core.binary import escape
+
+        n = plan.count
+        where = f"{escape(plan.stream)}/{escape(plan.group)}"
+        return f"{self.verb} {n:,} {self.noun(n)} of {where}?"
+
+
+MUTATIONS: dict[str, Mutation] = {}
+# Modules whose import declares mutations (loaded on first lookup).
+PROVIDERS: list[str] = ["pelctl.core.repair", "pelctl.core.dlq"]
+
+
+def declare(mutation: Mutation) -> Mutation:
+    MUTATIONS[mutation.name] = mutation
+    return mutation
+
+
+def get(name: str) -> Mutation:
+    if name not in MUTATIONS:
+        for module in PROVIDERS:
+            importlib.import_module(module)
+    try:
+        return MUTATIONS[name]
+    except KeyError:
+        known = ", ".join(sorted(MUTATIONS)) or "none"
+        raise UsageError(f"unknown mutation {name!r}", hint=f"known: {known}") from None
+
+
+# -- the API every surface calls -------------------------------------------------------------
+
+
+def plan(
+    conn: Connection,
+    action: str,
+    stream: bytes,
+    group: bytes,
+    targets: Targets = Targets(),
+    options: Options = Options(),
+    *,
+    detail: bool = False,
+) -> Plan:
+    """Read-only: what ``action`` would change. ``detail`` also probes each entry (ghost,
+    retry count, lock held) so the plan shows the exact per-item action (dry runs)."""
+    mutation = get(action)
+    for name in mutation.needs:
+        if getattr(options, name) in (None, ""):
+            raise UsageError(f"{action} needs --{name.replace('_', '-')}")
+    return mutation.planner(conn, mutation, stream, group, targets, options, detail=detail)
+
+
+def apply(
+    conn: Connection,
+    plan: Plan,
+    *,
+    progress: Progress | None = None,
+    force_cross_slot: bool | None = None,
+    batch_size: int | None = None,
+) -> RepairResult:
+    """Execute ``plan``; every item is re-verified on the server, atomically with its change.
+
+    ``force_cross_slot`` (tests) takes the ordered two-key path of a dead-letter move even
+    when one script could do it (default: env ``PELCTL_FORCE_CROSS_SLOT=1``).
+    """
+    mutation = plan.mutation
+    return mutation.executor(
+        conn, plan, progress=progress, force_cross_slot=force_cross_slot, batch_size=batch_size
+    )
+
+
+def with_items(p: Plan, items: Iterable[PlanItem]) -> Plan:
+    """A copy of ``p`` with other items (a TUI selection, a trimmed plan)."""
+    return replace(p, items=tuple(items))

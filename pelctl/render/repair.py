@@ -1,0 +1,151 @@
+"""Rows and JSON for repair plans and results (CLI dry runs and summaries, TUI modals)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pelctl.core.binary import escape
+from pelctl.core.durations import format_duration_ms
+from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult
+from pelctl.render.table import Column, TableData, fmt_int
+
+ENTRY_COLUMNS = (
+    Column("id", "ID"),
+    Column("owner", "OWNER"),
+    Column("idle", "IDLE", "right"),
+    Column("deliveries", "DELIVERIES", "right"),
+    Column("action", "ACTION"),
+    Column("note", "NOTE"),
+)
+CONSUMER_COLUMNS = (
+    Column("id", "CONSUMER"),
+    Column("idle", "INACTIVE", "right"),
+    Column("deliveries", "PENDING", "right"),
+    Column("action", "ACTION"),
+    Column("note", "NOTE"),
+)
+_ACTION_STYLE = {"skip": "dim", "refuse": "red", "dlq": "magenta", "ack-ghost": "yellow"}
+
+
+def plan_columns(plan: Plan) -> tuple[Column, ...]:
+    return CONSUMER_COLUMNS if plan.mutation.subject == "consumer" else ENTRY_COLUMNS
+
+
+def plan_row(plan: Plan, item: PlanItem) -> tuple[str, ...]:
+    if plan.mutation.subject == "consumer":
+        return (escape(item.id), format_duration_ms(item.idle_ms), fmt_int(item.deliveries),
+                item.action, item.note)  # fmt: skip
+    return (
+        escape(item.id),
+        escape(item.owner),
+        format_duration_ms(item.idle_ms),
+        str(item.deliveries),
+        item.action,
+        item.note,
+    )
+
+
+def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
+    if plan.mutation.subject == "consumer":
+        return {"consumer": escape(item.id), "inactive_ms": item.idle_ms,
+                "pending": item.deliveries, "action": item.action, "note": item.note}  # fmt: skip
+    return {
+        "id": escape(item.id),
+        "owner": escape(item.owner),
+        "idle_ms": item.idle_ms,
+        "deliveries": item.deliveries,
+        "action": item.action,
+        "note": item.note,
+    }
+
+
+def plan_rows(plan: Plan):  # noqa: ANN201 - iterator of (row, record, style) for Output.stream
+    for item in plan.items:
+        yield plan_row(plan, item), plan_record(plan, item), _ACTION_STYLE.get(item.action)
+    for missing in plan.missing:
+        row = (escape(missing), "-", "-", "-", "skip", "not pending")
+        record = {"id": escape(missing), "owner": None, "idle_ms": None, "deliveries": None,
+                  "action": "skip", "note": "not pending"}  # fmt: skip
+        yield row, record, "dim"
+
+
+def plan_summary(plan: Plan) -> str:
+    """``requeue: 1,198 entries of orders/billing (skip 6); held by billing-2 (1,204)``."""
+    m = plan.mutation
+    counts = plan.action_counts()
+    n = plan.count
+    parts = [f"{a} {c:,}" for a, c in sorted(counts.items()) if a in SKIP_ACTIONS]
+    text = f"{m.name}: {n:,} {m.noun(n)} of {escape(plan.stream)}/{escape(plan.group)}"
+    by_action = [f"{a} {c:,}" for a, c in sorted(counts.items()) if a not in SKIP_ACTIONS]
+    if len(by_action) > 1:
+        text += f" ({', '.join(by_action)})"
+    if parts:
+        text += f"; {', '.join(parts)}"
+    if m.subject == "entry" and plan.items:
+        owners = Counter(i.owner for i in plan.items if i.action not in SKIP_ACTIONS)
+        top = ", ".join(f"{escape(o)} ({c:,})" for o, c in owners.most_common(3))
+        more = len(owners) - 3
+        if top:
+            text += f"; held by {top}" + (f" and {more} more" if more > 0 else "")
+    return text
+
+
+def result_to_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "action": result.action,
+        "dry_run": result.dry_run,
+        "matched": result.matched,
+        "applied": result.applied,
+        "skipped": result.skipped,
+        "failed": [
+            {"id": escape(f.id), "reason": f.outcome + (f": {f.detail}" if f.detail else "")}
+            for f in result.failed
+        ],
+        "stream": escape(result.stream),
+        "group": escape(result.group),
+        "outcomes": result.outcome_counts(),
+    }
+    if result.interrupted:
+        out["interrupted"] = True
+    if result.notes:
+        out["notes"] = list(result.notes)
+    if plan is not None and result.dry_run:
+        out["plan"] = [r for _row, r, _s in plan_rows(plan)]
+    return out
+
+
+def result_record(result: RepairResult) -> dict[str, Any]:
+    """Flat counts (csv/tsv)."""
+    return {
+        "action": result.action,
+        "stream": escape(result.stream),
+        "group": escape(result.group),
+        "dry_run": result.dry_run,
+        "matched": result.matched,
+        "applied": result.applied,
+        "skipped": result.skipped,
+        "failed": len(result.failed),
+    }
+
+
+def result_summary(result: RepairResult) -> str:
+    where = f"{escape(result.stream)}/{escape(result.group)}"
+    head = (
+        f"{result.action} {where}: matched {result.matched:,}, applied {result.applied:,}, "
+        f"skipped {result.skipped:,}, failed {len(result.failed):,}"
+    )
+    counts = result.outcome_counts()
+    if counts:
+        head += "\n  " + " · ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
+    if result.interrupted:
+        head += (
+            "\n  interrupted: entries not reported were not attempted or have an unknown outcome"
+        )
+    return head
+
+
+def failed_table(result: RepairResult) -> TableData:
+    cols = (Column("id", "ID"), Column("outcome", "OUTCOME"), Column("detail", "DETAIL"))
+    rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
+    return TableData(cols, rows, title="failed")

@@ -1,0 +1,163 @@
+"""``consumers prune`` and ``ghosts --fix`` on a real server."""
+
+from __future__ import annotations
+
+import pytest
+
+from pelctl import scenario as sc
+from pelctl.core import mutations as m
+from pelctl.core.repair import sweep_ghosts
+from pelctl.redis.timeshift import backdate_consumers
+from tests.integration.repair_support import (
+    ALIVE,
+    DEAD,
+    HOUR,
+    G,
+    S,
+    consumers,
+    incident,
+    pel,
+    raw,
+    snapshot,
+)
+
+PRUNE = m.Options(inactive_ms=HOUR // 2)
+
+
+def _quiet(r, *names: bytes) -> None:  # noqa: ANN001
+    """Make consumers look unseen for an hour (XCLAIM in the scenario touched them)."""
+    backdate_consumers(r, S, {n: HOUR for n in names})
+
+
+def test_prune_refuses_a_consumer_holding_entries(r, conn) -> None:  # noqa: ANN001
+    stuck, _ = incident(r)
+    raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"empty")
+    _quiet(r, DEAD, b"empty")
+    before = pel(r)
+    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(), PRUNE)
+    assert {i.id: i.action for i in plan.items} == {DEAD: "refuse", b"empty": "delete"}
+    result = m.apply(conn, plan)
+    assert result.applied == 1
+    (refused,) = result.failed
+    assert refused.id == DEAD and refused.outcome == "refused" and "20 pending" in refused.detail
+    assert pel(r) == {k: v for k, v in before.items()} or set(pel(r)) == set(before)
+    assert set(consumers(r)) == {DEAD, ALIVE}
+    assert consumers(r)[DEAD] == 20
+
+
+def test_prune_with_reassign_moves_every_entry_first(r, conn) -> None:  # noqa: ANN001
+    stuck, fresh = incident(r, dead=1_234)
+    _quiet(r, DEAD)
+    ids_before = set(pel(r))
+    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
+                  m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE))  # fmt: skip
+    assert [(i.id, i.action, i.deliveries) for i in plan.items] == [
+        (DEAD, "reassign+delete", 1_234)
+    ]
+    result = m.apply(conn, plan, batch_size=100)
+    assert result.outcome_counts() == {"deleted": 1, "reassigned": 1_234}
+    after = pel(r)
+    assert set(after) == ids_before  # nothing lost
+    assert all(owner == ALIVE for owner, _i, _d in after.values())
+    assert DEAD not in consumers(r)
+
+
+def test_prune_rechecks_right_before_deleting(r, conn) -> None:  # noqa: ANN001
+    incident(r, dead=0, alive=0)
+    raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"late")
+    _quiet(r, b"late")
+    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(), PRUNE)
+    assert [i.action for i in plan.items] == ["delete"]
+    # It wakes up and reads an entry between the plan and the apply.
+    sc.deliver(r, S, G, b"late", 1)
+    result = m.apply(conn, plan)
+    assert result.outcome_counts() == {"holds-entries": 1}
+    assert consumers(r)[b"late"] == 1
+
+
+def test_prune_keeps_a_consumer_that_became_active(r, conn) -> None:  # noqa: ANN001
+    incident(r, dead=0, alive=0)
+    raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"polling")
+    _quiet(r, b"polling")
+    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(), PRUNE)
+    raw(r).execute_command("XREADGROUP", "GROUP", G, b"polling", "COUNT", 1, "STREAMS", S, "0")
+    assert m.apply(conn, plan).outcome_counts() == {"active": 1}
+
+
+def test_prune_plan_changes_nothing(r, conn) -> None:  # noqa: ANN001
+    incident(r)
+    _quiet(r, DEAD)
+    before = snapshot(r)
+    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
+                  m.Options(inactive_ms=1, reassign_to=b"x"))  # fmt: skip
+    assert plan.count >= 1
+    assert snapshot(r) == before
+
+
+# -- ghosts --fix ------------------------------------------------------------------------------
+
+
+def _ghosts(r) -> tuple[list[bytes], list[bytes]]:  # noqa: ANN001
+    stuck, fresh = incident(r, dead=300, alive=10)
+    gone = stuck[::7]
+    raw(r).execute_command("XDEL", S, *gone)
+    return gone, [i for i in stuck if i not in gone] + fresh
+
+
+def test_ghosts_fix_sweeps_them(r, conn) -> None:  # noqa: ANN001
+    gone, kept = _ghosts(r)
+    plan = m.plan(conn, "ghosts-fix", S, G, m.Targets(every=True))
+    assert [i.id for i in plan.items] == gone
+    result = m.apply(conn, plan)
+    assert result.outcome_counts() == {"ghost": len(gone)}
+    assert set(pel(r)) == set(kept)
+    assert b"pelctl-ghosts" not in consumers(r)
+
+
+@pytest.mark.parametrize("targets", [m.Targets(every=True, consumer=DEAD),
+                                     m.Targets(every=True, limit=10)])  # fmt: skip
+def test_ghosts_fix_exact_path(r, conn, targets: m.Targets) -> None:  # noqa: ANN001
+    gone, kept = _ghosts(r)
+    plan = m.plan(conn, "ghosts-fix", S, G, targets)
+    expected = gone[: targets.limit] if targets.limit else gone
+    assert [i.id for i in plan.items] == expected
+    result = m.apply(conn, plan)
+    assert result.applied == len(expected)
+    assert set(pel(r)) == set(kept) | (set(gone) - set(expected))
+
+
+def test_ghosts_fix_explicit_ids_only_acks_proven_missing(r, conn) -> None:  # noqa: ANN001
+    gone, kept = _ghosts(r)
+    plan = m.plan(conn, "ghosts-fix", S, G, m.Targets(ids=(gone[0], kept[0])))
+    assert [i.action for i in plan.items] == ["ack-ghost", "skip"]
+    result = m.apply(conn, plan)
+    assert result.outcome_counts() == {"ghost": 1, "present": 1}
+    assert kept[0] in pel(r)
+
+
+def test_sweep_keeps_its_cursor_and_claims_nothing(r, conn) -> None:  # noqa: ANN001
+    gone, kept = _ghosts(r)
+    before = pel(r)
+    removed = sweep_ghosts(conn, S, G, count=5)  # 50 PEL entries a call: many calls
+    assert sorted(removed) == sorted(gone)
+    after = pel(r)
+    for entry_id in kept:  # owners, idle (not reset) and delivery counts untouched
+        assert after[entry_id][0] == before[entry_id][0]
+        assert after[entry_id][2] == before[entry_id][2]
+        assert after[entry_id][1] >= before[entry_id][1]
+
+
+def test_ghosts_fix_sweeps_the_trimmed_head(r, conn) -> None:  # noqa: ANN001
+    stuck, fresh = incident(r, dead=500, alive=10)
+    # MAXLEN trimming removes the oldest entries: their PEL references become ghosts.
+    raw(r).execute_command("XTRIM", S, "MAXLEN", 200)
+    raw(r).execute_command("XDEL", S, fresh[0])
+    plan = m.plan(conn, "ghosts-fix", S, G, m.Targets(every=True))
+    trimmed = [i for i in plan.items if i.note == "trimmed"]
+    assert len(trimmed) >= 300 and [i.note for i in plan.items].count("deleted") == 1
+    result = m.apply(conn, plan)
+    assert result.applied == len(plan.items) and not result.failed
+    left = pel(r)
+    assert not set(left) & {i.id for i in plan.items}
+    first = raw(r).execute_command("XRANGE", S, "-", "+", "COUNT", 1)[0][0]
+    assert all(int(i.split(b"-")[0]) >= int(first.split(b"-")[0]) for i in left)
