@@ -1,0 +1,366 @@
+"""``pelctl dlq list|show|stats|replay|purge``: the dead-letter lifecycle after ``dlq move``.
+
+The commands join the ``dlq`` group of :mod:`pelctl.cli.dlq` when this module is imported.
+Without a DLQ argument, list/stats/replay/purge take every dead-letter stream (see
+:func:`pelctl.core.dlq.discover`). Replay and purge are declared mutations: read-only
+refusal before connecting, ``--yes`` without a terminal, ``--dry-run``, a confirmation
+showing the count, one audit line per dead-letter stream.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pelctl.cli.dlq import dlq_app
+from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.targets import REPAIR_PANEL, TARGETS_PANEL, FieldPrefixOpt
+
+DEFAULT_LIMIT = 100
+
+DlqArg = Annotated[
+    Optional[str],
+    typer.Argument(help="Dead-letter stream (default: every one found: SCAN for streams whose "
+                   "newest entry carries _dlq_source, or named *:dlq).", show_default=False,
+        metavar="DLQ"),
+]  # fmt: skip
+MatchOpt = Annotated[
+    Optional[str],
+    typer.Option("--match", "-m", help="Without DLQ: only dead-letter streams matching this "
+                 "glob.", rich_help_panel=TARGETS_PANEL, show_default=False),
+]  # fmt: skip
+SourceOpt = Annotated[
+    Optional[str],
+    typer.Option("--source", "-s", help="Only entries from this source stream (_dlq_source; "
+                 "a glob with * ? [).", rich_help_panel=TARGETS_PANEL, show_default=False),
+]  # fmt: skip
+ReasonOpt = Annotated[
+    Optional[str],
+    typer.Option("--reason", "-r", help="Only entries whose _dlq_reason contains TEXT "
+                 "(case-insensitive).", rich_help_panel=TARGETS_PANEL, show_default=False),
+]  # fmt: skip
+SinceOpt = Annotated[
+    Optional[str],
+    typer.Option("--since", help="Only entries dead-lettered since then: a duration ago (2h), "
+                 "an ISO time (2025-01-31T14:00Z) or a stream id.",
+                 rich_help_panel=TARGETS_PANEL, show_default=False),
+]  # fmt: skip
+UntilOpt = Annotated[
+    Optional[str],
+    typer.Option("--until", help="Only entries dead-lettered until then (same forms as "
+                 "--since).", rich_help_panel=TARGETS_PANEL, show_default=False),
+]  # fmt: skip
+LimitOpt = Annotated[
+    Optional[int],
+    typer.Option("--limit", "-n", min=1, help="At most N entries.",
+                 rich_help_panel=TARGETS_PANEL, show_default=False),
+]  # fmt: skip
+IdOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--id", help="Only this DLQ entry id (repeatable).",
+                 rich_help_panel=TARGETS_PANEL, show_default=False),
+]  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    """Nothing to add to the root: the commands joined ``dlq_app`` at import."""
+    del app
+
+
+def _filter(source: str | None, reason: str | None, since: str | None, until: str | None,
+            older_than: str | None = None) -> Any:  # noqa: ANN401  # fmt: skip
+    from pelctl.core.binary import unescape
+    from pelctl.core.dlq import DlqFilter, parse_time_bound
+    from pelctl.core.durations import parse_duration_ms
+
+    now = int(time.time() * 1000)
+    end = b"+"
+    if until is not None:
+        end = parse_time_bound(until, now_ms=now, end=True)
+    if older_than is not None:
+        bound = str(max(0, now - parse_duration_ms(older_than))).encode()
+        end = bound if end == b"+" else min(end, bound, key=_id_key)
+    return DlqFilter(
+        source=unescape(source) if source is not None else None,
+        reason=reason,
+        start=parse_time_bound(since, now_ms=now) if since is not None else b"-",
+        end=end,
+    )
+
+
+def _id_key(bound: bytes) -> tuple[int, int]:
+    ms, _, seq = bound.partition(b"-")
+    return int(ms), int(seq) if seq else 2**64
+
+
+# -- read ----------------------------------------------------------------------------------------
+
+
+@pelctl_command(dlq_app, "list", pipe_default="ndjson")
+def list_cmd(
+    rt: Runtime,
+    dlq: DlqArg = None,
+    source: SourceOpt = None,
+    reason: ReasonOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = None,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all", "-A", help="Every matching entry, streamed.", rich_help_panel=TARGETS_PANEL
+        ),
+    ] = False,  # fmt: skip
+    newest: Annotated[
+        bool, typer.Option("--newest", help="Newest first (XREVRANGE) instead of id order.")
+    ] = False,
+    match: MatchOpt = None,
+    field_prefix: FieldPrefixOpt = "_",
+) -> int:
+    """List dead-letter entries: source, original id, owner, deliveries, reason, age, fields.
+
+    Read in bounded XRANGE pages, so --all streams a DLQ of any size with flat memory. On a
+    terminal a table (default 100 entries); in pipes NDJSON, one entry per line."""
+    from pelctl.cli.dlq_mutate import dlq_keys
+    from pelctl.core.dlq import iter_entries, require_dlq
+    from pelctl.core.errors import UsageError
+    from pelctl.render import dlq as render
+
+    if every and limit is not None:
+        raise UsageError("--all and --limit exclude each other")
+    f = _filter(source, reason, since, until)
+    cap = None if every else (limit or DEFAULT_LIMIT)
+    conn = rt.connect()
+    keys = dlq_keys(conn, dlq, match, field_prefix)
+    lengths = {k: require_dlq(conn, k) for k in keys}
+
+    def entries():  # noqa: ANN202
+        left = cap
+        for key in keys:
+            if left is not None and left <= 0:
+                return
+            for e in iter_entries(conn, key, f, limit=left, newest_first=newest,
+                                  prefix=field_prefix, check=False):  # fmt: skip
+                if left is not None:
+                    left -= 1
+                yield e
+
+    with_dlq = dlq is None
+    shown = rt.out.stream(render.entry_columns(with_dlq),
+                          render.entry_items(entries(), with_dlq=with_dlq))  # fmt: skip
+    if not rt.out.machine:
+        total = sum(lengths.values())
+        if not keys:
+            rt.info("no dead-letter streams found")
+        elif cap is not None and shown == cap and total > shown:
+            rt.info(f"showing {shown:,} of {total:,} dead-letter entries (before filters); "
+                    "use --limit N or --all")  # fmt: skip
+        elif shown == 0:
+            rt.info("no entries" + (" match the filters" if f.active and total else ""))
+    return 0
+
+
+@pelctl_command(dlq_app, "show")
+def show_cmd(
+    rt: Runtime,
+    dlq: Annotated[
+        str, typer.Argument(metavar="DLQ", help="Dead-letter stream.", show_default=False)
+    ],
+    entry_id: Annotated[
+        str, typer.Argument(metavar="ID", help="Entry id in the DLQ.", show_default=False)
+    ],
+    field_prefix: FieldPrefixOpt = "_",
+) -> int:
+    """Everything about one dead-letter entry: its envelope and every field.
+
+    Names and values that are not UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
+    from pelctl.core.binary import unescape
+    from pelctl.core.dlq import get_entry
+    from pelctl.render import dlq as render
+
+    conn = rt.connect()
+    e = get_entry(conn, unescape(dlq), unescape(entry_id), field_prefix)
+    now = render.now_ms()
+    if rt.out.fmt in ("json", "ndjson"):
+        rt.out.document(render.show_json(e, now))
+        return 0
+    if rt.out.fmt in ("csv", "tsv"):
+        table = render.field_rows(e)
+        rt.out.table(table, [{"field": k, "value": v} for k, v in table.rows])
+        return 0
+    rt.out.pairs(render.entry_pairs(e, now), title=f"{e.dlq.decode(errors='replace')} "
+                 f"{e.id.decode()}")  # fmt: skip
+    rt.out.blank()
+    rt.out.table(render.field_rows(e))
+    return 0
+
+
+@pelctl_command(dlq_app, "stats")
+def stats_cmd(
+    rt: Runtime,
+    dlq: DlqArg = None,
+    source: SourceOpt = None,
+    reason: ReasonOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    match: MatchOpt = None,
+    field_prefix: FieldPrefixOpt = "_",
+) -> int:
+    """Counts of dead-letter entries by source, reason, hour and DLQ (one streamed pass).
+
+    -o json: {"total", "by_source", "by_reason", "by_hour", "by_dlq", "oldest_ms",
+    "newest_ms"}."""
+    from pelctl.cli.dlq_mutate import dlq_keys
+    from pelctl.core.dlq import stats
+    from pelctl.render import dlq as render
+
+    f = _filter(source, reason, since, until)
+    conn = rt.connect()
+    keys = dlq_keys(conn, dlq, match, field_prefix)
+    s = stats(conn, keys, f, prefix=field_prefix)
+    if rt.out.fmt in ("json", "ndjson"):
+        rt.out.document(render.stats_json(s))
+        return 0
+    if rt.out.fmt in ("csv", "tsv"):
+        doc = render.stats_json(s)
+        records = [{"kind": kind[3:], "key": k, "count": n}
+                   for kind in ("by_dlq", "by_source", "by_reason", "by_hour")
+                   for k, n in doc[kind].items()]  # fmt: skip
+        from pelctl.render.table import TableData
+
+        rt.out.table(TableData(()), records)
+        return 0
+    rt.out.message(render.stats_summary(s))
+    if s.total:
+        for table in render.stats_tables(s):
+            rt.out.blank()
+            rt.out.table(table)
+    return 0
+
+
+# -- mutations -----------------------------------------------------------------------------------
+
+
+@pelctl_command(dlq_app, "replay", mutating=True)
+def replay_cmd(
+    rt: Runtime,
+    dlq: DlqArg = None,
+    ids: IdOpt = None,
+    source: SourceOpt = None,
+    reason: ReasonOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = None,
+    to: Annotated[
+        Optional[str],
+        typer.Option(
+            "--to",
+            help="Replay into this stream instead of each entry's "
+            "_dlq_source (created if missing).",
+            rich_help_panel=REPAIR_PANEL,
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    rate: Annotated[
+        Optional[str],
+        typer.Option(
+            "--rate",
+            help="At most this many entries per second (200/s, 1000/m, "
+            "50/h); default: as fast as possible.",
+            rich_help_panel=REPAIR_PANEL,
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    strip_envelope: Annotated[
+        bool,
+        typer.Option(
+            "--strip-envelope/--keep-envelope",
+            help="Remove the _dlq_* envelope from the replayed copy (default), or keep it.",
+            rich_help_panel=REPAIR_PANEL,
+        ),
+    ] = True,  # fmt: skip
+    keep_retries: Annotated[
+        bool,
+        typer.Option(
+            "--keep-retries",
+            help="Keep _retry_count on the copy (default: removed, the count restarts).",
+            rich_help_panel=REPAIR_PANEL,
+        ),
+    ] = False,  # fmt: skip
+    match: MatchOpt = None,
+    field_prefix: FieldPrefixOpt = "_",
+) -> int:
+    """Put dead-letter entries back on their source stream (or --to), each exactly once.
+
+    Each copy gets the original fields (envelope removed unless --keep-envelope,
+    _retry_count removed unless --keep-retries) plus _replayed_from=<DLQ id>, and the entry
+    leaves the DLQ. When the DLQ and the target share a cluster slot (always on a single
+    server) copy and delete run in one script; otherwise a marker set beside the target makes
+    a rerun after a crash skip what was already copied. Rerun an interrupted replay as is."""
+    from pelctl.core.binary import unescape
+    from pelctl.core.dlq import DlqTargets, ReplayOptions, normalize_ids, parse_rate
+
+    f = _filter(source, reason, since, until)
+    targets = DlqTargets(
+        ids=normalize_ids(unescape(i) for i in ids or ()), limit=limit, source=f.source,
+        reason=f.reason, start=f.start, end=f.end,
+    )  # fmt: skip
+    options = ReplayOptions(
+        to=unescape(to) if to is not None else None, field_prefix=field_prefix,
+        rate=parse_rate(rate) if rate is not None else None,
+        keep_envelope=not strip_envelope, keep_retries=keep_retries,
+    )  # fmt: skip
+    from pelctl.cli.dlq_mutate import run
+
+    return run(rt, "dlq-replay", dlq, match, targets, options)
+
+
+@pelctl_command(dlq_app, "purge", mutating=True)
+def purge_cmd(
+    rt: Runtime,
+    dlq: DlqArg = None,
+    ids: IdOpt = None,
+    older_than: Annotated[
+        Optional[str],
+        typer.Option(
+            "--older-than",
+            help="Only entries dead-lettered more than this long ago (7d).",
+            rich_help_panel=TARGETS_PANEL,
+            show_default=False,
+        ),
+    ] = None,  # fmt: skip
+    source: SourceOpt = None,
+    reason: ReasonOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    limit: LimitOpt = None,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            "-A",
+            help="Every entry (needed when no id or filter is given).",
+            rich_help_panel=TARGETS_PANEL,
+        ),
+    ] = False,  # fmt: skip
+    match: MatchOpt = None,
+    field_prefix: FieldPrefixOpt = "_",
+) -> int:
+    """Delete dead-letter entries for good (XDEL), selected by id, filters or --all.
+
+    Same safety as every mutation: --dry-run lists them, a terminal asks first, --yes is
+    needed without one, read-only mode refuses, and the audit log records the ids."""
+    from pelctl.core.binary import unescape
+    from pelctl.core.dlq import DlqTargets, normalize_ids
+    from pelctl.core.mutations import Options
+
+    f = _filter(source, reason, since, until, older_than)
+    targets = DlqTargets(
+        ids=normalize_ids(unescape(i) for i in ids or ()), limit=limit, every=every,
+        source=f.source, reason=f.reason, start=f.start, end=f.end,
+    )  # fmt: skip
+    from pelctl.cli.dlq_mutate import run
+
+    return run(rt, "dlq-purge", dlq, match, targets, Options(field_prefix=field_prefix))

@@ -1,0 +1,214 @@
+"""How ``pelctl dlq replay`` and ``dlq purge`` run, over one or more dead-letter streams.
+
+The pattern of :mod:`pelctl.cli.mutate` (gate before connecting, plan, dry run,
+confirmation showing the count, apply, one audit line, exit 5 / 130), with the DLQ's own
+rendering, a combined confirmation when several DLQs are taken, the DLQ filters and replay
+options in the audit ``params``, and a progress bar with rate and time left.
+
+Loaded only when one of those commands runs (it is not needed for ``--help``).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import typer
+
+from pelctl.cli.options import Runtime
+
+
+def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list[bytes]:  # noqa: ANN401
+    """The named DLQ, or every one discovered (``--match`` narrows the discovery)."""
+    from pelctl.core.binary import unescape
+    from pelctl.core.dlq import discover
+    from pelctl.core.errors import UsageError
+
+    if dlq is not None:
+        if match is not None:
+            raise UsageError("--match selects dead-letter streams when no DLQ is given")
+        return [unescape(dlq)]
+    return [d.key for d in discover(conn, unescape(match) if match else None, prefix)]
+
+
+def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any,  # noqa: ANN401
+         options: Any) -> int:  # noqa: ANN401  # fmt: skip
+    from pelctl.cli.mutate import gate
+    from pelctl.core import dlq as core
+    from pelctl.core import mutations
+
+    mutation = mutations.get(action)
+    if not rt.dry_run:
+        gate(rt, mutation)  # read-only, --yes without a terminal, audit log writable
+    conn = rt.connect()
+    keys = dlq_keys(conn, dlq, match, options.field_prefix)
+    if not keys:
+        rt.info("no dead-letter streams found")
+        return 0
+    plans = [core.plan_dlq(conn, action, key, targets, options, detail=rt.dry_run)
+             for key in keys]  # fmt: skip
+    single = dlq is not None
+    if rt.dry_run:
+        return _show_dry_run(rt, plans, single)
+    total = sum(p.count for p in plans)
+    if total and not _confirm(rt, plans):
+        rt.info("aborted: nothing changed")
+        return 1
+    return _apply(rt, conn, plans, single)
+
+
+def _show_dry_run(rt: Runtime, plans: list[Any], single: bool) -> int:
+    from pelctl.core.mutations import dry_run_result
+    from pelctl.render import dlq as render
+
+    out = rt.out
+    docs = [render.result_json(dry_run_result(p), p) for p in plans]
+    if out.fmt == "json":
+        out.document(docs[0] if single else render.combined_json(docs, plans[0].action, True))
+        return 0
+    if out.fmt in ("ndjson", "csv", "tsv"):
+        out.stream(render.plan_columns(plans[0]), render.plan_items(plans))
+        return 0
+    if any(p.items or p.missing for p in plans):
+        out.stream(render.plan_columns(plans[0]), render.plan_items(plans))
+        out.blank()
+    for p in plans:
+        out.message(f"dry run, nothing changed: {render.plan_summary(p)}")
+        for note in p.notes:
+            rt.info(f"note: {note}")
+    return 0
+
+
+def _confirm(rt: Runtime, plans: list[Any]) -> bool:
+    from pelctl.render import dlq as render
+
+    if rt.yes:
+        return True
+    for p in plans:
+        rt.info(render.plan_summary(p))
+        for note in p.notes:
+            rt.info(f"note: {note}")
+    if len(plans) == 1:
+        question = plans[0].mutation.prompt(plans[0])
+    else:
+        total = sum(p.count for p in plans)
+        question = (f"{plans[0].mutation.verb} {total:,} entr{'y' if total == 1 else 'ies'} "
+                    f"from {len(plans)} dead-letter streams?")  # fmt: skip
+    try:
+        return typer.confirm(question, default=False, err=True)
+    except (typer.Abort, EOFError):
+        return False
+
+
+class ReplayProgress:
+    """A progress bar on a terminal's stderr: done/total, rate, time left. Transient; drawn
+    only when stderr is a terminal and the run lasts more than 0.3 s."""
+
+    def __init__(self, description: str, no_color: bool = False) -> None:
+        self.description = description
+        self.no_color = no_color
+        self.enabled = _stderr_tty()
+        self._progress: Any = None
+        self._task: Any = None
+        self._t0 = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._progress is None:
+            if time.monotonic() - self._t0 < 0.3 or done >= total:
+                return  # quick runs never flash a bar
+            self._start(total)
+        self._progress.update(self._task, completed=done, total=total)
+
+    def _start(self, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+        from rich.text import Text
+
+        class Rate(ProgressColumn):
+            def render(self, task: Any) -> Text:  # noqa: ANN401
+                speed = task.finished_speed or task.speed
+                return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
+
+        console = Console(stderr=True, no_color=self.no_color, highlight=False)
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
+            TimeRemainingColumn(),
+            console=console, transient=True, redirect_stdout=False, redirect_stderr=False,
+        )  # fmt: skip
+        self._progress.start()
+        self._task = self._progress.add_task(self.description, total=total)
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def _stderr_tty() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:  # noqa: ANN401
+    from pelctl.core import audit, mutations
+    from pelctl.core import dlq as core
+
+    settings = conn.settings
+    results = []
+    for p in plans:
+        progress = ReplayProgress(f"{p.mutation.verb} {p.stream.decode(errors='replace')}",
+                                  no_color=bool(rt.options.get("no_color")))  # fmt: skip
+        try:
+            result = mutations.apply(conn, p, progress=progress)
+        finally:
+            progress.close()
+        audit.record(result, server=settings.redacted_url, context=settings.context,
+                     params=core.params(p), secrets=settings.secrets)  # fmt: skip
+        results.append(result)
+        if result.interrupted:
+            break
+    _show_results(rt, results, single)
+    if any(r.interrupted for r in results):
+        return 130
+    return 5 if any(r.failed for r in results) else 0
+
+
+def _show_results(rt: Runtime, results: list[Any], single: bool) -> None:
+    from pelctl.render import dlq as render
+    from pelctl.render.table import TableData
+
+    out = rt.out
+    docs = [render.result_json(r) for r in results]
+    if out.fmt in ("json", "ndjson"):
+        out.document(docs[0] if single else render.combined_json(docs, results[0].action, False))
+        return
+    if out.fmt in ("csv", "tsv"):
+        out.table(TableData(()), [
+            {"action": d["action"], "dlq": d["dlq"], "dry_run": False, "matched": d["matched"],
+             "applied": d["applied"], "skipped": d["skipped"], "failed": len(d["failed"])}
+            for d in docs
+        ])  # fmt: skip
+        return
+    for result in results:
+        out.message(render.result_summary(result))
+        if result.failed:
+            out.blank()
+            table = render.failed_table(result)
+            shown = table.rows[:50]
+            out.table(TableData(table.columns, shown, title=table.title))
+            if len(table.rows) > len(shown):
+                rt.info(f"... and {len(table.rows) - len(shown):,} more (use -o json for all)")
+        for note in result.notes:
+            rt.info(f"note: {note}")

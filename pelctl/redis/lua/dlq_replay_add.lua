@@ -1,0 +1,53 @@
+-- pelctl dlq replay across slots, step 2 of 3 (on the target's node). Step 1 (the client)
+-- read the entries from the dead-letter stream; step 3 (the client) XDELs them there.
+--
+-- Per entry, atomically on the target's slot: unless its dead-letter id is already in the
+-- marker set (a sorted set beside the target, scored by time), XADD the prepared fields plus
+-- the marker field to the target and ZADD the id to the marker set. A run killed between
+-- step 2 and step 3 leaves the copy and its marker: the rerun finds the marker here
+-- ('already') and only deletes the dead-letter entry. A copy is never made twice, and the
+-- dead-letter entry is never deleted before its copy exists.
+--
+-- Markers older than the retention are dropped (a rerun must come within it).
+--
+-- KEYS[1] target stream, KEYS[2] marker set
+-- ARGV: marker field, create (1|0: NOMKSTREAM), retention ms, then per entry:
+--       id, n, then n field/value strings
+-- Reply per entry: replayed <new id> | already '' | skip no-target | fail <error>
+local target, markers = KEYS[1], KEYS[2]
+local marker_field, create, retention = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local now = server_ms()
+redis.call('ZREMRANGEBYSCORE', markers, '-inf', '(' .. (now - retention))
+local out, added_any = {}, false
+local i = 4
+while i <= #ARGV do
+  local id, n = ARGV[i], tonumber(ARGV[i + 1])
+  local first = i + 2
+  i = first + n
+  local status, detail = 'skip', ''
+  if redis.call('ZSCORE', markers, id) then
+    status = 'already'
+  else
+    local args = {target}
+    if create ~= '1' then args[#args + 1] = 'NOMKSTREAM' end
+    args[#args + 1] = '*'
+    for j = first, first + n - 1 do args[#args + 1] = ARGV[j] end
+    args[#args + 1] = marker_field
+    args[#args + 1] = id
+    local added = redis.pcall('XADD', unpack(args))
+    local err = error_text(added)
+    if err then
+      status, detail = 'fail', err
+    elseif not added then
+      detail = 'no-target'
+    else
+      redis.call('ZADD', markers, now, id)
+      added_any = true
+      status, detail = 'replayed', added
+    end
+  end
+  out[#out + 1] = status
+  out[#out + 1] = detail
+end
+if added_any then redis.call('PEXPIRE', markers, retention) end
+return out

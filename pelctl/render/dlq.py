@@ -1,0 +1,334 @@
+"""Rows and JSON for dead-letter streams: entries, one entry in full, stats, replay/purge
+plans and results (CLI; the TUI's DLQ view can use the same rows)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pelctl.core.binary import escape, to_json_text
+from pelctl.core.dlq import DlqEntry, DlqStats
+from pelctl.core.durations import format_duration_ms
+from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult
+from pelctl.render.pending import fields_json, fields_preview
+from pelctl.render.table import Column, TableData, fmt_int
+
+ENTRY_COLUMNS = (
+    Column("id", "ID"),
+    Column("source", "SOURCE"),
+    Column("original_id", "ORIGINAL ID"),
+    Column("owner", "OWNER"),
+    Column("deliveries", "DELIV", "right"),
+    Column("reason", "REASON"),
+    Column("age", "AGE", "right"),
+    Column("fields", "FIELDS"),
+)
+DLQ_COLUMN = Column("dlq", "DLQ")
+
+
+def _b(value: bytes | None) -> str:
+    return escape(value) if value is not None else "-"
+
+
+def _jb(value: bytes | None) -> str | None:
+    return escape(value) if value is not None else None
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# -- entries -----------------------------------------------------------------------------------
+
+
+def entry_columns(with_dlq: bool) -> tuple[Column, ...]:
+    return ((DLQ_COLUMN,) if with_dlq else ()) + ENTRY_COLUMNS
+
+
+def entry_row(e: DlqEntry, now: int, *, with_dlq: bool = False, width: int = 60) -> tuple[str, ...]:  # noqa: E501
+    row = (
+        e.id.decode(),
+        _b(e.source),
+        _b(e.original_id),
+        _b(e.owner),
+        str(e.deliveries) if e.deliveries is not None else "-",
+        e.reason if e.reason is not None else "-",
+        format_duration_ms(max(0, now - e.time_ms)),
+        fields_preview(e.fields, width=width),
+    )
+    return ((escape(e.dlq),) if with_dlq else ()) + row
+
+
+def entry_json(e: DlqEntry, now: int) -> dict[str, Any]:
+    """One entry as JSON: names escaped where binary, payload values as text (escaped when
+    not UTF-8), the envelope parsed."""
+    return {
+        "dlq": escape(e.dlq),
+        "id": e.id.decode(),
+        "source": _jb(e.source),
+        "group": _jb(e.group),
+        "original_id": _jb(e.original_id),
+        "owner": _jb(e.owner),
+        "deliveries": e.deliveries,
+        "idle_ms": e.idle_ms,
+        "reason": e.reason,
+        "at_ms": e.at_ms,
+        "age_ms": max(0, now - e.time_ms),
+        "fields": fields_json(e.fields),
+    }
+
+
+def entry_style(e: DlqEntry) -> str | None:
+    if not e.enveloped:
+        return "dim"
+    if e.deliveries is not None and e.deliveries >= 5:
+        return "magenta"
+    return None
+
+
+def entry_items(
+    entries: Iterator[DlqEntry], *, with_dlq: bool = False
+) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
+    """``(row, record, style)`` for :meth:`pelctl.cli.output.Output.stream`."""
+    for e in entries:
+        now = now_ms()
+        yield entry_row(e, now, with_dlq=with_dlq), entry_json(e, now), entry_style(e)
+
+
+def _when(ms: int | None, now: int) -> str:
+    if ms is None:
+        return "-"
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ms / 1000)) + f".{ms % 1000:03d}Z"
+    return f"{stamp} ({format_duration_ms(max(0, now - ms))} ago)"
+
+
+def entry_pairs(e: DlqEntry, now: int) -> list[tuple[str, str]]:
+    """Everything about one entry (``dlq show``): envelope first, then every field."""
+    pairs = [
+        ("dlq", escape(e.dlq)),
+        ("id", e.id.decode()),
+        ("dead-lettered", _when(e.time_ms, now)),
+        ("source", _b(e.source)),
+        ("group", _b(e.group)),
+        ("original id", _b(e.original_id)),
+        ("last owner", _b(e.owner)),
+        ("deliveries", str(e.deliveries) if e.deliveries is not None else "-"),
+        ("idle when moved", format_duration_ms(e.idle_ms)),
+        ("reason", e.reason if e.reason is not None else "-"),
+    ]
+    if not e.enveloped:
+        pairs.append(("note", "no dead-letter envelope: replay needs --to STREAM"))
+    return pairs
+
+
+def field_rows(e: DlqEntry) -> TableData:
+    cols = (Column("field", "FIELD"), Column("value", "VALUE"))
+    return TableData(cols, [(escape(k), escape(v)) for k, v in e.fields], title="fields")
+
+
+def show_json(e: DlqEntry, now: int) -> dict[str, Any]:
+    out = entry_json(e, now)
+    # Field names may repeat in a stream entry: the ordered pairs keep every one.
+    out["field_pairs"] = [[to_json_text(k), to_json_text(v)] for k, v in e.fields]
+    out["binary"] = [escape(k) for k, v in e.fields if not _utf8(k) or not _utf8(v)]
+    return out
+
+
+def _utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+# -- stats -------------------------------------------------------------------------------------
+
+
+def _source_name(s: bytes | None) -> str:
+    return escape(s) if s is not None else "(no envelope)"
+
+
+def _reason_name(r: str | None) -> str:
+    return r if r is not None else "(none)"
+
+
+def hour_label(ms: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:00Z", time.gmtime(ms / 1000))
+
+
+def stats_json(s: DlqStats) -> dict[str, Any]:
+    return {
+        "total": s.total,
+        "by_source": {_source_name(k): n for k, n in s.by_source},
+        "by_reason": {_reason_name(k): n for k, n in s.by_reason},
+        "by_hour": {hour_label(h): n for h, n in s.by_hour},
+        "by_dlq": {escape(k): n for k, n in s.by_dlq},
+        "oldest_ms": s.oldest_ms,
+        "newest_ms": s.newest_ms,
+    }
+
+
+def _bar(n: int, top: int, width: int = 30) -> str:
+    if top <= 0 or n <= 0:
+        return ""
+    return "█" * max(1, round(width * n / top))
+
+
+def stats_tables(s: DlqStats) -> list[TableData]:
+    count_cols = (Column("key", ""), Column("count", "COUNT", "right"), Column("bar", ""))
+
+    def table(title: str, header: str, rows: Sequence[tuple[str, int]]) -> TableData:
+        top = max((n for _k, n in rows), default=0)
+        cols = (Column("key", header),) + count_cols[1:]
+        return TableData(cols, [(k, fmt_int(n), _bar(n, top)) for k, n in rows], title=title)
+
+    out = [
+        table("by source", "SOURCE", [(_source_name(k), n) for k, n in s.by_source]),
+        table("by reason", "REASON", [(_reason_name(k), n) for k, n in s.by_reason]),
+        table("by hour (UTC, dead-lettered)", "HOUR", [(hour_label(h), n) for h, n in s.by_hour]),
+    ]
+    if len(s.by_dlq) > 1:
+        out.insert(0, table("by dead-letter stream", "DLQ",
+                            [(escape(k), n) for k, n in s.by_dlq]))  # fmt: skip
+    return out
+
+
+def stats_summary(s: DlqStats) -> str:
+    if not s.total:
+        return "0 entries"
+    span = ""
+    if s.oldest_ms is not None and s.newest_ms is not None:
+        span = (f"; oldest {format_duration_ms(max(0, s.now_ms - s.oldest_ms))} ago, newest "
+                f"{format_duration_ms(max(0, s.now_ms - s.newest_ms))} ago")  # fmt: skip
+    n = s.total
+    return (
+        f"{n:,} entr{'y' if n == 1 else 'ies'} in {len(s.by_dlq)} dead-letter stream"
+        + ("s" if len(s.by_dlq) != 1 else "")
+        + span
+    )
+
+
+# -- plans and results -------------------------------------------------------------------------
+
+_ACTION_STYLE = {"skip": "dim", "refuse": "red", "purge": "yellow"}
+
+
+def plan_columns(plan: Plan) -> tuple[Column, ...]:
+    where = "TARGET" if plan.action == "dlq-replay" else "SOURCE"
+    return (
+        Column("dlq", "DLQ"),
+        Column("id", "ID"),
+        Column("target", where),
+        Column("age", "AGE", "right"),
+        Column("deliveries", "DELIV", "right"),
+        Column("action", "ACTION"),
+        Column("note", "NOTE"),
+    )
+
+
+def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
+    where = "target" if plan.action == "dlq-replay" else "source"
+    return {
+        "dlq": escape(plan.stream),
+        "id": escape(item.id),
+        where: escape(item.owner) if item.owner else None,
+        "age_ms": item.idle_ms,
+        "deliveries": item.deliveries,
+        "action": item.action,
+        "note": item.note,
+    }
+
+
+def plan_items(
+    plans: Sequence[Plan],
+) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:  # noqa: E501
+    for plan in plans:
+        for item in plan.items:
+            row = (escape(plan.stream), escape(item.id), escape(item.owner) or "-",
+                   format_duration_ms(item.idle_ms), str(item.deliveries), item.action,
+                   item.note)  # fmt: skip
+            yield row, plan_record(plan, item), _ACTION_STYLE.get(item.action)
+        for missing in plan.missing:
+            row = (escape(plan.stream), escape(missing), "-", "-", "-", "skip",
+                   "not in the dead-letter stream")  # fmt: skip
+            record = {"dlq": escape(plan.stream), "id": escape(missing), "action": "skip",
+                      "note": "not in the dead-letter stream"}  # fmt: skip
+            yield row, record, "dim"
+
+
+def plan_summary(plan: Plan) -> str:
+    """``dlq-replay: 1,204 entries from orders:dlq to orders (1,200), payments (4); refuse 2``."""
+    n = plan.count
+    noun = "entry" if n == 1 else "entries"
+    text = f"{plan.action}: {n:,} {noun} from {escape(plan.stream)}"
+    if plan.action == "dlq-replay":
+        by_target: dict[bytes, int] = {}
+        for item in plan.actionable:
+            by_target[item.owner] = by_target.get(item.owner, 0) + 1
+        top = sorted(by_target.items(), key=lambda kv: -kv[1])
+        if top:
+            text += " to " + ", ".join(f"{escape(t)} ({c:,})" for t, c in top[:3])
+            if len(top) > 3:
+                text += f" and {len(top) - 3} more"
+    skipped = {a: c for a, c in plan.action_counts().items() if a in SKIP_ACTIONS}
+    if skipped:
+        text += "; " + ", ".join(f"{a} {c:,}" for a, c in sorted(skipped.items()))
+    return text
+
+
+def result_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "action": result.action,
+        "dlq": escape(result.stream),
+        "dry_run": result.dry_run,
+        "matched": result.matched,
+        "applied": result.applied,
+        "skipped": result.skipped,
+        "failed": [
+            {"id": escape(f.id), "reason": f.outcome + (f": {f.detail}" if f.detail else "")}
+            for f in result.failed
+        ],
+        "outcomes": result.outcome_counts(),
+    }
+    if result.interrupted:
+        out["interrupted"] = True
+    if result.notes:
+        out["notes"] = list(result.notes)
+    if plan is not None and result.dry_run:
+        out["plan"] = [record for _row, record, _style in plan_items([plan])]
+    return out
+
+
+def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool) -> dict[str, Any]:  # noqa: E501
+    """Several DLQs (no DLQ argument): the totals, and each DLQ's own object under ``dlqs``."""
+    return {
+        "action": action,
+        "dry_run": dry_run,
+        "matched": sum(r["matched"] for r in results),
+        "applied": sum(r["applied"] for r in results),
+        "skipped": sum(r["skipped"] for r in results),
+        "failed": [f for r in results for f in r["failed"]],
+        "dlqs": list(results),
+    }
+
+
+def result_summary(result: RepairResult) -> str:
+    head = (
+        f"{result.action} {escape(result.stream)}: matched {result.matched:,}, applied "
+        f"{result.applied:,}, skipped {result.skipped:,}, failed {len(result.failed):,}"
+    )
+    counts = result.outcome_counts()
+    if counts:
+        head += "\n  " + " · ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
+    if result.interrupted:
+        head += ("\n  interrupted: rerun the same command; entries already replayed are "
+                 "skipped, none is copied twice")  # fmt: skip
+    return head
+
+
+def failed_table(result: RepairResult) -> TableData:
+    cols = (Column("id", "ID"), Column("outcome", "OUTCOME"), Column("detail", "DETAIL"))
+    rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
+    return TableData(cols, rows, title=f"failed in {escape(result.stream)}")

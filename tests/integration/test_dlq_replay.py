@@ -1,0 +1,349 @@
+"""Replay and purge on a real redis-server, through the one plan/apply API every surface uses
+(:func:`pelctl.core.mutations.plan` / ``apply``): both replay paths (one script; the ordered
+cross-slot path forced on a standalone server), crash windows, options, refusals, binary
+fields, and ``--rate`` held within 10% over a 10-second replay."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from pelctl import scenario as sc
+from pelctl.core import dlq, mutations
+from pelctl.core.errors import StreamNotFound, UsageError, WrongType
+from pelctl.core.mutations import Options, Targets
+from pelctl.redis.scripts import DEFAULT_BATCH, key_slot, script
+from tests.integration.dlq_builders import (
+    add_dead,
+    copies_by_marker,
+    dlq_ids,
+    entries,
+    field,
+    fill,
+    raw,
+)
+
+PATHS = pytest.mark.parametrize("force", [False, True], ids=["one-script", "cross-slot"])
+BIN_FIELDS = ((b"k\xff", b"\x00v\n"), (b"text", "café".encode()), (b"blob", b"\x80\x81"))
+
+
+def replay(conn, key: bytes = b"o:dlq", targets=None, options=None, *, force=False, **kw):  # noqa: ANN001, ANN201
+    p = dlq.plan_dlq(conn, "dlq-replay", key, targets or dlq.DlqTargets(),
+                     options or dlq.ReplayOptions())  # fmt: skip
+    return p, mutations.apply(conn, p, force_cross_slot=force, **kw)
+
+
+def source_stream(r, name: bytes = b"o") -> None:  # noqa: ANN001
+    sc.add_entries(r, name, 1, {b"seed": b"1"})
+
+
+# -- the two paths --------------------------------------------------------------------------
+
+
+@PATHS
+def test_replay_puts_each_entry_back_once_with_its_original_fields(r, conn, force) -> None:  # noqa: ANN001
+    source_stream(r)
+    ids = fill(r, b"o:dlq", b"o", 450)
+    p, res = replay(conn, force=force, batch_size=100)
+    assert p.count == 450 and p.action == "dlq-replay" and p.stream == b"o:dlq"
+    assert {i.owner for i in p.items} == {b"o"}
+    assert (res.matched, res.applied, res.skipped, res.failed) == (450, 450, 0, ())
+    assert res.outcome_counts() == {"replayed": 450}
+    assert res.applied_ids == ids
+    assert r.xlen(b"o:dlq") == 0
+    copies = entries(r, b"o")[1:]
+    # In DLQ order, with the original fields only (envelope and _retry_count removed) plus
+    # the marker.
+    for i, ((_new_id, flat), dlq_id) in enumerate(zip(copies, ids, strict=True)):
+        assert flat == [b"order_id", b"ord-%d" % i, b"amount", b"%d.00" % i,
+                        b"_replayed_from", dlq_id]  # fmt: skip
+    assert [i.detail for i in res.items] == [c[0].decode() for c in copies]
+    marker = raw(r).execute_command("ZRANGE", dlq.marker_key(b"o", b"o:dlq"), 0, -1)
+    assert set(marker) == (set(ids) if force else set())  # markers only on the ordered path
+    if force:
+        assert 0 < r.pttl(dlq.marker_key(b"o", b"o:dlq")) <= dlq.MARKER_RETENTION_MS
+
+
+@PATHS
+def test_binary_fields_and_names_replay_byte_for_byte(r, conn, force) -> None:  # noqa: ANN001
+    src, key = b"s\xff\\rc", b"d\xfe:dlq"
+    source_stream(r, src)
+    dlq_id = add_dead(r, key, src, BIN_FIELDS, reason=b"\xff")
+    _p, res = replay(conn, key, force=force)
+    assert res.applied == 1
+    (_id, flat) = entries(r, src)[-1]
+    assert flat == [x for kv in BIN_FIELDS for x in kv] + [b"_replayed_from", dlq_id]
+
+
+def test_forced_cross_slot_switch_from_the_environment(r, conn, monkeypatch) -> None:  # noqa: ANN001
+    source_stream(r)
+    fill(r, b"o:dlq", b"o", 3)
+    monkeypatch.setenv("PELCTL_FORCE_CROSS_SLOT", "1")
+    p, res = replay(conn, force=None)
+    assert res.applied == 3
+    assert any("different cluster slots" in n for n in p.notes)
+    assert r.zcard(dlq.marker_key(b"o", b"o:dlq")) == 3
+
+
+def test_marker_key_shares_the_target_slot() -> None:
+    for target in (b"orders", b"{payments}", b"a{b}c", b"x}y{", b"{}", b"\xff{", b"o{"):
+        key = dlq.marker_key(target, b"some:dlq")
+        assert key_slot(key) == key_slot(target), target
+        assert key.endswith(b":pelctl-replayed:some:dlq")
+    assert dlq.marker_key(b"orders", b"orders:dlq") == b"{orders}:pelctl-replayed:orders:dlq"
+    assert dlq.marker_key(b"{p}", b"{p}:dlq") == b"{p}:pelctl-replayed:{p}:dlq"
+
+
+# -- crash windows ------------------------------------------------------------------------------
+
+
+def _copy_without_delete(r, conn, ids: list[bytes]) -> None:  # noqa: ANN001
+    """What a cross-slot run killed between step 2 (copy + marker) and step 3 (XDEL) leaves."""
+    rr = raw(r)
+    args: list[object] = [b"_replayed_from", 0, dlq.MARKER_RETENTION_MS]
+    for entry_id in ids:
+        flat = rr.execute_command("XRANGE", b"o:dlq", entry_id, entry_id)[0][1]
+        fields = dlq.replay_fields(zip(flat[0::2], flat[1::2], strict=True))
+        args += [entry_id, len(fields), *fields]
+    script("dlq_replay_add").call(rr, [b"o", dlq.marker_key(b"o", b"o:dlq")], args)
+
+
+@PATHS
+def test_rerun_after_a_kill_between_copy_and_delete_only_deletes(r, conn, force) -> None:  # noqa: ANN001
+    source_stream(r)
+    ids = fill(r, b"o:dlq", b"o", 10)
+    _copy_without_delete(r, conn, ids[:4])
+    assert r.xlen(b"o:dlq") == 10 and max(copies_by_marker(r, b"o").values()) == 1
+    # The rerun, on either path (a same-slot script also honours markers left by the other).
+    _p, res = replay(conn, force=force)
+    assert res.outcome_counts() == {"already-replayed": 4, "replayed": 6}
+    assert res.applied == 10 and sorted(res.applied_ids) == sorted(ids)
+    copies = copies_by_marker(r, b"o")
+    assert copies == {i: 1 for i in ids}
+    assert r.xlen(b"o:dlq") == 0
+
+
+def test_step_two_is_idempotent(r, conn) -> None:  # noqa: ANN001
+    source_stream(r)
+    ids = fill(r, b"o:dlq", b"o", 5)
+    _copy_without_delete(r, conn, ids)
+    _copy_without_delete(r, conn, ids)  # two runs racing through step 2
+    assert copies_by_marker(r, b"o") == {i: 1 for i in ids}
+
+
+def test_old_markers_expire_with_the_retention(r, conn) -> None:  # noqa: ANN001
+    source_stream(r)
+    ids = fill(r, b"o:dlq", b"o", 2)
+    key = dlq.marker_key(b"o", b"o:dlq")
+    r.zadd(key, {b"1-0": 1, b"2-0": time.time() * 1000})
+    _copy_without_delete(r, conn, ids[:1])
+    assert set(raw(r).execute_command("ZRANGE", key, 0, -1)) == {b"2-0", ids[0]}
+
+
+@PATHS
+def test_entries_gone_since_the_plan_are_skipped(r, conn, force) -> None:  # noqa: ANN001
+    source_stream(r)
+    ids = fill(r, b"o:dlq", b"o", 6)
+    p = dlq.plan_dlq(conn, "dlq-replay", b"o:dlq")
+    r.xdel(b"o:dlq", ids[1], ids[4])  # purged (or replayed by someone else) meanwhile
+    res = mutations.apply(conn, p, force_cross_slot=force)
+    assert res.outcome_counts() == {"replayed": 4, "gone": 2}
+    assert (res.applied, res.skipped, res.failed) == (4, 2, ())
+    assert set(copies_by_marker(r, b"o")) == set(ids) - {ids[1], ids[4]}
+
+
+# -- options ------------------------------------------------------------------------------------
+
+
+@PATHS
+def test_keep_envelope_and_keep_retries(r, conn, force) -> None:  # noqa: ANN001
+    source_stream(r)
+    (dlq_id,) = fill(r, b"o:dlq", b"o", 1)
+    old = raw(r).execute_command("XRANGE", b"o:dlq", "-", "+")[0][1]
+    _p, res = replay(conn, options=dlq.ReplayOptions(keep_envelope=True, keep_retries=True),
+                     force=force)  # fmt: skip
+    assert res.applied == 1
+    assert entries(r, b"o")[-1][1] == old + [b"_replayed_from", dlq_id]
+
+
+def test_an_earlier_replay_marker_is_replaced(r, conn) -> None:  # noqa: ANN001
+    source_stream(r)
+    dlq_id = add_dead(r, b"o:dlq", b"o", ((b"a", b"1"), (b"_replayed_from", b"9-9")))
+    replay(conn)
+    assert entries(r, b"o")[-1][1] == [b"a", b"1", b"_replayed_from", dlq_id]
+
+
+@PATHS
+def test_to_another_stream_creates_it(r, conn, force) -> None:  # noqa: ANN001
+    source_stream(r)
+    ids = fill(r, b"o:dlq", b"o", 3)
+    add_dead(r, b"o:dlq", None, ((b"bare", b"1"),))  # no envelope: fine with --to
+    p, res = replay(conn, options=dlq.ReplayOptions(to=b"fixed"), force=force)
+    assert {i.owner for i in p.items} == {b"fixed"}
+    assert p.items[0].note == "creates fixed"
+    assert res.applied == 4
+    assert r.xlen(b"fixed") == 4 and r.xlen(b"o") == 1
+    assert set(copies_by_marker(r, b"fixed")) >= set(ids)
+    with pytest.raises(UsageError, match="--to is the dead-letter stream itself"):
+        replay(conn, options=dlq.ReplayOptions(to=b"o:dlq"))
+
+
+def test_refusals_no_source_missing_source_wrong_type(r, conn) -> None:  # noqa: ANN001
+    source_stream(r)
+    good = add_dead(r, b"o:dlq", b"o")
+    bare = add_dead(r, b"o:dlq", None)
+    gone = add_dead(r, b"o:dlq", b"deleted-stream")
+    r.hset(b"h", b"a", b"1")
+    wrong = add_dead(r, b"o:dlq", b"h")
+    loop = add_dead(r, b"o:dlq", b"o:dlq")
+    p, res = replay(conn)
+    actions = {i.id: (i.action, i.note) for i in p.items}
+    assert actions[good][0] == "replay"
+    assert actions[bare] == ("refuse", "no _dlq_source in the entry: give --to STREAM")
+    assert actions[gone] == (
+        "refuse", "source stream deleted-stream does not exist (--to STREAM creates it)"
+    )  # fmt: skip
+    assert actions[wrong] == ("refuse", "target h is a hash, not a stream")
+    assert actions[loop] == ("refuse", "its source is this dead-letter stream")
+    assert p.count == 1
+    assert res.applied == 1 and len(res.failed) == 4 and not res.ok
+    assert {f.outcome for f in res.failed} == {"refused"}
+    assert dlq_ids(r, b"o:dlq") == {bare, gone, wrong, loop}  # refused entries stay
+
+
+@PATHS
+def test_target_deleted_or_retyped_after_the_plan(r, conn, force) -> None:  # noqa: ANN001
+    source_stream(r)
+    source_stream(r, b"p")
+    a = add_dead(r, b"o:dlq", b"o")
+    b = add_dead(r, b"o:dlq", b"p")
+    p = dlq.plan_dlq(conn, "dlq-replay", b"o:dlq")
+    r.delete(b"o")
+    r.delete(b"p")
+    r.hset(b"p", b"x", b"1")
+    res = mutations.apply(conn, p, force_cross_slot=force)
+    out = {i.id: i for i in res.items}
+    assert out[a].outcome == "no-target" and out[a].status == "skipped"
+    assert out[b].outcome == "fail" and "WRONGTYPE" in out[b].detail
+    assert r.exists(b"o") == 0  # NOMKSTREAM: a deleted source is not re-created
+    assert dlq_ids(r, b"o:dlq") == {a, b}  # nothing lost
+
+
+def test_filters_ids_and_limit_select_what_is_replayed(r, conn) -> None:  # noqa: ANN001
+    source_stream(r)
+    source_stream(r, b"p")
+    a = fill(r, b"o:dlq", b"o", 6, start_ms=1_000)
+    b = [add_dead(r, b"o:dlq", b"p", entry_id=f"{2_000 + i}-0", reason=b"special") for i in
+         range(3)]  # fmt: skip
+    p, res = replay(conn, targets=dlq.DlqTargets(source=b"o", reason="timeout"))
+    assert [i.id for i in p.items] == a[1::2] and res.applied == 3
+    p, res = replay(conn, targets=dlq.DlqTargets(start=b"2001-0", limit=1))
+    assert [i.id for i in p.items] == [b[1]]
+    p, res = replay(conn, targets=dlq.DlqTargets(ids=(b[2], b"2000", b"5-5")))
+    assert [i.id for i in p.items] == [b[2], b[0]] and p.missing == (b"5-5",)
+    assert res.outcome_counts() == {"replayed": 2, "gone": 1}
+    with pytest.raises(UsageError, match="ids or filters, not both"):
+        replay(conn, targets=dlq.DlqTargets(ids=(a[0],), source=b"o"))
+    assert dlq_ids(r, b"o:dlq") == {a[0], a[2], a[4]}
+
+
+def test_base_targets_and_options_work_too(r, conn) -> None:  # noqa: ANN001
+    """The TUI (or a plan file) may pass plain Targets/Options: ids, no DLQ extras."""
+    source_stream(r)
+    ids = fill(r, b"o:dlq", b"o", 3)
+    p = mutations.plan(conn, "dlq-replay", b"o:dlq", b"", Targets(ids=(ids[1],)), Options())
+    assert p.mutation.prompt(p) == "replay 1 entry from o:dlq to o?"
+    res = mutations.apply(conn, p)
+    assert res.applied_ids == [ids[1]]
+    assert entries(r, b"o")[-1][1] == [b"order_id", b"ord-1", b"amount", b"1.00",
+                                        b"_replayed_from", ids[1]]  # fmt: skip
+
+
+def test_missing_or_wrong_type_dlq(r, conn) -> None:  # noqa: ANN001
+    with pytest.raises(StreamNotFound):
+        replay(conn, b"nope")
+    r.set(b"str", b"x")
+    with pytest.raises(WrongType, match="key str is a string"):
+        replay(conn, b"str")
+
+
+def test_dlq_move_then_replay_end_to_end(r, conn) -> None:  # noqa: ANN001
+    """What ``dlq move`` (issue 4) writes, ``dlq replay`` puts back as it was."""
+    ids = sc.add_entries(r, b"{o}", 5, {b"k": b"v\xff"})
+    sc.create_group(r, b"{o}", b"g")
+    sc.deliver(r, b"{o}", b"g", b"c", 5)
+    move = mutations.plan(conn, "dlq-move", b"{o}", b"g", Targets(every=True),
+                          Options(dlq=b"{o}:dlq", reason="poison"))  # fmt: skip
+    assert mutations.apply(conn, move).applied == 5
+    listed = list(dlq.iter_entries(conn, b"{o}:dlq"))
+    assert [e.original_id for e in listed] == ids
+    assert {(e.source, e.group, e.owner, e.reason) for e in listed} == {
+        (b"{o}", b"g", b"c", "poison")
+    }
+    _p, res = replay(conn, b"{o}:dlq")
+    assert res.applied == 5
+    back = entries(r, b"{o}")[5:]
+    assert [flat[:2] for _id, flat in back] == [[b"k", b"v\xff"]] * 5
+    assert [field(flat, b"_replayed_from") for _id, flat in back] == [e.id for e in listed]
+
+
+# -- purge --------------------------------------------------------------------------------------
+
+
+def test_purge_needs_a_selection_and_deletes_only_it(r, conn) -> None:  # noqa: ANN001
+    now = int(time.time() * 1000)
+    old = fill(r, b"o:dlq", b"o", 4, start_ms=now - 10 * 86_400_000)
+    new = fill(r, b"o:dlq", b"o", 3)
+    with pytest.raises(UsageError, match="purge deletes for good"):
+        dlq.plan_dlq(conn, "dlq-purge", b"o:dlq", dlq.DlqTargets(), Options())
+    t = dlq.DlqTargets(end=dlq.parse_time_bound("7d", end=True))
+    p = dlq.plan_dlq(conn, "dlq-purge", b"o:dlq", t, Options())
+    assert [i.id for i in p.items] == old and {i.action for i in p.items} == {"purge"}
+    assert p.mutation.prompt(p) == "permanently delete 4 entries from o:dlq?"
+    r.xdel(b"o:dlq", old[0])
+    res = mutations.apply(conn, p)
+    assert res.outcome_counts() == {"purged": 3, "gone": 1}
+    assert res.applied_ids == old[1:]
+    assert dlq_ids(r, b"o:dlq") == set(new)
+    res = mutations.apply(conn, dlq.plan_dlq(conn, "dlq-purge", b"o:dlq",
+                                             dlq.DlqTargets(every=True), Options()))  # fmt: skip
+    assert res.applied == 3 and r.xlen(b"o:dlq") == 0
+
+
+# -- rate ---------------------------------------------------------------------------------------
+
+
+def test_token_bucket_and_batch_size() -> None:
+    assert dlq.batch_for_rate(None, None) == DEFAULT_BATCH
+    assert dlq.batch_for_rate(200, None) == 10
+    assert dlq.batch_for_rate(5, None) == 1
+    assert dlq.batch_for_rate(100_000, 50) == 50
+    bucket = dlq.TokenBucket(1000, 10)
+    t0 = time.monotonic()
+    for _ in range(30):
+        bucket.take(10)
+    assert 0.25 <= time.monotonic() - t0 < 1.0  # 300 tokens, 10 saved up: ~0.29 s
+
+
+@pytest.mark.slow
+def test_rate_is_held_within_10_percent_over_ten_seconds(r, conn) -> None:  # noqa: ANN001
+    rate, n = 200, 2_000
+    source_stream(r)
+    fill(r, b"o:dlq", b"o", n)
+    p = dlq.plan_dlq(conn, "dlq-replay", b"o:dlq", dlq.DlqTargets(),
+                     dlq.ReplayOptions(rate=rate))  # fmt: skip
+    samples: list[tuple[float, int]] = []
+    t0 = time.monotonic()
+    res = mutations.apply(conn, p, progress=lambda done, _t: samples.append(
+        (time.monotonic() - t0, done)))  # fmt: skip
+    elapsed = time.monotonic() - t0
+    assert res.applied == n
+    achieved = n / elapsed
+    print(f"\nreplay --rate {rate}/s: {n} entries in {elapsed:.2f} s = {achieved:.1f}/s "
+          f"({(achieved / rate - 1) * 100:+.1f}%)")  # fmt: skip
+    assert abs(achieved / rate - 1) <= 0.10
+    # And evenly: from the second second on, every progress sample is within 10% of the pace.
+    for t, done in samples:
+        if t >= 2.0:
+            assert abs(done / t / rate - 1) <= 0.10, (t, done)
