@@ -877,6 +877,9 @@ class _Replayer:
 
 def _parse(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
     if isinstance(reply, Exception):  # this call failed on the server: nothing of it ran
+        from pelctl.core.repair import fatal
+
+        fatal(reply)  # an ACL refusal is the whole command's failure (exit 4)
         return [DlqItemResult(item.id, "fail", f"script error: {reply}") for item in items]
     flat = list(reply)  # type: ignore[call-overload]
     out: list[ItemResult] = []

@@ -293,6 +293,9 @@ def _fatal(reply: object) -> None:
         raise translate(reply)
 
 
+fatal = _fatal  # public name: raise an ACL refusal as the typed error (exit 4)
+
+
 def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:  # noqa: ANN001
     for i in range(0, len(items), size):
         yield items[i : i + size]
