@@ -1,0 +1,327 @@
+"""``pelctl reclaim``: the long-running sidecar that heals consumer groups (SPEC §7).
+
+Only typer is imported at module level; the loop, redis-py and prometheus-client load
+inside the command.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pelctl.cli.options import Runtime, pelctl_command
+
+PANEL = "Long-running"
+LOOP_PANEL = "Loop"
+REPAIR_PANEL = "Repair"
+
+
+class Strategy(StrEnum):
+    requeue = "requeue"
+    claim = "claim"
+    autoclaim = "autoclaim"
+    xreadgroup_claim = "xreadgroup-claim"
+    auto = "auto"
+
+
+class LogFormat(StrEnum):
+    json = "json"
+    text = "text"
+
+
+def register(app: typer.Typer) -> None:
+    @pelctl_command(app, "reclaim", rich_help_panel=PANEL)
+    def reclaim(
+        rt: Runtime,
+        streams: Annotated[
+            list[str], typer.Argument(help="Stream keys to heal.", show_default=False)
+        ],
+        group: Annotated[
+            Optional[str],
+            typer.Option(
+                "--group",
+                "-g",
+                help="Consumer group (default: the context's default group).",
+                show_default=False,
+            ),
+        ] = None,
+        idle: Annotated[
+            Optional[str],
+            typer.Option(
+                "--idle",
+                help="Recover entries idle at least this long (30s, 5m). Set it well "
+                "above your longest processing time (see docs/reclaim.md).",
+                show_default=False,
+            ),
+        ] = None,
+        strategy: Annotated[
+            Strategy,
+            typer.Option(
+                "--strategy",
+                help="requeue: re-add for any healthy consumer; claim: give to --to; "
+                "autoclaim: XAUTOCLAIM cursor kept across passes; xreadgroup-claim: Redis 8.4+; "
+                "auto: xreadgroup-claim where available.",
+                case_sensitive=False,
+                rich_help_panel=REPAIR_PANEL,
+            ),
+        ] = Strategy.requeue,
+        to: Annotated[
+            Optional[str],
+            typer.Option(
+                "--to",
+                help="Live consumer that receives the entries (claim strategy; optional "
+                "with autoclaim and xreadgroup-claim).",
+                rich_help_panel=REPAIR_PANEL,
+                show_default=False,
+            ),
+        ] = None,
+        max_deliveries: Annotated[
+            int,
+            typer.Option(
+                "--max-deliveries",
+                min=0,
+                help="Hand a message out at most N times: an idle entry "
+                "already delivered N times goes to the dead-letter stream. 0: no limit.",
+                rich_help_panel=REPAIR_PANEL,
+            ),
+        ] = 5,
+        dlq: Annotated[
+            Optional[str],
+            typer.Option(
+                "--dlq",
+                help="Dead-letter stream (default: STREAM:dlq).",
+                rich_help_panel=REPAIR_PANEL,
+                show_default=False,
+            ),
+        ] = None,
+        reason: Annotated[
+            Optional[str],
+            typer.Option(
+                "--reason",
+                help="_dlq_reason of dead-lettered entries (default: max deliveries exceeded (N)).",
+                rich_help_panel=REPAIR_PANEL,
+                show_default=False,
+            ),
+        ] = None,
+        lock_key: Annotated[
+            Optional[str],
+            typer.Option(
+                "--lock-key",
+                help="Skip entries whose lock key exists (slow but alive consumer), "
+                "e.g. 'lock:{stream}:{id}'. Placeholders {stream} {group} {id} {consumer}.",
+                rich_help_panel=REPAIR_PANEL,
+                show_default=False,
+            ),
+        ] = None,
+        field_prefix: Annotated[
+            str,
+            typer.Option(
+                "--field-prefix",
+                help="Prefix of the fields pelctl adds (_retry_count, _original_id, _dlq_*).",
+                rich_help_panel=REPAIR_PANEL,
+            ),
+        ] = "_",
+        interval: Annotated[
+            str,
+            typer.Option("--interval", help="Pause between passes.", rich_help_panel=LOOP_PANEL),
+        ] = "5s",
+        jitter: Annotated[
+            float,
+            typer.Option(
+                "--jitter",
+                min=0.0,
+                max=0.99,
+                help="Random +/- fraction of --interval, so runners do not pass in lockstep.",
+                rich_help_panel=LOOP_PANEL,
+            ),
+        ] = 0.2,
+        batch: Annotated[
+            int,
+            typer.Option(
+                "--batch",
+                min=1,
+                help="Entries settled per batch (a stop waits for the batch in flight).",
+                rich_help_panel=LOOP_PANEL,
+            ),
+        ] = 1_000,
+        once: Annotated[
+            bool,
+            typer.Option(
+                "--once", help="One pass, print a summary, exit.", rich_help_panel=LOOP_PANEL
+            ),
+        ] = False,
+        dry_run: Annotated[
+            bool,
+            typer.Option(
+                "--dry-run",
+                help="Report what the passes would do, change nothing (same as --read-only).",
+                rich_help_panel=LOOP_PANEL,
+            ),
+        ] = False,
+        max_backoff: Annotated[
+            str,
+            typer.Option(
+                "--max-backoff",
+                help="Longest wait between retries while Redis is unreachable.",
+                rich_help_panel=LOOP_PANEL,
+            ),
+        ] = "30s",
+        metrics_port: Annotated[
+            Optional[int],
+            typer.Option(
+                "--metrics-port",
+                min=0,
+                max=65535,
+                help="Serve Prometheus metrics on this port (/metrics).",
+                rich_help_panel=LOOP_PANEL,
+                show_default=False,
+            ),
+        ] = None,
+        metrics_addr: Annotated[
+            str,
+            typer.Option(
+                "--metrics-addr",
+                help="Address the metrics endpoint binds.",
+                rich_help_panel=LOOP_PANEL,
+            ),
+        ] = "0.0.0.0",
+        log_format: Annotated[
+            Optional[LogFormat],
+            typer.Option(
+                "--log-format",
+                help="Log lines on stderr: json (one object a line) or text "
+                "(default: text on a terminal, json otherwise).",
+                case_sensitive=False,
+                rich_help_panel=LOOP_PANEL,
+                show_default=False,
+            ),
+        ] = None,
+    ) -> int:
+        """Heal consumer groups: requeue idle entries across the whole PEL, pass after pass.
+
+        Each pass finds idle entries anywhere in the PEL (XPENDING IDLE, bounded calls) and
+        settles them in verified scripts (still pending, same owner and delivery count,
+        still idle, lock key not held); entries past --max-deliveries go to the dead-letter
+        stream. SIGTERM/SIGINT finish the current batch and exit 0; a lost connection or a
+        Redis restart is retried with capped backoff. --read-only (or --dry-run) reports
+        what it would do. See docs/reclaim.md."""
+        return _run(rt, locals())
+
+    del reclaim
+
+
+def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequence of steps
+    from pelctl.core import audit
+    from pelctl.core.binary import unescape
+    from pelctl.core.durations import parse_duration_ms
+    from pelctl.core.errors import UsageError
+    from pelctl.reclaim import logs
+    from pelctl.reclaim.model import ReclaimConfig
+    from pelctl.reclaim.runner import Runner
+    from pelctl.redis.connection import connect
+
+    settings = rt.settings()
+    group = rt.default_group(o["group"])
+    if not group:
+        raise UsageError("reclaim needs --group G (or a default group in the context)")
+    if not o["idle"]:
+        raise UsageError(
+            "reclaim needs --idle DURATION: how long an entry may stay unacknowledged",
+            hint="set it well above your longest processing time, e.g. --idle 5m",
+        )
+    read_only = bool(settings.read_only or o["dry_run"])
+    cfg = ReclaimConfig(
+        streams=tuple(unescape(s) for s in o["streams"]),
+        group=unescape(group),
+        idle_ms=parse_duration_ms(o["idle"]),
+        strategy=o["strategy"].value,
+        to=unescape(o["to"]) if o["to"] else None,
+        interval_s=parse_duration_ms(o["interval"]) / 1000.0,
+        jitter=o["jitter"],
+        max_deliveries=o["max_deliveries"] or None,
+        dlq=unescape(o["dlq"]) if o["dlq"] else None,
+        reason=o["reason"],
+        lock_key=o["lock_key"],
+        batch=o["batch"],
+        field_prefix=o["field_prefix"],
+        read_only=read_only,
+        once=o["once"],
+        max_backoff_s=parse_duration_ms(o["max_backoff"]) / 1000.0,
+    )
+    cfg.validate()
+    if not read_only:
+        audit.ensure_writable()
+    fmt = o["log_format"].value if o["log_format"] else None
+    log = logs.setup(fmt, verbose=rt.verbose, secrets=settings.secrets)
+    metrics = server = None
+    runner = None
+    try:
+        if o["metrics_port"] is not None:
+            from pelctl.reclaim.metrics import ReclaimMetrics
+
+            metrics = ReclaimMetrics()
+            server = metrics.serve(o["metrics_port"], o["metrics_addr"])
+            logs.event(log, 20, "metrics", addr=o["metrics_addr"], port=server.server_port)
+        runner = Runner(cfg, lambda: connect(settings), log=log, metrics=metrics,
+                        server=settings.redacted_url, context=settings.context,
+                        secrets=settings.secrets)  # fmt: skip
+        if cfg.max_deliveries is None:
+            logs.event(log, 30, "no-delivery-limit",
+                       detail="--max-deliveries 0: poison is retried forever")  # fmt: skip
+        with runner.signals():
+            if not cfg.once:
+                return runner.run_forever()
+            report = runner.run_pass()
+        _show(rt, report, runner.strategy or cfg.strategy)
+        if any(s.error for s in report.streams):
+            return 3
+        return 5 if report.totals.failed else 0
+    finally:
+        if runner is not None:
+            runner.drop_connection()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        logs.teardown()
+
+
+def _show(rt: Runtime, report: Any, strategy: str) -> None:  # noqa: ANN401 - PassReport
+    from pelctl.core.binary import escape
+    from pelctl.render.table import Column, TableData, fmt_int
+
+    out = rt.out
+    summary = report.summary()
+    if out.fmt in ("json", "ndjson"):
+        out.document(summary)
+        return
+    keys = ("scanned", "requeued", "claimed", "dead_lettered", "skipped_alive",
+            "duplicate_acks", "ghosts", "failed")  # fmt: skip
+    if out.fmt in ("csv", "tsv"):
+        records = [{k: v for k, v in s.items() if k != "error"} for s in summary["streams"]]
+        out.table(TableData(()), records)
+        return
+    verb = "would be" if report.read_only else ""
+    columns = (Column("stream", "STREAM"),) + tuple(
+        Column(k, k.upper().replace("_", " "), justify="right") for k in keys
+    ) + (Column("pel_depth", "PEL", justify="right"),)  # fmt: skip
+    rows = []
+    for s in report.streams:
+        c = s.counts
+        rows.append((escape(s.stream), *(fmt_int(getattr(c, k)) for k in keys),
+                     fmt_int(s.depth)))  # fmt: skip
+    title = f"reclaim --once ({strategy}{', read-only' if report.read_only else ''})"
+    out.table(TableData(columns, rows, title=title), [])
+    t = report.totals
+    done = [f"{t.requeued:,} requeued", f"{t.claimed:,} claimed",
+            f"{t.dead_lettered:,} dead-lettered"]  # fmt: skip
+    tail = f" {verb}" if verb else ""
+    out.message(
+        f"{t.scanned:,} idle entries found: {', '.join(done)}{tail}; {t.skipped_alive:,} "
+        f"skipped (lock held), {t.duplicate_acks:,} settled by someone else first, "
+        f"{t.failed:,} failed in {report.duration_s:.2f}s"
+    )
+    for s in report.streams:
+        if s.error:
+            rt.warn(f"{escape(s.stream)}: {s.error}")

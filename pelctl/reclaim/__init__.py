@@ -1,0 +1,11 @@
+"""The reclaim loop (SPEC §7): a sidecar that heals consumer groups, pass after pass.
+
+- :mod:`pelctl.reclaim.model`: the loop's settings and the per-pass counters;
+- :mod:`pelctl.reclaim.strategies`: requeue, claim, autoclaim, xreadgroup-claim (and auto),
+  all settling entries with the repair scripts of :mod:`pelctl.core.repair`;
+- :mod:`pelctl.reclaim.runner`: passes, batches, signals, backoff, audit lines;
+- :mod:`pelctl.reclaim.metrics`: the Prometheus registry and endpoint;
+- :mod:`pelctl.reclaim.logs`: structured (JSON) or text log lines, secrets redacted.
+
+Nothing here imports a UI library; ``pelctl.cli.reclaim`` is the thin command on top.
+"""

@@ -1,0 +1,140 @@
+"""Helpers of the reclaim tests: PEL builders, a runner factory, subprocess runners."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from pelctl import scenario as sc
+
+HOUR = 3_600_000
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build_pel(
+    r: redis.Redis,
+    n: int,
+    *,
+    stream: bytes = b"s",
+    group: bytes = b"g",
+    consumer: bytes = b"c1",
+    idle: dict[int, int] | None = None,
+    deliveries: dict[int, int] | None = None,
+) -> list[bytes]:
+    """``n`` entries all delivered to ``consumer``; ``idle[i] = ms`` makes entry ``i`` look
+    idle, ``deliveries[i] = k`` delivered ``k`` times. Returns the ids."""
+    ids = sc.add_entries(r, stream, n, {b"n": b"x"})
+    sc.create_group(r, stream, group)
+    sc.deliver(r, stream, group, consumer, n)
+    same: dict[tuple[int, int | None], list[bytes]] = {}
+    for i, ms in (idle or {}).items():
+        same.setdefault((ms, (deliveries or {}).get(i)), []).append(ids[i])
+    for (ms, times), chosen in same.items():
+        sc.set_idle(r, stream, group, consumer, chosen, ms, times)
+    return ids
+
+
+def pending_ids(r: redis.Redis, stream: bytes = b"s", group: bytes = b"g") -> set[bytes]:
+    rows = sc.raw(r).execute_command("XPENDING", stream, group, "-", "+", 1_000_000)
+    return {row[0] for row in rows}
+
+
+def copies(r: redis.Redis, stream: bytes = b"s") -> list[dict[bytes, bytes]]:
+    """Requeued copies on the stream (entries with _original_id)."""
+    return [f for _id, f in r.xrange(stream) if b"_original_id" in f]
+
+
+@pytest.fixture
+def make_runner(redis_server) -> Callable[..., object]:  # noqa: ANN001
+    """``make_runner(streams=(b"s",), group=b"g", idle_ms=..., **cfg)`` on the session server."""
+    from pelctl.reclaim.model import ReclaimConfig
+    from pelctl.reclaim.runner import Runner
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+
+    made: list[Runner] = []
+
+    def make(metrics=None, connect_fn=None, **kwargs) -> Runner:  # noqa: ANN001
+        kwargs.setdefault("streams", (b"s",))
+        kwargs.setdefault("group", b"g")
+        kwargs.setdefault("idle_ms", 30_000)
+        kwargs.setdefault("once", True)
+        cfg = ReclaimConfig(**kwargs)
+        settings = ConnectionSettings(url=redis_server.url)
+        runner = Runner(cfg, connect_fn or (lambda: connect(settings)), metrics=metrics,
+                        server=redis_server.url)  # fmt: skip
+        made.append(runner)
+        return runner
+
+    yield make
+    for runner in made:
+        runner.drop_connection()
+
+
+class Proc:
+    """``pelctl reclaim`` in a subprocess, its JSON log lines collected by a thread."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.lines: list[dict] = []
+        self.raw: list[str] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "pelctl", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+        )  # fmt: skip
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.raw.append(line)
+            try:
+                self.lines.append(json.loads(line))
+            except ValueError:
+                pass
+
+    def events(self, name: str) -> list[dict]:
+        return [e for e in list(self.lines) if e.get("event") == name]
+
+    def wait_for(self, pred: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if pred():
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        if pred():
+            return
+        raise AssertionError(f"timed out waiting for {what}; log:\n" + "".join(self.raw[-40:]))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def spawn(tmp_path) -> Iterator[Callable[..., Proc]]:  # noqa: ANN001
+    procs: list[Proc] = []
+
+    def start(url: str, *args: str) -> Proc:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS"))}
+        env.update(PELCTL_URL=url, XDG_STATE_HOME=str(tmp_path / "state"),
+                   XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONUNBUFFERED="1")  # fmt: skip
+        p = Proc(["reclaim", *args, "--log-format", "json"], env)
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        p.stop()
