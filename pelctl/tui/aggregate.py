@@ -1,0 +1,224 @@
+"""Streaming aggregates of one group's PEL for the dashboard (headless).
+
+One pass of the scan engine (:class:`pelctl.redis.scan.PelScan`, bounded server calls) feeds a
+:class:`PelAggregator` that keeps only counters and a bounded heap, so memory does not grow
+with the PEL: an idle histogram, counts per consumer, delivery statistics and the ``top_n``
+most idle entries. Partial aggregates can be published while the scan runs, so a 1M-entry PEL
+fills the histogram progressively instead of showing nothing for a second.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pelctl.core.durations import format_duration_ms
+from pelctl.core.models import PendingEntry, PendingFilter
+from pelctl.redis.errors import redis_errors
+from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
+
+# Upper edges (exclusive) of the idle buckets; the last bucket is open.
+IDLE_EDGES_MS: tuple[int, ...] = (
+    1_000,
+    10_000,
+    60_000,
+    300_000,
+    900_000,
+    3_600_000,
+    21_600_000,
+    86_400_000,
+)
+POISON_DELIVERIES = 5
+DEFAULT_TOP_N = 200
+
+
+class ScanCancelled(Exception):
+    """The caller asked the scan to stop (a newer refresh replaced it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class IdleHistogram:
+    edges_ms: tuple[int, ...]
+    counts: tuple[int, ...]  # len(edges_ms) + 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+    def labels(self) -> list[str]:
+        edges = self.edges_ms
+        out = [f"< {short_duration(edges[0])}"] if edges else []
+        for lo, hi in zip(edges, edges[1:], strict=False):
+            out.append(f"{short_duration(lo)} – {short_duration(hi)}")
+        out.append(f"≥ {short_duration(edges[-1])}" if edges else "all")
+        return out
+
+
+def short_duration(ms: int) -> str:
+    """Bucket edges in their largest whole unit (``1m``, ``6h``); anything else as usual."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000)):
+        if ms >= size and ms % size == 0:
+            return f"{ms // size}{unit}"
+    return format_duration_ms(ms)
+
+
+@dataclass(frozen=True, slots=True)
+class PelAggregate:
+    filters: PendingFilter
+    total_pending: int  # the group's whole PEL (XPENDING summary) when the scan started
+    scanned: int  # rows the server returned (server-side filters already applied)
+    matched: int  # rows that passed every filter
+    histogram: IdleHistogram
+    per_consumer: tuple[tuple[bytes, int], ...]  # matched counts, largest first
+    top: tuple[PendingEntry, ...]  # the ``top_n`` most idle matching entries, most idle first
+    top_n: int
+    max_deliveries: int
+    poison: int  # matched entries delivered POISON_DELIVERIES times or more
+    complete: bool
+    elapsed_ms: float
+    server_calls: int
+    max_call_ms: float
+
+    @property
+    def truncated(self) -> bool:
+        return self.matched > len(self.top)
+
+
+def empty_aggregate(
+    filters: PendingFilter = PendingFilter(), top_n: int = DEFAULT_TOP_N
+) -> PelAggregate:
+    return PelAggregator(filters, top_n).snapshot(complete=False)
+
+
+class PelAggregator:
+    """Counters and a bounded top-N heap, fed one page of raw XPENDING rows at a time."""
+
+    def __init__(
+        self,
+        filters: PendingFilter,
+        top_n: int = DEFAULT_TOP_N,
+        edges_ms: tuple[int, ...] = IDLE_EDGES_MS,
+        total_pending: int = 0,
+    ) -> None:
+        self.filters = filters
+        self.top_n = max(0, top_n)
+        self.edges = edges_ms
+        self.total_pending = total_pending
+        self.counts = [0] * (len(edges_ms) + 1)
+        self.per_consumer: dict[bytes, int] = {}
+        # Min-heap of (idle, -seq, row): the root is the least idle kept entry; on equal idle
+        # the later-scanned (higher id) entry is evicted first.
+        self.heap: list[tuple[int, int, list]] = []
+        self.scanned = 0
+        self.matched = 0
+        self.max_deliveries = 0
+        self.poison = 0
+        self.server_calls = 0
+        self.max_call_ms = 0.0
+        self.started = time.perf_counter()
+
+    def add_page(self, page: list) -> None:
+        self.scanned += len(page)
+        min_deliveries = self.filters.min_deliveries
+        if min_deliveries is not None:
+            page = [row for row in page if row[3] >= min_deliveries]
+        if not page:
+            return
+        counts = self.counts
+        edges = self.edges
+        per = self.per_consumer
+        heap = self.heap
+        n = self.top_n
+        seq = self.matched
+        max_d = self.max_deliveries
+        poison = 0
+        for row in page:
+            idle = row[2]
+            deliveries = row[3]
+            counts[bisect_right(edges, idle)] += 1
+            consumer = row[1]
+            per[consumer] = per.get(consumer, 0) + 1
+            if deliveries > max_d:
+                max_d = deliveries
+            if deliveries >= POISON_DELIVERIES:
+                poison += 1
+            seq += 1
+            if len(heap) < n:
+                heapq.heappush(heap, (idle, -seq, row))
+            elif n and idle > heap[0][0]:
+                heapq.heapreplace(heap, (idle, -seq, row))
+        self.matched = seq
+        self.max_deliveries = max_d
+        self.poison += poison
+
+    def snapshot(self, complete: bool) -> PelAggregate:
+        top = sorted(self.heap, reverse=True)
+        return PelAggregate(
+            filters=self.filters,
+            total_pending=self.total_pending,
+            scanned=self.scanned,
+            matched=self.matched,
+            histogram=IdleHistogram(self.edges, tuple(self.counts)),
+            per_consumer=tuple(sorted(self.per_consumer.items(), key=lambda kv: (-kv[1], kv[0]))),
+            top=tuple(PendingEntry(r[0], r[1], int(r[2]), int(r[3])) for _, _, r in top),
+            top_n=self.top_n,
+            max_deliveries=self.max_deliveries,
+            poison=self.poison,
+            complete=complete,
+            elapsed_ms=(time.perf_counter() - self.started) * 1000.0,
+            server_calls=self.server_calls,
+            max_call_ms=self.max_call_ms,
+        )
+
+
+def aggregate_pel(
+    raw,  # noqa: ANN001 - a callback-free redis client (Connection.raw)
+    stream: bytes,
+    group: bytes,
+    filters: PendingFilter = PendingFilter(),
+    *,
+    top_n: int = DEFAULT_TOP_N,
+    edges_ms: tuple[int, ...] = IDLE_EDGES_MS,
+    max_server_ms: float = DEFAULT_MAX_SERVER_MS,
+    progress: Callable[[PelAggregate], None] | None = None,
+    progress_every_s: float = 0.25,
+    should_stop: Callable[[], bool] | None = None,
+) -> PelAggregate:
+    """Walk the group's PEL once (bounded calls) and aggregate it.
+
+    ``progress`` receives partial aggregates at most every ``progress_every_s`` seconds;
+    ``should_stop`` is checked between pages and raises :class:`ScanCancelled` when true.
+    """
+    with redis_errors("XPENDING"):
+        summary = raw.execute_command("XPENDING", stream, group)
+    agg = PelAggregator(filters, top_n, edges_ms, total_pending=int(summary[0] or 0))
+    if not agg.total_pending:
+        return agg.snapshot(complete=True)
+    scan = PelScan(
+        raw,
+        stream,
+        group,
+        consumer=filters.consumer,
+        min_idle_ms=filters.min_idle_ms,
+        start=filters.start,
+        end=filters.end,
+        max_server_ms=max_server_ms,
+    )
+    last_publish = time.perf_counter()
+    for page in scan.pages():
+        if should_stop is not None and should_stop():
+            raise ScanCancelled()
+        agg.add_page(page)
+        if progress is not None:
+            now = time.perf_counter()
+            if now - last_publish >= progress_every_s:
+                last_publish = now
+                agg.server_calls = scan.stats.calls
+                agg.max_call_ms = scan.stats.max_call_ms
+                progress(agg.snapshot(complete=False))
+    agg.server_calls = scan.stats.calls
+    agg.max_call_ms = scan.stats.max_call_ms
+    return agg.snapshot(complete=True)

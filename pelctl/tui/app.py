@@ -1,0 +1,170 @@
+"""The dashboard application: navigation between screens, session state (PEL depth history),
+themes, help and the command palette. Data comes only through a :class:`DataSource`."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+
+from rich.style import Style
+from textual.app import App
+from textual.binding import Binding
+
+from pelctl.core.binary import escape
+from pelctl.tui import theme as themes
+from pelctl.tui.aggregate import DEFAULT_TOP_N
+from pelctl.tui.commands import PelctlCommands
+from pelctl.tui.source import DataSource, GroupChoice
+
+DEPTH_POINTS = 600
+
+
+class PelctlApp(App[None]):
+    TITLE = "pelctl"
+    CSS_PATH = "pelctl.tcss"
+    COMMANDS = App.COMMANDS | {PelctlCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("ctrl+t", "toggle_theme", "Theme", show=False),
+    ]
+
+    def __init__(
+        self,
+        source: DataSource,
+        *,
+        stream: bytes | None = None,
+        group: bytes | None = None,
+        refresh_s: float = 2.0,
+        top_n: int = DEFAULT_TOP_N,
+        clock: Callable[[], float] = time.time,
+        localtime: Callable[[float], time.struct_time] = time.localtime,
+        theme_name: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.read_only = bool(source.read_only)
+        self.refresh_s = refresh_s
+        self.top_n = top_n
+        self.clock = clock
+        self.localtime = localtime
+        self.start_stream = stream
+        self.start_group = group
+        self.last_streams: object | None = None
+        self._depth: dict[tuple[bytes, bytes], deque[int]] = {}
+        for t in themes.THEMES:
+            self.register_theme(t)
+        self.theme = theme_name or themes.default_theme_name()
+
+    # -- start -----------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        from pelctl.tui.screens.streams import StreamsScreen
+
+        self.push_screen(StreamsScreen())
+        if self.start_stream is not None:
+            if self.start_group is not None:
+                self.open_group(self.start_stream, self.start_group)
+            else:
+                self.open_stream(self.start_stream)
+
+    def on_unmount(self) -> None:
+        self.source.close()
+
+    # -- navigation ------------------------------------------------------------------------
+    def open_group(self, stream: bytes, group: bytes, replace: bool = False) -> None:
+        from pelctl.tui.screens.group import GroupScreen
+
+        if replace:
+            self.pop_screen()
+        self.push_screen(GroupScreen(stream, group))
+
+    def open_stream(self, stream: bytes, replace: bool = False) -> None:
+        """Ask for the stream's groups off the main thread, then open or offer a choice."""
+        self._load_groups(stream, replace)
+
+    def _load_groups(self, stream: bytes, replace: bool) -> None:
+        from pelctl.core.errors import PelctlError
+
+        def work() -> None:
+            try:
+                choices = self.source.groups(stream)
+            except PelctlError as err:
+                self.call_from_thread(
+                    self.notify, err.message, title="cannot open", severity="error"
+                )
+                return
+            self.call_from_thread(self.choose_group, stream, choices, replace)
+
+        self.run_worker(work, thread=True, group="open", exclusive=True, exit_on_error=False)
+
+    def choose_group(
+        self, stream: bytes, choices: tuple[GroupChoice, ...], replace: bool = False
+    ) -> None:
+        from pelctl.tui.screens.group_picker import GroupPickerScreen
+
+        if not choices:
+            from pelctl.core.dlq import is_dlq_name
+
+            if is_dlq_name(stream):  # `pelctl tui orders:dlq`: a dead-letter stream
+                self.open_dlq(stream)
+                return
+            self.notify(
+                f"{escape(stream)} has no consumer groups: nothing can be pending",
+                severity="warning",
+            )
+            return
+        if len(choices) == 1:
+            self.open_group(stream, choices[0].name, replace)
+            return
+
+        def picked(group: bytes | None) -> None:
+            if group is not None:
+                self.open_group(stream, group, replace)
+
+        self.push_screen(GroupPickerScreen(stream, choices), picked)
+
+    def open_dlq(self, key: bytes, source: bytes | None = None) -> None:
+        from pelctl.tui.screens.dlq import DlqScreen
+
+        self.push_screen(DlqScreen(key, source))
+
+    def action_home(self) -> None:
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+
+    # -- session state ---------------------------------------------------------------------
+    def record_depth(self, stream: bytes, group: bytes, depth: int) -> list[int]:
+        points = self._depth.setdefault((stream, group), deque(maxlen=DEPTH_POINTS))
+        points.append(depth)
+        return list(points)
+
+    def depth_history(self, stream: bytes, group: bytes) -> list[int]:
+        return list(self._depth.get((stream, group), ()))
+
+    # -- look ------------------------------------------------------------------------------
+    def clock_text(self, ts: float) -> str:
+        return time.strftime("%H:%M:%S", self.localtime(ts))
+
+    def row_style(self, style: str | None) -> Style:
+        return themes.row_style(style, self.current_theme)
+
+    def action_toggle_theme(self) -> None:
+        self.theme = themes.LIGHT.name if self.theme == themes.DARK.name else themes.DARK.name
+
+    def watch_theme(self, theme: str) -> None:
+        from pelctl.tui.widgets.keyed_table import KeyedTable
+        from pelctl.tui.widgets.status_bar import StatusBar
+
+        for screen in self.screen_stack:
+            for table in screen.query(KeyedTable):
+                table.restyle()
+            for bar in screen.query(StatusBar):
+                bar.redraw()
+
+    def action_help(self) -> None:
+        from pelctl.tui.screens.help import HelpScreen
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(self.screen))

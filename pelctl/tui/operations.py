@@ -1,0 +1,235 @@
+"""Operator actions over the command layer's repair API (headless).
+
+The dashboard runs every repair exactly as the CLI does (``pelctl/cli/mutate.py``), through
+the one declaration of each mutation (:mod:`pelctl.core.mutations`):
+
+1. refused in read-only mode; the audit log must be writable before anything is planned;
+2. plan (read-only, on the action connection) -> shown in the confirmation modal;
+3. apply (each item re-verified on the server, atomically with its change), then one audit
+   line with ``surface: "tui"`` (or an error line when the apply stopped half-way).
+
+Entry repairs go through ``mutations.plan/apply``; replay through ``pelctl.core.dlq``. Rows
+for the modal come from the shared renderers (``pelctl.render.repair`` / ``.dlq``).
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from pelctl.core.errors import ReadOnlyRefused
+from pelctl.tui.actions import (
+    ACTIONS,
+    PREVIEW_ROWS,
+    ActionOutcome,
+    ActionPlan,
+    ActionRequest,
+)
+
+if TYPE_CHECKING:
+    from pelctl.tui.source import RedisSource
+
+# The TUI's action names -> the command layer's mutation names (plan files, audit lines).
+MUTATION_NAMES = {
+    "claim": "claim",
+    "requeue": "requeue",
+    "ack": "ack",
+    "dlq_move": "dlq-move",
+    "prune": "consumers-prune",
+    "dlq_replay": "dlq-replay",
+}
+# Per-entry probes (ghost, lock, retry count) make the plan exact; over a filter matching more
+# than this many entries the modal shows the plan without them (apply re-verifies anyway).
+DETAIL_LIMIT = 20_000
+
+
+def _refuse_read_only(source: RedisSource, request: ActionRequest) -> None:
+    if source.read_only:
+        raise ReadOnlyRefused(
+            f"{ACTIONS[request.action].title} refused: read-only mode is on",
+            hint="read-only comes from --read-only, PELCTL_READ_ONLY or the context",
+        )
+
+
+def _targets(request: ActionRequest) -> Any:  # noqa: ANN401 - core Targets, imported lazily
+    from pelctl.core.mutations import Targets
+
+    if request.action == "prune":
+        return Targets(consumer=request.consumer)
+    if request.action == "dlq_replay":
+        from pelctl.core.dlq import DlqTargets
+
+        return DlqTargets(ids=request.ids)
+    if request.ids:
+        return Targets(ids=request.ids)
+    f = request.filters
+    if f is None:
+        return Targets()  # the planner refuses: nothing targeted
+    return Targets(consumer=f.consumer, min_idle_ms=f.min_idle_ms, min_deliveries=f.min_deliveries)
+
+
+def _options(source: RedisSource, request: ActionRequest) -> Any:  # noqa: ANN401
+    from pelctl.core.mutations import Options
+
+    if request.action == "claim":
+        return Options(to=request.to_consumer)
+    if request.action == "dlq_move":
+        return Options(dlq=request.dlq, reason=request.reason)
+    if request.action == "prune":
+        # Only a consumer quiet for the dead-suspect threshold is pruned: pruning a live one
+        # would only make its worker recreate it on its next read.
+        return Options(inactive_ms=source.dead_after_ms, reassign_to=request.to_consumer)
+    if request.action == "dlq_replay":
+        from pelctl.core.dlq import ReplayOptions
+
+        return ReplayOptions()
+    return Options()
+
+
+def plan(source: RedisSource, request: ActionRequest) -> ActionPlan:
+    from pelctl.core import audit, mutations
+
+    _refuse_read_only(source, request)
+    audit.ensure_writable()
+    conn = source.action_conn
+    targets, options = _targets(request), _options(source, request)
+    if request.action == "dlq_replay":
+        from pelctl.core.dlq import plan_dlq
+
+        core_plan = plan_dlq(conn, "dlq-replay", request.dlq or b"", targets, options)
+    else:
+        detail = bool(request.ids) or (request.expected or 0) <= DETAIL_LIMIT
+        core_plan = mutations.plan(
+            conn,
+            MUTATION_NAMES[request.action],
+            request.stream,
+            request.group or b"",
+            targets,
+            options,
+            detail=detail,
+        )
+    return to_view(request, core_plan)
+
+
+def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:  # noqa: ANN401
+    """The command layer's plan as the modal shows it (rows from the shared renderers)."""
+    from pelctl.core.binary import escape
+
+    if request.action == "dlq_replay":
+        from pelctl.render import dlq as render_dlq
+
+        columns = render_dlq.plan_columns(core_plan)
+        items = list(islice(render_dlq.plan_items([core_plan]), PREVIEW_ROWS))
+        summary_text = render_dlq.plan_summary(core_plan)
+        where = escape(core_plan.stream)
+    else:
+        from pelctl.render import repair as render_repair
+
+        columns = render_repair.plan_columns(core_plan)
+        items = list(islice(render_repair.plan_rows(core_plan), PREVIEW_ROWS))
+        summary_text = render_repair.plan_summary(core_plan)
+        where = f"{escape(request.stream)} / {escape(request.group or b'')}"
+    spec = ACTIONS[request.action]
+    summary: list[tuple[str, str]] = [
+        ("Action", f"{spec.title}: {spec.description}"),
+        ("Target", where),
+        ("Scope", request.scope),
+        ("Plan", summary_text),
+    ]
+    if request.to_consumer:
+        label = "Reassign to" if request.action == "prune" else "To consumer"
+        summary.append((label, escape(request.to_consumer)))
+    if request.action == "dlq_move" and request.dlq:
+        summary.append(("Dead-letter stream", escape(request.dlq)))
+    if request.reason:
+        summary.append(("Reason", request.reason))
+    warnings = list(core_plan.notes)
+    if core_plan.missing:
+        n = len(core_plan.missing)
+        warnings.append(
+            f"{n:,} selected entr{'y is' if n == 1 else 'ies are'} no longer there (skipped)"
+        )
+    refused = core_plan.action_counts().get("refuse", 0)
+    if refused:
+        warnings.append(f"{refused:,} refused by the plan: see the NOTE column")
+    return ActionPlan(
+        request=request,
+        title=core_plan.mutation.prompt(core_plan),
+        summary=tuple(summary),
+        columns=tuple(columns),
+        rows=tuple(row for row, _record, _style in items),
+        total=core_plan.count,
+        warnings=tuple(warnings),
+        handle=core_plan,
+        row_styles=tuple(style for _row, _record, style in items),
+        matched=core_plan.matched,
+    )
+
+
+def apply(source: RedisSource, plan: ActionPlan) -> ActionOutcome:
+    from pelctl.core import audit, mutations
+
+    _refuse_read_only(source, plan.request)
+    core_plan = plan.handle
+    conn = source.action_conn
+    settings = conn.settings
+    params = _params(plan.request, core_plan)
+    try:
+        result = mutations.apply(conn, core_plan)
+    except Exception as err:
+        # Some items may have changed before the error: the audit log says so, as the CLI's.
+        audit.append(
+            audit.error_entry(
+                core_plan.action,
+                core_plan.stream,
+                core_plan.group,
+                err,
+                server=settings.redacted_url,
+                context=settings.context,
+                params=params,
+                surface="tui",
+                secrets=settings.secrets,
+            )
+        )
+        raise
+    audit.record(
+        result,
+        server=settings.redacted_url,
+        context=settings.context,
+        params=params,
+        surface="tui",
+        secrets=settings.secrets,
+    )
+    return to_outcome(plan.request, result)
+
+
+def _params(request: ActionRequest, core_plan: Any) -> dict[str, Any]:  # noqa: ANN401
+    if request.action == "dlq_replay":
+        from pelctl.core.dlq import params
+
+        return params(core_plan)
+    from pelctl.core.plan import params_json
+
+    return params_json(core_plan)
+
+
+def to_outcome(request: ActionRequest, result: Any) -> ActionOutcome:  # noqa: ANN401
+    from pelctl.core.binary import escape
+
+    if request.action == "dlq_replay":
+        from pelctl.render.dlq import result_summary
+    else:
+        from pelctl.render.repair import result_summary
+    lines = result_summary(result).splitlines()
+    details = [line.strip() for line in lines[1:]]
+    details += [f"{escape(i.id)}: {i.outcome} {i.detail}".strip() for i in result.failed[:5]]
+    details += list(result.notes)
+    return ActionOutcome(
+        request,
+        result.matched,
+        result.applied,
+        result.skipped,
+        len(result.failed),
+        lines[0],
+        tuple(details),
+    )

@@ -1,0 +1,90 @@
+"""The confirmation modal: the exact plan, then Apply or Cancel (Cancel has the focus)."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, DataTable, Label, Static
+
+from pelctl.render.table import fmt_int
+from pelctl.tui.actions import ActionPlan
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("n", "cancel", "No", show=False),
+        Binding("y", "confirm", "Apply"),
+    ]
+
+    def __init__(self, plan: ActionPlan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def compose(self) -> ComposeResult:
+        plan = self.plan
+        with Vertical(id="confirm", classes="dialog"):
+            yield Label(plan.title, classes="dialog-title")
+            summary = Table.grid(padding=(0, 2))
+            summary.add_column(style="dim", no_wrap=True)
+            summary.add_column()
+            for key, value in plan.summary:
+                summary.add_row(key, Text(value))
+            yield Static(summary, id="plan-summary")
+            for warning in plan.warnings:
+                yield Label(f"⚠ {warning}", classes="dialog-warning")
+            if plan.rows:
+                table: DataTable = DataTable(id="plan-rows", cursor_type="row", zebra_stripes=True)
+                yield table
+                shown = len(plan.rows)
+                matched = plan.matched if plan.matched is not None else plan.total
+                if matched > shown:
+                    more = f"showing the first {shown:,} of {fmt_int(matched)} planned items"
+                else:
+                    more = f"{fmt_int(matched)} planned items"
+                yield Label(more, classes="dialog-help")
+            else:
+                with VerticalScroll():
+                    yield Label(
+                        "nothing matches: applying would change nothing", classes="dialog-help"
+                    )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Cancel (n)", id="cancel")
+                yield Button(
+                    f"Apply to {fmt_int(plan.total)} (y)",
+                    id="apply",
+                    variant="error",
+                    disabled=plan.total == 0,
+                )
+
+    def on_mount(self) -> None:
+        if self.plan.rows:
+            table = self.query_one("#plan-rows", DataTable)
+            for col in self.plan.columns:
+                table.add_column(Text(col.header, justify=col.justify), key=col.key)  # type: ignore[arg-type]
+            styles = self.plan.row_styles or (None,) * len(self.plan.rows)
+            row_style = getattr(self.app, "row_style", None)
+            for row, style in zip(self.plan.rows, styles, strict=False):
+                look = row_style(style) if row_style and style else ""
+                table.add_row(
+                    *(
+                        Text(cell, style=look, justify=col.justify)  # type: ignore[arg-type]
+                        for cell, col in zip(row, self.plan.columns, strict=False)
+                    )
+                )
+        self.query_one("#cancel", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "apply")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    def action_confirm(self) -> None:
+        if self.plan.total:
+            self.dismiss(True)

@@ -1,0 +1,181 @@
+"""The dead-letter view: the newest entries of a DLQ stream with their envelopes, counts by
+reason, the selected entry in full, and replay."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Footer, Static
+
+from pelctl.core.binary import escape
+from pelctl.core.dlq import DlqEntry
+from pelctl.core.models import parse_id
+from pelctl.render import dlq as render
+from pelctl.render.table import fmt_int
+from pelctl.tui.actions import ActionRequest
+from pelctl.tui.screens.base import PollingScreen
+from pelctl.tui.source import DlqSnapshot
+from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
+from pelctl.tui.widgets.status_bar import StatusBar
+
+
+def dlq_row(e: DlqEntry, now_ms: int) -> KeyedRow:
+    age = max(0, now_ms - e.time_ms)
+    values = (parse_id(e.id), e.source, e.original_id, e.owner, e.deliveries, e.reason, age, None)
+    return KeyedRow(
+        e.id.decode(),
+        render.entry_row(e, now_ms, width=60),
+        values,
+        render.entry_style(e),
+        tiebreak=parse_id(e.id),
+    )
+
+
+def entry_detail(e: DlqEntry | None, now_ms: int) -> Table | Text:
+    if e is None:
+        return Text("no entry selected", style="dim")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for key, value in render.entry_pairs(e, now_ms):
+        grid.add_row(key, Text(value))
+    grid.add_row("", "")
+    for key, value in e.fields:
+        grid.add_row(Text(escape(key)), Text(escape(value)))
+    return grid
+
+
+class DlqScreen(PollingScreen):
+    VIEW = "dlq"
+    OPERATOR_ACTIONS = ("dlq_replay",)
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("space", "mark", "Mark", show=False),
+        Binding("u", "unmark", "Unmark all", show=False),
+        Binding("p", "op_dlq_replay", "Replay"),
+        Binding("ctrl+r", "refresh", "Refresh", show=False),
+    ]
+
+    def __init__(self, key: bytes, source: bytes | None = None, limit: int = 500) -> None:
+        super().__init__()
+        self.key = key
+        self.source_stream = source
+        self.limit = limit
+
+    def compose(self) -> ComposeResult:
+        crumbs = [escape(self.source_stream)] if self.source_stream else []
+        yield StatusBar([*crumbs, f"DLQ {escape(self.key)}"])
+        with Horizontal(id="dlq-top"):
+            yield Static("", id="dlq-reasons")
+            with VerticalScroll(id="dlq-detail-box"):
+                yield Static("", id="dlq-detail")
+        yield KeyedTable(
+            render.ENTRY_COLUMNS,
+            markable=True,
+            sort=("id", True),
+            id="dlq-entries",
+            style_for=self.pelctl.row_style,
+            enter_label="Mark",
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#dlq-reasons", Static).border_title = "By reason and source"
+        self.query_one("#dlq-detail-box").border_title = "Entry (scrolls)"
+        self.table.border_title = f"Dead letters in {escape(self.key)}"
+        self.table.focus()
+
+    @property
+    def table(self) -> KeyedTable:
+        return self.query_one("#dlq-entries", KeyedTable)
+
+    def fetch(self, generation: int, should_stop: Callable[[], bool]) -> DlqSnapshot:
+        return self.pelctl.source.dlq(self.key, limit=self.limit)
+
+    def show(self, data: object) -> None:
+        assert isinstance(data, DlqSnapshot)
+        now_ms = int(data.taken_at * 1000)
+        self.table.sync([dlq_row(e, now_ms) for e in data.entries])
+        shown = len(data.entries)
+        if not data.exists:
+            title = f"{escape(self.key)} does not exist (nothing was dead-lettered yet)"
+        elif data.length > shown:
+            title = f"Dead letters in {escape(self.key)} · newest {shown:,} of {data.length:,}"
+        else:
+            title = f"Dead letters in {escape(self.key)} · {data.length:,}"
+        self.table.border_title = title
+        grid = Table.grid(padding=(0, 1), expand=True)
+        grid.add_column(justify="right", style="bold", no_wrap=True, min_width=3)
+        grid.add_column(overflow="ellipsis", no_wrap=True, ratio=1)
+        for reason, count in data.by_reason:
+            grid.add_row(fmt_int(count), Text(reason))
+        if data.by_source:
+            grid.add_row("", "")
+            for source, count in data.by_source:
+                grid.add_row(fmt_int(count), Text(f"from {source}"))
+        reasons = self.query_one("#dlq-reasons", Static)
+        reasons.update(grid if data.by_reason else Text("empty", style="dim"))
+        self._show_detail()
+
+    def selected_entry(self) -> DlqEntry | None:
+        key = self.table.cursor_key
+        if key is None or not isinstance(self.data, DlqSnapshot):
+            return None
+        return next((e for e in self.data.entries if e.id.decode() == key), None)
+
+    def _show_detail(self) -> None:
+        now_ms = int(self.data.taken_at * 1000) if isinstance(self.data, DlqSnapshot) else 0
+        self.query_one("#dlq-detail", Static).update(entry_detail(self.selected_entry(), now_ms))
+
+    def on_data_table_row_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
+        self._show_detail()
+
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+        event.stop()
+        self.action_mark()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_mark(self) -> None:
+        self.table.toggle_mark()
+        self.table.action_cursor_down()
+
+    def action_unmark(self) -> None:
+        self.table.clear_marks()
+
+    def action_op_dlq_replay(self) -> None:
+        marked = self.table.marked
+        if marked:
+            ids = tuple(sorted((k.encode() for k in marked), key=parse_id))
+        else:
+            key = self.table.cursor_key
+            if key is None:
+                self.notify("the dead-letter stream is empty", severity="warning")
+                return
+            ids = (key.encode(),)
+        self.run_operator_action(
+            ActionRequest("dlq_replay", self.source_stream or b"", None, ids=ids, dlq=self.key)
+        )
+
+    def after_action(self, outcome: object) -> None:
+        self.table.clear_marks()
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        out: list[tuple[str, str, Callable[[], object]]] = [
+            ("Back", "leave the dead-letter view", self.action_back)
+        ]
+        if not self.pelctl.read_only:
+            out.append(
+                (
+                    "Replay from DLQ…",
+                    "marked entries, or the one under the cursor",
+                    self.action_op_dlq_replay,
+                )
+            )
+        return out

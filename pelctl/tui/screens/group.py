@@ -1,0 +1,422 @@
+"""The group view: consumers, idle histogram, PEL depth over the session, and the stuck
+entries (the most idle ``top_n`` matching the filter), with the operator actions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer
+
+from pelctl.core.binary import escape
+from pelctl.core.durations import format_duration_ms
+from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, parse_id
+from pelctl.render import inspect as inspect_render
+from pelctl.render import pending as pending_render
+from pelctl.render.table import fmt_int
+from pelctl.tui.actions import ACTIONS, ActionRequest, describe_filter, is_filtered
+from pelctl.tui.aggregate import PelAggregate
+from pelctl.tui.screens.base import PollingScreen
+from pelctl.tui.source import GroupSnapshot
+from pelctl.tui.widgets.depth_sparkline import DepthSparkline
+from pelctl.tui.widgets.idle_chart import IdleChart
+from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
+from pelctl.tui.widgets.status_bar import StatusBar
+
+VERDICT_RANK = {"dead-suspect": 2, "idle": 1, "active": 0}
+
+
+def consumer_row(c: ConsumerInfo) -> KeyedRow:
+    values = (c.name, c.pending, c.idle_ms, c.inactive_ms, VERDICT_RANK.get(c.verdict, 0))
+    return KeyedRow(
+        escape(c.name),
+        inspect_render.consumer_row(c),
+        values,
+        inspect_render.VERDICT_STYLES.get(c.verdict),
+        tiebreak=c.name,
+    )
+
+
+def entry_row(e: PendingEntry) -> KeyedRow:
+    values = (parse_id(e.id), e.consumer, e.idle_ms, e.deliveries)
+    ms, seq = parse_id(e.id)
+    # Ties (equal idle, equal deliveries) list the oldest entry first under the default
+    # largest-first sorts.
+    return KeyedRow(
+        e.id.decode(),
+        pending_render.row(e),
+        values,
+        pending_render.row_style(e),
+        tiebreak=(-ms, -seq),
+    )
+
+
+def scan_note(agg: PelAggregate) -> str:
+    if not agg.complete:
+        done = f"{fmt_int(agg.scanned)} of {fmt_int(agg.total_pending)}"
+        return f"scanning… {done} read, {fmt_int(agg.matched)} matching"
+    secs = agg.elapsed_ms / 1000.0
+    return (
+        f"scan {secs:.2f}s · {fmt_int(agg.server_calls)} calls · "
+        f"longest call {agg.max_call_ms:.1f}ms"
+    )
+
+
+class GroupScreen(PollingScreen):
+    VIEW = "group"
+    OPERATOR_ACTIONS = ("claim", "requeue", "ack", "dlq_move", "prune")
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("f", "filter", "Filter"),
+        Binding("F", "clear_filter", "Clear filter", show=False),
+        Binding("space", "mark", "Mark", show=False),
+        Binding("u", "unmark", "Unmark all", show=False),
+        Binding("c", "op_claim", "Claim"),
+        Binding("r", "op_requeue", "Requeue"),
+        Binding("a", "op_ack", "Ack"),
+        Binding("m", "op_dlq_move", "To DLQ"),
+        Binding("x", "op_prune", "Prune"),
+        Binding("d", "open_dlq", "DLQ"),
+        Binding("g", "switch_group", "Group", show=False),
+        Binding("ctrl+r", "refresh", "Refresh", show=False),
+    ]
+
+    def __init__(self, stream: bytes, group: bytes, filters: PendingFilter | None = None) -> None:
+        super().__init__()
+        self.stream = stream
+        self.group = group
+        self.filters = filters or PendingFilter()
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar([escape(self.stream), escape(self.group)])
+        with Horizontal(id="top"):
+            yield KeyedTable(
+                inspect_render.CONSUMER_COLUMNS,
+                sort=("pending", True),
+                id="consumers",
+                style_for=self.pelctl.row_style,
+                enter_label="Filter by consumer",
+            )
+            yield IdleChart(id="idle-chart")
+        yield DepthSparkline(id="depth")
+        yield KeyedTable(
+            pending_render.COLUMNS,
+            markable=True,
+            sort=("idle", True),
+            id="entries",
+            style_for=self.pelctl.row_style,
+            enter_label="Mark",
+        )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#consumers", KeyedTable).border_title = "Consumers"
+        self.query_one("#idle-chart", IdleChart).border_title = "Idle (matching entries)"
+        self.entries.border_title = "Stuck entries"
+        self.query_one(DepthSparkline).show(self.pelctl.depth_history(self.stream, self.group))
+        self.entries.focus()
+
+    @property
+    def entries(self) -> KeyedTable:
+        return self.query_one("#entries", KeyedTable)
+
+    @property
+    def consumers(self) -> KeyedTable:
+        return self.query_one("#consumers", KeyedTable)
+
+    # -- data ------------------------------------------------------------------------------
+    def fetch(self, generation: int, should_stop: Callable[[], bool]) -> GroupSnapshot:
+        from pelctl.tui.messages import RefreshProgress
+
+        def progress(agg: PelAggregate) -> None:
+            self.post_message(RefreshProgress(self.VIEW, generation, agg))
+
+        return self.pelctl.source.group(
+            self.stream,
+            self.group,
+            self.filters,
+            top_n=self.pelctl.top_n,
+            progress=progress,
+            should_stop=should_stop,
+        )
+
+    def show(self, data: object) -> None:
+        assert isinstance(data, GroupSnapshot)
+        snap = data
+        agg = snap.aggregate
+        self.consumers.sync([consumer_row(c) for c in snap.consumers])
+        dead = sum(1 for c in snap.consumers if c.verdict == "dead-suspect")
+        title = f"Consumers ({len(snap.consumers)})"
+        if dead:
+            title += f" · {dead} dead-suspect"
+        self.consumers.border_title = title
+        self.show_progress(agg)
+        self.entries.sync([entry_row(e) for e in agg.top])
+        points = self.pelctl.record_depth(self.stream, self.group, snap.pending)
+        self.query_one(DepthSparkline).show(points)
+        extra = [
+            f"length {fmt_int(snap.length)}",
+            f"pending {fmt_int(snap.pending)}",
+            f"lag {fmt_int(snap.lag)}",
+        ]
+        if snap.dlq is not None:
+            extra.append(f"DLQ {fmt_int(snap.dlq_length)}")
+        self.status_bar.set_state(extra=" · ".join(extra))
+
+    def show_progress(self, aggregate: object) -> None:
+        assert isinstance(aggregate, PelAggregate)
+        agg = aggregate
+        filt = describe_filter(self.filters)
+        self.query_one("#idle-chart", IdleChart).show(agg.histogram, scan_note(agg))
+        shown = min(len(agg.top), agg.matched)
+        if agg.matched > shown:
+            title = f"Stuck entries · {shown:,} most idle of {agg.matched:,} matching"
+        else:
+            title = f"Stuck entries · {agg.matched:,} matching"
+        if is_filtered(self.filters):
+            title += f" · filter: {filt}"
+        self.entries.border_title = title
+        marks = len(self.entries.marked)
+        sub = f"{marks} marked · " if marks else ""
+        poison = f"{fmt_int(agg.poison)} delivered 5+ times · " if agg.poison else ""
+        self.entries.border_subtitle = f"{sub}{poison}{scan_note(agg)}"
+
+    def on_keyed_table_marks_changed(self, event: KeyedTable.MarksChanged) -> None:
+        if isinstance(self.data, GroupSnapshot):
+            self.show_progress(self.data.aggregate)
+
+    # -- navigation and filters ------------------------------------------------------------
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_mark(self) -> None:
+        self.entries.toggle_mark()
+        if self.entries.has_focus:
+            self.entries.action_cursor_down()
+
+    def action_unmark(self) -> None:
+        self.entries.clear_marks()
+
+    def action_filter(self) -> None:
+        from pelctl.tui.screens.filter import FilterScreen
+
+        names = (
+            [c.name for c in self.data.consumers] if isinstance(self.data, GroupSnapshot) else []
+        )
+
+        def chosen(filters: PendingFilter | None) -> None:
+            if filters is not None:
+                self.set_filters(filters)
+
+        self.app.push_screen(FilterScreen(self.filters, names), chosen)
+
+    def action_clear_filter(self) -> None:
+        self.set_filters(PendingFilter())
+
+    def set_filters(self, filters: PendingFilter) -> None:
+        if filters == self.filters:
+            return
+        self.filters = filters
+        self.entries.clear_marks()
+        self.refresh_now(restart=True)
+
+    def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
+        event.stop()
+        if event.data_table.id == "consumers":
+            key = event.row_key.value
+            row = self.consumers.row_for(key) if key else None
+            if row is None:
+                return
+            name = row.sort_values[0]
+            same = self.filters.consumer == name
+            self.set_filters(
+                PendingFilter(
+                    consumer=None if same else name,
+                    min_idle_ms=self.filters.min_idle_ms,
+                    min_deliveries=self.filters.min_deliveries,
+                )
+            )
+            self.notify(f"filter: {describe_filter(self.filters)}", timeout=3)
+        elif event.data_table.id == "entries":
+            self.action_mark()
+
+    def action_open_dlq(self) -> None:
+        snap = self.data if isinstance(self.data, GroupSnapshot) else None
+        from pelctl.core.inspect import dlq_key
+
+        self.pelctl.open_dlq(
+            snap.dlq if snap and snap.dlq else dlq_key(self.stream), source=self.stream
+        )
+
+    def action_switch_group(self) -> None:
+        self.pelctl.open_stream(self.stream, replace=True)
+
+    # -- operator actions ------------------------------------------------------------------
+    def _target(self) -> tuple[tuple[bytes, ...], PendingFilter | None] | None:
+        marked = self.entries.marked
+        if marked:
+            ids = tuple(sorted((k.encode() for k in marked), key=parse_id))
+            return ids, None
+        if is_filtered(self.filters):
+            return (), self.filters
+        key = self.entries.cursor_key
+        if key is None:
+            self.notify("nothing to act on: the stuck-entries table is empty", severity="warning")
+            return None
+        return (key.encode(),), None
+
+    def _request(self, action: str, **extra: object) -> ActionRequest | None:
+        target = self._target()
+        if target is None:
+            return None
+        ids, filters = target
+        expected = None
+        if filters is not None and isinstance(self.data, GroupSnapshot):
+            expected = self.data.aggregate.matched
+        return ActionRequest(
+            action, self.stream, self.group, ids=ids, filters=filters, expected=expected, **extra
+        )  # type: ignore[arg-type]
+
+    def _consumer_names(self) -> list[bytes]:
+        if not isinstance(self.data, GroupSnapshot):
+            return []
+        return [c.name for c in sorted(self.data.consumers, key=lambda c: c.idle_ms)]
+
+    def action_op_claim(self) -> None:
+        from pelctl.tui.screens.prompt import PromptScreen
+
+        if self._target() is None:
+            return
+        names = self._consumer_names()
+
+        def chosen(value: bytes | None) -> None:
+            if value:
+                request = self._request("claim", to_consumer=value)
+                if request is not None:
+                    self.run_operator_action(request)
+
+        self.app.push_screen(
+            PromptScreen(
+                "Claim to which consumer?",
+                "The entries move to this consumer's PEL (XCLAIM with min-idle).",
+                suggestions=names,
+                default=names[0] if names else b"",
+            ),
+            chosen,
+        )
+
+    def action_op_requeue(self) -> None:
+        request = self._request("requeue")
+        if request is not None:
+            self.run_operator_action(request)
+
+    def action_op_ack(self) -> None:
+        request = self._request("ack")
+        if request is not None:
+            self.run_operator_action(request)
+
+    def action_op_dlq_move(self) -> None:
+        from pelctl.core.inspect import dlq_key
+        from pelctl.tui.screens.prompt import PromptScreen
+
+        if self._target() is None:
+            return
+
+        def chosen(value: bytes | None) -> None:
+            if value is not None:
+                request = self._request(
+                    "dlq_move",
+                    dlq=dlq_key(self.stream),
+                    reason=value.decode("utf-8", "replace") or None,
+                )
+                if request is not None:
+                    self.run_operator_action(request)
+
+        self.app.push_screen(
+            PromptScreen(
+                "Reason for the dead-letter move",
+                f"Recorded in each envelope (_dlq_reason) of {escape(dlq_key(self.stream))}.",
+                default=b"quarantined from pelctl tui",
+                allow_empty=True,
+            ),
+            chosen,
+        )
+
+    def action_op_prune(self) -> None:
+        from pelctl.tui.screens.prompt import PromptScreen
+
+        key = self.consumers.cursor_key
+        row = self.consumers.row_for(key) if key else None
+        if row is None:
+            self.notify("select a consumer in the consumers table first", severity="warning")
+            return
+        name, pending = row.sort_values[0], row.sort_values[1]
+        others = [n for n in self._consumer_names() if n != name]
+
+        def chosen(value: bytes | None) -> None:
+            if value is None:
+                return
+            self.run_operator_action(
+                ActionRequest(
+                    "prune",
+                    self.stream,
+                    self.group,
+                    consumer=name,
+                    to_consumer=value or None,
+                )
+            )
+
+        if not pending:
+            chosen(b"")
+            return
+        self.app.push_screen(
+            PromptScreen(
+                f"Prune {escape(name)}: it holds {fmt_int(pending)} entries",
+                "Reassign them to which consumer? (They are claimed to it first, then the "
+                "consumer is deleted. Empty: refuse.)",
+                suggestions=others,
+                default=others[0] if others else b"",
+                allow_empty=True,
+            ),
+            chosen,
+        )
+
+    def after_action(self, outcome: object) -> None:
+        self.entries.clear_marks()
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        out: list[tuple[str, str, Callable[[], object]]] = [
+            ("Filter stuck entries…", "consumer, min idle, min deliveries", self.action_filter),
+            ("Clear the filter", describe_filter(self.filters), self.action_clear_filter),
+            ("Open the dead-letter view", "DLQ of this stream", self.action_open_dlq),
+            ("Switch group", "other groups of this stream", self.action_switch_group),
+        ]
+        for threshold in (60_000, 600_000, 3_600_000):
+            label = format_duration_ms(threshold)
+            out.append(
+                (
+                    f"Show entries idle ≥ {label}",
+                    "filter",
+                    lambda t=threshold: self.set_filters(
+                        PendingFilter(
+                            consumer=self.filters.consumer,
+                            min_idle_ms=t,
+                            min_deliveries=self.filters.min_deliveries,
+                        )
+                    ),
+                )
+            )
+        out.append(
+            (
+                "Show poison suspects (delivered 5+ times)",
+                "filter",
+                lambda: self.set_filters(PendingFilter(min_deliveries=5)),
+            )
+        )
+        if not self.pelctl.read_only:
+            for name in self.OPERATOR_ACTIONS:
+                spec = ACTIONS[name]
+                out.append((f"{spec.title}…", spec.description, getattr(self, f"action_op_{name}")))
+        return out

@@ -1,0 +1,291 @@
+"""The dashboard's one door to data: a small interface with typed errors (headless).
+
+Screens never talk to Redis: they call a :class:`DataSource` from thread workers and get
+frozen snapshots back, or a :class:`pelctl.core.errors.PelctlError` subclass (every other
+exception is translated before it leaves this module). :class:`RedisSource` implements it over
+the command layer (``pelctl.core.*``) with two connections: one polls, the other runs
+operator actions, so a long scan never queues behind a repair and the reverse. Tests and the
+snapshot suite plug in a recorded source with the same interface.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Protocol
+
+from pelctl.core.binary import escape
+from pelctl.core.dlq import DlqEntry
+from pelctl.core.errors import OperationFailed, PelctlError, StreamNotFound
+from pelctl.core.inspect import DEFAULT_DEAD_AFTER_MS, dlq_key, inspect_stream
+from pelctl.core.models import ConsumerInfo, PendingFilter, StreamSummary
+from pelctl.redis.connection import Connection
+from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
+from pelctl.tui.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
+
+ProgressFn = Callable[[PelAggregate], None]
+StopFn = Callable[[], bool]
+
+
+# -- snapshots ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRow:
+    summary: StreamSummary
+    dlq: bytes | None  # the stream's dead-letter stream when it exists
+    dlq_length: int | None
+
+    @property
+    def name(self) -> bytes:
+        return self.summary.stream
+
+
+@dataclass(frozen=True, slots=True)
+class StreamsSnapshot:
+    rows: tuple[StreamRow, ...]
+    taken_at: float  # client clock, seconds
+
+
+@dataclass(frozen=True, slots=True)
+class GroupChoice:
+    name: bytes
+    consumers: int
+    pending: int
+    lag: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    stream: bytes
+    group: bytes
+    length: int
+    pending: int
+    lag: int | None
+    last_delivered_id: bytes
+    consumers: tuple[ConsumerInfo, ...]
+    dlq: bytes | None
+    dlq_length: int | None
+    aggregate: PelAggregate
+    taken_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class DlqSnapshot:
+    key: bytes
+    exists: bool
+    length: int
+    entries: tuple[DlqEntry, ...]  # newest first, at most ``limit``
+    by_reason: tuple[tuple[str, int], ...]  # over ``entries``
+    taken_at: float
+    by_source: tuple[tuple[str, int], ...] = ()  # over ``entries``
+
+
+# -- the interface --------------------------------------------------------------------------
+
+
+class DataSource(Protocol):
+    """What the screens may ask for. Every method may raise only ``PelctlError``."""
+
+    server: str  # redacted URL and server label, for the status bar
+    read_only: bool
+
+    def streams(self) -> StreamsSnapshot: ...
+
+    def groups(self, stream: bytes) -> tuple[GroupChoice, ...]: ...
+
+    def group(
+        self,
+        stream: bytes,
+        group: bytes,
+        filters: PendingFilter,
+        *,
+        top_n: int = DEFAULT_TOP_N,
+        progress: ProgressFn | None = None,
+        should_stop: StopFn | None = None,
+    ) -> GroupSnapshot: ...
+
+    def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot: ...
+
+    def plan(self, request: ActionRequest) -> ActionPlan: ...
+
+    def apply(self, plan: ActionPlan) -> ActionOutcome: ...
+
+    def close(self) -> None: ...
+
+
+@contextmanager
+def typed_errors(where: str) -> Iterator[None]:
+    """Let only PelctlError out: redis-py and OS errors are translated, bugs are wrapped."""
+    from pelctl.redis.errors import translate
+
+    try:
+        yield
+    except (PelctlError, ScanCancelled):
+        raise
+    except Exception as err:  # noqa: BLE001 - the UI shows one line, never a traceback
+        try:
+            raise translate(err, where) from err
+        except PelctlError:
+            raise
+        except Exception:  # noqa: BLE001 - translate() re-raises what it does not know
+            raise OperationFailed(f"{where}: unexpected {type(err).__name__}: {err}") from err
+
+
+# -- over Redis -----------------------------------------------------------------------------
+
+
+class RedisSource:
+    """The command layer behind the interface; two connections (poll and actions)."""
+
+    def __init__(
+        self,
+        poll: Connection,
+        *,
+        read_only: bool = False,
+        action_factory: Callable[[], Connection] | None = None,
+        dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
+    ) -> None:
+        self.poll = poll
+        self.read_only = read_only
+        self._action_factory = action_factory
+        self._action: Connection | None = None
+        self.dead_after_ms = dead_after_ms
+        self.server = f"{poll.settings.redacted_url} ({poll.caps.label})"
+
+    @classmethod
+    def connect(cls, settings, **kwargs: object) -> RedisSource:  # noqa: ANN001
+        """Open the polling connection now; the action connection at the first action."""
+        from pelctl.redis.connection import connect
+
+        with typed_errors("connect"):
+            poll = connect(settings.with_client_name("tui"))
+        return cls(
+            poll,
+            read_only=settings.read_only,
+            action_factory=lambda: connect(settings.with_client_name("tui-action")),
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+    @property
+    def action_conn(self) -> Connection:
+        if self._action is None:
+            if self._action_factory is None:
+                raise OperationFailed("this data source has no action connection")
+            with typed_errors("connect"):
+                self._action = self._action_factory()
+        return self._action
+
+    # -- reads (poll connection) -------------------------------------------------------------
+    def streams(self) -> StreamsSnapshot:
+        from pelctl.core.streams import list_streams
+
+        with typed_errors("streams"):
+            found = {s.stream: s for s in list_streams(self.poll)}
+        rows = []
+        for name in sorted(found):
+            s = found[name]
+            dlq = found.get(dlq_key(name))
+            rows.append(StreamRow(s, dlq.stream if dlq else None, dlq.length if dlq else None))
+        return StreamsSnapshot(tuple(rows), time.time())
+
+    def groups(self, stream: bytes) -> tuple[GroupChoice, ...]:
+        from pelctl.core.targets import group_rows
+
+        with typed_errors("groups"):
+            rows = group_rows(self.poll, stream)
+        return tuple(
+            GroupChoice(
+                name=row[b"name"],  # type: ignore[arg-type]
+                consumers=int(row[b"consumers"]),  # type: ignore[call-overload]
+                pending=int(row[b"pending"]),  # type: ignore[call-overload]
+                lag=int(row[b"lag"]) if row.get(b"lag") is not None else None,  # type: ignore[call-overload]
+            )
+            for row in rows
+        )
+
+    def group(
+        self,
+        stream: bytes,
+        group: bytes,
+        filters: PendingFilter,
+        *,
+        top_n: int = DEFAULT_TOP_N,
+        progress: ProgressFn | None = None,
+        should_stop: StopFn | None = None,
+    ) -> GroupSnapshot:
+        with typed_errors("group"):
+            found = inspect_stream(
+                self.poll, stream, group, oldest=0, dead_after_ms=self.dead_after_ms
+            )
+            info = found.groups[0]
+            agg = aggregate_pel(
+                self.poll.raw(stream),
+                stream,
+                group,
+                filters,
+                top_n=top_n,
+                progress=progress,
+                should_stop=should_stop,
+            )
+        return GroupSnapshot(
+            stream=stream,
+            group=group,
+            length=found.length,
+            pending=agg.total_pending,
+            lag=info.lag,
+            last_delivered_id=info.last_delivered_id,
+            consumers=info.consumers,
+            dlq=found.dlq,
+            dlq_length=found.dlq_length,
+            aggregate=agg,
+            taken_at=time.time(),
+        )
+
+    def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot:
+        from pelctl.core import dlq as core_dlq
+
+        with typed_errors("dlq"):
+            try:
+                length = core_dlq.require_dlq(self.poll, key)
+            except StreamNotFound:
+                return DlqSnapshot(key, False, 0, (), (), time.time())
+            entries = tuple(
+                core_dlq.iter_entries(self.poll, key, limit=limit, newest_first=True, check=False)
+            )
+        return DlqSnapshot(
+            key,
+            True,
+            length,
+            entries,
+            _ranked(e.reason or "(none)" for e in entries),
+            time.time(),
+            _ranked(escape(e.source) if e.source else "(no envelope)" for e in entries),
+        )
+
+    # -- actions (action connection) ---------------------------------------------------------
+    def plan(self, request: ActionRequest) -> ActionPlan:
+        from pelctl.tui import operations
+
+        with typed_errors(request.action):
+            return operations.plan(self, request)
+
+    def apply(self, plan: ActionPlan) -> ActionOutcome:
+        from pelctl.tui import operations
+
+        with typed_errors(plan.request.action):
+            return operations.apply(self, plan)
+
+    def close(self) -> None:
+        self.poll.close()
+        if self._action is not None:
+            self._action.close()
+
+
+def _ranked(values: Iterable[str]) -> tuple[tuple[str, int], ...]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -1,0 +1,1 @@
+"""Dashboard widgets, one per module."""

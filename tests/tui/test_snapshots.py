@@ -1,0 +1,104 @@
+"""Snapshot tests of every screen (pytest-textual-snapshot), rendered from the recorded demo
+with a fixed clock and terminal size. Update with ``pytest tests/tui --snapshot-update`` and
+review the SVGs in ``__snapshots__/`` before committing them."""
+
+from __future__ import annotations
+
+import time
+
+from pelctl.core.models import PendingFilter
+from pelctl.tui.app import PelctlApp
+from tests.tui.recorded import FIXED_NOW, RecordedSource
+
+SIZE = (130, 38)
+DEPTH = [1_180, 1_190, 1_204, 1_212, 1_230, 1_228, 1_241, 1_246]
+
+
+def make(
+    stream: bytes | None = b"orders",
+    group: bytes | None = b"billing",
+    *,
+    read_only: bool = False,
+    theme: str = "pelctl-dark",
+    top_n: int = 60,
+) -> PelctlApp:
+    app = PelctlApp(
+        RecordedSource.load(read_only=read_only),
+        stream=stream,
+        group=group,
+        refresh_s=0,
+        top_n=top_n,
+        clock=lambda: FIXED_NOW,
+        localtime=time.gmtime,
+        theme_name=theme,
+    )
+    for depth in DEPTH[:-1]:  # the session so far: the last point comes from the first refresh
+        app.record_depth(b"orders", b"billing", depth)
+    return app
+
+
+async def settled(pilot) -> None:  # noqa: ANN001
+    for _ in range(3):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+    await pilot.pause(0.1)
+
+
+def test_streams_list(snap_compare):  # noqa: ANN001
+    assert snap_compare(make(None, None), terminal_size=SIZE, run_before=settled)
+
+
+def test_group_view(snap_compare):  # noqa: ANN001
+    assert snap_compare(make(), terminal_size=SIZE, run_before=settled)
+
+
+def test_group_view_filtered_with_marks(snap_compare):  # noqa: ANN001
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        pilot.app.screen.set_filters(PendingFilter(min_deliveries=5))
+        await settled(pilot)
+        await pilot.press("space", "space")
+        await settled(pilot)
+
+    assert snap_compare(make(), terminal_size=SIZE, run_before=run)
+
+
+def test_group_view_read_only_light(snap_compare):  # noqa: ANN001
+    app = make(read_only=True, theme="pelctl-light")
+    assert snap_compare(app, terminal_size=SIZE, run_before=settled)
+
+
+def test_confirm_modal_shows_the_plan(snap_compare):  # noqa: ANN001
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        await pilot.press("space", "space", "r")
+        await settled(pilot)
+
+    assert snap_compare(make(), terminal_size=SIZE, run_before=run)
+
+
+def test_dead_letter_view(snap_compare):  # noqa: ANN001
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        await pilot.press("d")
+        await settled(pilot)
+
+    assert snap_compare(make(), terminal_size=SIZE, run_before=run)
+
+
+def test_help_screen(snap_compare):  # noqa: ANN001
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        await pilot.press("question_mark")
+        await settled(pilot)
+
+    assert snap_compare(make(), terminal_size=SIZE, run_before=run)
+
+
+def test_group_picker(snap_compare):  # noqa: ANN001
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        pilot.app.open_stream(b"orders")
+        await settled(pilot)
+
+    assert snap_compare(make(None, None), terminal_size=SIZE, run_before=run)

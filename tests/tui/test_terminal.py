@@ -1,0 +1,150 @@
+"""The installed ``pelctl tui`` in a real terminal (tmux): keys in, screen text out with
+``capture-pane``, and a requeue done through the modal that changes the server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+PELCTL = Path(sys.executable).parent / "pelctl"
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+class Terminal:
+    def __init__(self, command: str, env: dict[str, str], size: tuple[int, int] = (150, 45)):
+        self.name = f"pelctl-test-{uuid.uuid4().hex[:8]}"
+        exports = " ".join(f"{k}={v}" for k, v in env.items())
+        subprocess.run(
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                self.name,
+                "-x",
+                str(size[0]),
+                "-y",
+                str(size[1]),
+                f"env {exports} {command}; sleep 30",
+            ],
+            check=True,
+        )
+
+    def screen(self) -> str:
+        out = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return out.stdout
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            subprocess.run(["tmux", "send-keys", "-t", self.name, key], check=True)
+            time.sleep(0.15)
+
+    def wait_for(self, *texts: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if all(t in screen for t in texts):
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{texts} not on screen after {timeout}s:\n{screen}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False, capture_output=True)
+
+
+@pytest.fixture
+def terminal(demo, tmp_path):  # noqa: ANN001, ANN201
+    terms: list[Terminal] = []
+
+    def start(*args: str) -> Terminal:
+        env = {
+            "PELCTL_URL": demo.url,
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "TERM": "xterm-256color",
+            "PELCTL_THEME": "dark",
+        }
+        term = Terminal(f"{PELCTL} tui {' '.join(args)}", env)
+        terms.append(term)
+        return term
+
+    yield start
+    for term in terms:
+        term.close()
+
+
+def test_pelctl_tui_in_a_real_terminal_requeues_through_the_modal(terminal, r, tmp_path):
+    term = terminal("--refresh", "1s")
+    screen = term.wait_for("Streams (6)", "orders", "{payments}", "legacy", "1,2")
+    assert "orders:dlq" in screen
+    # legacy, notifications, orders: two rows down, enter -> the group picker (3 groups)
+    term.keys("Down", "Down", "Enter")
+    screen = term.wait_for("Groups of orders", "billing", "shipping", "analytics")
+    term.keys("Enter")  # billing: the most pending, listed first
+    screen = term.wait_for(
+        "dead-suspect", "billing-2", "billing-1", "billing-3", "1,210", "Stuck entries"
+    )
+    assert "8 delivered 5+ times" in screen
+
+    before = r.xpending("orders", "billing")
+    held = {c["name"]: c["pending"] for c in before["consumers"]}
+    assert held[b"billing-2"] == 1_210
+    term.keys("r")  # requeue the entry under the cursor: the most idle one
+    screen = term.wait_for("requeue 1 entry of orders/billing?", "Apply to 1")
+    term.keys("y")
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        after = {c["name"]: c["pending"] for c in r.xpending("orders", "billing")["consumers"]}
+        if after.get(b"billing-2") == 1_209:
+            break
+        time.sleep(0.2)
+    assert after[b"billing-2"] == 1_209
+    copies = [f for _id, f in r.xrevrange("orders", count=3) if b"_original_id" in f]
+    assert len(copies) == 1 and copies[0][b"_retry_count"] == b"1"
+    term.wait_for("1,209")  # the view refreshed after the action
+    audit = (tmp_path / "state" / "pelctl" / "audit.jsonl").read_text()
+    assert '"surface":"tui"' in audit and '"command":"requeue"' in audit
+    term.keys("q")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "Stuck entries" in term.screen():
+        time.sleep(0.2)
+    assert "Stuck entries" not in term.screen()
+
+
+def test_pelctl_tui_opens_a_group_directly_read_only(terminal, r):
+    term = terminal("orders", "billing", "--read-only")
+    screen = term.wait_for("READ-ONLY", "billing-2", "dead-suspect")
+    footer = screen.strip().splitlines()[-1]
+    assert "Filter" in footer and "Requeue" not in footer and "Claim" not in footer
+    term.keys("r", "a")
+    time.sleep(0.5)
+    assert "Apply to" not in term.screen()
+    assert r.xpending("orders", "billing")["pending"] == 1_246
+
+
+def test_pelctl_tui_without_a_terminal_says_so(demo):
+    out = subprocess.run(
+        [str(PELCTL), "tui"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PELCTL_URL": demo.url},
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: pelctl tui needs a terminal")
+    assert "Traceback" not in out.stderr
