@@ -34,15 +34,21 @@ def register(app: typer.Typer) -> None:
             ),  # fmt: skip
         ] = "5m",
     ) -> None:
-        """Stream, groups, consumers (pending, idle, inactive, verdict), PEL summary,
-        oldest entries, and advice on what to run next."""
+        """One stream in depth: groups, consumers, oldest pending entries and advice.
+
+        Groups: pending, lag, last delivered id, entries read.
+        Consumers: pending, idle, inactive, verdict (active / idle / dead-suspect).
+        Per group: the PEL summary and the oldest pending entries.
+        Advice: what looks wrong and the command to run next."""
         from pelctl.core.binary import unescape
         from pelctl.core.durations import parse_duration_ms
         from pelctl.core.inspect import inspect_stream
         from pelctl.render import inspect as render
 
         dead_ms = parse_duration_ms(dead_after)
-        group = rt.default_group(group) if group is None and rt.options.get("context") else group
+        # The context's group applies whichever way the context was chosen (--context,
+        # PELCTL_CONTEXT or current-context), not only with --context.
+        group = rt.default_group(group)
         conn = rt.connect()
         result = inspect_stream(
             conn,

@@ -67,8 +67,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List pending entries in id order: id, consumer, idle, deliveries (and fields).
 
-        In pipes the output is NDJSON; on a terminal a table. --all streams any size of PEL
-        with flat memory."""
+        On a terminal a table; in pipes NDJSON, one entry per line.
+        --all streams a PEL of any size with flat memory."""
         from pelctl.core.binary import unescape
         from pelctl.core.durations import parse_duration_ms
         from pelctl.core.errors import UsageError
@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
             raise UsageError("--all and --limit exclude each other")
         filters = PendingFilter(
             consumer=unescape(consumer) if consumer else None,
-            min_idle_ms=parse_duration_ms(idle) if idle else None,
+            min_idle_ms=parse_duration_ms(idle) if idle is not None else None,
             min_deliveries=min_deliveries,
         )
         cap = None if all_entries else (limit or DEFAULT_LIMIT)
@@ -90,13 +90,44 @@ def register(app: typer.Typer) -> None:
             conn, s, g, filters, limit=cap, with_payload=with_payload,
             max_server_ms=max_server_ms,
         )  # fmt: skip
-        items = (
-            (render.row(e, with_payload), render.to_json(e, with_payload), render.row_style(e))
-            for e in entries
-        )
+        if all_entries:
+            from pelctl.cli.progress import wanted
+
+            if wanted():
+                entries = _with_progress(entries, conn, s, g, rt.out.no_color)
+        if rt.out.machine:  # json/ndjson/csv/tsv write the record only: skip the display row
+            items = (((), render.to_json(e, with_payload), None) for e in entries)
+        else:
+            items = (
+                (render.row(e, with_payload), render.to_json(e, with_payload), render.row_style(e))
+                for e in entries
+            )
         shown = rt.out.stream(render.columns(with_payload), items)
         if cap is not None and shown == cap and not rt.out.machine:
             total = count_pending(conn, s, g)
             if total > shown:
                 rt.info(f"showing {shown:,} of {total:,} pending (before filters); "
                         "use --limit N or --all")  # fmt: skip
+
+
+def _with_progress(entries, conn, stream: bytes, group: bytes, no_color: bool):  # noqa: ANN001, ANN202
+    """Pass entries through, driving a progress bar on stderr (position in the id range)."""
+    from pelctl.cli.progress import ScanProgress
+    from pelctl.core.models import id_ms
+    from pelctl.redis.scan import group_meta
+
+    iterator = iter(entries)
+    first = next(iterator, None)  # runs the group checks first: their errors win
+    if first is None:
+        return
+    lo = id_ms(first.id)
+    hi = group_meta(conn.raw(stream), stream, group).last_delivered[0]
+    width = max(hi - lo, 1)
+    with ScanProgress("pending --all", no_color=no_color) as bar:
+        yield first
+        n = 1
+        for entry in iterator:
+            n += 1
+            if not n & 511:
+                bar.update((id_ms(entry.id) - lo) / width, n)
+            yield entry

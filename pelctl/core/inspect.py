@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
+from collections import Counter
+from functools import partial
+from operator import itemgetter
 
 from pelctl.core.binary import escape
 from pelctl.core.durations import format_duration_ms
 from pelctl.core.errors import GroupNotFound
+from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
 from pelctl.core.models import (
     Advice,
     ConsumerInfo,
     GroupInfo,
+    IdleCounts,
     PelSummary,
     PendingEntry,
     StreamInspection,
@@ -18,7 +24,14 @@ from pelctl.core.models import (
 from pelctl.core.targets import _pairs, group_rows
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
 
+# Idle thresholds counted by inspect (> 1m, > 10m, > 1h), from one bounded scan.
+IDLE_THRESHOLDS_MS = (60_000, 600_000, 3_600_000)
+# Up to this many pending entries inspect reads the whole PEL (so the longest-idle entry is
+# known even when nothing is idle over the first threshold); above it, only what the server
+# finds idle over the first threshold crosses the wire (XPENDING IDLE windows).
+FULL_SCAN_MAX = 10_000
 ACTIVE_MS = 60_000
 DEFAULT_DEAD_AFTER_MS = 300_000
 DEFAULT_OLDEST = 5
@@ -44,7 +57,11 @@ def inspect_stream(
     *,
     oldest: int = DEFAULT_OLDEST,
     dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
+    pel_scan: bool = True,
+    max_server_ms: float = DEFAULT_MAX_SERVER_MS,
 ) -> StreamInspection:
+    """``pel_scan``: also walk each group's PEL (bounded calls) for the idle-threshold
+    counts, the longest-idle entry and the ghost count; False skips those (cheap refresh)."""
     rows = group_rows(conn, stream)  # raises StreamNotFound / WrongType
     if group is not None:
         rows = [r for r in rows if r[b"name"] == group]
@@ -73,6 +90,13 @@ def inspect_stream(
             dlq_len = int(dlq_raw.execute_command("XLEN", dlq))
     length, first, last = replies[0], replies[1], replies[2]
     groups: list[GroupInfo] = []
+    bounds_cache: list[StreamBounds] = []
+
+    def bounds_of() -> StreamBounds:
+        if not bounds_cache:
+            bounds_cache.append(stream_bounds(conn, stream))
+        return bounds_cache[0]
+
     for i, row in enumerate(rows):
         consumers_raw, summary, oldest_rows = replies[3 + 3 * i : 6 + 3 * i]
         consumers = []
@@ -99,6 +123,12 @@ def inspect_stream(
         )
         lag = row.get(b"lag")
         entries_read = row.get(b"entries-read")
+        idle_counts, ghosts = None, None
+        if pel_scan:
+            idle_counts, ghosts = pel_health(
+                conn, stream, row[b"name"], int(count), max_server_ms=max_server_ms,
+                bounds=bounds_of(),
+            )  # fmt: skip
         groups.append(
             GroupInfo(
                 name=row[b"name"],
@@ -110,6 +140,8 @@ def inspect_stream(
                 consumers=tuple(consumers),
                 pel=pel,
                 oldest=tuple(PendingEntry(r[0], r[1], int(r[2]), int(r[3])) for r in oldest_rows),
+                idle_counts=idle_counts,
+                ghosts=ghosts,
             )
         )
     return StreamInspection(
@@ -126,6 +158,51 @@ def inspect_stream(
     )
 
 
+def pel_health(
+    conn: Connection,
+    stream: bytes,
+    group: bytes,
+    pending: int,
+    *,
+    thresholds_ms: tuple[int, ...] = IDLE_THRESHOLDS_MS,
+    max_server_ms: float = DEFAULT_MAX_SERVER_MS,
+    bounds: StreamBounds | None = None,
+) -> tuple[IdleCounts, int]:
+    """Idle-threshold counts, the longest-idle entry and the ghost count of one group.
+
+    The same engine and bounds as every PEL walk: a small PEL is read whole; a large one
+    through XPENDING IDLE windows at the lowest threshold, so only idle entries cross the
+    wire. Counts are "idle at least the threshold" (XPENDING IDLE semantics).
+    """
+    edges = tuple(sorted(thresholds_ms))
+    if pending == 0:
+        return IdleCounts(edges, (0,) * len(edges), 0, None), 0
+    raw = conn.raw(stream)
+    floor = None if pending <= FULL_SCAN_MAX else edges[0]
+    scan = PelScan(raw, stream, group, min_idle_ms=floor, max_server_ms=max_server_ms)
+    counter: Counter[int] = Counter()
+    bucket_of = partial(bisect_right, edges)
+    idle_of = itemgetter(2)
+    longest_row = None
+    scanned = 0
+    for page in scan.pages():
+        scanned += len(page)
+        counter.update(map(bucket_of, map(idle_of, page)))
+        top = max(page, key=idle_of)
+        if longest_row is None or top[2] > longest_row[2]:
+            longest_row = top
+    # counter[i]: entries with edges[i-1] <= idle < edges[i]; "at least edges[k]" sums i > k.
+    counts = tuple(sum(n for i, n in counter.items() if i > k) for k in range(len(edges)))
+    longest = None
+    if longest_row is not None:
+        entry_id, owner, idle, deliveries = longest_row
+        longest = PendingEntry(entry_id, owner, int(idle), int(deliveries))
+    ghosts = count_ghosts(
+        conn, stream, group, max_server_ms=max_server_ms, bounds=bounds, check=False
+    )
+    return IdleCounts(edges, counts, scanned, longest), ghosts
+
+
 def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[Advice]:
     out: list[Advice] = []
     s = _shell(escape(stream))
@@ -138,8 +215,9 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
             names = ", ".join(escape(c.name) for c in dead[:3]) + ("…" if len(dead) > 3 else "")
             out.append(
                 Advice(
-                    f"{len(dead)} consumer{'s' if len(dead) != 1 else ''} ({names}) hold "
-                    f"{held:,} entries in group {escape(g.name)}, unseen for "
+                    f"{len(dead)} consumer{'s' if len(dead) != 1 else ''} ({names}) "
+                    f"hold{'s' if len(dead) == 1 else ''} "
+                    f"{_entries(held)} in group {escape(g.name)}, unseen for "
                     f"> {format_duration_ms(idle)}",
                     f"pelctl requeue {s} {gname} --idle {format_duration_ms(idle)} --dry-run",
                 )
@@ -153,11 +231,39 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
                     f"pelctl pending {s} {gname} --min-deliveries 5",
                 )
             )
+        if g.ghosts:
+            out.append(
+                Advice(
+                    f"group {escape(g.name)} has {g.ghosts:,} pending "
+                    f"entr{'y' if g.ghosts == 1 else 'ies'} whose stream entry is gone (ghosts)",
+                    f"pelctl ghosts {s} {gname}",
+                )
+            )
+        hour = _idle_at_least(g, 3_600_000)
+        if hour and not dead:
+            out.append(
+                Advice(
+                    f"group {escape(g.name)} has {hour:,} "
+                    f"entr{'y' if hour == 1 else 'ies'} idle > 1h",
+                    f"pelctl pending {s} {gname} --idle 1h",
+                )
+            )
     if dlq_len:
         out.append(
-            Advice(f"dead-letter stream {escape(dlq_key(stream))} holds {dlq_len:,} entries")
+            Advice(f"dead-letter stream {escape(dlq_key(stream))} holds {_entries(dlq_len)}")
         )
     return out
+
+
+def _entries(n: int) -> str:
+    return f"{n:,} entr{'y' if n == 1 else 'ies'}"
+
+
+def _idle_at_least(g: GroupInfo, threshold_ms: int) -> int:
+    ic = g.idle_counts
+    if ic is None or threshold_ms not in ic.thresholds_ms:
+        return 0
+    return ic.counts[ic.thresholds_ms.index(threshold_ms)]
 
 
 def _shell(text: str) -> str:

@@ -51,6 +51,7 @@ class IdleCounts:
     thresholds_ms: tuple[int, ...]
     counts: tuple[int, ...]
     scanned: int
+    longest: PendingEntry | None = None  # the longest-idle entry seen by the same scan
 
 
 @dataclass(frozen=True, slots=True)

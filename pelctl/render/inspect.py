@@ -39,7 +39,8 @@ def summary_pairs(r: StreamInspection) -> list[tuple[str, str]]:
         ("Server", r.server),
     ]
     if r.dlq is not None:
-        pairs.append(("DLQ", f"{escape(r.dlq)} ({fmt_int(r.dlq_length)} entries)"))
+        noun = "entry" if r.dlq_length == 1 else "entries"
+        pairs.append(("DLQ", f"{escape(r.dlq)} ({fmt_int(r.dlq_length)} {noun})"))
     return pairs
 
 
@@ -93,10 +94,56 @@ def oldest_table(g: GroupInfo) -> TableData:
     )
 
 
+def _threshold(ms: int) -> str:
+    text = format_duration_ms(ms)
+    for suffix in ("00s", "00m", "00h"):
+        if text.endswith(suffix) and len(text) > len(suffix):
+            text = text[: -len(suffix)]
+    return text
+
+
+def health_table(g: GroupInfo) -> TableData | None:
+    """Idle-threshold counts (idle at least each threshold), the longest-idle entry and the
+    ghost count, as one row; None when inspect did not scan the PEL."""
+    ic = g.idle_counts
+    if ic is None and g.ghosts is None:
+        return None
+    columns: list[Column] = []
+    row: list[str] = []
+    if ic is not None:
+        for t, n in zip(ic.thresholds_ms, ic.counts, strict=True):
+            columns.append(Column(f"idle_ge_{t}", f"IDLE ≥ {_threshold(t)}", "right"))
+            row.append(fmt_int(n))
+        longest = ic.longest
+        columns += [
+            Column("longest_idle", "LONGEST IDLE", "right"),
+            Column("longest_owner", "HELD BY"),
+            Column("longest_id", "ID"),
+        ]
+        if longest is None:
+            row += ["-", "-", "-"]
+        else:
+            row += [format_duration_ms(longest.idle_ms), escape(longest.consumer),
+                    longest.id.decode()]  # fmt: skip
+    if g.ghosts is not None:
+        columns.append(Column("ghosts", "GHOSTS", "right"))
+        row.append(fmt_int(g.ghosts))
+    style = "red" if (g.ghosts or (ic is not None and ic.counts and ic.counts[-1])) else None
+    return TableData(
+        tuple(columns),
+        [tuple(row)],
+        title=f"PEL health of {escape(g.name)}",
+        row_styles=[style],
+    )
+
+
 def tables(r: StreamInspection) -> list[TableData]:
     out = [groups_table(r)]
     for g in r.groups:
         out.append(consumers_table(g))
+        health = health_table(g)
+        if health is not None:
+            out.append(health)
         if g.oldest:
             out.append(oldest_table(g))
     return out
@@ -134,6 +181,8 @@ def group_json(g: GroupInfo, now_ms: int) -> dict[str, Any]:
             f"gt_{format_duration_ms(t)}": n
             for t, n in zip(g.idle_counts.thresholds_ms, g.idle_counts.counts, strict=True)
         }
+        longest = g.idle_counts.longest
+        out["longest_idle"] = pending_render.to_json(longest) if longest is not None else None
     if g.ghosts is not None:
         out["ghosts"] = g.ghosts
     return out

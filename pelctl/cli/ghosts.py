@@ -1,0 +1,148 @@
+"""``pelctl ghosts``: list PEL entries whose stream entry was deleted or trimmed.
+
+The listing is read-only and streams :func:`pelctl.core.ghosts.iter_ghosts`. ``--fix``
+belongs to the repairs: its branch hands the same targets to the mutation layer
+(``ghosts-fix``), which brings the confirmation, ``--dry-run``, read-only refusal and audit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from pelctl.cli.options import Runtime, pelctl_command
+
+if TYPE_CHECKING:
+    from pelctl.core.ghosts import GhostStats
+
+
+def register(app: typer.Typer) -> None:
+    @pelctl_command(app, "ghosts", rich_help_panel="Read", pipe_default="ndjson", mutating=True)
+    def ghosts_cmd(
+        rt: Runtime,
+        stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],
+        group: Annotated[str, typer.Argument(help="Consumer group.", show_default=False)],
+        consumer: Annotated[
+            Optional[str],
+            typer.Option(
+                "--consumer", "-c", help="Only entries held by this consumer.", show_default=False
+            ),  # fmt: skip
+        ] = None,
+        full: Annotated[
+            bool,
+            typer.Option(
+                "--full",
+                help="Check every entry against the stream, not only ids up to the stream's "
+                "max-deleted-entry-id (needed for streams loaded from a pre-7.0 RDB file).",
+            ),  # fmt: skip
+        ] = False,
+        count_only: Annotated[
+            bool, typer.Option("--count", help="Only the counts (trimmed, deleted, total).")
+        ] = False,
+        limit: Annotated[
+            Optional[int],
+            typer.Option("--limit", "-n", min=1, help="At most N ghosts.", show_default=False),
+        ] = None,
+        max_server_ms: Annotated[
+            float,
+            typer.Option(
+                "--max-server-ms",
+                min=0.5,
+                help="Bound on each server call's time (page size adapts).",
+            ),  # fmt: skip
+        ] = 10.0,
+        fix: Annotated[
+            bool,
+            typer.Option(
+                "--fix",
+                help="Clear the ghosts from the PEL (a repair: confirmation, "
+                "--dry-run, --yes, audit log).",
+                rich_help_panel="Repair",
+            ),  # fmt: skip
+        ] = False,
+    ) -> int | None:
+        """PEL entries whose stream entry is gone, with their owner, idle and deliveries.
+
+        Gone means below the stream's first entry (trimmed) or missing from it (XDEL).
+
+        Ghosts can never be processed and inflate every pending count. Entries above the
+        stream's max-deleted-entry-id cannot have been deleted and are not checked unless
+        --full. In pipes the output is NDJSON; on a terminal a table."""
+        from pelctl.core.binary import unescape
+        from pelctl.core.ghosts import GhostStats, iter_ghosts
+        from pelctl.render import histogram as render
+
+        if fix:
+            from pelctl.cli.mutate import run_mutation
+            from pelctl.core.mutations import Options, Targets
+
+            targets = Targets(consumer=unescape(consumer) if consumer else None, limit=limit,
+                              every=True)  # fmt: skip
+            return run_mutation(rt, "ghosts-fix", unescape(stream), unescape(group), targets,
+                                Options(full=full))  # fmt: skip
+        from pelctl.cli.progress import ScanProgress
+
+        conn = rt.connect()
+        s, g = unescape(stream), unescape(group)
+        stats = GhostStats()
+        bar = ScanProgress("ghosts", unit="pending entries read", no_color=rt.out.no_color)
+        ghosts = iter_ghosts(
+            conn, s, g, consumer=unescape(consumer) if consumer else None, full=full,
+            max_server_ms=max_server_ms, stats=stats,
+            progress=bar.update if bar.enabled else None,
+        )  # fmt: skip
+        out = rt.out
+        if count_only:
+            with bar:
+                for _ in ghosts:
+                    pass
+            counts = {"ghosts": stats.ghosts, "trimmed": stats.trimmed, "deleted": stats.deleted}
+            if out.fmt in ("json", "ndjson"):
+                out.document(counts)
+            else:
+                out.pairs([(k, f"{v:,}") for k, v in counts.items()])
+            return
+        if limit is not None:
+            ghosts = _limited(ghosts, limit)
+        items = ((render.ghost_row(x), render.ghost_json(x), render.ghost_style(x)) for x in ghosts)
+        with bar:
+            shown = out.stream(render.GHOST_COLUMNS, items)
+        if not out.machine:
+            rt.info(summary(stats, shown, limit))
+
+
+def _limited(items, limit: int):  # noqa: ANN001, ANN202
+    for n, item in enumerate(items, 1):
+        yield item
+        if n >= limit:
+            return
+
+
+def summary(stats: GhostStats, shown: int, limit: int | None) -> str:
+    """One line for stderr: what was found and what was checked."""
+    b = stats.bounds
+    if limit is not None and shown >= limit:
+        head = f"showing the first {shown:,} ghosts (--limit)"
+    else:
+        head = (
+            f"{stats.ghosts:,} ghost{'s' if stats.ghosts != 1 else ''} "
+            f"({stats.trimmed:,} trimmed, {stats.deleted:,} deleted)"
+        )
+    if b is None:
+        return head
+    if b.first_id is None:
+        return f"{head}; the stream is empty, so every pending entry is a ghost"
+    if stats.checked_to is None:
+        scope = (
+            f"no entry was ever deleted with XDEL (max-deleted-entry-id "
+            f"{(b.max_deleted_id or b'-').decode()}), so only trimmed entries can be ghosts"
+        )
+    elif stats.full:
+        scope = f"checked every entry from the first id {b.first_id.decode()}"
+    else:
+        scope = (
+            f"checked entries from the first id {b.first_id.decode()} up to "
+            f"max-deleted-entry-id {stats.checked_to.decode()} (--full checks all)"
+        )
+    return f"{head}; {scope}"

@@ -1,0 +1,168 @@
+"""Rows, bars and JSON for ``pelctl histogram`` and ``pelctl ghosts`` (shared by CLI and TUI).
+
+Pure functions: no rich, no textual. Bars are text (eighth-block characters) so every
+surface can draw them; the CLI colours them with rich on a terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pelctl.core.binary import escape
+from pelctl.core.durations import format_duration_ms
+from pelctl.core.histogram import Bucket, Histogram
+from pelctl.render.table import Column, TableData, fmt_int
+
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+UNITS = {"idle": "IDLE", "age": "AGE", "deliveries": "DELIVERIES", "consumer": "CONSUMER"}
+TITLES = {
+    "idle": "Idle time",
+    "age": "Age (now minus the id's timestamp)",
+    "deliveries": "Delivery count",
+    "consumer": "Pending entries per consumer",
+}
+
+
+def bar(count: int, largest: int, width: int) -> str:
+    """A bar ``width`` cells long for ``largest``; any non-zero count shows at least a sliver."""
+    if count <= 0 or largest <= 0 or width <= 0:
+        return ""
+    eighths = max(1, round(count * width * 8 / largest))
+    full, part = divmod(eighths, 8)
+    return "█" * full + (_EIGHTHS[part] if part else "")
+
+
+def _duration(ms: int) -> str:
+    """Bucket edges read best without zero padding: ``1m`` rather than ``1m00s``."""
+    text = format_duration_ms(ms)
+    for suffix in ("00s", "00m", "00h"):
+        if text.endswith(suffix) and len(text) > len(suffix):
+            text = text[: -len(suffix)]
+    return text
+
+
+def bucket_label(b: Bucket, by: str) -> str:
+    if by == "consumer":
+        if b.label is None:
+            return f"({b.others:,} other consumers)"
+        return escape(b.label)
+    if by == "deliveries":
+        lo = b.lo or 0
+        if b.hi is None:
+            return f"≥ {lo}"
+        return str(lo) if b.hi - lo == 1 else f"{lo}–{b.hi - 1}"
+    lo_text = _duration(b.lo or 0) if b.lo else "0"
+    if b.hi is None:
+        return f"≥ {lo_text}"
+    return f"{lo_text} – {_duration(b.hi)}"
+
+
+def percent(count: int, total: int) -> str:
+    if total <= 0:
+        return "-"
+    value = 100.0 * count / total
+    if 0 < value < 0.1:
+        return "<0.1%"
+    return f"{value:.1f}%"
+
+
+def columns(h: Histogram, with_bar: bool = True) -> tuple[Column, ...]:
+    cols = (
+        Column("bucket", UNITS[h.by]),
+        Column("count", "COUNT", "right"),
+        Column("percent", "%", "right"),
+    )
+    return cols + ((Column("bar", "", style="cyan"),) if with_bar else ())
+
+
+def title(h: Histogram) -> str:
+    return (
+        f"{TITLES[h.by]} — {escape(h.stream)} / {escape(h.group)}: "
+        f"{h.total:,} pending entr{'y' if h.total == 1 else 'ies'}"
+    )
+
+
+def caption(h: Histogram, max_server_ms: float | None = None) -> str:
+    if h.source == "summary":
+        return "exact counts from the XPENDING summary (one call)"
+    bound = f" (bound {max_server_ms:g} ms)" if max_server_ms else ""
+    return (
+        f"exact counts; {h.calls:,} server calls, longest ~{h.max_call_ms:.1f} ms{bound}, "
+        f"{h.elapsed_ms / 1000:.2f} s"
+    )
+
+
+def table(h: Histogram, bar_width: int = 40, with_bar: bool = True) -> TableData:
+    largest = max((b.count for b in h.buckets), default=0)
+    rows = []
+    for b in h.buckets:
+        row = (bucket_label(b, h.by), fmt_int(b.count), percent(b.count, h.total))
+        if with_bar:
+            row += (bar(b.count, largest, bar_width),)
+        rows.append(row)
+    return TableData(columns(h, with_bar), rows, title=title(h))
+
+
+def bucket_json(b: Bucket, by: str) -> dict[str, Any]:
+    if by == "consumer":
+        out: dict[str, Any] = {"label": escape(b.label) if b.label is not None else None}
+        if b.label is None:
+            out["others"] = b.others
+        out["count"] = b.count
+        return out
+    return {"lo": b.lo, "hi": b.hi, "count": b.count}
+
+
+def to_json(h: Histogram) -> dict[str, Any]:
+    """``{"by", "total", "buckets": [{"lo", "hi", "count"}]}``; consumer buckets carry
+    ``"label"`` instead of lo/hi. Durations are milliseconds; ``hi`` is exclusive (null for
+    the open last bucket)."""
+    return {"by": h.by, "total": h.total, "buckets": [bucket_json(b, h.by) for b in h.buckets]}
+
+
+def records(h: Histogram) -> list[dict[str, Any]]:
+    """Flat rows for csv/tsv/ndjson: one per bucket, with its label and share."""
+    out = []
+    for b in h.buckets:
+        record: dict[str, Any] = {"by": h.by, "bucket": bucket_label(b, h.by)}
+        record.update(bucket_json(b, h.by))
+        out.append(record)
+    return out
+
+
+# -- ghosts ------------------------------------------------------------------------------------
+GHOST_COLUMNS = (
+    Column("id", "ID"),
+    Column("consumer", "CONSUMER"),
+    Column("idle", "IDLE", "right"),
+    Column("deliveries", "DELIVERIES", "right"),
+    Column("reason", "REASON"),
+)
+GHOST_REASONS = {
+    "trimmed": "below the stream's first entry (trimmed)",
+    "deleted": "missing from the stream (deleted)",
+}
+
+
+def ghost_row(g: Any) -> tuple[str, ...]:
+    return (
+        g.id.decode(),
+        escape(g.consumer),
+        format_duration_ms(g.idle_ms),
+        str(g.deliveries),
+        g.reason,
+    )
+
+
+def ghost_json(g: Any) -> dict[str, Any]:
+    return {
+        "id": g.id.decode(),
+        "consumer": escape(g.consumer),
+        "idle_ms": g.idle_ms,
+        "deliveries": g.deliveries,
+        "reason": g.reason,
+    }
+
+
+def ghost_style(g: Any) -> str | None:
+    return "red" if g.reason == "deleted" else "yellow"
