@@ -12,11 +12,21 @@ from typing import Annotated, Any
 import typer
 
 from pelctl import __version__
+from pelctl.cli import audit as audit_cmds
 from pelctl.cli import config as config_cmds
+from pelctl.cli import consumers as consumers_cmds
 from pelctl.cli import demo as demo_cmds
+from pelctl.cli import dlq as dlq_cmds
+from pelctl.cli import dlq_admin as dlq_admin_cmds
+from pelctl.cli import ghosts as ghosts_cmds
+from pelctl.cli import histogram as histogram_cmds
 from pelctl.cli import inspect as inspect_cmds
 from pelctl.cli import pending as pending_cmds
+from pelctl.cli import reclaim as reclaim_cmds
+from pelctl.cli import repair as repair_cmds
+from pelctl.cli import spark as spark_cmds
 from pelctl.cli import streams as streams_cmds
+from pelctl.cli import tui as tui_cmds
 from pelctl.cli import version as version_cmds
 from pelctl.cli.options import ALL_NAMES, root_callback_params
 
@@ -69,5 +79,15 @@ _root.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
 _root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.parameters.values()}  # type: ignore[attr-defined]
 app.callback()(_root)
 
-for module in (streams_cmds, inspect_cmds, pending_cmds, config_cmds, demo_cmds, version_cmds):
+for module in (streams_cmds, inspect_cmds, pending_cmds, histogram_cmds, ghosts_cmds,
+               config_cmds, demo_cmds, version_cmds, tui_cmds):  # fmt: skip
     module.register(app)
+
+# the repairs (SPEC §3, §5)
+for module in (repair_cmds, dlq_cmds, dlq_admin_cmds, consumers_cmds, audit_cmds):
+    module.register(app)
+
+# fleet analytics on Spark (SPEC §9)
+spark_cmds.register(app)
+
+reclaim_cmds.register(app)  # the reclaim loop (SPEC §7)

@@ -1,0 +1,422 @@
+"""``pelctl snapshot`` and ``pelctl analyze``: fleet analytics (SPEC §9).
+
+pyarrow and pyspark are imported inside the commands only: ``pelctl --help`` never loads
+them (a test checks ``sys.modules``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Annotated, Any, Optional
+
+import typer
+
+from pelctl.cli.options import Runtime, pelctl_command
+
+PANEL = "Fleet analytics (Spark)"
+SPARK_PANEL = "Spark"
+
+
+def _targets(rt: Runtime, urls: list[str]) -> list[Any]:
+    """Connection settings for each ``--url`` (or the usual one: env, context, default)."""
+    from pelctl.redis.contexts import load_config, resolve_settings
+
+    o = rt.options
+    if not urls:
+        return [rt.settings()]
+    config = load_config()
+    password = None
+    if o.get("askpass"):
+        from pelctl.cli.options import _ask_password
+
+        password = _ask_password()
+    out = []
+    for url in urls:
+        settings = resolve_settings(
+            url=url,
+            context=o.get("context"),
+            password=password,
+            tls_ca=o.get("tls_ca"),
+            tls_cert=o.get("tls_cert"),
+            tls_key=o.get("tls_key"),
+            tls_insecure=bool(o.get("tls_insecure")),
+            cluster=o.get("cluster"),
+            config=config,
+        )
+        out.append(settings.with_client_name(rt.command))
+    # Secrets of every server are redacted from messages.
+    rt._settings = out[0]
+    return out
+
+
+def _check_duplicates(settings: list[Any]) -> None:
+    from pelctl.core.errors import UsageError
+
+    seen: set[str] = set()
+    for s in settings:
+        if s.url in seen:
+            raise UsageError(f"--url {s.redacted_url} given twice")
+        seen.add(s.url)
+
+
+def register(app: typer.Typer) -> None:
+    @pelctl_command(app, "snapshot", rich_help_panel=PANEL)
+    def snapshot(
+        rt: Runtime,
+        out: Annotated[
+            str,
+            typer.Option(
+                "--out",
+                help="Directory to write into (created; snapshots accumulate there).",
+                show_default=False,
+            ),
+        ],
+        url: Annotated[
+            Optional[list[str]],
+            typer.Option(
+                "--url",
+                help="Redis URL; repeat for several servers (default: PELCTL_URL, "
+                "REDIS_URL, the context). No password here: use REDISCLI_AUTH or a context.",
+                show_default=False,
+            ),
+        ] = None,
+        match: Annotated[
+            Optional[str],
+            typer.Option(
+                "--match", "-m", help="Glob on stream names (SCAN MATCH).", show_default=False
+            ),
+        ] = None,
+        with_payload: Annotated[
+            bool,
+            typer.Option(
+                "--with-payload", help="Also store each pending entry's fields (payload column)."
+            ),
+        ] = False,
+        dlq_prefix: Annotated[
+            str, typer.Option("--dlq-prefix", help="Field prefix of dead-letter envelopes.")
+        ] = "_dlq_",
+        max_server_ms: Annotated[
+            float,
+            typer.Option("--max-server-ms", help="Bound on each server call of the PEL scan."),
+        ] = 10.0,
+    ) -> None:
+        """Write PELs, consumers, groups and DLQ entries as Parquet (no Spark needed).
+
+        One partition per snapshot time under DIR/<table>/snapshot_at=.../; run it on a
+        schedule to build the history `pelctl analyze` shows trends from."""
+        from pelctl.core.binary import unescape
+        from pelctl.redis.connection import connect
+        from pelctl.spark.session import require_pyarrow
+
+        require_pyarrow()
+        from pelctl.spark.snapshot import Target, take_snapshot
+
+        settings = _targets(rt, list(url or []))
+        _check_duplicates(settings)
+        targets = []
+        try:
+            for s in settings:
+                targets.append(Target(s.url, connect(s)))
+            progress = rt.info if rt.verbose else None
+            result = take_snapshot(
+                targets,
+                out,
+                match=unescape(match) if match else None,
+                with_payload=with_payload,
+                dlq_prefix=unescape(dlq_prefix),
+                max_server_ms=max_server_ms,
+                progress=progress,
+            )
+        finally:
+            for t in targets:
+                t.conn.close()
+        doc = result.to_json()
+        if rt.out.fmt in ("json", "ndjson"):
+            rt.out.document(doc)
+            return
+        if rt.out.machine:
+            from pelctl.render.table import Column, TableData
+
+            flat = {k: v for k, v in doc.items() if k != "rows"}
+            flat.update({f"{k}_rows": v for k, v in doc["rows"].items()})
+            rt.out.table(TableData(tuple(Column(k, k) for k in flat)), [flat])
+            return
+        rows = doc["rows"]
+        rt.out.pairs(
+            [
+                ("snapshot", doc["snapshot_at"]),
+                ("written to", doc["path"]),
+                ("servers", f"{doc['servers']:,}"),
+                ("streams", f"{doc['streams']:,}"),
+                ("groups", f"{doc['groups']:,}"),
+                ("pel rows", f"{rows['pel']:,}"),
+                ("consumer rows", f"{rows['consumers']:,}"),
+                ("dlq rows", f"{rows['dlq']:,}"),
+                ("time", f"{doc['seconds']:.2f}s ({doc['pel_rows_per_s']:,} PEL rows/s)"),
+            ],
+            title="Snapshot written",
+        )
+
+    @pelctl_command(app, "analyze", rich_help_panel=PANEL)
+    def analyze(
+        rt: Runtime,
+        directory: Annotated[
+            Optional[str],
+            typer.Argument(
+                metavar="DIR",
+                help="Snapshot directory written by `pelctl snapshot`.",
+                show_default=False,
+            ),
+        ] = None,
+        from_redis: Annotated[
+            bool,
+            typer.Option(
+                "--from-redis", help="Read live Redis through the `pel` data source instead."
+            ),
+        ] = False,
+        url: Annotated[
+            Optional[list[str]],
+            typer.Option(
+                "--url",
+                help="With --from-redis: Redis URL; repeat for several servers.",
+                show_default=False,
+            ),
+        ] = None,
+        match: Annotated[
+            Optional[str],
+            typer.Option(
+                "--match", "-m", help="With --from-redis: glob on stream names.", show_default=False
+            ),
+        ] = None,
+        master: Annotated[
+            Optional[str],
+            typer.Option(
+                "--master",
+                help="Spark master: local[*] (default), spark://host:7077, yarn, "
+                "k8s://https://... (env: PELCTL_SPARK_MASTER).",
+                rich_help_panel=SPARK_PANEL,
+                show_default=False,
+            ),
+        ] = None,
+        remote: Annotated[
+            Optional[str],
+            typer.Option(
+                "--remote",
+                help="Spark Connect server, sc://host:15002 (or local[N] for an "
+                "in-process Connect server).",
+                rich_help_panel=SPARK_PANEL,
+                show_default=False,
+            ),
+        ] = None,
+        conf: Annotated[
+            Optional[list[str]],
+            typer.Option(
+                "--conf",
+                help="Extra Spark setting KEY=VALUE (repeatable).",
+                rich_help_panel=SPARK_PANEL,
+                show_default=False,
+            ),
+        ] = None,
+        html: Annotated[
+            Optional[str],
+            typer.Option(
+                "--html",
+                help="Also write a self-contained HTML report with charts to FILE.",
+                show_default=False,
+            ),
+        ] = None,
+        stuck_idle: Annotated[
+            str, typer.Option("--stuck-idle", help="An entry idle this long is stuck.")
+        ] = "5m",
+        dead_after: Annotated[
+            str,
+            typer.Option(
+                "--dead-after", help="A consumer holding entries and unseen this long is dead."
+            ),
+        ] = "5m",
+        poison_deliveries: Annotated[
+            int,
+            typer.Option(
+                "--poison-deliveries", help="Delivered this many times: a poison candidate.", min=1
+            ),
+        ] = 5,
+        since: Annotated[
+            Optional[str],
+            typer.Option(
+                "--since", help="Trends: only snapshots this recent (e.g. 7d).", show_default=False
+            ),
+        ] = None,
+        top: Annotated[int, typer.Option("--top", help="Rows in the top-N lists.", min=1)] = 20,
+        accuracy: Annotated[
+            int,
+            typer.Option(
+                "--accuracy",
+                help="percentile_approx accuracy: rank error at most N/ACCURACY.",
+                min=1,
+            ),
+        ] = 10_000,
+        split_rows: Annotated[
+            int,
+            typer.Option(
+                "--split-rows", help="With --from-redis: PEL entries per Spark partition.", min=1
+            ),
+        ] = 250_000,
+    ) -> None:
+        """Fleet analysis on Spark, from snapshots or live Redis.
+
+        Totals, per-group idle percentiles, stuck entries per consumer, delivery counts,
+        poison candidates, dead consumers, DLQ by source and reason, trends across
+        snapshots. Tables, -o json, and --html FILE (self-contained, with charts)."""
+        from pelctl.core.durations import parse_duration_ms
+        from pelctl.core.errors import UsageError
+
+        if bool(directory) == bool(from_redis):
+            raise UsageError(
+                "give a snapshot DIR or --from-redis (one of them)",
+                hint="pelctl analyze ./snapshots   or   pelctl analyze --from-redis",
+            )
+        if directory and (url or match):
+            raise UsageError(
+                "--url and --match go with --from-redis",
+                hint="a snapshot directory was filtered when it was written",
+            )
+        from pelctl.spark.analyze import AnalyzeOptions, check_snapshot_dir
+
+        if directory:
+            check_snapshot_dir(directory)  # before paying for Spark's start-up
+
+        options = AnalyzeOptions(
+            stuck_idle_ms=parse_duration_ms(stuck_idle),
+            dead_after_ms=parse_duration_ms(dead_after),
+            poison_deliveries=poison_deliveries,
+            top=top,
+            accuracy=accuracy,
+            since_ms=parse_duration_ms(since) if since else None,
+        )
+        extra_conf = _parse_conf(conf or [])
+        reader_options: dict[str, str] = {}
+        urls: list[str] = []
+        if from_redis:
+            settings = _targets(rt, list(url or []))
+            _check_duplicates(settings)
+            reader_options = _reader_options(settings, match, split_rows)
+            urls = [s.url for s in settings]
+            password = settings[0].password
+            if password and not os.environ.get("PELCTL_PASSWORD"):
+                # Local executors inherit the driver's environment; never an option.
+                os.environ["PELCTL_PASSWORD"] = password
+        result = run_analysis(
+            rt,
+            directory=directory,
+            urls=urls,
+            reader_options=reader_options,
+            options=options,
+            master=master,
+            remote=remote,
+            conf=extra_conf,
+        )
+        if html:
+            from pelctl.spark.report import html_report
+
+            try:
+                with open(html, "w", encoding="utf-8") as fh:
+                    fh.write(html_report(result))
+            except OSError as err:
+                from pelctl.core.errors import OperationFailed
+
+                raise OperationFailed(f"cannot write {html}: {err.strerror or err}") from None
+            rt.info(f"report written to {html}")
+        _print(rt, result)
+
+
+def _parse_conf(items: list[str]) -> dict[str, str]:
+    from pelctl.core.errors import UsageError
+
+    conf = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf needs KEY=VALUE, not {item!r}")
+        conf[key.strip()] = value
+    return conf
+
+
+def _reader_options(settings: list[Any], match: str | None, split_rows: int) -> dict[str, str]:
+    first = settings[0]
+    opts: dict[str, str] = {"split_rows": str(split_rows)}
+    if match:
+        opts["match"] = match
+    if first.username:
+        opts["username"] = first.username
+    for key in ("tls_ca", "tls_cert", "tls_key"):
+        if getattr(first, key):
+            opts[key] = str(getattr(first, key))
+    if first.tls_insecure:
+        opts["tls_insecure"] = "true"
+    if first.cluster is not None:
+        opts["cluster"] = "true" if first.cluster else "false"
+    return opts
+
+
+def run_analysis(
+    rt: Runtime,
+    *,
+    directory: str | None,
+    urls: list[str],
+    reader_options: dict[str, str],
+    options: Any,
+    master: str | None,
+    remote: str | None,
+    conf: dict[str, str],
+) -> dict[str, Any]:
+    """Start Spark, load the tables, run the jobs; timings go into ``result["timings"]``."""
+    from pelctl.spark.analyze import analyze, load_from_redis, load_snapshots, release
+    from pelctl.spark.session import build_session, describe
+
+    chatty = rt.verbose or sys.stderr.isatty()
+    if chatty:
+        target = remote or master or os.environ.get("PELCTL_SPARK_MASTER") or "local[*]"
+        rt.info(f"starting Spark ({target})…")
+    t0 = time.perf_counter()
+    spark = build_session(master, remote=remote, verbose=rt.verbose, conf=conf)
+    started = time.perf_counter() - t0
+    if chatty:
+        rt.info(f"Spark ready in {started:.1f}s: {describe(spark)}")
+    t1 = time.perf_counter()
+    if directory:
+        tables = load_snapshots(spark, directory, options)
+    else:
+        tables = load_from_redis(spark, urls, reader_options)
+    try:
+        result = analyze(tables, options)
+    finally:
+        release(tables)
+    result["timings"] = {
+        "spark_start_s": round(started, 3),
+        "analyze_s": round(time.perf_counter() - t1, 3),
+    }
+    return result
+
+
+def _print(rt: Runtime, result: dict[str, Any]) -> None:
+    from pelctl.spark.report import tables
+
+    if rt.out.fmt in ("json", "ndjson"):
+        rt.out.document(result)
+        return
+    sections = tables(result)
+    if rt.out.machine:  # csv / tsv: the groups table, the one a spreadsheet wants
+        data, records = sections[1]
+        rt.out.table(data, records)
+        return
+    for i, (data, _records) in enumerate(sections):
+        if i:
+            rt.out.blank()
+        rt.out.table(data)
+    timings = result.get("timings") or {}
+    if timings:
+        rt.info(
+            f"Spark start-up {timings['spark_start_s']:.1f}s, analysis {timings['analyze_s']:.1f}s"
+        )

@@ -1,0 +1,675 @@
+"""``pelctl analyze``: the fleet-wide PEL analysis, as Spark jobs.
+
+Input is either a snapshot directory (``pelctl snapshot --out DIR``, any number of
+snapshots) or live Redis through the ``pel`` data source (``--from-redis``). The result is a
+plain dict (the ``-o json`` document, also rendered as tables and as the HTML report):
+
+- ``totals``: servers, streams, groups, consumers, pending, stuck, poison, dead consumers,
+  DLQ entries — of the latest snapshot of each server;
+- ``groups``: per stream/group pending, consumers, lag, idle p50/p90/p99 and max, the oldest
+  pending entry, max deliveries, stuck and poison counts;
+- ``consumers``: stuck entries per consumer (top N);
+- ``deliveries``: the delivery-count distribution (exact counts per bucket);
+- ``poison``: entries delivered at least ``poison_deliveries`` times (count + top N);
+- ``dead_consumers``: consumers holding entries and unseen for ``dead_after_ms``;
+- ``dlq``: dead-letter entries by source stream and reason;
+- ``trends``: across every snapshot in the directory: fleet pending per snapshot and per
+  hour, fleet growth per hour, the groups growing fastest.
+
+Counts are exact. Percentiles use Spark's ``percentile_approx`` with ``accuracy`` (default
+10,000): the value returned for percentile p is an element whose rank differs from the exact
+rank p·N by at most N/accuracy (for a 1,000,000-entry PEL, ±100 ranks). Below ``accuracy``
+entries per group it is exact.
+
+Only the DataFrame API is used, so the same jobs run on classic Spark and Spark Connect.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pelctl.core.errors import UsageError
+from pelctl.spark.schema import PARTITION_COLUMN, TABLES, spark_ddl
+
+DEFAULT_ACCURACY = 10_000
+DELIVERY_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
+    ("1", 1, 1),
+    ("2", 2, 2),
+    ("3", 3, 3),
+    ("4", 4, 4),
+    ("5", 5, 5),
+    ("6-10", 6, 10),
+    ("11-100", 11, 100),
+    (">100", 101, None),
+)
+# Delivery count 0 happens (XCLAIM ... RETRYCOUNT 0, or a PEL entry created by XCLAIM
+# FORCE); it gets its own bucket so the distribution always adds up to the PEL size.
+ZERO_BUCKET = ("0", 0, 0)
+HOUR_MS = 3_600_000
+
+
+@dataclass(frozen=True)
+class AnalyzeOptions:
+    stuck_idle_ms: int = 300_000  # an entry idle this long is stuck
+    dead_after_ms: int = 300_000  # a consumer holding entries, unseen this long, is dead
+    poison_deliveries: int = 5  # delivered this often: a poison candidate
+    top: int = 20  # rows in the top-N lists
+    accuracy: int = DEFAULT_ACCURACY  # percentile_approx accuracy
+    since_ms: int | None = None  # trends: only snapshots this recent
+
+
+@dataclass
+class Tables:
+    """DataFrames of the latest snapshot per server, plus the group history for trends."""
+
+    pel: Any
+    consumers: Any
+    groups: Any
+    dlq: Any
+    streams: Any
+    history: Any
+    source: dict[str, Any]
+    history_points: int | None = None  # distinct snapshots in the history, when known
+
+
+# -- loading -------------------------------------------------------------------------------
+
+
+def _empty(spark: Any, table: str) -> Any:
+    return spark.createDataFrame([], spark_ddl(table))
+
+
+def _is_local_path(path: str) -> bool:
+    return "://" not in path or path.startswith("file://")
+
+
+def check_snapshot_dir(path: str) -> str:
+    """A local snapshot directory must exist and hold a snapshot; returns it absolute (Spark
+    resolves relative paths against its own working directory). Other URIs pass through."""
+    if not _is_local_path(path):
+        return path
+    local = Path(path.removeprefix("file://"))
+    if not local.is_dir():
+        raise UsageError(
+            f"no snapshot directory at {path}", hint="write one first: pelctl snapshot --out DIR"
+        )
+    if not (local / "streams").is_dir():
+        raise UsageError(
+            f"{path} holds no pelctl snapshot (no streams/ table)",
+            hint="write one first: pelctl snapshot --out DIR",
+        )
+    return str(local.resolve())
+
+
+def load_snapshots(spark: Any, path: str, options: AnalyzeOptions | None = None) -> Tables:
+    """Read a snapshot directory: the latest snapshot of each server, and the group history."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    options = options or AnalyzeOptions()
+    path = check_snapshot_dir(path)
+    frames = {}
+    for table in TABLES:
+        table_path = f"{path.rstrip('/')}/{table}"
+        if _is_local_path(table_path) and not Path(table_path).is_dir():
+            frames[table] = _empty(spark, table).withColumn(
+                PARTITION_COLUMN, F.lit(None).cast("string")
+            )
+            continue
+        ddl = f"{spark_ddl(table)}, `{PARTITION_COLUMN}` string"
+        frames[table] = spark.read.schema(ddl).parquet(table_path)
+    # Every (server, snapshot) pair, from the small streams table: one small job.
+    marks = frames["streams"].select("server", PARTITION_COLUMN).distinct().collect()
+    if not marks:
+        raise UsageError(f"{path} holds no snapshot with streams", hint="pelctl snapshot --out DIR")
+    latest: dict[str, str] = {}
+    for row in marks:
+        server, value = row["server"], row[PARTITION_COLUMN]
+        if value > latest.get(server, ""):
+            latest[server] = value  # ISO basic format: text order is time order
+    values = sorted(set(latest.values()))
+    cond = reduce(
+        lambda a, b: a | b,
+        [(F.col("server") == s) & (F.col(PARTITION_COLUMN) == v) for s, v in latest.items()],
+    )
+
+    def latest_of(table: str) -> Any:
+        # The isin on the partition column prunes files; the condition picks per server.
+        return (
+            frames[table]
+            .where(F.col(PARTITION_COLUMN).isin(values))
+            .where(cond)
+            .drop(PARTITION_COLUMN)
+        )
+
+    history = frames["groups"]
+    snapshots = sorted({row[PARTITION_COLUMN] for row in marks})
+    if options.since_ms:
+        from pelctl.spark.snapshot import partition_value
+
+        cutoff = partition_value(
+            datetime.fromtimestamp((time.time() * 1000 - options.since_ms) / 1000.0, UTC)
+        )
+        history = history.where(F.col(PARTITION_COLUMN) >= cutoff)
+        snapshots = [v for v in snapshots if v >= cutoff]
+    return Tables(
+        pel=latest_of("pel").select(*_PEL_COLUMNS),
+        consumers=latest_of("consumers"),
+        groups=latest_of("groups"),
+        dlq=latest_of("dlq"),
+        streams=latest_of("streams"),
+        history=history.drop(PARTITION_COLUMN),
+        source={
+            "kind": "snapshots",
+            "path": path,
+            "snapshots": len(set(r[PARTITION_COLUMN] for r in marks)),
+            "latest": {s: v for s, v in sorted(latest.items())},
+        },
+        history_points=len(snapshots),
+    )
+
+
+_PEL_COLUMNS = (
+    "snapshot_time",
+    "server",
+    "stream",
+    "group",
+    "id",
+    "id_ms",
+    "id_seq",
+    "consumer",
+    "idle_ms",
+    "deliveries",
+)
+
+
+def load_from_redis(spark: Any, urls: list[str], reader_options: dict[str, str]) -> Tables:
+    """Read live Redis: the PEL through the ``pel`` data source (executors scan the PELs in
+    parallel, one task per server/stream/group/id range), the small tables on the driver."""
+    from pelctl.core.binary import unescape
+    from pelctl.spark import register
+    from pelctl.spark.snapshot import Target, now_ms_precision, small_tables
+    from pelctl.spark.source import connect_url, parse_options
+
+    register(spark)
+    reader = spark.read.format("pel").option("urls", " ".join(urls)).option("table", "pel")
+    for key, value in reader_options.items():
+        if value is not None:
+            reader = reader.option(key, str(value))
+    # Persisted so every job sees the same read of the PEL (and Redis is read once).
+    pel = reader.load().select(*_PEL_COLUMNS).persist()
+
+    opts = parse_options({**reader_options, "urls": " ".join(urls)})
+    targets = []
+    try:
+        for url in opts.urls:
+            conn = connect_url(opts, url, "analyze")
+            targets.append(Target(conn.settings.url, conn))
+        small = small_tables(
+            targets,
+            match=unescape(opts.match) if opts.match else None,
+            dlq_prefix=opts.dlq_prefix.encode(),
+            snapshot_time=now_ms_precision(),
+        )
+    finally:
+        for t in targets:
+            t.conn.close()
+    frames = {name: spark.createDataFrame(table) for name, table in small.items()}
+    return Tables(
+        pel=pel,
+        consumers=frames["consumers"],
+        groups=frames["groups"],
+        dlq=frames["dlq"],
+        streams=frames["streams"],
+        history=frames["groups"],
+        source={"kind": "redis", "servers": [_redacted(u) for u in urls]},
+        history_points=1,
+    )
+
+
+def _redacted(url: str) -> str:
+    from pelctl.redis.url import redact
+
+    return redact(url)
+
+
+# -- the jobs ------------------------------------------------------------------------------
+
+
+def _ms_iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return (
+        datetime.fromtimestamp(ms / 1000.0, UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+def _key(row: Any) -> tuple[str, str, str]:
+    return (row["server"], row["stream"], row["group"])
+
+
+def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, Any]:
+    """Run every job and return the result document (about eight small Spark jobs)."""
+    from pyspark.sql import functions as F
+
+    o = options or AnalyzeOptions()
+    t0 = time.perf_counter()
+    pel = tables.pel
+    buckets = (ZERO_BUCKET, *DELIVERY_BUCKETS)
+    per_group = group_stats(pel, o)
+    pel_stats = {_key(r): r for r in per_group}
+
+    # Job: the small tables, whole (one row per stream, group or consumer).
+    group_rows = tables.groups.select(
+        "server",
+        "stream",
+        "group",
+        "consumers",
+        "pending",
+        "lag",
+        "is_dlq",
+        F.unix_millis("snapshot_time").alias("snapshot_ms"),
+    ).collect()
+    stream_rows = tables.streams.select("server", "stream", "is_dlq").collect()
+    consumer_rows = tables.consumers.select(
+        "server", "stream", "group", "consumer", "pending", "idle_ms", "inactive_ms"
+    ).collect()
+
+    out_groups: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for g in group_rows:
+        key = _key(g)
+        seen.add(key)
+        out_groups.append(_group_record(key, pel_stats.get(key), g))
+    for key, stats in pel_stats.items():  # PEL rows whose group row is missing (raced)
+        if key not in seen:
+            out_groups.append(_group_record(key, stats, None))
+    out_groups.sort(key=lambda d: (-d["pending"], d["server"], d["stream"], d["group"]))
+
+    deliveries = []
+    for i, (name, lo, hi) in enumerate(buckets):
+        n = sum(int(r[f"b{i}"] or 0) for r in per_group)
+        if name != "0" or n:
+            deliveries.append({"bucket": name, "min": lo, "max": hi, "entries": n})
+    poison_total = sum(int(r["poison"] or 0) for r in per_group)
+    stuck_total = sum(int(r["stuck"] or 0) for r in per_group)
+
+    # Job: stuck entries per consumer (only consumers holding stuck entries come back).
+    stuck_consumers = []
+    if stuck_total:
+        stuck_consumers = (
+            pel.where(F.col("idle_ms") >= o.stuck_idle_ms)
+            .groupBy("server", "stream", "group", "consumer")
+            .agg(
+                F.count(F.lit(1)).alias("stuck"),
+                F.max("idle_ms").alias("max_idle_ms"),
+                F.max("deliveries").alias("max_deliveries"),
+            )
+            .collect()
+        )
+    held = {
+        (r["server"], r["stream"], r["group"], r["consumer"]): int(r["pending"])
+        for r in consumer_rows
+    }
+    consumers_out = sorted(
+        (
+            {
+                "server": r["server"],
+                "stream": r["stream"],
+                "group": r["group"],
+                "consumer": r["consumer"],
+                "pending": held.get((r["server"], r["stream"], r["group"], r["consumer"])),
+                "stuck": int(r["stuck"]),
+                "max_idle_ms": int(r["max_idle_ms"]),
+                "max_deliveries": int(r["max_deliveries"]),
+            }
+            for r in stuck_consumers
+        ),
+        key=lambda d: (-d["stuck"], d["server"], d["stream"], d["group"], d["consumer"]),
+    )
+
+    # Job: the top poison candidates.
+    poison_rows = []
+    if poison_total:
+        poison_rows = (
+            pel.where(F.col("deliveries") >= o.poison_deliveries)
+            .orderBy(
+                F.desc("deliveries"),
+                F.desc("idle_ms"),
+                "server",
+                "stream",
+                "group",
+                "id_ms",
+                "id_seq",
+            )
+            .limit(o.top)
+            .select("server", "stream", "group", "id", "consumer", "deliveries", "idle_ms")
+            .collect()
+        )
+
+    dead = sorted(
+        (
+            r.asDict()
+            for r in consumer_rows
+            if (r["pending"] or 0) > 0 and (r["idle_ms"] or 0) >= o.dead_after_ms
+        ),
+        key=lambda d: (
+            -d["pending"],
+            -d["idle_ms"],
+            d["server"],
+            d["stream"],
+            d["group"],
+            d["consumer"],
+        ),
+    )
+
+    # Job: dead-letter entries by source and reason (only when there is a DLQ stream).
+    dlq_rows = []
+    if any(r["is_dlq"] for r in stream_rows):
+        dlq_rows = (
+            tables.dlq.groupBy("source", "reason")
+            .agg(
+                F.count(F.lit(1)).alias("entries"),
+                F.min(F.unix_millis("dlq_at")).alias("first_ms"),
+                F.max(F.unix_millis("dlq_at")).alias("last_ms"),
+            )
+            .collect()
+        )
+    dlq = _dlq_section(dlq_rows, o.top)
+
+    if tables.history_points is not None and tables.history_points <= 1:
+        trends = _single_point_trends(group_rows)
+    else:
+        trends = trends_section(tables.history, o)
+
+    totals = {
+        "servers": len({r["server"] for r in stream_rows} | {g["server"] for g in out_groups}),
+        "streams": len(stream_rows),
+        "dlq_streams": sum(1 for r in stream_rows if r["is_dlq"]),
+        "groups": len(out_groups),
+        "consumers": len(consumer_rows),
+        "pending": sum(g["pending"] for g in out_groups),
+        "stuck": stuck_total,
+        "poison": poison_total,
+        "dead_consumers": len(dead),
+        "dlq_entries": dlq["entries"],
+        "snapshot_time": _ms_iso(max((g["snapshot_ms"] for g in group_rows), default=None)),
+    }
+    return {
+        "source": tables.source,
+        "settings": {
+            **asdict(o),
+            "percentile": "percentile_approx",
+            "rank_error": f"N/{o.accuracy}",
+        },
+        "totals": totals,
+        "groups": out_groups,
+        "consumers": consumers_out[: o.top],
+        "consumers_with_stuck": len(consumers_out),
+        "deliveries": deliveries,
+        "poison": {
+            "min_deliveries": o.poison_deliveries,
+            "count": poison_total,
+            "by_group": [
+                {
+                    "server": g["server"],
+                    "stream": g["stream"],
+                    "group": g["group"],
+                    "entries": g["poison"],
+                }
+                for g in sorted(out_groups, key=lambda d: -d["poison"])
+                if g["poison"]
+            ][: o.top],
+            "entries": [r.asDict() for r in poison_rows],
+        },
+        "dead_consumers": dead[: o.top],
+        "dead_consumers_total": len(dead),
+        "dlq": dlq,
+        "trends": trends,
+        "elapsed_s": round(time.perf_counter() - t0, 3),
+    }
+
+
+def group_stats(pel: Any, o: AnalyzeOptions) -> list[Any]:
+    """One job, one pass over the PEL: per group the count, idle p50/p90/p99, max idle, the
+    oldest entry, max deliveries, stuck and poison counts and the delivery buckets (b0..)."""
+    from pyspark.sql import functions as F
+
+    stuck = (F.col("idle_ms") >= o.stuck_idle_ms).cast("long")
+    poison = (F.col("deliveries") >= o.poison_deliveries).cast("long")
+    pct = F.percentile_approx("idle_ms", F.array(F.lit(0.5), F.lit(0.9), F.lit(0.99)), o.accuracy)
+    bucket_sums = []
+    for i, (_name, lo, hi) in enumerate((ZERO_BUCKET, *DELIVERY_BUCKETS)):
+        cond = F.col("deliveries") >= lo
+        if hi is not None:
+            cond = cond & (F.col("deliveries") <= hi)
+        bucket_sums.append(F.sum(cond.cast("long")).alias(f"b{i}"))
+    return (
+        pel.groupBy("server", "stream", "group")
+        .agg(
+            F.count(F.lit(1)).alias("pending"),
+            pct.alias("p"),
+            F.max("idle_ms").alias("max_idle_ms"),
+            F.min(F.struct("id_ms", "id_seq", "id")).alias("oldest"),
+            F.max("deliveries").alias("max_deliveries"),
+            F.sum(stuck).alias("stuck"),
+            F.sum(poison).alias("poison"),
+            F.max(F.unix_millis("snapshot_time")).alias("snapshot_ms"),
+            *bucket_sums,
+        )
+        .collect()
+    )
+
+
+def _single_point_trends(group_rows: list[Any]) -> dict[str, Any]:
+    """One snapshot: the series is one point and there is no growth yet."""
+    if not group_rows:
+        return {
+            "snapshots": 0,
+            "series": [],
+            "hourly": [],
+            "growth_per_hour": None,
+            "fastest_growing": [],
+        }
+    t = max(int(g["snapshot_ms"]) for g in group_rows)
+    pending = sum(int(g["pending"]) for g in group_rows)
+    return {
+        "snapshots": 1,
+        "series": [{"snapshot_time": _ms_iso(t), "pending": pending, "groups": len(group_rows)}],
+        "hourly": [{"hour": _ms_iso(t // HOUR_MS * HOUR_MS), "pending": pending, "change": None}],
+        "growth_per_hour": None,
+        "fastest_growing": [],
+    }
+
+
+def _group_record(key: tuple[str, str, str], stats: Any, g: Any) -> dict[str, Any]:
+    server, stream, group = key
+    snapshot_ms = (g["snapshot_ms"] if g is not None else None) or (
+        stats["snapshot_ms"] if stats is not None else None
+    )
+    rec: dict[str, Any] = {
+        "server": server,
+        "stream": stream,
+        "group": group,
+        "pending": int(stats["pending"]) if stats is not None else 0,
+        "consumers": int(g["consumers"]) if g is not None else None,
+        "lag": (int(g["lag"]) if g["lag"] is not None else None) if g is not None else None,
+        "idle_p50_ms": None,
+        "idle_p90_ms": None,
+        "idle_p99_ms": None,
+        "max_idle_ms": None,
+        "oldest_id": None,
+        "oldest_age_ms": None,
+        "max_deliveries": None,
+        "stuck": 0,
+        "poison": 0,
+        "is_dlq": bool(g["is_dlq"]) if g is not None else False,
+        "snapshot_ms": snapshot_ms,
+    }
+    if stats is not None and stats["pending"]:
+        p50, p90, p99 = (int(v) for v in stats["p"])
+        oldest = stats["oldest"]
+        rec.update(
+            idle_p50_ms=p50,
+            idle_p90_ms=p90,
+            idle_p99_ms=p99,
+            max_idle_ms=int(stats["max_idle_ms"]),
+            oldest_id=oldest["id"],
+            oldest_age_ms=(int(snapshot_ms) - int(oldest["id_ms"])) if snapshot_ms else None,
+            max_deliveries=int(stats["max_deliveries"]),
+            stuck=int(stats["stuck"]),
+            poison=int(stats["poison"]),
+        )
+    return rec
+
+
+def _dlq_section(rows: list[Any], top: int) -> dict[str, Any]:
+    by_source: dict[str | None, int] = {}
+    by_reason: dict[str | None, int] = {}
+    pairs = []
+    for r in rows:
+        n = int(r["entries"])
+        by_source[r["source"]] = by_source.get(r["source"], 0) + n
+        by_reason[r["reason"]] = by_reason.get(r["reason"], 0) + n
+        pairs.append(
+            {
+                "source": r["source"],
+                "reason": r["reason"],
+                "entries": n,
+                "first_at": _ms_iso(r["first_ms"]),
+                "last_at": _ms_iso(r["last_ms"]),
+            }
+        )
+    pairs.sort(key=lambda d: (-d["entries"], str(d["source"]), str(d["reason"])))
+    return {
+        "entries": sum(by_source.values()),
+        "by_source": [
+            {"source": k, "entries": v}
+            for k, v in sorted(by_source.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        ],
+        "by_reason": [
+            {"reason": k, "entries": v}
+            for k, v in sorted(by_reason.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        ][:top],
+        "by_source_reason": pairs[:top],
+    }
+
+
+def trends_section(history: Any, o: AnalyzeOptions) -> dict[str, Any]:
+    """Fleet pending per snapshot and per hour; growth per hour; the fastest-growing groups.
+
+    Growth per hour is the least-squares slope of pending over time (``regr_slope``), so one
+    odd snapshot does not dominate; it needs two snapshots at different times.
+    """
+    from pyspark.sql import functions as F
+
+    h = history.select(
+        "server", "stream", "group", "pending", F.unix_millis("snapshot_time").alias("t")
+    )
+    series_rows = (
+        h.groupBy("t")
+        .agg(F.sum("pending").alias("pending"), F.count(F.lit(1)).alias("groups"))
+        .orderBy("t")
+        .collect()
+    )
+    series = [
+        {
+            "snapshot_time": _ms_iso(r["t"]),
+            "pending": int(r["pending"] or 0),
+            "groups": int(r["groups"]),
+        }
+        for r in series_rows
+    ]
+
+    # Per hour: the last value of each group in the hour, summed over groups.
+    hour = (F.col("t") / F.lit(HOUR_MS)).cast("long")
+    hourly_rows = (
+        h.withColumn("hour", hour)
+        .groupBy("server", "stream", "group", "hour")
+        .agg(F.max_by("pending", "t").alias("pending"))
+        .groupBy("hour")
+        .agg(F.sum("pending").alias("pending"))
+        .orderBy("hour")
+        .collect()
+    )
+    hourly = []
+    prev = None
+    for r in hourly_rows:
+        value = int(r["pending"] or 0)
+        hourly.append(
+            {
+                "hour": _ms_iso(int(r["hour"]) * HOUR_MS),
+                "pending": value,
+                "change": None if prev is None else value - prev,
+            }
+        )
+        prev = value
+
+    hours = F.col("t") / F.lit(float(HOUR_MS))
+    per_group = (
+        h.groupBy("server", "stream", "group")
+        .agg(
+            F.regr_slope(F.col("pending").cast("double"), hours).alias("slope"),
+            F.min_by("pending", "t").alias("first_pending"),
+            F.max_by("pending", "t").alias("last_pending"),
+            F.count(F.lit(1)).alias("snapshots"),
+            F.min("t").alias("first_t"),
+            F.max("t").alias("last_t"),
+        )
+        .where((F.col("snapshots") >= 2) & (F.col("last_t") > F.col("first_t")))
+    )
+    growing = (
+        per_group.where(F.col("slope") > 0)
+        .orderBy(F.desc("slope"), "server", "stream", "group")
+        .limit(o.top)
+        .collect()
+    )
+    fleet_slope = None
+    if len(series) >= 2:
+        xs = [int(r["t"]) / HOUR_MS for r in series_rows]
+        ys = [float(r["pending"] or 0) for r in series_rows]
+        fleet_slope = _slope(xs, ys)
+    return {
+        "snapshots": len(series),
+        "series": series,
+        "hourly": hourly,
+        "growth_per_hour": None if fleet_slope is None else round(fleet_slope, 3),
+        "fastest_growing": [
+            {
+                "server": r["server"],
+                "stream": r["stream"],
+                "group": r["group"],
+                "growth_per_hour": round(float(r["slope"]), 3),
+                "first_pending": int(r["first_pending"]),
+                "last_pending": int(r["last_pending"]),
+                "snapshots": int(r["snapshots"]),
+                "first_time": _ms_iso(r["first_t"]),
+                "last_time": _ms_iso(r["last_t"]),
+            }
+            for r in growing
+        ],
+    }
+
+
+def _slope(xs: list[float], ys: list[float]) -> float | None:
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+
+
+def release(tables: Tables) -> None:
+    for df in (tables.pel,):
+        try:
+            df.unpersist()
+        except Exception:  # noqa: BLE001 - best effort
+            pass

@@ -1,0 +1,217 @@
+"""``pelctl snapshot``: Parquet layout, schema, contents — pyarrow only, no SparkSession."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.spark.conftest import Fleet
+
+pytestmark = pytest.mark.spark
+
+
+def test_layout_one_partition_per_snapshot_and_table(snapshots: Path) -> None:
+    from pelctl.spark.schema import TABLES
+    from pelctl.spark.snapshot import list_snapshots, parse_partition_value
+
+    values = list_snapshots(snapshots)
+    assert len(values) == 3
+    times = [parse_partition_value(v) for v in values]
+    assert times == sorted(times) and (times[2] - times[0]).total_seconds() == 2 * 3600
+    for table in TABLES:
+        parts = sorted(p.name for p in (snapshots / table).iterdir())
+        assert parts == [f"snapshot_at={v}" for v in values], table
+        for part in parts:
+            files = list((snapshots / table / part).glob("part-*.parquet"))
+            assert len(files) == 1, (table, part)
+    # Nothing half-written is left behind.
+    assert not [p for p in snapshots.iterdir() if p.name.startswith(".")]
+
+
+def test_files_carry_the_documented_schema(snapshots: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from pelctl.spark.schema import SCHEMA_VERSION, TABLES, arrow_schema
+
+    for table in TABLES:
+        for f in (snapshots / table).rglob("*.parquet"):
+            schema = pq.read_schema(f)
+            assert schema.equals(arrow_schema(table), check_metadata=False), table
+            assert schema.metadata[b"pelctl.schema_version"] == str(SCHEMA_VERSION).encode()
+    assert str(arrow_schema("pel").field("payload").type) == "map<string, string>"
+
+
+def test_contents_match_the_fleet(fleet: Fleet, snapshots: Path) -> None:
+    from pelctl.spark.snapshot import read_table
+
+    latest = max(r["snapshot_time"] for r in read_table(snapshots, "groups").to_pylist())
+    groups = [
+        r for r in read_table(snapshots, "groups").to_pylist() if r["snapshot_time"] == latest
+    ]
+    pending = {(r["stream"], r["group"]): r["pending"] for r in groups}
+    assert pending == fleet.expected["groups"]
+    assert {r["server"] for r in groups} == set(fleet.urls)
+    pel = [r for r in read_table(snapshots, "pel").to_pylist() if r["snapshot_time"] == latest]
+    assert len(pel) == sum(fleet.expected["groups"].values())
+    assert all(r["payload"] is None and r["ghost"] is None for r in pel)  # no --with-payload
+    first = min((r for r in pel if r["stream"] == "orders"), key=lambda r: r["id_ms"])
+    assert first["id"] == f"{fleet.base_ms}-0" and first["id_seq"] == 0
+    assert first["node"] == fleet.a.url.split("//")[1].split("/")[0]
+    streams = [
+        r for r in read_table(snapshots, "streams").to_pylist() if r["snapshot_time"] == latest
+    ]
+    assert sorted(r["stream"] for r in streams) == ["audit", "orders", "orders:dlq", "payments"]
+    assert [r["stream"] for r in streams if r["is_dlq"]] == ["orders:dlq"]
+    dlq = [r for r in read_table(snapshots, "dlq").to_pylist() if r["snapshot_time"] == latest]
+    assert len(dlq) == 12
+    assert {r["reason"] for r in dlq} == {"bad sku", "timeout", "parse error"}
+    e = dlq[0]
+    assert (e["source"], e["source_group"], e["owner"], e["deliveries"]) == (
+        "orders",
+        "billing",
+        "c2",
+        5,
+    )
+    assert e["dlq_at"] == datetime.fromtimestamp(fleet.base_ms / 1000, UTC)
+
+
+def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+    from pelctl import scenario as sc
+    from pelctl.core.binary import unescape
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+
+    sc.add_entries(r, b"bin\xff", 5, {b"name": b"Jos\xe9", b"n": b"1"})
+    sc.create_group(r, b"bin\xff", b"g\x00", "0")
+    ids = sc.deliver(r, b"bin\xff", b"g\x00", b"w\xfe", 5)
+    r.execute_command("XDEL", b"bin\xff", ids[0])
+    conn = connect(ConnectionSettings(url=redis_server.url))
+    try:
+        result = take_snapshot([Target(redis_server.url, conn)], tmp_path, with_payload=True)
+    finally:
+        conn.close()
+    assert result.rows["pel"] == 5 and result.streams == 1
+    rows = sorted(read_table(tmp_path, "pel").to_pylist(), key=lambda x: x["id"])
+    assert unescape(rows[0]["stream"]) == b"bin\xff"
+    assert unescape(rows[0]["group"]) == b"g\x00"
+    assert unescape(rows[0]["consumer"]) == b"w\xfe"
+    assert rows[0]["ghost"] is True and rows[0]["payload"] is None
+    assert rows[1]["ghost"] is False
+    assert {k: unescape(v) for k, v in rows[1]["payload"]} == {"name": b"Jos\xe9", "n": b"1"}
+
+
+def test_match_and_empty_snapshot_still_writes_every_table(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.spark.schema import TABLES
+    from pelctl.spark.snapshot import Target, list_snapshots, read_table, take_snapshot
+
+    r.xadd(b"keep", {b"a": b"1"})
+    conn = connect(ConnectionSettings(url=redis_server.url))
+    try:
+        result = take_snapshot([Target(redis_server.url, conn)], tmp_path, match=b"nothing*")
+    finally:
+        conn.close()
+    assert result.streams == 0 and result.rows == {t: 0 for t in TABLES}
+    assert len(list_snapshots(tmp_path)) == 1
+    assert read_table(tmp_path, "pel").num_rows == 0
+
+
+def test_failed_snapshot_leaves_nothing(tmp_path: Path) -> None:
+    from pelctl.spark.snapshot import SnapshotWriter, list_snapshots
+
+    writer = SnapshotWriter(tmp_path, datetime(2025, 1, 2, 3, 4, 5, 6000, tzinfo=UTC))
+    assert writer.partition == "snapshot_at=20250102T030405.006Z"
+    writer.abort()
+    assert list(tmp_path.iterdir()) == []
+    assert list_snapshots(tmp_path) == []
+
+
+def test_split_id_range_covers_the_pel() -> None:
+    from pelctl.spark.snapshot import split_id_range
+
+    assert split_id_range(10, b"1-0", b"9-0", 100) == [(b"-", b"+")]
+    assert split_id_range(1_000, b"5-0", b"5-9", 10) == [(b"-", b"+")]  # one millisecond
+    ranges = split_id_range(1_000, b"1000-0", b"1999-3", 250)
+    assert len(ranges) == 4
+    assert ranges[0][0] == b"-" and ranges[-1][1] == b"+"
+    for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False):
+        end_ms, start_ms = int(end.split(b"-")[0]), int(start.split(b"-")[0])
+        assert start_ms == end_ms + 1 and start.endswith(b"-0")
+
+
+def test_cli_snapshot_several_urls(fleet: Fleet, cli, tmp_path: Path) -> None:  # noqa: ANN001
+    res = cli(
+        "snapshot",
+        "--url",
+        fleet.a.url,
+        "--url",
+        fleet.b.url,
+        "--out",
+        str(tmp_path),
+        "--match",
+        "orders*",
+        "-o",
+        "json",
+    )
+    assert res.exit_code == 0, res.stderr
+    doc = res.json
+    assert doc["servers"] == 2 and doc["streams"] == 2  # orders, orders:dlq
+    assert doc["rows"]["dlq"] == 12 and doc["rows"]["pel"] >= 2_000
+    assert doc["path"] == str(tmp_path)
+    res = cli("snapshot", "--url", fleet.a.url, "--url", fleet.a.url, "--out", str(tmp_path))
+    assert res.exit_code == 2 and "given twice" in res.stderr
+
+
+def test_cli_snapshot_refuses_an_unwritable_dir(fleet: Fleet, cli, tmp_path: Path) -> None:  # noqa: ANN001
+    target = tmp_path / "file"
+    target.write_text("not a directory")
+    res = cli("snapshot", "--url", fleet.a.url, "--out", str(target))
+    assert res.exit_code == 1
+    assert res.stderr.startswith("error: cannot write to") and "Traceback" not in res.stderr
+
+
+def test_docs_show_the_schema_as_it_is() -> None:
+    """docs/spark.md declares the Parquet schema stable: it must match the code."""
+    from pelctl.spark.schema import TABLES, markdown
+
+    text = (Path(__file__).parents[2] / "docs" / "spark.md").read_text(encoding="utf-8")
+    for table in TABLES:
+        assert f"### `{table}`" in text, table
+        assert markdown(table) in text, f"docs/spark.md: the {table} table is stale"
+
+
+def test_cluster_every_primary(tmp_path: Path) -> None:
+    """Snapshot and data-source partitions cover every primary of a Redis Cluster."""
+    from pelctl import scenario as sc
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+    from pelctl.spark.source import parse_options, plan_partitions, read_partition
+    from tests.topologies.servers import start_cluster
+
+    cluster = start_cluster()
+    try:
+        conn = connect(ConnectionSettings(url=cluster.url))
+        try:
+            for i in range(6):
+                key = f"s{i}".encode()
+                raw = conn.raw(key)
+                sc.add_entries(raw, key, 100)
+                sc.create_group(raw, key, b"g")
+                sc.deliver(raw, key, b"g", b"c", 50)
+            result = take_snapshot([Target(cluster.url, conn)], tmp_path)
+        finally:
+            conn.close()
+        assert result.streams == 6 and result.rows["pel"] == 300
+        nodes = {r["node"] for r in read_table(tmp_path, "pel").to_pylist()}
+        assert len(nodes) == 3  # the six keys land on all three primaries
+        opts = parse_options({"url": cluster.url})
+        parts = plan_partitions(opts, datetime.now(UTC))
+        assert len(parts) == 6 and {p.node for p in parts} == nodes
+        assert sum(b.num_rows for p in parts for b in read_partition(opts, p)) == 300
+    finally:
+        cluster.stop()
