@@ -35,6 +35,7 @@ FULL_SCAN_MAX = 10_000
 ACTIVE_MS = 60_000
 DEFAULT_DEAD_AFTER_MS = 300_000
 DEFAULT_OLDEST = 5
+POISON_DELIVERIES = 5  # deliveries at which an entry counts as a poison suspect
 
 
 def verdict(pending: int, idle_ms: int, dead_after_ms: int = DEFAULT_DEAD_AFTER_MS) -> str:
@@ -183,10 +184,12 @@ def pel_health(
     counter: Counter[int] = Counter()
     bucket_of = partial(bisect_right, edges)
     idle_of = itemgetter(2)
+    deliveries_of = itemgetter(3)
     longest_row = None
-    scanned = 0
+    scanned = poison = 0
     for page in scan.pages():
         scanned += len(page)
+        poison += sum(1 for d in map(deliveries_of, page) if d >= POISON_DELIVERIES)
         counter.update(map(bucket_of, map(idle_of, page)))
         top = max(page, key=idle_of)
         if longest_row is None or top[2] > longest_row[2]:
@@ -200,7 +203,7 @@ def pel_health(
     ghosts = count_ghosts(
         conn, stream, group, max_server_ms=max_server_ms, bounds=bounds, check=False
     )
-    return IdleCounts(edges, counts, scanned, longest), ghosts
+    return IdleCounts(edges, counts, scanned, longest, poison), ghosts
 
 
 def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[Advice]:
@@ -219,16 +222,23 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
                     f"hold{'s' if len(dead) == 1 else ''} "
                     f"{_entries(held)} in group {escape(g.name)}, unseen for "
                     f"> {format_duration_ms(idle)}",
-                    f"pelctl requeue {s} {gname} --idle {format_duration_ms(idle)} --dry-run",
+                    f"pelctl requeue {s} {gname} --consumer {_shell(escape(dead[0].name))} "
+                    "--dry-run"
+                    if len(dead) == 1
+                    else f"pelctl requeue {s} {gname} --idle {format_duration_ms(idle)} --dry-run",
                 )
             )
         if g.lag and g.lag > 0 and not g.consumers:
             out.append(Advice(f"group {escape(g.name)} has a lag of {g.lag:,} and no consumers"))
-        if g.pel and g.oldest and max((e.deliveries for e in g.oldest), default=0) >= 5:
+        poison = g.idle_counts.poison if g.idle_counts is not None else 0
+        if not poison and g.oldest:
+            poison = sum(1 for e in g.oldest if e.deliveries >= POISON_DELIVERIES)
+        if poison:
             out.append(
                 Advice(
-                    f"group {escape(g.name)} has entries delivered 5+ times (poison suspects)",
-                    f"pelctl pending {s} {gname} --min-deliveries 5",
+                    f"group {escape(g.name)} has {_entries(poison)} delivered "
+                    f"{POISON_DELIVERIES}+ times (poison suspects)",
+                    f"pelctl dlq move {s} {gname} --min-deliveries {POISON_DELIVERIES} --dry-run",
                 )
             )
         if g.ghosts:

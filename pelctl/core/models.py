@@ -52,6 +52,7 @@ class IdleCounts:
     counts: tuple[int, ...]
     scanned: int
     longest: PendingEntry | None = None  # the longest-idle entry seen by the same scan
+    poison: int = 0  # entries delivered POISON_DELIVERIES+ times among those scanned
 
 
 @dataclass(frozen=True, slots=True)

@@ -125,6 +125,9 @@ def health_table(g: GroupInfo) -> TableData | None:
         else:
             row += [format_duration_ms(longest.idle_ms), escape(longest.consumer),
                     longest.id.decode()]  # fmt: skip
+    if ic is not None:
+        columns.append(Column("poison", "DELIVERED ≥ 5", "right"))
+        row.append(fmt_int(ic.poison))
     if g.ghosts is not None:
         columns.append(Column("ghosts", "GHOSTS", "right"))
         row.append(fmt_int(g.ghosts))
@@ -183,6 +186,7 @@ def group_json(g: GroupInfo, now_ms: int) -> dict[str, Any]:
         }
         longest = g.idle_counts.longest
         out["longest_idle"] = pending_render.to_json(longest) if longest is not None else None
+        out["poison_suspects"] = g.idle_counts.poison
     if g.ghosts is not None:
         out["ghosts"] = g.ghosts
     return out

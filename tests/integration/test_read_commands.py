@@ -230,7 +230,7 @@ def test_inspect_verdicts_and_advice(shop, conn, raw) -> None:  # noqa: ANN001
     advice = [a for a in result.advice if "b-2" in a.message]
     assert len(advice) == 1
     assert advice[0].message.startswith("1 consumer (b-2) holds 120 entries in group billing")
-    assert advice[0].command == "pelctl requeue orders billing --idle 2h00m --dry-run"
+    assert advice[0].command == "pelctl requeue orders billing --consumer b-2 --dry-run"
     # A longer --dead-after turns the suspect back into a merely idle consumer.
     relaxed = inspect_stream(conn, ORDERS, dead_after_ms=3 * HOUR)
     billing = {g.name: g for g in relaxed.groups}[b"billing"]
