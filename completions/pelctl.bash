@@ -7,10 +7,10 @@
 
 _pelctl_subcommands() {
     case "$1" in
-        "") REPLY="streams inspect pending histogram ghosts version tui claim ack requeue apply config demo dlq consumers audit" ;;
+        "") REPLY="streams inspect pending histogram ghosts version tui claim ack requeue apply snapshot analyze reclaim config demo dlq consumers audit" ;;
         "config") REPLY="path show contexts" ;;
         "demo") REPLY="up down status env" ;;
-        "dlq") REPLY="move" ;;
+        "dlq") REPLY="move list show stats replay purge" ;;
         "consumers") REPLY="prune" ;;
         "audit") REPLY="tail" ;;
         *) return 1 ;;
@@ -24,17 +24,25 @@ _pelctl_options() {
         "inspect") REPLY="--group -g --oldest --dead-after --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --all -A --with-payload --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "histogram") REPLY="--by --buckets --top --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "ghosts") REPLY="--consumer -c --full --count --limit -n --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "ghosts") REPLY="--consumer -c --full --count --limit -n --max-server-ms --fix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "version") REPLY="--server --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "tui") REPLY="--refresh --top --dead-after --theme --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "claim") REPLY="--to --consumer --from -c --idle --min-deliveries --limit -n --all -A --lock-key --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "ack") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --all -A --lock-key --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "requeue") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --all -A --lock-key --max-retries --dlq --reason --field-prefix --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "apply") REPLY="--url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "snapshot") REPLY="--out --url --match -m --with-payload --dlq-prefix --max-server-ms --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "analyze") REPLY="--from-redis --url --match -m --master --remote --conf --html --stuck-idle --dead-after --poison-deliveries --since --top --accuracy --split-rows --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "reclaim") REPLY="--group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --once --dry-run --max-backoff --metrics-port --metrics-addr --log-format --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "config"|"demo"|"dlq"|"consumers"|"audit") REPLY="-h --help" ;;
         "config path"|"config show"|"config contexts"|"demo down"|"demo status"|"demo env") REPLY="--url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "demo up") REPLY="--print-url --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "dlq move") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --all -A --dlq --reason --lock-key --field-prefix --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "dlq list") REPLY="--source -s --reason -r --since --until --limit -n --all -A --newest --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "dlq show") REPLY="--field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "dlq stats") REPLY="--source -s --reason -r --since --until --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "dlq replay") REPLY="--id --source -s --reason -r --since --until --limit -n --to --rate --strip-envelope --keep-envelope --keep-retries --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "dlq purge") REPLY="--id --older-than --source -s --reason -r --since --until --limit -n --all -A --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "consumers prune") REPLY="--inactive --reassign-to --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "audit tail") REPLY="--lines -n --follow -f --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         *) return 1 ;;
@@ -60,7 +68,15 @@ _pelctl_valued_list() {
         "claim") REPLY="--to --consumer --from -c --idle --min-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "ack") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "requeue") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --lock-key --max-retries --dlq --reason --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "snapshot") REPLY="--out --url --match -m --dlq-prefix --max-server-ms --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "analyze") REPLY="--url --match -m --master --remote --conf --html --stuck-idle --dead-after --poison-deliveries --since --top --accuracy --split-rows --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "reclaim") REPLY="--group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --max-backoff --metrics-port --metrics-addr --log-format --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "dlq move") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --dlq --reason --lock-key --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "dlq list") REPLY="--source -s --reason -r --since --until --limit -n --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "dlq show") REPLY="--field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "dlq stats") REPLY="--source -s --reason -r --since --until --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "dlq replay") REPLY="--id --source -s --reason -r --since --until --limit -n --to --rate --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "dlq purge") REPLY="--id --older-than --source -s --reason -r --since --until --limit -n --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "consumers prune") REPLY="--inactive --reassign-to --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "audit tail") REPLY="--lines -n --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         *) return 1 ;;
@@ -71,6 +87,8 @@ _pelctl_choices() {
     case "$1|$2" in
         *"|-o"|*"|--output") REPLY="table json ndjson csv tsv markdown plain" ;;
         *"|--by") REPLY="idle deliveries consumer age" ;;
+        *"|--strategy") REPLY="requeue claim autoclaim xreadgroup-claim auto" ;;
+        *"|--log-format") REPLY="json text" ;;
         *) return 1 ;;
     esac
 }
@@ -85,10 +103,11 @@ _pelctl_path_option() {
 # Positional arguments: t text, p path; * marks a variadic one.
 _pelctl_args() {
     case "$1" in
-        "inspect") REPLY="t" ;;
-        "pending"|"histogram"|"ghosts"|"tui"|"consumers prune") REPLY="tt" ;;
+        "inspect"|"dlq list"|"dlq stats"|"dlq replay"|"dlq purge") REPLY="t" ;;
+        "pending"|"histogram"|"ghosts"|"tui"|"dlq show"|"consumers prune") REPLY="tt" ;;
         "claim"|"ack"|"requeue"|"dlq move") REPLY="ttt*" ;;
-        "apply") REPLY="p" ;;
+        "apply"|"analyze") REPLY="p" ;;
+        "reclaim") REPLY="t*" ;;
         *) return 1 ;;
     esac
 }

@@ -250,7 +250,7 @@ def normalize_ids(ids: Iterable[bytes]) -> tuple[bytes, ...]:
     out: dict[bytes, None] = {}
     for raw in ids:
         entry_id = raw.strip()
-        if not _ID.match(entry_id):
+        if not _ID.match(entry_id) or any(int(p) >= 2**64 for p in entry_id.split(b"-")):
             raise UsageError(f"not a stream id: {escape(raw)}",
                              hint="ids look like 1700000000000-0")  # fmt: skip
         if b"-" not in entry_id:

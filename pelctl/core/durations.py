@@ -7,6 +7,8 @@ import re
 from pelctl.core.errors import InvalidDuration
 
 _UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+# Redis takes idle times as signed 64-bit milliseconds.
+_MAX_MS = float(2**63 - 1)
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)", re.ASCII)
 
 
@@ -22,6 +24,8 @@ def parse_duration_ms(text: str) -> int:
     if not raw:
         raise InvalidDuration("empty duration", hint="use e.g. 1500ms, 30s, 5m, 1h30m, 2d")
     if raw.isascii() and raw.isdigit():  # not str.isdigit alone: "²" is a digit to it
+        if len(raw) > 19 or int(raw) > _MAX_MS:
+            raise InvalidDuration(f"duration {_short(text)} is too large")
         return int(raw)
     pos = 0
     total = 0.0
@@ -35,7 +39,15 @@ def parse_duration_ms(text: str) -> int:
             f"invalid duration {text!r}",
             hint="use e.g. 1500ms, 30s, 5m, 1h30m, 2d (a bare number is milliseconds)",
         )
+    if not total < _MAX_MS:  # also catches inf ("1e400s" style overflows)
+        raise InvalidDuration(
+            f"duration {_short(text)} is too large", hint="at most about 290 million years"
+        )
     return int(round(total))
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def format_duration_ms(ms: int | None) -> str:

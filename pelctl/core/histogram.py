@@ -87,7 +87,7 @@ def parse_edges(by: str, text: str) -> tuple[int, ...]:
     edges: list[int] = []
     for part in parts:
         if by == "deliveries":
-            if not part.isdigit():
+            if not (part.isascii() and part.isdigit()):  # "¹" is a digit to isdigit()
                 raise UsageError(
                     f"invalid delivery count {part!r} in --buckets",
                     hint="--by deliveries takes whole numbers: --buckets 2,5,10",

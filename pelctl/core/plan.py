@@ -120,8 +120,10 @@ def from_json(data: Any) -> Plan:
         raise ValueError(f"unsupported plan version {data.get('version')!r} (this pelctl reads "
                          f"version {VERSION})")  # fmt: skip
     get(str(data["action"]))  # unknown action -> UsageError
-    t = data.get("targets") or {}
-    o = data.get("options") or {}
+    t = _table(data, "targets")
+    o = _table(data, "options")
+    if not isinstance(data["items"], list):
+        raise ValueError('"items" must be a list')
     items = []
     for raw in data["items"]:
         action = str(raw["action"])
@@ -142,29 +144,53 @@ def from_json(data: Any) -> Plan:
         items=tuple(items),
         targets=Targets(
             consumer=_ub(t.get("consumer")),
-            min_idle_ms=t.get("min_idle_ms"),
-            min_deliveries=t.get("min_deliveries"),
-            limit=t.get("limit"),
+            min_idle_ms=_opt_int(t, "min_idle_ms"),
+            min_deliveries=_opt_int(t, "min_deliveries"),
+            limit=_opt_int(t, "limit"),
             every=bool(t.get("all")),
         ),
         options=Options(
             to=_ub(o.get("to")),
             dlq=_ub(o.get("dlq")),
-            reason=o.get("reason"),
-            lock_key=o.get("lock_key"),
-            max_retries=o.get("max_retries"),
-            field_prefix=o.get("field_prefix") or "_",
-            inactive_ms=o.get("inactive_ms"),
+            reason=_opt_str(o, "reason"),
+            lock_key=_opt_str(o, "lock_key"),
+            max_retries=_opt_int(o, "max_retries"),
+            field_prefix=_opt_str(o, "field_prefix") or "_",
+            inactive_ms=_opt_int(o, "inactive_ms"),
             reassign_to=_ub(o.get("reassign_to")),
             full=bool(o.get("full")),
         ),
         missing=tuple(_ub(i) or b"" for i in data.get("missing") or ()),
         server=str(data.get("server") or ""),
         server_id=str(data.get("server_id") or ""),
-        stream_added=data.get("stream_entries_added"),
-        created_ms=int(data.get("created_ms") or 0),
+        stream_added=_opt_int(data, "stream_entries_added"),
+        created_ms=_opt_int(data, "created_ms") or 0,
         notes=tuple(str(n) for n in data.get("notes") or ()),
     )
+
+
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key) or {}
+    if not isinstance(value, dict):
+        raise ValueError(f'"{key}" must be an object')
+    return value
+
+
+def _opt_int(data: dict[str, Any], key: str) -> int | None:
+    """A whole number or null (a hand-edited or damaged plan must not reach the server)."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise ValueError(f'"{key}" must be a whole number from 0 to 2^63-1, not {value!r:.40}')
+    return value
+
+
+def _opt_str(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f'"{key}" must be text, not {type(value).__name__}')
+    return value
 
 
 def save(plan: Plan, path: str | os.PathLike[str]) -> Path:
@@ -194,7 +220,7 @@ def load(path: str | os.PathLike[str]) -> Plan:
         raise ConfigError(f"cannot read plan file {source}: {err}") from None
     try:
         return from_json(data)
-    except (KeyError, TypeError, ValueError) as err:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
         raise ConfigError(f"{source} is not a valid pelctl plan: {err}") from None
 
 

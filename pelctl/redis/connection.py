@@ -10,6 +10,7 @@ Two kinds of client live on one connection pool:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
@@ -37,17 +38,25 @@ def _common_kwargs(settings: ConnectionSettings) -> dict[str, object]:
     if scheme(settings.url).startswith("rediss"):
         kwargs["ssl"] = True
         if settings.tls_ca:
-            kwargs["ssl_ca_certs"] = settings.tls_ca
+            kwargs["ssl_ca_certs"] = _tls_file("--tls-ca", settings.tls_ca)
         if settings.tls_cert:
-            kwargs["ssl_certfile"] = settings.tls_cert
+            kwargs["ssl_certfile"] = _tls_file("--tls-cert", settings.tls_cert)
         if settings.tls_key:
-            kwargs["ssl_keyfile"] = settings.tls_key
+            kwargs["ssl_keyfile"] = _tls_file("--tls-key", settings.tls_key)
         if settings.tls_insecure:
             kwargs["ssl_cert_reqs"] = "none"
             kwargs["ssl_check_hostname"] = False
     elif settings.tls_ca or settings.tls_cert or settings.tls_key:
         raise UsageError("TLS options need a rediss:// URL")
     return kwargs
+
+
+def _tls_file(option: str, path: str) -> str:
+    """A readable TLS file (``~`` expanded, as contexts write it), or a usage error."""
+    expanded = os.path.expanduser(path)
+    if not os.access(expanded, os.R_OK) or not os.path.isfile(expanded):
+        raise UsageError(f"{option}: cannot read {expanded}", hint="check the path and permissions")
+    return expanded
 
 
 def strip_callbacks(client: redis.Redis) -> redis.Redis:
@@ -71,6 +80,8 @@ class Connection:
             if None not in self._raw:
                 self._raw[None] = strip_callbacks(self.client)
             return self._raw[None]
+        if key is None:  # a keyless command (TIME, INFO): any primary answers
+            return self._node_raw(self.client.get_primaries()[0])  # type: ignore[attr-defined]
         node = self.client.get_node_from_key(key)  # type: ignore[attr-defined]
         return self._node_raw(node)
 
@@ -121,25 +132,43 @@ class Connection:
 
 
 def _sentinel_client(settings: ConnectionSettings, kwargs: dict[str, object]) -> redis.Redis:
-    from redis.sentinel import Sentinel
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+    from redis.sentinel import MasterNotFoundError, Sentinel
 
+    usage = "redis+sentinel://HOST:26379[,HOST:PORT...]/SERVICE[/DB]"
     parts = urlsplit(settings.url)
     hosts = []
-    for hostport in parts.netloc.rpartition("@")[2].split(","):
-        host, _, port = hostport.partition(":")
-        hosts.append((host, int(port or 26379)))
-    path = [p for p in parts.path.split("/") if p]
+    try:
+        for hostport in parts.netloc.rpartition("@")[2].split(","):
+            host, _, port = hostport.rpartition(":") if ":" in hostport else (hostport, "", "")
+            hosts.append((host or "localhost", int(port or 26379)))
+        path = [p for p in parts.path.split("/") if p]
+        db = int(path[1]) if len(path) > 1 else 0
+    except ValueError:
+        raise UsageError(f"bad sentinel URL {settings.redacted_url}", hint=usage) from None
     if not path:
-        raise UsageError(
-            "a sentinel URL needs a service name",
-            hint="redis+sentinel://host:26379/SERVICE[/DB]",
-        )
+        raise UsageError("a sentinel URL needs a service name", hint=usage)
     service = unquote(path[0])
-    db = int(path[1]) if len(path) > 1 else 0
-    sentinel_kwargs = {
-        k: kwargs[k] for k in ("socket_timeout", "socket_connect_timeout", "ssl") if k in kwargs
+    # The sentinels get the same timeouts and TLS settings as the data nodes (not their
+    # credentials: a sentinel's own password is not the data password), and no retry with
+    # backoff: an unreachable sentinel is skipped at once for the next one in the list.
+    sentinel_kwargs: dict[str, object] = {
+        k: v
+        for k, v in kwargs.items()
+        if k in ("socket_timeout", "socket_connect_timeout") or k.startswith("ssl")
     }
+    sentinel_kwargs["retry"] = Retry(NoBackoff(), 0)
     sentinel = Sentinel(hosts, sentinel_kwargs=sentinel_kwargs, **kwargs)
+    try:
+        sentinel.discover_master(service)
+    except MasterNotFoundError:
+        where = ", ".join(f"{h}:{p}" for h, p in hosts)
+        raise ConnectionFailed(
+            f"{settings.redacted_url}: no reachable sentinel ({where}) knows a primary for "
+            f"service {service!r}",
+            hint="check the sentinel addresses and the service name (SENTINEL MASTERS)",
+        ) from None
     return sentinel.master_for(service, db=db)
 
 
@@ -151,7 +180,10 @@ def connect(settings: ConnectionSettings) -> Connection:
         if url_scheme.endswith("+sentinel"):
             client = _sentinel_client(settings, kwargs)
         else:
-            client = redis.Redis.from_url(settings.url, **kwargs)
+            # from_url picks SSLConnection from the rediss:// scheme; an ``ssl`` kwarg on top
+            # would reach SSLConnection.__init__ and fail.
+            plain_kwargs = {k: v for k, v in kwargs.items() if k != "ssl"}
+            client = redis.Redis.from_url(settings.url, **plain_kwargs)
         info = client.info()
         cluster_enabled = str(info.get("cluster_enabled", "0")) == "1"
         if settings.cluster is False or not (cluster_enabled or settings.cluster):
@@ -161,8 +193,19 @@ def connect(settings: ConnectionSettings) -> Connection:
                 f"--cluster given but {settings.redacted_url} is not a cluster node"
             )
         from redis.cluster import RedisCluster
+        from redis.exceptions import RedisClusterException
 
-        client.close()
         cluster_kwargs = {k: v for k, v in kwargs.items() if k != "protocol"}
-        cluster = RedisCluster.from_url(settings.url, protocol=2, **cluster_kwargs)
+        try:
+            cluster = RedisCluster.from_url(settings.url, protocol=2, **cluster_kwargs)
+        except RedisClusterException as err:
+            # redis-py words every discovery failure as "cluster mode is not enabled"; ask the
+            # seed node for the real reason (an ACL user without CLUSTER SLOTS: NOPERM).
+            client.execute_command("CLUSTER", "SLOTS")
+            raise ConnectionFailed(
+                f"{settings.redacted_url}: cannot discover the cluster's nodes: {err}",
+                hint="pelctl needs CLUSTER SLOTS and COMMAND on a cluster (see docs/security.md)",
+            ) from None
+        finally:
+            client.close()
         return Connection(settings, cluster, from_info(info, cluster=True), True)  # type: ignore[arg-type]

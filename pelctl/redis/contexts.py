@@ -26,7 +26,14 @@ from typing import Any
 
 from pelctl.core.errors import ConfigError
 from pelctl.core.paths import config_path
-from pelctl.redis.url import SCHEMES, credentials, redact, scheme, strip_credentials
+from pelctl.redis.url import (
+    SCHEMES,
+    credentials,
+    has_raw_specials,
+    redact,
+    scheme,
+    strip_credentials,
+)
 
 DEFAULT_URL = "redis://localhost:6379/0"
 _CONTEXT_KEYS = {
@@ -198,6 +205,11 @@ def resolve_settings(
             hint="use redis://, rediss://, unix:// or redis+sentinel://",
         )
 
+    if has_raw_specials(chosen_url):
+        raise ConfigError(
+            f"the password in {redact(chosen_url)} has a raw '#' or '?'",
+            hint="percent-encode it (# is %23, ? is %3F), or pass it in REDISCLI_AUTH",
+        )
     url_user, url_password = credentials(chosen_url)
     ctx_password = None
     if ctx:

@@ -35,9 +35,14 @@ def translate(err: Exception, where: str = "", secrets: tuple[str, ...] = ()) ->
             hint="the ACL user lacks a command or key this needs; see docs/security.md",
         )
     if isinstance(err, (rex.ConnectionError, rex.TimeoutError)):
-        return ConnectionFailed(
-            f"{prefix}cannot connect: {text}",
-            hint="check --url / PELCTL_URL and that the server is reachable",
+        return ConnectionFailed(f"{prefix}{_connection_what(err, text)}: {text}",
+                                hint=_connection_hint(text))  # fmt: skip
+    if isinstance(err, (rex.MovedError, rex.AskError)):
+        # redis-py strips the MOVED/ASK word: "9418 127.0.0.1:7001" alone says nothing.
+        return OperationFailed(
+            f"{prefix}the key's cluster slot {err.slot_id} is served by "
+            f"{err.node_addr[0]}:{err.node_addr[1]}, not by this node",
+            hint="this is a cluster node: drop --no-cluster (cluster mode is detected)",
         )
     if isinstance(err, rex.ResponseError):
         if text.startswith("WRONGTYPE"):
@@ -48,13 +53,50 @@ def translate(err: Exception, where: str = "", secrets: tuple[str, ...] = ()) ->
     if isinstance(err, rex.RedisError):
         return OperationFailed(f"{prefix}{type(err).__name__}: {text}")
     if isinstance(err, OSError):
-        return ConnectionFailed(f"{prefix}cannot connect: {text}")
+        return ConnectionFailed(f"{prefix}cannot connect: {text}", hint=_connection_hint(text))
+    if isinstance(err, rex.RedisClusterException):  # not a RedisError (slot not covered, ...)
+        return ConnectionFailed(
+            f"{prefix}cluster error: {text}",
+            hint="check the cluster's health (CLUSTER INFO: cluster_state) and --url",
+        )
     raise err
+
+
+def _connection_what(err: Exception, text: str) -> str:
+    """Say whether the connection never came up, died mid-command, or the reply was late."""
+    if isinstance(err, rex.TimeoutError) and "connecting" not in text:
+        return "no reply in time"
+    if "connecting to" in text or ("connect" in text.lower() and "Timeout" in text):
+        return "cannot connect"
+    if "Connection closed by server" in text or "reading from" in text or "writing to" in text:
+        return "connection lost"
+    return "cannot connect"
+
+
+def _connection_hint(text: str) -> str:
+    if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+        return (
+            "the server's certificate does not verify against --tls-ca (or the system CAs): "
+            "pass the CA that signed it; --tls-insecure skips the check (not for production)"
+        )
+    if "SSL" in text or "EOF occurred in violation of protocol" in text:
+        return (
+            "TLS handshake failed: the server may require a client certificate "
+            "(--tls-cert/--tls-key), or the certificate and key do not match"
+        )
+    if "Connection reset by peer" in text or "Connection closed by server" in text:
+        return (
+            "the connection was closed (network fault, server restart or client timeout on the "
+            "server); if the server speaks TLS on this port, use a rediss:// URL"
+        )
+    if "Timeout" in text or "timed out" in text:
+        return "the server did not answer in time: check --url / PELCTL_URL and the network"
+    return "check --url / PELCTL_URL and that the server is reachable"
 
 
 @contextmanager
 def redis_errors(where: str = "", secrets: tuple[str, ...] = ()) -> Iterator[None]:
     try:
         yield
-    except (rex.RedisError, OSError) as err:
+    except (rex.RedisError, rex.RedisClusterException, OSError) as err:
         raise translate(err, where, secrets) from err

@@ -7,9 +7,10 @@ from urllib.parse import unquote, urlsplit
 
 SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "rediss+sentinel")
 # The userinfo runs to the LAST "@" before the path, as urlsplit() and redis-py read it, so a
-# password with a raw "@" in it (``redis://u:p@ss@host``) is redacted whole.
-_USERINFO = re.compile(r"^(?P<scheme>[a-z+]+://)(?P<userinfo>[^/?#]*)@", re.IGNORECASE)
-_ANY_URL = re.compile(r"\b(rediss?(?:\+sentinel)?://)([^\s/?#]*)@", re.IGNORECASE)
+# password with a raw "@" in it (``redis://u:p@ss@host``) is redacted whole; so is one with a
+# raw "#" or "?" (not valid in a URL, but typed all the same: see has_raw_specials).
+_USERINFO = re.compile(r"^(?P<scheme>[a-z+]+://)(?P<userinfo>[^/]*)@", re.IGNORECASE)
+_ANY_URL = re.compile(r"\b(rediss?(?:\+sentinel)?://)([^\s/]*)@", re.IGNORECASE)
 # redis-py also accepts ``?password=...`` in the query string.
 _QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#\s]*", re.IGNORECASE)
 
@@ -55,3 +56,9 @@ def strip_credentials(url: str) -> str:
 
 def scheme(url: str) -> str:
     return urlsplit(url).scheme.lower()
+
+
+def has_raw_specials(url: str) -> bool:
+    """A userinfo with a raw ``#`` or ``?``: urlsplit() would cut the password there."""
+    match = _USERINFO.match(url)
+    return bool(match) and any(c in match.group("userinfo") for c in "#?")

@@ -1,0 +1,33 @@
+"""A dedicated redis-server behind a fault-injecting proxy (tests/faults/proxy.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.faults.proxy import FaultProxy
+from tests.topologies import servers as sv
+from tests.topologies.conftest import need
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Iterator[sv.Server]:
+    server = sv.spawn(need("redis-server"), [], port=sv.free_port())
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def _proxy(upstream: sv.Server) -> Iterator[FaultProxy]:
+    proxy = FaultProxy(upstream.port)
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture
+def proxy(_proxy: FaultProxy) -> Iterator[FaultProxy]:
+    _proxy.set("pass")
+    yield _proxy
+    _proxy.set("pass")
+    _proxy.reset_connections()

@@ -1,0 +1,85 @@
+"""Bad-input fuzzing with hypothesis: shared server, checks, and the fuzz-case counter.
+
+Every property calls :func:`check_run` (or counts itself with :func:`count`); the session
+summary prints ``fuzz cases tried: N`` so the figure can be quoted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from tests.conftest import CliResult
+from tests.topologies import commands as cm
+from tests.topologies import servers as sv
+from tests.topologies.conftest import need
+
+CASES: Counter[str] = Counter()
+
+# deterministic in CI (a failure reproduces on the next run), random locally
+FUZZ = settings(
+    deadline=None,
+    database=None,
+    derandomize=bool(os.environ.get("CI")),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                           HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)  # fmt: skip
+
+ALLOWED_EXITS = {0, 1, 2, 3, 4, 5}
+
+
+def count(property_name: str) -> None:
+    CASES[property_name] += 1
+
+
+def check_run(res: CliResult, allowed: set[int] = ALLOWED_EXITS) -> None:
+    """No traceback, no "unexpected" error, an exit code from the documented set, and a
+    failure is one ``error:`` line (plus an optional hint)."""
+    assert "Traceback" not in res.stderr, res.stderr
+    assert "error: unexpected " not in res.stderr, res.stderr  # report_error's crash form
+    assert res.exit_code in allowed, (res.exit_code, res.stderr[-2000:])
+    if res.exit_code not in (0, 5):
+        lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+        errors = [ln for ln in lines if ln.startswith("error: ")]
+        assert len(errors) == 1, res.stderr[-2000:]
+
+
+@pytest.fixture(scope="session")
+def fuzz_server() -> Iterator[sv.Server]:
+    server = sv.spawn(need("redis-server"), [], port=sv.free_port())
+    with server.client() as c:
+        cm.seed(c)
+    yield server
+    server.stop()
+
+
+class Snapshot(dict):
+    """DUMPs of every key (a short repr: hypothesis prints fixtures of failing examples)."""
+
+    def __repr__(self) -> str:
+        return f"<DUMP of {len(self)} keys>"
+
+
+@pytest.fixture(scope="session")
+def baseline(fuzz_server: sv.Server) -> Snapshot:
+    with fuzz_server.client() as c:
+        return Snapshot(cm.dump_all(c))
+
+
+def assert_unchanged(server: sv.Server, baseline: dict[bytes, bytes]) -> None:
+    with server.client() as c:
+        now = cm.dump_all(c)
+    assert now == baseline, f"the server changed: {sorted(set(now) ^ set(baseline))}"
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+    if not CASES:
+        return
+    total = sum(CASES.values())
+    terminalreporter.write_sep("-", f"fuzz cases tried: {total:,}")
+    for name, n in sorted(CASES.items()):
+        terminalreporter.write_line(f"  {name}: {n:,}")

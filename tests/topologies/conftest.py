@@ -1,0 +1,217 @@
+"""Session-scoped topologies started from the Debian packages (see servers.py).
+
+A missing binary skips loudly on a developer machine; under CI (``CI=true``) it fails,
+because .ci/run installs every package these tests need and nothing may silently skip there.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.topologies import servers as sv
+
+INSTALL = {
+    "redis-server": "apt-get install redis-server",
+    "redis-cli": "apt-get install redis-tools",
+    "redis-sentinel": "apt-get install redis-sentinel",
+    "openssl": "apt-get install openssl",
+    "valkey-server": "apt-get install -t bookworm-backports valkey-server "
+    "(needs deb http://deb.debian.org/debian bookworm-backports main)",
+}
+
+
+def need(*names: str) -> str:
+    """The path of the first binary found, or a loud skip (a failure under CI)."""
+    found = sv.which(*names)
+    if found:
+        return found
+    message = f"MISSING BINARY {names[0]}: install it with `{INSTALL.get(names[0], names[0])}`"
+    if os.environ.get("CI"):
+        pytest.fail(message + " (.ci/run must install it)")
+    pytest.skip(message)
+    raise AssertionError  # unreachable
+
+
+# -- cluster --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[sv.Cluster]:
+    need("redis-server")
+    need("redis-cli")
+    c = sv.start_cluster(3)
+    yield c
+    c.stop()
+
+
+@pytest.fixture
+def cl(cluster: sv.Cluster):  # noqa: ANN201 - RedisCluster on an empty cluster
+    cluster.flushall()
+    client = cluster.client()
+    yield client
+    client.close()
+
+
+# -- TLS ------------------------------------------------------------------------------------
+
+
+@dataclass
+class TlsServer:
+    server: sv.Server
+    port: int
+    tls: sv.TlsMaterial
+
+    @property
+    def url(self) -> str:
+        return f"rediss://127.0.0.1:{self.port}/0"
+
+    def client(self):  # noqa: ANN201
+        import redis
+
+        return redis.Redis(
+            host="127.0.0.1", port=self.port, ssl=True, ssl_ca_certs=self.tls.ca,
+            ssl_certfile=self.tls.client_cert, ssl_keyfile=self.tls.client_key, protocol=2,
+        )  # fmt: skip
+
+    def cert_args(self) -> list[str]:
+        t = self.tls
+        return ["--tls-ca", t.ca, "--tls-cert", t.client_cert, "--tls-key", t.client_key]
+
+
+@pytest.fixture(scope="session")
+def tls_material() -> Iterator[sv.TlsMaterial]:
+    need("openssl")
+    workdir = tempfile.mkdtemp(prefix="pelctl-certs-")
+    material = sv.make_tls_material(workdir)
+    yield material
+    import shutil
+
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def tls_server(tls_material: sv.TlsMaterial) -> Iterator[TlsServer]:
+    """TLS only (``--port 0``), client certificates required (``--tls-auth-clients yes``)."""
+    need("redis-server")
+    server, port = sv.start_tls_server(tls_material, auth_clients="yes")
+    yield TlsServer(server, port, tls_material)
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def tls_server_optional(tls_material: sv.TlsMaterial) -> Iterator[TlsServer]:
+    """TLS only, client certificates optional (``--tls-auth-clients optional``)."""
+    need("redis-server")
+    server, port = sv.start_tls_server(tls_material, auth_clients="optional")
+    yield TlsServer(server, port, tls_material)
+    server.stop()
+
+
+# -- ACL ------------------------------------------------------------------------------------
+
+# Kept in one place: docs/security.md quotes these rules and test_acl checks they suffice.
+READ_ONLY_RULES = [
+    "resetkeys", "~*", "resetchannels", "-@all",
+    "+client|setname", "+info", "+ping", "+type", "+scan", "+xinfo|groups", "+xinfo|consumers",
+    "+xinfo|stream", "+time",
+    "+xpending", "+xrange", "+xrevrange", "+xlen",
+]  # fmt: skip
+# On a cluster, redis-py discovers the nodes (CLUSTER SLOTS) and the key positions of every
+# command (COMMAND) when it connects.
+CLUSTER_RULES = ["+cluster|slots", "+command"]
+REPAIR_RULES = READ_ONLY_RULES + [
+    "+evalsha", "+script|load", "+xclaim", "+xautoclaim", "+xack", "+xadd", "+xdel",
+    "+xgroup|delconsumer", "+exists", "+zscore",
+]  # fmt: skip
+# Replaying a DLQ into a stream in another cluster slot keeps a marker set beside the target.
+CROSS_SLOT_REPLAY_RULES = ["+zadd", "+zremrangebyscore", "+pexpire"]
+# Key patterns of a repair user limited to the stream ``s``: the stream, its DLQ, its lock
+# keys, and the replay marker sets (``{s}:pelctl-replayed:<dlq>``).
+REPAIR_KEYS_FOR_S = ["~s", "~s:dlq", "~lock:s:*", "~{s}:pelctl-replayed:*"]
+PASSWORDS = {"reader": "r3ader-Pw-7f1c", "repair": "r3pair-Pw-9a2e", "nobody": "n0body-Pw-0b3d"}
+
+
+@dataclass
+class AclServer:
+    server: sv.Server
+
+    def url_for(self, user: str) -> str:
+        return f"redis://{user}:{PASSWORDS[user]}@127.0.0.1:{self.server.port}/0"
+
+    @property
+    def admin_url(self) -> str:
+        return self.server.url
+
+    def admin(self):  # noqa: ANN201
+        return self.server.client()
+
+
+@pytest.fixture(scope="session")
+def acl_server() -> Iterator[AclServer]:
+    """A dedicated server whose default user stays the admin; ``reader`` and ``repair`` are
+    ACL users with the documented minimal rules; ``nobody`` may only connect."""
+    binary = need("redis-server")
+    server = sv.spawn(binary, [], port=sv.free_port())
+    admin = server.client()
+    admin.execute_command("ACL", "SETUSER", "reader", "reset", "on", f">{PASSWORDS['reader']}",
+                          *READ_ONLY_RULES)  # fmt: skip
+    admin.execute_command("ACL", "SETUSER", "repair", "reset", "on", f">{PASSWORDS['repair']}",
+                          *REPAIR_RULES)  # fmt: skip
+    admin.execute_command("ACL", "SETUSER", "nobody", "reset", "on", f">{PASSWORDS['nobody']}",
+                          "-@all", "+client|setname")  # fmt: skip
+    admin.close()
+    yield AclServer(server)
+    server.stop()
+
+
+# -- Sentinel -------------------------------------------------------------------------------
+
+
+@dataclass
+class SentinelSetup:
+    primary: sv.Server
+    sentinel: sv.Server
+    service: str = "mymaster"
+
+    @property
+    def url(self) -> str:
+        return f"redis+sentinel://127.0.0.1:{self.sentinel.port}/{self.service}"
+
+
+@pytest.fixture(scope="session")
+def sentinel_setup() -> Iterator[SentinelSetup]:
+    binary = need("redis-server")
+    need("redis-sentinel", "redis-server")
+    primary = sv.spawn(binary, [], port=sv.free_port())
+    try:
+        sentinel = sv.start_sentinel(primary.port)
+    except BaseException:
+        primary.stop()
+        raise
+    yield SentinelSetup(primary, sentinel)
+    sentinel.stop()
+    primary.stop()
+
+
+# -- Valkey ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def valkey_server() -> Iterator[sv.Server]:
+    binary = need("valkey-server")
+    server = sv.spawn(binary, [], port=sv.free_port())
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def vk(valkey_server: sv.Server):  # noqa: ANN201 - a client on the flushed Valkey server
+    client = valkey_server.client()
+    client.flushall()
+    yield client
+    client.close()

@@ -1,0 +1,134 @@
+"""pelctl on Valkey 8 (Debian bookworm-backports ``valkey-server``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pelctl import scenario as sc
+from tests.topologies import commands as cm
+from tests.topologies.runner import one_error_line, run_pelctl
+
+
+def test_capabilities_of_valkey(valkey_server, vk):
+    res = run_pelctl("version", "--server", "-o", "json", url=valkey_server.url)
+    assert res.exit_code == 0, res.stderr
+    server = res.json["server"]
+    assert server["name"] == "valkey"
+    assert server["version"].startswith("8.")
+    features = server["features"]
+    # Valkey forked from Redis 7.2: everything up to 7.2, none of Redis 8's stream additions.
+    assert features["xautoclaim"] and features["xinfo_lag"] and features["consumer_inactive"]
+    assert not features["xackdel"] and not features["xreadgroup_claim"]
+
+
+def test_missing_features_say_what_they_need(valkey_server, vk):
+    from pelctl.core.errors import NeedsServerVersion
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+
+    conn = connect(ConnectionSettings(url=valkey_server.url))
+    try:
+        with pytest.raises(NeedsServerVersion) as info:
+            conn.caps.require("xreadgroup_claim")
+        assert str(info.value) == (
+            f"XREADGROUP ... CLAIM needs Redis 8.4+; the server is valkey {conn.caps.version_text}"
+        )
+        with pytest.raises(NeedsServerVersion):
+            conn.caps.require("xackdel")
+        conn.caps.require("xautoclaim")  # present
+    finally:
+        conn.close()
+
+
+def test_every_read_command_on_valkey_changes_nothing(valkey_server, vk):
+    cm.seed(vk)
+    before = cm.dump_all(vk)
+    for args in cm.read_invocations():
+        for fmt in ("json", "plain"):
+            res = run_pelctl(*args, "-o", fmt, url=valkey_server.url)
+            assert res.exit_code == 0, (args, res.stderr)
+    assert cm.dump_all(vk) == before
+
+
+def test_read_results_on_valkey(valkey_server, vk):
+    cm.seed(vk)
+    url = valkey_server.url
+    doc = run_pelctl("inspect", "s", "-o", "json", url=url).json
+    (group,) = doc["groups"]
+    assert group["pending"] == 15
+    consumers = {c["name"]: c for c in group["consumers"]}
+    assert consumers["dead"]["pending"] == 10 and consumers["live"]["pending"] == 5
+    assert consumers["dead"]["inactive_ms"] is not None  # Valkey has 7.2's `inactive`
+    rows = run_pelctl("pending", "s", "g", "--idle", "30m", "-o", "ndjson", url=url).ndjson
+    assert len(rows) == 10 and {r["consumer"] for r in rows} == {"dead"}
+    rows = run_pelctl("pending", "s", "g", "--min-deliveries", "6", "-o", "ndjson", url=url).ndjson
+    assert len(rows) == 3
+    streams = {r["stream"]: r for r in run_pelctl("streams", "-o", "json", url=url).json}
+    assert streams["s"]["pending"] == 15 and streams["s:dlq"]["dlq"] is True
+
+
+def test_not_found_on_valkey(valkey_server, vk):
+    res = run_pelctl("inspect", "nope", url=valkey_server.url)
+    assert res.exit_code == 3
+    assert "not found" in one_error_line(res)
+
+
+def test_repairs_on_valkey(valkey_server, vk, tmp_path):
+    mutations = cm.mutation_invocations()
+    if not mutations:
+        pytest.skip("NO MUTATING COMMAND IS REGISTERED YET (issue 4)")
+    for name, args in mutations.items():
+        vk.flushall()
+        cm.seed(vk)
+        args = cm.prepare(args, valkey_server.url, str(tmp_path))
+        res = run_pelctl(*args, "-o", "json", url=valkey_server.url)
+        assert res.exit_code == 0, (name, res.stdout, res.stderr)
+
+
+def test_reclaim_strategies_on_valkey(valkey_server, vk):
+    """XREADGROUP ... CLAIM asked for by name: one clear line saying what it needs; `auto`
+    picks a strategy Valkey has and heals the group."""
+    if not cm.exists("reclaim"):
+        pytest.skip("NOT REGISTERED YET: pelctl reclaim (issue 6)")
+    cm.seed(vk)
+    before = cm.dump_all(vk)
+    res = run_pelctl("reclaim", "s", "--group", "g", "--idle", "30m", "--once", "--strategy",
+                     "xreadgroup-claim", url=valkey_server.url)  # fmt: skip
+    assert res.exit_code != 0
+    line = one_error_line(res)
+    assert "XREADGROUP ... CLAIM needs Redis 8.4+" in line and "valkey 8" in line, line
+    assert cm.dump_all(vk) == before
+    res = run_pelctl("reclaim", "s", "--group", "g", "--idle", "30m", "--once", "--strategy",
+                     "auto", "--max-deliveries", "5", url=valkey_server.url)  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    pending = sc.raw(vk).execute_command("XPENDING", "s", "g", "IDLE", 30 * 60_000, "-", "+", 100)
+    assert pending == []
+    assert vk.xlen("s:dlq") == 1 + 3  # the seeded entry and the 3 poison ones
+
+
+def test_reliable_consumer_on_valkey(valkey_server, vk):
+    """The library worker picks the XAUTOCLAIM path on Valkey (no XREADGROUP ... CLAIM),
+    recovers a dead worker's idle entries and dead-letters the poison ones."""
+    import pelctl
+
+    cm.seed(vk)  # dead holds 10 idle 1h (3 delivered 6 times), live holds 5, 25 unread
+    seen: list[bytes] = []
+
+    def handle(msg) -> None:  # noqa: ANN001
+        seen.append(msg.id)
+
+    client = valkey_server.client()
+    worker = pelctl.ReliableConsumer(client, "s", "g", "w-valkey", handle, min_idle="30m",
+                                     max_deliveries=5, block=10)  # fmt: skip
+    try:
+        assert worker.mode == "autoclaim"
+        for _ in range(20):
+            if not worker.run_once() and worker._cursor == b"0-0":
+                break
+    finally:
+        client.close()
+    # 25 new + 6 of dead's idle entries (3 poison went to the DLQ, 1 was a ghost)
+    assert len(seen) == len(set(seen)) == 25 + 6
+    assert vk.xlen("s:dlq") == 1 + 3
+    pending = sc.raw(vk).execute_command("XPENDING", "s", "g")
+    assert int(pending[0]) == 5  # only live's fresh entries are left
