@@ -10,6 +10,7 @@ Fixtures:
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from unittest import mock
 
 import pytest
 import redis
@@ -110,19 +112,37 @@ class CliResult:
         return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
 
 
+@functools.cache
+def _built_command():  # noqa: ANN202 - a click command
+    import typer.main
+
+    from pelctl.cli.app import app
+
+    return typer.main.get_command(app)
+
+
+def _cached_command(_app):  # noqa: ANN001, ANN202
+    return _built_command()
+
+
 @pytest.fixture
 def cli(redis_server: RedisServer) -> Callable[..., CliResult]:
     """Run pelctl in-process against the session server (PELCTL_URL preset)."""
+    import typer.testing
     from typer.testing import CliRunner
 
     from pelctl.cli.app import app
 
     runner = CliRunner()
 
-    def invoke(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> CliResult:
+    def invoke(
+        *args: str, env: dict[str, str] | None = None, input: str | None = None
+    ) -> CliResult:
         full_env = {"PELCTL_URL": redis_server.url, "COLUMNS": "200"}
         full_env.update(env or {})
-        result = runner.invoke(app, list(args), env=full_env, input=input)
+        # typer rebuilds the click command tree on every invoke (~0.1 s); build it once.
+        with mock.patch.object(typer.testing, "_get_command", _cached_command):
+            result = runner.invoke(app, list(args), env=full_env, input=input)
         if result.exception and not isinstance(result.exception, SystemExit):
             raise result.exception
         return CliResult(result.exit_code, result.stdout, result.stderr)
