@@ -149,7 +149,7 @@ def test_terminal_gets_a_coloured_table(served, r) -> None:  # noqa: ANN001
     out = _run_in_pty(["inspect", "jobs"], {})
     assert "Consumers of workers" in out and "dead-suspect" in out
     assert COLOR.search(out)
-    assert "pelctl requeue jobs workers --idle 2h00m --dry-run" in out
+    assert "pelctl requeue jobs workers --consumer" in out
     plain = _run_in_pty(["inspect", "jobs"], {"NO_COLOR": "1"})
     assert "dead-suspect" in plain and not COLOR.search(plain)
 
