@@ -19,6 +19,8 @@ $(STAMP): pyproject.toml requirements.lock
 	@[ -x $(BIN)/python ] || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -r requirements.lock
 	$(BIN)/python -m pip install -q --no-deps -e .
+	@# byte-compile now: start-up time matters, and PYTHONDONTWRITEBYTECODE may be set
+	$(BIN)/python -m compileall -q pelctl
 	@touch $@
 
 $(SPARK_STAMP): $(STAMP) requirements-spark.lock
