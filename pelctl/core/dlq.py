@@ -305,29 +305,21 @@ def discover(conn: Connection, match: bytes | None = None, prefix: str = "_") ->
     emptied DLQ). Sorted by name."""
     found: list[DlqInfo] = []
     with redis_errors("dlq discovery"):
-        for node in conn.primaries():
-            cursor: bytes | int = b"0"
-            while True:
-                args: list[object] = ["SCAN", cursor]
-                if match:
-                    args += ["MATCH", match]
-                args += ["COUNT", 1000, "TYPE", "stream"]
-                cursor, keys = node.execute_command(*args)
-                if keys:
-                    pipe = node.pipeline(transaction=False)
-                    for key in keys:
-                        pipe.execute_command("XREVRANGE", key, "+", "-", "COUNT", 1)
-                        pipe.execute_command("XLEN", key)
-                    replies = pipe.execute(raise_on_error=False)
-                    for i, key in enumerate(keys):
-                        last, length = replies[2 * i], replies[2 * i + 1]
-                        if isinstance(last, Exception) or isinstance(length, Exception):
-                            continue  # deleted or retyped since SCAN
-                        enveloped = bool(last) and is_dead_letter(last[0][1], prefix)
-                        if enveloped or is_dlq_name(key):
-                            found.append(DlqInfo(key, int(length), enveloped))
-                if cursor in (b"0", 0, "0"):
-                    break
+        for node, keys in conn.scan_stream_pages(match):
+            if not keys:
+                continue
+            pipe = node.pipeline(transaction=False)
+            for key in keys:
+                pipe.execute_command("XREVRANGE", key, "+", "-", "COUNT", 1)
+                pipe.execute_command("XLEN", key)
+            replies = pipe.execute(raise_on_error=False)
+            for i, key in enumerate(keys):
+                last, length = replies[2 * i], replies[2 * i + 1]
+                if isinstance(last, Exception) or isinstance(length, Exception):
+                    continue  # deleted or retyped since SCAN
+                enveloped = bool(last) and is_dead_letter(last[0][1], prefix)
+                if enveloped or is_dlq_name(key):
+                    found.append(DlqInfo(key, int(length), enveloped))
     return sorted(found, key=lambda d: d.key)
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
+from pelctl.core.dlq import is_dead_letter
 from pelctl.core.models import StreamSummary, id_ms
 from pelctl.core.targets import _pairs
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
-
-DLQ_MARKER_FIELD = b"_dlq_source"
 
 
 def list_streams(
@@ -18,23 +17,18 @@ def list_streams(
 ) -> Iterator[StreamSummary]:
     """Stream summaries in SCAN order, fetched a pipelined batch at a time."""
     with redis_errors("streams"):
-        for node in conn.primaries():
-            keys: list[bytes] = []
-            cursor: bytes | int = b"0"
-            while True:
-                args: list[object] = ["SCAN", cursor]
-                if match:
-                    args += ["MATCH", match]
-                args += ["COUNT", 1000, "TYPE", "stream"]
-                cursor, found = node.execute_command(*args)
-                keys.extend(found)
-                while len(keys) >= batch:
-                    yield from _summaries(conn, node, keys[:batch])
-                    keys = keys[batch:]
-                if cursor in (b"0", 0):
-                    break
-            if keys:
-                yield from _summaries(conn, node, keys)
+        node, keys = None, []
+        for page_node, found in conn.scan_stream_pages(match):
+            if page_node is not node and keys:
+                yield from _summaries(conn, node, keys)  # the previous node's last batch
+                keys = []
+            node = page_node
+            keys.extend(found)
+            while len(keys) >= batch:
+                yield from _summaries(conn, node, keys[:batch])
+                keys = keys[batch:]
+        if keys:
+            yield from _summaries(conn, node, keys)
 
 
 def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]:  # noqa: ANN001
@@ -85,7 +79,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
         is_dlq = False
         if not isinstance(last, Exception) and last:
             flat = last[0][1]
-            is_dlq = DLQ_MARKER_FIELD in flat[0::2]
+            is_dlq = is_dead_letter(flat)
         out.append(
             StreamSummary(
                 stream=key,

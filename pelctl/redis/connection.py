@@ -105,19 +105,27 @@ class Connection:
             return str(kw["path"])
         return f"{kw.get('host')}:{kw.get('port')}"
 
-    def scan_streams(self, match: bytes | None = None, count: int = 1000) -> Iterator[bytes]:
-        """Every stream key (``SCAN ... TYPE stream``) on every primary; never KEYS."""
+    def scan_stream_pages(
+        self, match: bytes | None = None, count: int = 1000
+    ) -> Iterator[tuple[redis.Redis, list[bytes]]]:
+        """``(node, keys)`` for each ``SCAN ... TYPE stream`` reply on every primary (never
+        KEYS); the node is the raw client that owns those keys."""
         for node in self.primaries():
-            cursor = b"0"
+            cursor: bytes | int = b"0"
             while True:
                 args: list[object] = ["SCAN", cursor]
                 if match:
                     args += ["MATCH", match]
                 args += ["COUNT", count, "TYPE", "stream"]
                 cursor, keys = node.execute_command(*args)
-                yield from keys
+                yield node, keys
                 if cursor in (b"0", 0, "0"):
                     break
+
+    def scan_streams(self, match: bytes | None = None, count: int = 1000) -> Iterator[bytes]:
+        """Every stream key on every primary."""
+        for _node, keys in self.scan_stream_pages(match, count):
+            yield from keys
 
     def close(self) -> None:
         for raw in self._raw.values():

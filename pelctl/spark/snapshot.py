@@ -105,19 +105,10 @@ class StreamFacts:
 def stream_keys(conn: Connection, match: bytes | None = None) -> Iterator[tuple[Any, str, bytes]]:
     """``(raw node client, node label, key)`` for every stream key on every primary."""
     with redis_errors("SCAN"):
-        for node in conn.primaries():
+        for node, keys in conn.scan_stream_pages(match):
             label = conn.node_label(node)
-            cursor: Any = b"0"
-            while True:
-                args: list[object] = ["SCAN", cursor]
-                if match:
-                    args += ["MATCH", match]
-                args += ["COUNT", 1000, "TYPE", "stream"]
-                cursor, keys = node.execute_command(*args)
-                for key in keys:
-                    yield node, label, key
-                if cursor in (b"0", 0, "0"):
-                    break
+            for key in keys:
+                yield node, label, key
 
 
 def describe_streams(raw: Any, keys: list[bytes], dlq_marker: bytes) -> list[StreamFacts]:
