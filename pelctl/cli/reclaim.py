@@ -12,6 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.targets import refuse_empty, refuse_empty_prefix
 
 PANEL = "Long-running"
 LOOP_PANEL = "Loop"
@@ -222,6 +223,11 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.connection import connect
 
+    refuse_empty("--to", o["to"])
+    refuse_empty("--dlq", o["dlq"], "a stream name")
+    refuse_empty("--lock-key", o["lock_key"], "a key pattern")
+    refuse_empty("--group", o["group"], "a group name")
+    refuse_empty_prefix(o["field_prefix"])
     settings = rt.settings()
     group = rt.default_group(o["group"])
     if not group:
