@@ -184,10 +184,11 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--metrics-addr",
-                help="Address the metrics endpoint binds.",
+                help="Address the metrics endpoint binds; 0.0.0.0 exposes it beyond this "
+                "host (for a Prometheus elsewhere).",
                 rich_help_panel=LOOP_PANEL,
             ),
-        ] = "0.0.0.0",
+        ] = "127.0.0.1",
         log_format: Annotated[
             Optional[LogFormat],
             typer.Option(
@@ -269,7 +270,8 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
 
             metrics = ReclaimMetrics()
             server = metrics.serve(o["metrics_port"], o["metrics_addr"])
-            logs.event(log, 20, "metrics", addr=o["metrics_addr"], port=server.server_port)
+            bound = server.server_address  # what the socket is bound to, not what was asked
+            logs.event(log, 20, "metrics", addr=bound[0], port=bound[1])
         runner = Runner(cfg, lambda: connect(settings), log=log, metrics=metrics,
                         server=settings.redacted_url, context=settings.context,
                         secrets=settings.secrets)  # fmt: skip
