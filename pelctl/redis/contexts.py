@@ -192,6 +192,7 @@ def resolve_settings(
                     hint=f"known contexts: {known}",
                 )
 
+    own: Context | None = None  # the context whose URL this is: its credentials apply
     if url:
         chosen_url, source = url, "--url"
     elif env.get("PELCTL_URL"):
@@ -199,7 +200,7 @@ def resolve_settings(
     elif env.get("REDIS_URL"):
         chosen_url, source = env["REDIS_URL"], "REDIS_URL"
     elif ctx and ctx.url:
-        chosen_url, source = ctx.url, f"context {ctx.name}"
+        chosen_url, source, own = ctx.url, f"context {ctx.name}", ctx
     else:
         chosen_url, source = DEFAULT_URL, "default"
     if "://" not in chosen_url:
@@ -218,7 +219,6 @@ def resolve_settings(
     insecure_query = check_url(chosen_url, source)
     url_user, url_password = credentials(chosen_url)
     # Credentials belong to their source: the context's only go with the context's own URL.
-    own = ctx if ctx is not None and source == f"context {ctx.name}" else None
     ctx_password = None
     if own:
         ctx_password = own.password or (env.get(own.password_env) if own.password_env else None)
@@ -235,8 +235,8 @@ def resolve_settings(
     if ctx is not None and own is None:
         left_out = _secret_keys(ctx)
         if left_out:
-            listed = " and ".join([", ".join(left_out[:-1]), left_out[-1]] if left_out[:-1]
-                                  else left_out)  # fmt: skip
+            listed = ", ".join(left_out[:-1]) + " and " + left_out[-1] if left_out[1:] else (
+                left_out[0])  # fmt: skip
             warnings.append(
                 f"context {ctx.name}: its {listed} "
                 f"{'is' if len(left_out) == 1 else 'are'} not used with "
