@@ -441,7 +441,7 @@ complete -c pelctl -n '__pelctl_is \'reclaim\'' -l once -d 'One pass, print a su
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l dry-run -d 'Report what the passes would do, change nothing (same as --read-only)'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l max-backoff -x -d 'Longest wait between retries while Redis is unreachable'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l metrics-port -x -d 'Serve Prometheus metrics on this port (/metrics)'
-complete -c pelctl -n '__pelctl_is \'reclaim\'' -l metrics-addr -x -d 'Address the metrics endpoint binds'
+complete -c pelctl -n '__pelctl_is \'reclaim\'' -l metrics-addr -x -d 'Address the metrics endpoint binds; 0.0.0.0 exposes it beyond this host (for a…'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l log-format -x -a 'json text' -d 'Log lines on stderr: json (one object a line) or text (default: text on a termi…'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
-from pelctl.cli.targets import REPAIR_PANEL, GroupArg, PlanOutOpt, StreamArg
+from pelctl.cli.targets import REPAIR_PANEL, GroupArg, PlanOutOpt, StreamArg, refuse_empty
 
 consumers_app = typer.Typer(help="Consumers of a group: prune the dead ones.",
                             no_args_is_help=True)  # fmt: skip
@@ -53,6 +53,7 @@ def prune(
     from pelctl.core.durations import parse_duration_ms
     from pelctl.core.mutations import Options, Targets
 
+    refuse_empty("--reassign-to", reassign_to)
     options = Options(
         inactive_ms=parse_duration_ms(inactive),
         reassign_to=unescape(reassign_to) if reassign_to else None,

@@ -25,6 +25,8 @@ from pelctl.cli.targets import (
     PlanOutOpt,
     StreamArg,
     build_targets,
+    refuse_empty,
+    refuse_empty_prefix,
 )
 
 dlq_app = typer.Typer(
@@ -77,6 +79,9 @@ def move(
     from pelctl.core.mutations import Options
     from pelctl.core.repair import default_dlq
 
+    refuse_empty("--dlq", dlq, "a stream name")
+    refuse_empty("--lock-key", lock_key, "a key pattern")
+    refuse_empty_prefix(field_prefix)
     targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
     s = unescape(stream)
     options = Options(

@@ -16,7 +16,13 @@ import typer
 
 from pelctl.cli.dlq import dlq_app
 from pelctl.cli.options import Runtime, pelctl_command
-from pelctl.cli.targets import REPAIR_PANEL, TARGETS_PANEL, FieldPrefixOpt
+from pelctl.cli.targets import (
+    REPAIR_PANEL,
+    TARGETS_PANEL,
+    FieldPrefixOpt,
+    refuse_empty,
+    refuse_empty_prefix,
+)
 
 DEFAULT_LIMIT = 100
 
@@ -130,6 +136,7 @@ def list_cmd(
 
     if every and limit is not None:
         raise UsageError("--all and --limit exclude each other")
+    refuse_empty_prefix(field_prefix)
     f = _filter(source, reason, since, until)
     cap = None if every else (limit or DEFAULT_LIMIT)
     conn = rt.connect()
@@ -180,6 +187,7 @@ def show_cmd(
     from pelctl.core.dlq import get_entry
     from pelctl.render import dlq as render
 
+    refuse_empty_prefix(field_prefix)
     conn = rt.connect()
     e = get_entry(conn, unescape(dlq), unescape(entry_id), field_prefix)
     now = render.now_ms()
@@ -216,6 +224,7 @@ def stats_cmd(
     from pelctl.core.dlq import stats
     from pelctl.render import dlq as render
 
+    refuse_empty_prefix(field_prefix)
     f = _filter(source, reason, since, until)
     conn = rt.connect()
     keys = dlq_keys(conn, dlq, match, field_prefix)
@@ -302,6 +311,8 @@ def replay_cmd(
     from pelctl.core.binary import unescape
     from pelctl.core.dlq import DlqTargets, ReplayOptions, normalize_ids, parse_rate
 
+    refuse_empty("--to", to, "a stream name")
+    refuse_empty_prefix(field_prefix)
     f = _filter(source, reason, since, until)
     targets = DlqTargets(
         ids=normalize_ids(unescape(i) for i in ids or ()), limit=limit, source=f.source,
@@ -356,6 +367,7 @@ def purge_cmd(
     from pelctl.core.dlq import DlqTargets, normalize_ids
     from pelctl.core.mutations import Options
 
+    refuse_empty_prefix(field_prefix)
     f = _filter(source, reason, since, until, older_than)
     targets = DlqTargets(
         ids=normalize_ids(unescape(i) for i in ids or ()), limit=limit, every=every,

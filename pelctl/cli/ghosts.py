@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.targets import refuse_empty
 
 if TYPE_CHECKING:
     from pelctl.core.ghosts import GhostStats
@@ -73,6 +74,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.core.ghosts import GhostStats, iter_ghosts
         from pelctl.render import histogram as render
 
+        refuse_empty("--consumer", consumer)
         if fix:
             from pelctl.cli.mutate import run_mutation
             from pelctl.core.mutations import Options, Targets

@@ -136,8 +136,8 @@ class Runtime:
                 tls_insecure=bool(o.get("tls_insecure")), cluster=o.get("cluster"),
                 read_only=bool(o.get("read_only")), config=config,
             )  # fmt: skip
-            if settings.tls_insecure:
-                self.warn("TLS certificate verification is off (--tls-insecure)")
+            for warning in settings.warnings:  # TLS verification off, credentials left out
+                self.warn(warning)
             self._settings = settings.with_client_name(self.command)
         return self._settings
 

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.targets import refuse_empty
 
 DEFAULT_LIMIT = 100
 
@@ -78,6 +79,7 @@ def register(app: typer.Typer) -> None:
 
         if all_entries and limit is not None:
             raise UsageError("--all and --limit exclude each other")
+        refuse_empty("--consumer", consumer)
         filters = PendingFilter(
             consumer=unescape(consumer) if consumer else None,
             min_idle_ms=parse_duration_ms(idle) if idle is not None else None,

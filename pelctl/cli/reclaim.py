@@ -12,6 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.targets import refuse_empty, refuse_empty_prefix
 
 PANEL = "Long-running"
 LOOP_PANEL = "Loop"
@@ -183,10 +184,11 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--metrics-addr",
-                help="Address the metrics endpoint binds.",
+                help="Address the metrics endpoint binds; 0.0.0.0 exposes it beyond this "
+                "host (for a Prometheus elsewhere).",
                 rich_help_panel=LOOP_PANEL,
             ),
-        ] = "0.0.0.0",
+        ] = "127.0.0.1",
         log_format: Annotated[
             Optional[LogFormat],
             typer.Option(
@@ -222,6 +224,11 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.connection import connect
 
+    refuse_empty("--to", o["to"])
+    refuse_empty("--dlq", o["dlq"], "a stream name")
+    refuse_empty("--lock-key", o["lock_key"], "a key pattern")
+    refuse_empty("--group", o["group"], "a group name")
+    refuse_empty_prefix(o["field_prefix"])
     settings = rt.settings()
     group = rt.default_group(o["group"])
     if not group:
@@ -263,7 +270,8 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
 
             metrics = ReclaimMetrics()
             server = metrics.serve(o["metrics_port"], o["metrics_addr"])
-            logs.event(log, 20, "metrics", addr=o["metrics_addr"], port=server.server_port)
+            bound = server.server_address  # what the socket is bound to, not what was asked
+            logs.event(log, 20, "metrics", addr=bound[0], port=bound[1])
         runner = Runner(cfg, lambda: connect(settings), log=log, metrics=metrics,
                         server=settings.redacted_url, context=settings.context,
                         secrets=settings.secrets)  # fmt: skip

@@ -21,6 +21,8 @@ from pelctl.cli.targets import (
     PlanOutOpt,
     StreamArg,
     build_targets,
+    refuse_empty,
+    refuse_empty_prefix,
 )
 
 PANEL = "Repair"
@@ -58,6 +60,8 @@ def register(app: typer.Typer) -> None:
         from pelctl.core.binary import unescape
         from pelctl.core.mutations import Options
 
+        refuse_empty("--to", to)
+        refuse_empty("--lock-key", lock_key, "a key pattern")
         targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
         options = Options(to=unescape(to), lock_key=lock_key)
         return run_mutation(rt, "claim", unescape(stream), unescape(group), targets, options,
@@ -84,6 +88,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.core.binary import unescape
         from pelctl.core.mutations import Options
 
+        refuse_empty("--lock-key", lock_key, "a key pattern")
         targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
         return run_mutation(rt, "ack", unescape(stream), unescape(group), targets,
                             Options(lock_key=lock_key), plan_out=plan_out)  # fmt: skip
@@ -143,6 +148,9 @@ def register(app: typer.Typer) -> None:
         from pelctl.core.mutations import Options
         from pelctl.core.repair import default_dlq
 
+        refuse_empty("--lock-key", lock_key, "a key pattern")
+        refuse_empty("--dlq", dlq, "a stream name")
+        refuse_empty_prefix(field_prefix)
         if (dlq or reason) and max_retries is None:
             raise UsageError("--dlq and --reason go with --max-retries",
                              hint="to quarantine entries now, use: pelctl dlq move")  # fmt: skip

@@ -45,6 +45,8 @@ def _targets(rt: Runtime, urls: list[str]) -> list[Any]:
             cluster=o.get("cluster"),
             config=config,
         )
+        for warning in settings.warnings:
+            rt.warn(warning)
         out.append(settings.with_client_name(rt.command))
     # Secrets of every server are redacted from messages.
     rt._settings = out[0]

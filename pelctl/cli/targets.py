@@ -99,6 +99,7 @@ def build_targets(
 
     if ids and limit is not None:
         raise UsageError("--limit applies to filters, not to explicit ids")
+    refuse_empty("--consumer", consumer)
     targets = Targets(
         ids=normalize_ids(unescape(i) for i in ids or ()),
         consumer=unescape(consumer) if consumer else None,
@@ -109,3 +110,29 @@ def build_targets(
     )
     targets.require_some()
     return targets
+
+
+def refuse_empty(option: str, value: str | None, what: str = "a consumer name") -> None:
+    """Refuse ``--to ''`` and the like: an empty value is almost always an unset shell
+    variable (``--to "$CONSUMER"``), and read as "not given" it would widen what a command
+    touches (every consumer's entries instead of one's)."""
+    if value is not None and value == "":
+        from pelctl.core.errors import UsageError
+
+        raise UsageError(
+            f"{option} is empty: give {what}",
+            hint=f'an empty value is often an unset shell variable ({option} "$NAME")',
+        )
+
+
+def refuse_empty_prefix(field_prefix: str) -> None:
+    """``--field-prefix ''`` would name pelctl's fields retry_count, original_id, dlq_*: the
+    names of an application's own fields, which pelctl would then parse, overwrite or strip."""
+    if field_prefix == "":
+        from pelctl.core.errors import UsageError
+
+        raise UsageError(
+            "--field-prefix cannot be empty: pelctl's fields would be named retry_count, "
+            "original_id and dlq_*, like an application's own fields",
+            hint="keep the default (_) or choose another non-empty prefix",
+        )

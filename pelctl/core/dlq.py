@@ -214,19 +214,23 @@ def parse_time_bound(text: str, *, now_ms: int | None = None, end: bool = False)
 
     raw = text.strip()
     if _FULL_ID.match(raw):
+        if any(int(part) >= 2**64 for part in raw.split("-")):
+            raise UsageError(f"stream id {raw[:60]!r} is out of range",
+                             hint="each part of a stream id is below 2^64, at most "
+                             "18446744073709551615-18446744073709551615")  # fmt: skip
         return raw.encode()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     ms: int | None = None
     if re.match(r"^\d{4}-\d{2}-\d{2}", raw):
         try:
             when = datetime.fromisoformat(raw.replace("z", "Z"))
-        except ValueError:
-            raise UsageError(f"invalid time {text!r}",
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=UTC)
+            ms = int(when.timestamp() * 1000)
+        except (ValueError, OverflowError):
+            raise UsageError(f"invalid time {text[:60]!r}",
                              hint="use a duration (30m, 2d), an ISO time "
                              "(2025-01-31T14:00Z) or a stream id") from None  # fmt: skip
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        ms = int(when.timestamp() * 1000)
     else:
         ms = now - parse_duration_ms(raw)
     ms = max(ms, 0)

@@ -9,6 +9,7 @@ from functools import partial
 from operator import itemgetter
 
 from pelctl.core.binary import escape
+from pelctl.core.cmdline import command_line
 from pelctl.core.durations import format_duration_ms
 from pelctl.core.errors import GroupNotFound
 from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
@@ -69,7 +70,7 @@ def inspect_stream(
         if not rows:
             raise GroupNotFound(
                 f"group {escape(group)} not found on stream {escape(stream)}",
-                hint=f"see its groups: pelctl inspect {escape(stream)}",
+                hint=f"see its groups: {command_line('inspect', [stream])}",
             )
     raw = conn.raw(stream)
     now = int(time.time() * 1000)
@@ -207,25 +208,27 @@ def pel_health(
 
 
 def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[Advice]:
+    """Runbook lines; each command is copy-pastable (:func:`pelctl.core.cmdline.command_line`:
+    quoted, escaped, and ``--`` before names that start with ``-``)."""
     out: list[Advice] = []
-    s = _shell(escape(stream))
     for g in groups:
-        gname = _shell(escape(g.name))
+        names = (stream, g.name)
         dead = [c for c in g.consumers if c.verdict == "dead-suspect"]
         if dead:
             held = sum(c.pending for c in dead)
             idle = min(c.idle_ms for c in dead)
-            names = ", ".join(escape(c.name) for c in dead[:3]) + ("…" if len(dead) > 3 else "")
+            who = ", ".join(escape(c.name) for c in dead[:3]) + ("…" if len(dead) > 3 else "")
             out.append(
                 Advice(
-                    f"{len(dead)} consumer{'s' if len(dead) != 1 else ''} ({names}) "
+                    f"{len(dead)} consumer{'s' if len(dead) != 1 else ''} ({who}) "
                     f"hold{'s' if len(dead) == 1 else ''} "
                     f"{_entries(held)} in group {escape(g.name)}, unseen for "
                     f"> {format_duration_ms(idle)}",
-                    f"pelctl requeue {s} {gname} --consumer {_shell(escape(dead[0].name))} "
-                    "--dry-run"
+                    command_line("requeue", names, [("--consumer", dead[0].name), "--dry-run"])
                     if len(dead) == 1
-                    else f"pelctl requeue {s} {gname} --idle {format_duration_ms(idle)} --dry-run",
+                    else command_line(
+                        "requeue", names, [("--idle", format_duration_ms(idle)), "--dry-run"]
+                    ),
                 )
             )
         if g.lag and g.lag > 0 and not g.consumers:
@@ -238,7 +241,11 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
                 Advice(
                     f"group {escape(g.name)} has {_entries(poison)} delivered "
                     f"{POISON_DELIVERIES}+ times (poison suspects)",
-                    f"pelctl dlq move {s} {gname} --min-deliveries {POISON_DELIVERIES} --dry-run",
+                    command_line(
+                        "dlq move",
+                        names,
+                        [("--min-deliveries", str(POISON_DELIVERIES)), "--dry-run"],
+                    ),
                 )
             )
         if g.ghosts:
@@ -246,7 +253,7 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
                 Advice(
                     f"group {escape(g.name)} has {g.ghosts:,} pending "
                     f"entr{'y' if g.ghosts == 1 else 'ies'} whose stream entry is gone (ghosts)",
-                    f"pelctl ghosts {s} {gname}",
+                    command_line("ghosts", names),
                 )
             )
         hour = _idle_at_least(g, 3_600_000)
@@ -255,7 +262,7 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
                 Advice(
                     f"group {escape(g.name)} has {hour:,} "
                     f"entr{'y' if hour == 1 else 'ies'} idle > 1h",
-                    f"pelctl pending {s} {gname} --idle 1h",
+                    command_line("pending", names, [("--idle", "1h")]),
                 )
             )
     if dlq_len:
@@ -274,9 +281,3 @@ def _idle_at_least(g: GroupInfo, threshold_ms: int) -> int:
     if ic is None or threshold_ms not in ic.thresholds_ms:
         return 0
     return ic.counts[ic.thresholds_ms.index(threshold_ms)]
-
-
-def _shell(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pelctl.core.binary import escape
+from pelctl.core.cmdline import command_line
 from pelctl.core.errors import GroupNotFound, StreamNotFound, WrongType
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -35,7 +36,7 @@ def require_group(conn: Connection, stream: bytes, group: bytes) -> dict[bytes, 
             return row
     raise GroupNotFound(
         f"group {escape(group)} not found on stream {escape(stream)}",
-        hint=f"see its groups: pelctl inspect {escape(stream)}",
+        hint=f"see its groups: {command_line('inspect', [stream])}",
     )
 
 

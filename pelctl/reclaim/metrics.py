@@ -140,9 +140,12 @@ class ReclaimMetrics:
 
         return generate_latest(self.registry).decode()
 
-    def serve(self, port: int, addr: str = "0.0.0.0") -> Any:  # noqa: ANN401 - WSGIServer
+    def serve(self, port: int, addr: str = "127.0.0.1") -> Any:  # noqa: ANN401 - WSGIServer
         """Serve ``/metrics`` on ``addr:port`` from a daemon thread; returns the server
-        (``.shutdown()`` stops it). Port 0 picks a free port (``server.server_port``)."""
+        (``.shutdown()`` stops it). Port 0 picks a free port (``server.server_port``).
+
+        Loopback only unless told otherwise: the series name streams and groups, which are
+        nobody else's business; pass ``addr="0.0.0.0"`` (or a pod's address) to expose them."""
         from prometheus_client import start_http_server
 
         from pelctl.core.errors import OperationFailed

@@ -22,7 +22,7 @@ from pelctl.core.errors import ConnectionFailed, UsageError
 from pelctl.redis.capabilities import Capabilities, from_info
 from pelctl.redis.contexts import ConnectionSettings
 from pelctl.redis.errors import redis_errors
-from pelctl.redis.url import scheme
+from pelctl.redis.url import check_url, scheme
 
 
 def _common_kwargs(settings: ConnectionSettings) -> dict[str, object]:
@@ -182,6 +182,7 @@ def _sentinel_client(settings: ConnectionSettings, kwargs: dict[str, object]) ->
 
 def connect(settings: ConnectionSettings) -> Connection:
     """Connect, detect cluster mode and capabilities (one ``INFO``), and return a Connection."""
+    check_url(settings.url)  # settings made without resolve_settings (library, Spark) too
     kwargs = _common_kwargs(settings)
     url_scheme = scheme(settings.url)
     with redis_errors(settings.redacted_url, settings.secrets):

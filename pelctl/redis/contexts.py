@@ -1,6 +1,9 @@
 """Connection settings and kubectl-style contexts from ``~/.config/pelctl/config.toml``.
 
-Precedence for every setting: flag > environment > context > default.
+Precedence for every setting: flag > environment > context > default, with one rule above
+it: credentials belong to their source. A context's password, user and TLS settings are only
+ever used with that context's own URL; when the URL comes from ``--url`` or the environment,
+the context still gives its default group and read-only mode, never its secrets.
 
 ```toml
 current-context = "staging"
@@ -28,10 +31,10 @@ from pelctl.core.errors import ConfigError
 from pelctl.core.paths import config_path
 from pelctl.redis.url import (
     SCHEMES,
+    check_url,
     credentials,
     has_raw_specials,
     redact,
-    scheme,
     strip_credentials,
 )
 
@@ -88,6 +91,8 @@ class ConnectionSettings:
     client_name: str = "pelctl"
     socket_timeout: float = 10.0
     url_source: str = "default"
+    # One line each, for stderr: TLS verification off, a context's credentials left out.
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def redacted_url(self) -> str:
@@ -187,6 +192,7 @@ def resolve_settings(
                     hint=f"known contexts: {known}",
                 )
 
+    own: Context | None = None  # the context whose URL this is: its credentials apply
     if url:
         chosen_url, source = url, "--url"
     elif env.get("PELCTL_URL"):
@@ -194,12 +200,12 @@ def resolve_settings(
     elif env.get("REDIS_URL"):
         chosen_url, source = env["REDIS_URL"], "REDIS_URL"
     elif ctx and ctx.url:
-        chosen_url, source = ctx.url, f"context {ctx.name}"
+        chosen_url, source, own = ctx.url, f"context {ctx.name}", ctx
     else:
         chosen_url, source = DEFAULT_URL, "default"
     if "://" not in chosen_url:
         chosen_url = f"redis://{chosen_url}"
-    if scheme(chosen_url) not in SCHEMES:
+    if chosen_url.partition("://")[0].lower() not in SCHEMES:
         raise ConfigError(
             f"unsupported URL scheme in {redact(chosen_url)}",
             hint="use redis://, rediss://, unix:// or redis+sentinel://",
@@ -210,34 +216,64 @@ def resolve_settings(
             f"the password in {redact(chosen_url)} has a raw '#' or '?'",
             hint="percent-encode it (# is %23, ? is %3F), or pass it in REDISCLI_AUTH",
         )
+    insecure_query = check_url(chosen_url, source)
     url_user, url_password = credentials(chosen_url)
+    # Credentials belong to their source: the context's only go with the context's own URL.
     ctx_password = None
-    if ctx:
-        ctx_password = ctx.password or (env.get(ctx.password_env) if ctx.password_env else None)
+    if own:
+        ctx_password = own.password or (env.get(own.password_env) if own.password_env else None)
     final_password = password or url_password or env.get("REDISCLI_AUTH") or ctx_password
     final_user = (
-        username or url_user or env.get("PELCTL_USERNAME") or (ctx.username if ctx else None)
+        username or url_user or env.get("PELCTL_USERNAME") or (own.username if own else None)
     )
 
     def pick(flag: Any, ctx_value: Any) -> Any:
         return flag if flag not in (None, False) else ctx_value
+
+    final_insecure = bool(pick(tls_insecure, own.tls_insecure if own else False))
+    warnings: list[str] = []
+    if ctx is not None and own is None:
+        left_out = _secret_keys(ctx)
+        if left_out:
+            listed = ", ".join(left_out[:-1]) + " and " + left_out[-1] if left_out[1:] else (
+                left_out[0])  # fmt: skip
+            warnings.append(
+                f"context {ctx.name}: its {listed} "
+                f"{'is' if len(left_out) == 1 else 'are'} not used with "
+                f"{redact(strip_credentials(chosen_url))} (the URL came from {source}); "
+                "a context's credentials go only to its own URL"
+            )
+    if final_insecure:
+        warnings.append("TLS certificate verification is off (--tls-insecure)")
+    elif insecure_query:
+        warnings.append(
+            f"TLS certificate verification is off ({', '.join(insecure_query)} in the URL)"
+        )
 
     env_read_only = env.get("PELCTL_READ_ONLY", "").lower() in ("1", "true", "yes", "on")
     return ConnectionSettings(
         url=strip_credentials(chosen_url),
         username=final_user,
         password=final_password,
-        tls_ca=pick(tls_ca, ctx.tls_ca if ctx else None),
-        tls_cert=pick(tls_cert, ctx.tls_cert if ctx else None),
-        tls_key=pick(tls_key, ctx.tls_key if ctx else None),
-        tls_insecure=bool(pick(tls_insecure, ctx.tls_insecure if ctx else False)),
-        cluster=cluster if cluster is not None else (ctx.cluster if ctx else None),
+        tls_ca=pick(tls_ca, own.tls_ca if own else None),
+        tls_cert=pick(tls_cert, own.tls_cert if own else None),
+        tls_key=pick(tls_key, own.tls_key if own else None),
+        tls_insecure=final_insecure,
+        cluster=cluster if cluster is not None else (own.cluster if own else None),
         context=ctx.name if ctx else None,
+        # Not secrets, and only ever safer or more convenient: any chosen context gives them.
         read_only=read_only or env_read_only or bool(ctx and ctx.read_only),
         default_group=ctx.group if ctx else None,
         url_source=source,
         socket_timeout=_timeout_from_env(env),
+        warnings=tuple(warnings),
     )
+
+
+def _secret_keys(ctx: Context) -> list[str]:
+    """What a context holds that belongs to its own server only (shown by key name)."""
+    return [key for key in ("username", "password", "password_env", "tls_ca", "tls_cert",
+                            "tls_key", "tls_insecure") if getattr(ctx, key)]  # fmt: skip
 
 
 def _timeout_from_env(env: dict[str, str]) -> float:

@@ -302,9 +302,10 @@ def test_precedence_flag_env_context_default(contexts, cli, redis_server) -> Non
     assert (both["url"], both["url_source"]) == ("redis://b:1/0", "PELCTL_URL")
     flag = show(cli, "--url", "redis://c:1/0", env={"PELCTL_URL": "redis://b:1/0"})
     assert (flag["url"], flag["url_source"]) == ("redis://c:1/0", "--url")
-    # The context still supplies what the flag and environment do not.
+    # With a URL from elsewhere the context still gives read-only and its default group,
+    # never its credentials (user, password, TLS): they belong to the context's own URL.
     mixed = show(cli, "--url", "redis://c:1/0", "--context", "prod")
-    assert (mixed["username"], mixed["read_only"]) == ("ops", True)
+    assert (mixed["username"], mixed["read_only"]) == (None, True)
 
 
 def test_context_connects(contexts, cli) -> None:  # noqa: ANN001, ARG001

@@ -189,3 +189,41 @@ def test_log_lines_redact_secrets() -> None:
     assert "hunter2" not in text.getvalue() and "requeued=3" in text.getvalue()
     assert "orders\\xff" in text.getvalue()
     logs.teardown("pelctl.test-redaction")
+
+
+def _reachable(host: str, port: int) -> bool:
+    import socket
+
+    try:
+        with socket.create_connection((host, port), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
+def test_metrics_bind_loopback_unless_told_otherwise(spawn, redis_server) -> None:  # noqa: ANN001
+    """SPEC §5: metrics endpoints bind 127.0.0.1 by default. The log line reports the bound
+    socket's address; 127.0.0.2 (another loopback address on Linux) stands for "another
+    interface": it reaches a 0.0.0.0 listener, never a 127.0.0.1 one."""
+    from pelctl.reclaim.metrics import ReclaimMetrics
+
+    server = ReclaimMetrics().serve(0)
+    try:
+        assert server.socket.getsockname()[0] == "127.0.0.1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    port = free_port()
+    p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--metrics-port", str(port))
+    p.wait_for(lambda: p.events("metrics"), what="the metrics endpoint")
+    assert (p.events("metrics")[0]["addr"], p.events("metrics")[0]["port"]) == ("127.0.0.1", port)
+    assert _reachable("127.0.0.1", port) and not _reachable("127.0.0.2", port)
+    p.stop()
+
+    port = free_port()
+    p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--metrics-port", str(port),
+              "--metrics-addr", "0.0.0.0")  # fmt: skip
+    p.wait_for(lambda: p.events("metrics"), what="the metrics endpoint")
+    assert p.events("metrics")[0]["addr"] == "0.0.0.0"
+    assert _reachable("127.0.0.2", port)

@@ -116,3 +116,50 @@ def test_unreadable_tls_files_are_usage_errors(tls_server, tmp_path):
         res = run_pelctl("streams", *flat, url=tls_server.url)
         assert res.exit_code == 2, res.stderr
         assert f"{option}: cannot read" in one_error_line(res)
+
+
+def test_a_contexts_tls_files_go_only_to_its_own_url(tls_server, tmp_path):
+    """The same server named by --url instead of by the context: the context's CA and client
+    certificate stay with the context's URL, so the server (which wants a client
+    certificate) refuses the connection; the warning says why."""
+    t = tls_server.tls
+    cfg = Path(tmp_path / "config" / "pelctl" / "config.toml")
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text(
+        'current-context = "secure"\n[contexts.secure]\n'
+        f'url = "{tls_server.url}"\ntls_ca = "{t.ca}"\n'
+        f'tls_cert = "{t.client_cert}"\ntls_key = "{t.client_key}"\n'
+    )
+    with tls_server.client() as c:
+        seed(c)
+    assert run_pelctl("streams", "-o", "json").exit_code == 0  # the context's own URL
+    res = run_pelctl("streams", "-o", "json", "--url", tls_server.url)
+    assert res.exit_code == 4, res.stderr
+    assert res.stderr.splitlines()[0] == (
+        "warning: context secure: its tls_ca, tls_cert and tls_key are not used with "
+        f"{tls_server.url} (the URL came from --url); a context's credentials go only to its "
+        "own URL"
+    )
+    # Given for this run, the files are used with any URL.
+    res = run_pelctl("streams", "-o", "json", *tls_server.cert_args(), "--url", tls_server.url)
+    assert res.exit_code == 0, res.stderr
+
+
+def test_tls_verification_off_in_the_url_warns_like_tls_insecure(tls_server):
+    """``?ssl_cert_reqs=none`` turns verification off as --tls-insecure does (here without
+    the CA the server's certificate would be refused); it gets the same warning."""
+    t = tls_server.tls
+    client = ["--tls-cert", t.client_cert, "--tls-key", t.client_key]
+    with tls_server.client() as c:
+        seed(c)
+    refused = run_pelctl("streams", *client, url=tls_server.url)
+    assert refused.exit_code == 4 and "certificate verify failed" in refused.stderr
+    res = run_pelctl("streams", "-o", "json", *client, url=tls_server.url + "?ssl_cert_reqs=none")
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr.splitlines() == [
+        "warning: TLS certificate verification is off (ssl_cert_reqs=none in the URL)"
+    ]
+    res = run_pelctl("streams", "-o", "json", "--tls-ca", t.ca, *client,
+                     url=tls_server.url + "?ssl_check_hostname=false")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    assert "TLS certificate verification is off (ssl_check_hostname=false" in res.stderr

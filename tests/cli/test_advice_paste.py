@@ -1,0 +1,62 @@
+"""The advice lines of ``pelctl inspect`` are command lines that paste back exactly: quoted,
+escaped, and with ``--`` before names that start with ``-`` (a stream named ``--url=evil`` is
+a stream, never an option)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from pelctl import scenario as sc
+from pelctl.core.binary import escape
+from pelctl.core.cmdline import command_line
+from pelctl.redis.timeshift import backdate_consumers
+
+HOUR = 3_600_000
+
+
+def _hostile(r, stream: bytes, group: bytes, consumer: bytes) -> None:  # noqa: ANN001
+    """A dead consumer holding poison: inspect advises requeue and dlq move for it."""
+    sc.add_entries(r, stream, 4)
+    sc.create_group(r, stream, group)
+    ids = sc.deliver(r, stream, group, consumer, 4)
+    sc.set_idle(r, stream, group, consumer, ids, 2 * HOUR, 6)
+    backdate_consumers(r, stream, {consumer: 2 * HOUR})
+
+
+@pytest.mark.parametrize(
+    ("stream", "group", "consumer"),
+    [
+        (b"-x", b"--url=evil", b"-dead"),
+        (b"--yes", b"-g", b"--to"),
+        (b"-bin\xff'q", b'--grp \\ "x"', b"-c\tz"),  # needs escaping and shell quoting
+    ],
+)
+def test_advice_commands_paste_back_to_the_same_stream(cli, r, stream, group, consumer) -> None:  # noqa: ANN001
+    _hostile(r, stream, group, consumer)
+    doc = cli("inspect", "-o", "json", "--", escape(stream)).json
+    commands = [a["command"] for a in doc["advice"] if a.get("command")]
+    assert len(commands) == 2, doc["advice"]  # requeue the dead consumer's, dlq move the poison
+    for command in commands:
+        words = shlex.split(command)
+        assert words[0] == "pelctl" and "--" in words, command
+        assert words[-2:] == [escape(stream), escape(group)], command
+        res = cli("-o", "json", *words[1:])  # as pasted (the session server's URL from env)
+        assert res.exit_code == 0, (command, res.stderr)
+        plan = res.json
+        assert (plan["stream"], plan["group"]) == (escape(stream), escape(group)), command
+        assert plan["dry_run"] is True and plan["matched"] == 4, (command, plan)
+    requeue = next(c for c in commands if " requeue " in c)
+    assert f"--consumer={escape(consumer)}" in shlex.split(requeue)
+
+
+def test_command_line_shapes() -> None:
+    assert command_line("pending", [b"orders", b"billing"], [("--idle", "1h")]) == (
+        "pelctl pending orders billing --idle 1h"
+    )
+    assert command_line("ghosts", [b"-x", b"g"]) == "pelctl ghosts -- -x g"
+    assert command_line("requeue", [b"s", b"g"], [("--consumer", b"-c"), "--dry-run"]) == (
+        "pelctl requeue s g --consumer=-c --dry-run"
+    )
+    assert command_line("inspect", [b"a b\xff"]) == "pelctl inspect 'a b\\xff'"
