@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 import typer
@@ -20,7 +21,8 @@ from pelctl.cli.options import Runtime
 
 
 def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list[bytes]:  # noqa: ANN401
-    """The named DLQ, or every one discovered (``--match`` narrows the discovery)."""
+    """The named DLQ, or every one discovered by its name, ``<stream>:dlq`` (``--match``
+    narrows the discovery). Any other dead-letter stream must be named."""
     from pelctl.core.binary import unescape
     from pelctl.core.dlq import discover
     from pelctl.core.errors import UsageError
@@ -46,9 +48,12 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
     if not keys:
         rt.info("no dead-letter streams found")
         return 0
+    single = dlq is not None
+    if not single and isinstance(targets, core.DlqTargets):
+        # Found by discovery, not named: only entries of the DLQ's own stream are replayed.
+        targets = replace(targets, discovered=True)
     plans = [core.plan_dlq(conn, action, key, targets, options, detail=rt.dry_run)
              for key in keys]  # fmt: skip
-    single = dlq is not None
     if rt.dry_run:
         return _show_dry_run(rt, plans, single)
     total = sum(p.count for p in plans)
