@@ -208,7 +208,7 @@ def record_error(rt: Runtime, record: dict[str, Any]) -> None:
     try:
         audit.append(record)
     except OSError as err:
-        rt.warn(f"the audit log {audit.audit_path()} could not record this run either: "
+        rt.warn(f"the audit log {audit.audit_path()} could not record this failed run: "
                 f"{err.strerror or err}")  # fmt: skip
 
 

@@ -199,7 +199,7 @@ def _last_byte(path: Path, size: int) -> bytes:
         return b"\n"
 
 
-def not_audited(err: OSError, *, action: str, applied: int) -> NotAudited:
+def not_audited(err: OSError, *, action: str, applied: int, hint: str = "") -> NotAudited:
     """The :class:`NotAudited` error of a mutation that changed things but whose audit
     line failed (exit 6).
 
@@ -212,7 +212,8 @@ def not_audited(err: OSError, *, action: str, applied: int) -> NotAudited:
         what = f"{action} ran (nothing changed) but was NOT audited"
     return NotAudited(
         f"{what}: cannot write the audit log {path}: {why}",
-        hint="the result above is the only record: keep it; then free space or fix the file, "
+        hint=hint
+        or "the result above is the only record: keep it; then free space or fix the file, "
         "or point PELCTL_AUDIT_LOG at a writable file",
         path=str(path),
         error=err,

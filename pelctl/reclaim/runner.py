@@ -314,8 +314,11 @@ class Runner:
         from pelctl.core import audit
 
         cfg = self.cfg
-        problem = audit.not_audited(err, action=f"reclaim of {escape(sp.stream)}",
-                                    applied=trail.applied_count)  # fmt: skip
+        problem = audit.not_audited(
+            err, action=f"reclaim of {escape(sp.stream)}", applied=trail.applied_count,
+            hint="the pass lines of the log are the only record of what changed: keep them; "
+            "fix the audit log (or PELCTL_AUDIT_LOG) before starting the loop again",
+        )  # fmt: skip
         if self.metrics is not None:
             self.metrics.audit_failure(sp.stream, cfg.group)
         if cfg.on_audit_failure == "continue":
