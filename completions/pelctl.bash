@@ -33,7 +33,7 @@ _pelctl_options() {
         "apply") REPLY="--url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "snapshot") REPLY="--out --url --match -m --with-payload --dlq-prefix --max-server-ms --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "analyze") REPLY="--from-redis --url --match -m --master --remote --conf --html --stuck-idle --dead-after --poison-deliveries --since --top --accuracy --split-rows --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "reclaim") REPLY="--group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --once --dry-run --max-backoff --metrics-port --metrics-addr --log-format --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "reclaim") REPLY="--group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --once --dry-run --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "config"|"demo"|"dlq"|"consumers"|"audit") REPLY="-h --help" ;;
         "config path"|"config show"|"config contexts"|"demo down"|"demo status"|"demo env") REPLY="--url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "demo up") REPLY="--print-url --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
@@ -70,7 +70,7 @@ _pelctl_valued_list() {
         "requeue") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --lock-key --max-retries --dlq --reason --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "snapshot") REPLY="--out --url --match -m --dlq-prefix --max-server-ms --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "analyze") REPLY="--url --match -m --master --remote --conf --html --stuck-idle --dead-after --poison-deliveries --since --top --accuracy --split-rows --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "reclaim") REPLY="--group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --max-backoff --metrics-port --metrics-addr --log-format --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "reclaim") REPLY="--group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "dlq move") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --dlq --reason --lock-key --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "dlq list") REPLY="--source -s --reason -r --since --until --limit -n --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "dlq show") REPLY="--field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
@@ -88,6 +88,7 @@ _pelctl_choices() {
         *"|-o"|*"|--output") REPLY="table json ndjson csv tsv markdown plain" ;;
         *"|--by") REPLY="idle deliveries consumer age" ;;
         *"|--strategy") REPLY="requeue claim autoclaim xreadgroup-claim auto" ;;
+        *"|--on-audit-failure") REPLY="stop continue" ;;
         *"|--log-format") REPLY="json text" ;;
         *) return 1 ;;
     esac

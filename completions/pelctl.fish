@@ -32,7 +32,7 @@ function __pelctl_valued --argument-names node opt
         case 'analyze'
             contains -- $opt --url --match -m --master --remote --conf --html --stuck-idle --dead-after --poison-deliveries --since --top --accuracy --split-rows --context --tls-ca --tls-cert --tls-key -o --output
         case 'reclaim'
-            contains -- $opt --group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --max-backoff --metrics-port --metrics-addr --log-format --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'dlq move'
             contains -- $opt --consumer --from -c --idle --min-deliveries --limit -n --dlq --reason --lock-key --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'dlq list'
@@ -442,6 +442,7 @@ complete -c pelctl -n '__pelctl_is \'reclaim\'' -l dry-run -d 'Report what the p
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l max-backoff -x -d 'Longest wait between retries while Redis is unreachable'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l metrics-port -x -d 'Serve Prometheus metrics on this port (/metrics)'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l metrics-addr -x -d 'Address the metrics endpoint binds; 0.0.0.0 exposes it beyond this host (for a…'
+complete -c pelctl -n '__pelctl_is \'reclaim\'' -l on-audit-failure -x -a 'stop continue' -d 'When a pass changed entries but its audit line cannot be written: stop (no furt…'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l log-format -x -a 'json text' -d 'Log lines on stderr: json (one object a line) or text (default: text on a termi…'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'

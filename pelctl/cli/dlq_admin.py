@@ -1,10 +1,11 @@
 """``pelctl dlq list|show|stats|replay|purge``: the dead-letter lifecycle after ``dlq move``.
 
 The commands join the ``dlq`` group of :mod:`pelctl.cli.dlq` when this module is imported.
-Without a DLQ argument, list/stats/replay/purge take every dead-letter stream (see
-:func:`pelctl.core.dlq.discover`). Replay and purge are declared mutations: read-only
-refusal before connecting, ``--yes`` without a terminal, ``--dry-run``, a confirmation
-showing the count, one audit line per dead-letter stream.
+Without a DLQ argument, list/stats/replay/purge take every dead-letter stream found by its
+name, ``<stream>:dlq`` (see :func:`pelctl.core.dlq.discover`); any other must be named, and a
+discovered DLQ replays only entries of its own stream. Replay and purge are declared
+mutations: read-only refusal before connecting, ``--yes`` without a terminal,
+``--dry-run``, a confirmation showing the count, one audit line per dead-letter stream.
 """
 
 from __future__ import annotations
@@ -28,9 +29,8 @@ DEFAULT_LIMIT = 100
 
 DlqArg = Annotated[
     Optional[str],
-    typer.Argument(help="Dead-letter stream (default: every one found: SCAN for streams whose "
-                   "newest entry carries _dlq_source, or named *:dlq).", show_default=False,
-        metavar="DLQ"),
+    typer.Argument(help="Dead-letter stream (default: every stream named *:dlq; any other "
+                   "must be named).", show_default=False, metavar="DLQ"),
 ]  # fmt: skip
 MatchOpt = Annotated[
     Optional[str],
@@ -307,7 +307,9 @@ def replay_cmd(
     _retry_count removed unless --keep-retries) plus _replayed_from=<DLQ id>, and the entry
     leaves the DLQ. When the DLQ and the target share a cluster slot (always on a single
     server) copy and delete run in one script; otherwise a marker set beside the target makes
-    a rerun after a crash skip what was already copied. Rerun an interrupted replay as is."""
+    a rerun after a crash skip what was already copied. Rerun an interrupted replay as is.
+    Without DLQ (every *:dlq stream), an entry whose _dlq_source is not the stream its DLQ
+    belongs to (orders for orders:dlq) is refused: name the DLQ to replay it."""
     from pelctl.core.binary import unescape
     from pelctl.core.dlq import DlqTargets, ReplayOptions, normalize_ids, parse_rate
 

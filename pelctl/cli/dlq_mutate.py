@@ -1,7 +1,7 @@
 """How ``pelctl dlq replay`` and ``dlq purge`` run, over one or more dead-letter streams.
 
 The pattern of :mod:`pelctl.cli.mutate` (gate before connecting, plan, dry run,
-confirmation showing the count, apply, one audit line, exit 5 / 130), with the DLQ's own
+confirmation showing the count, apply, one audit line, exit 5 / 130 / 6), with the DLQ's own
 rendering, a combined confirmation when several DLQs are taken, the DLQ filters and replay
 options in the audit ``params``, and a progress bar with rate and time left.
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 import typer
@@ -20,7 +21,8 @@ from pelctl.cli.options import Runtime
 
 
 def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list[bytes]:  # noqa: ANN401
-    """The named DLQ, or every one discovered (``--match`` narrows the discovery)."""
+    """The named DLQ, or every one discovered by its name, ``<stream>:dlq`` (``--match``
+    narrows the discovery). Any other dead-letter stream must be named."""
     from pelctl.core.binary import unescape
     from pelctl.core.dlq import discover
     from pelctl.core.errors import UsageError
@@ -46,9 +48,12 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
     if not keys:
         rt.info("no dead-letter streams found")
         return 0
+    single = dlq is not None
+    if not single and isinstance(targets, core.DlqTargets):
+        # Found by discovery, not named: only entries of the DLQ's own stream are replayed.
+        targets = replace(targets, discovered=True)
     plans = [core.plan_dlq(conn, action, key, targets, options, detail=rt.dry_run)
              for key in keys]  # fmt: skip
-    single = dlq is not None
     if rt.dry_run:
         return _show_dry_run(rt, plans, single)
     total = sum(p.count for p in plans)
@@ -164,22 +169,46 @@ def _stderr_tty() -> bool:
 def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:  # noqa: ANN401
     from pelctl.core import audit, mutations
     from pelctl.core import dlq as core
+    from pelctl.core.binary import escape
 
     settings = conn.settings
     results = []
+    unaudited = None
     for p in plans:
         progress = ReplayProgress(f"{p.mutation.verb} {p.stream.decode(errors='replace')}",
                                   no_color=bool(rt.options.get("no_color")))  # fmt: skip
         try:
             result = mutations.apply(conn, p, progress=progress)
+        except Exception as err:
+            # Some entries may have been changed before the error: the audit log says so.
+            from pelctl.cli.mutate import record_error
+
+            if results:
+                _show_results(rt, results, single)
+            record_error(rt, audit.error_entry(
+                p.action, p.stream, p.group, err, server=settings.redacted_url,
+                context=settings.context, params=core.params(p), secrets=settings.secrets,
+            ))  # fmt: skip
+            raise
         finally:
             progress.close()
-        audit.record(result, server=settings.redacted_url, context=settings.context,
-                     params=core.params(p), secrets=settings.secrets)  # fmt: skip
         results.append(result)
+        try:
+            audit.record(result, server=settings.redacted_url, context=settings.context,
+                         params=core.params(p), secrets=settings.secrets)  # fmt: skip
+        except OSError as err:
+            # Fail closed: no further dead-letter stream is changed without an audit trail.
+            unaudited = audit.not_audited(err, action=f"{p.action} of {escape(p.stream)}",
+                                          applied=result.applied)  # fmt: skip
+            if len(results) < len(plans):
+                unaudited.message += (f"; stopped there, {len(plans) - len(results)} more "
+                                      "dead-letter streams were not touched")  # fmt: skip
+            break
         if result.interrupted:
             break
     _show_results(rt, results, single)
+    if unaudited is not None:
+        raise unaudited  # exit 6 (over 5 and 130): the results above list what failed
     if any(r.interrupted for r in results):
         return 130
     return 5 if any(r.failed for r in results) else 0

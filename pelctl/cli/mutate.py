@@ -7,7 +7,8 @@
    anything, so both also work in read-only mode.
 3. Confirmation on a terminal, showing the count (``--yes`` skips it).
 4. Apply (every entry re-verified by its script), append the audit line, print the result.
-   Exit 5 when some items failed (listed), 130 when interrupted.
+   Exit 5 when some items failed (listed), 130 when interrupted, 6 when the change was
+   applied but its audit line could not be written (the result is printed all the same).
 
 Only typer is imported at module level; everything else loads inside the functions.
 """
@@ -172,33 +173,43 @@ def confirm_and_apply(
         result = mutations.apply(conn, plan, progress=progress)
     except Exception as err:
         # Some items may have been changed before the error: the audit log says so.
-        audit.append(
-            audit.error_entry(
-                plan.action,
-                plan.stream,
-                plan.group,
-                err,
-                server=settings.redacted_url,
-                context=settings.context,
-                params=params_json(plan),
-                secrets=settings.secrets,
-            )  # fmt: skip
-        )
+        record_error(rt, audit.error_entry(
+            plan.action, plan.stream, plan.group, err, server=settings.redacted_url,
+            context=settings.context, params=params_json(plan), secrets=settings.secrets,
+        ))  # fmt: skip
         raise
     finally:
         progress.close()
-    audit.record(
-        result,
-        server=settings.redacted_url,
-        context=settings.context,
-        params=params_json(plan),
-        secrets=settings.secrets,
-        plan_file=plan_file,
-    )
+    unaudited = None
+    try:
+        audit.record(
+            result,
+            server=settings.redacted_url,
+            context=settings.context,
+            params=params_json(plan),
+            secrets=settings.secrets,
+            plan_file=plan_file,
+        )
+    except OSError as err:
+        unaudited = audit.not_audited(err, action=plan.action, applied=result.applied)
     show_result(rt, result)
+    if unaudited is not None:
+        raise unaudited  # exit 6 (over 5 and 130): the result above lists what failed
     if result.interrupted:
         return 130
     return 5 if result.failed else 0
+
+
+def record_error(rt: Runtime, record: dict[str, Any]) -> None:
+    """Append the audit line of a mutation that stopped on an error; if even that fails,
+    warn and let the mutation's own error be the one reported."""
+    from pelctl.core import audit
+
+    try:
+        audit.append(record)
+    except OSError as err:
+        rt.warn(f"the audit log {audit.audit_path()} could not record this failed run: "
+                f"{err.strerror or err}")  # fmt: skip
 
 
 def show_result(rt: Runtime, result: Any) -> None:  # noqa: ANN401

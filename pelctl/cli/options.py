@@ -214,15 +214,7 @@ def report_error(err: BaseException, rt: Runtime | None, verbose: int) -> int:
     from pelctl.core.errors import PelctlError
 
     if not isinstance(err, PelctlError):
-        try:
-            import redis.exceptions as rex
-
-            if isinstance(err, (rex.RedisError, rex.RedisClusterException, OSError)):
-                from pelctl.redis.errors import translate
-
-                err = translate(err)
-        except Exception:  # noqa: BLE001
-            pass
+        err = _typed(err)
     if isinstance(err, PelctlError):
         message, hint, code = err.message, err.hint, err.exit_code
     else:
@@ -236,6 +228,32 @@ def report_error(err: BaseException, rt: Runtime | None, verbose: int) -> int:
     if hint:
         sys.stderr.write(f"hint: {hint}\n")
     return code
+
+
+def _typed(err: BaseException) -> BaseException:
+    """redis-py errors and socket errors become typed errors (a socket error is exit 4); any
+    other OSError (a file: the audit log, a plan file) is exit 1 with its own message, never
+    "cannot connect"."""
+    import socket
+    import ssl
+
+    try:
+        import redis.exceptions as rex
+
+        sockets = (ConnectionError, TimeoutError, socket.gaierror, socket.herror, ssl.SSLError)
+        if isinstance(err, (rex.RedisError, rex.RedisClusterException, *sockets)):
+            from pelctl.redis.errors import translate
+
+            return translate(err)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - keep the original error
+        return err
+    if isinstance(err, OSError):
+        from pelctl.core.errors import OperationFailed
+
+        what = err.strerror or str(err) or type(err).__name__
+        where = f"{err.filename}: " if err.filename else ""
+        return OperationFailed(f"{where}{what}")
+    return err
 
 
 def run_command(rt: Runtime, func: Callable[..., Any], kwargs: dict[str, Any]) -> None:

@@ -27,6 +27,11 @@ class Strategy(StrEnum):
     auto = "auto"
 
 
+class AuditPolicy(StrEnum):
+    stop = "stop"
+    continue_ = "continue"
+
+
 class LogFormat(StrEnum):
     json = "json"
     text = "text"
@@ -189,6 +194,17 @@ def register(app: typer.Typer) -> None:
                 rich_help_panel=LOOP_PANEL,
             ),
         ] = "127.0.0.1",
+        on_audit_failure: Annotated[
+            AuditPolicy,
+            typer.Option(
+                "--on-audit-failure",
+                help="When a pass changed entries but its audit line cannot be written: stop "
+                "(no further change, exit 6) or continue (log an ERROR, count "
+                "recovery_audit_failures_total).",
+                case_sensitive=False,
+                rich_help_panel=LOOP_PANEL,
+            ),
+        ] = AuditPolicy.stop,
         log_format: Annotated[
             Optional[LogFormat],
             typer.Option(
@@ -256,6 +272,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
         read_only=read_only,
         once=o["once"],
         max_backoff_s=parse_duration_ms(o["max_backoff"]) / 1000.0,
+        on_audit_failure=o["on_audit_failure"].value,
     )
     cfg.validate()
     if not read_only:
@@ -283,6 +300,8 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
                 return runner.run_forever()
             report = runner.run_pass()
         _show(rt, report, runner.strategy or cfg.strategy)
+        if runner.audit_error is not None:
+            raise runner.audit_error  # exit 6: applied (the summary above), not audited
         if any(s.error for s in report.streams):
             return 3
         return 5 if report.totals.failed else 0

@@ -178,12 +178,17 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         """Run a plan saved with --plan-out, re-verifying every entry first.
 
-        Refused when the plan was made on another server or the stream was recreated since.
-        Entries no longer pending, now held by another consumer, re-delivered, or less idle
-        than planned are skipped and counted. --dry-run only reports how many still match."""
+        A plan is sealed (HMAC with your plan key, or PELCTL_PLAN_KEY) and bound to its server
+        (run_id), database, stream, group, action and options: a plan changed after it was
+        made, sealed with another key, too big, or made on another server or database is
+        refused (exit 2), as is one whose stream was recreated since. Entries no longer
+        pending, now held by another consumer, re-delivered, or less idle than planned are
+        skipped and counted. --dry-run only reports how many still match."""
         from pelctl.cli.mutate import confirm_and_apply, gate, show_dry_run
         from pelctl.core.plan import check_target, load, verify
 
+        if not rt.dry_run:
+            rt.require_writable("apply")  # before even reading the file
         plan = load(file)
         if not rt.dry_run:
             gate(rt, plan.mutation)

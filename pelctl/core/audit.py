@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pelctl.core.binary import escape
-from pelctl.core.errors import OperationFailed
+from pelctl.core.errors import NotAudited, OperationFailed
 from pelctl.core.mutations import RepairResult
 from pelctl.core.paths import audit_path, state_dir
 
@@ -163,18 +163,62 @@ def ensure_writable(path: Path | None = None) -> Path:
 
 
 def append(record: dict[str, Any], path: Path | None = None) -> Path:
-    """Append one line (one write(2) on an O_APPEND descriptor), mode 0600."""
+    """Append one line (one write(2) on an O_APPEND descriptor), mode 0600.
+
+    Raises ``OSError`` when the line could not be written whole (a full disk, a file-size
+    limit, the file replaced by a directory): callers that already changed something turn it
+    into :class:`~pelctl.core.errors.NotAudited` with :func:`not_audited`. A line left
+    unfinished by an earlier failure is closed first, so it never swallows this one.
+    """
     path = path or audit_path()
     _prepare(path)
     line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
-        if stat.S_IMODE(os.fstat(fd).st_mode) != 0o600:
+        st = os.fstat(fd)
+        if stat.S_IMODE(st.st_mode) != 0o600:
             os.fchmod(fd, 0o600)
-        os.write(fd, line)
+        if st.st_size and _last_byte(path, st.st_size) != b"\n":
+            line = b"\n" + line
+        view = memoryview(line)
+        while view:
+            # A short write (a size limit or a full disk reached mid-line) is followed by
+            # a write that raises the real error (EFBIG, ENOSPC).
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
     return path
+
+
+def _last_byte(path: Path, size: int) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(size - 1)
+            return fh.read(1)
+    except OSError:
+        return b"\n"
+
+
+def not_audited(err: OSError, *, action: str, applied: int, hint: str = "") -> NotAudited:
+    """The :class:`NotAudited` error of a mutation that changed things but whose audit
+    line failed (exit 6).
+
+    Its message names the audit log and the OS error and says the change WAS applied."""
+    path = audit_path()
+    why = err.strerror or str(err) or type(err).__name__
+    if applied:
+        what = f"{action} WAS applied ({applied:,} changed) but NOT audited"
+    else:
+        what = f"{action} ran (nothing changed) but was NOT audited"
+    return NotAudited(
+        f"{what}: cannot write the audit log {path}: {why}",
+        hint=hint
+        or "the result above is the only record: keep it; then free space or fix the file, "
+        "or point PELCTL_AUDIT_LOG at a writable file",
+        path=str(path),
+        error=err,
+        applied=applied,
+    )
 
 
 def record(result: RepairResult, **kwargs: Any) -> Path:

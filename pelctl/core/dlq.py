@@ -290,26 +290,43 @@ def require_dlq(conn: Connection, key: bytes) -> int:
     )
 
 
+DLQ_SUFFIX = b":dlq"
+
+
 def is_dlq_name(key: bytes) -> bool:
-    return key.endswith(b":dlq")
+    """The one rule for "this stream is a dead-letter stream" when nobody named it: its name
+    is ``<stream>:dlq`` (the default of ``dlq move``, ``requeue --max-retries``, the reclaim
+    loop). Whatever its entries hold, and however empty it is: a producer that can write
+    ``_dlq_source`` into a stream does not make it a DLQ. ``streams``' KIND column, the TUI,
+    ``dlq list``/``stats``/``replay``/``purge`` without a DLQ argument all use it; any other
+    dead-letter stream is used when named."""
+    return len(key) > len(DLQ_SUFFIX) and key.endswith(DLQ_SUFFIX)
+
+
+def dlq_source_of(key: bytes) -> bytes | None:
+    """The stream a conventionally named DLQ belongs to: ``orders:dlq`` -> ``orders``."""
+    return key[: -len(DLQ_SUFFIX)] if is_dlq_name(key) else None
 
 
 def is_dead_letter(flat: Sequence[bytes], prefix: str = "_") -> bool:
-    """A dead-letter entry carries ``<prefix>dlq_source``; a copy replayed with
-    ``--keep-envelope`` does too, but ends with the replay marker field (the envelope of a
-    dead letter always comes last)."""
+    """Whether an *entry* is a dead letter: it carries ``<prefix>dlq_source``; a copy
+    replayed with ``--keep-envelope`` does too, but ends with the replay marker field (the
+    envelope of a dead letter always comes last). It never decides whether a *stream* is a
+    DLQ (:func:`is_dlq_name` does)."""
     if prefix.encode() + b"dlq_source" not in flat[0::2]:
         return False
     return not (len(flat) >= 2 and flat[-2] == marker_field(prefix))
 
 
 def discover(conn: Connection, match: bytes | None = None, prefix: str = "_") -> list[DlqInfo]:
-    """Every dead-letter stream: ``SCAN ... TYPE stream`` on every primary, kept when its
-    newest entry is a dead letter (:func:`is_dead_letter`) or its name ends in ``:dlq`` (an
-    emptied DLQ). Sorted by name."""
+    """Every dead-letter stream by its name (:func:`is_dlq_name`): ``SCAN ... MATCH *:dlq
+    TYPE stream`` on every primary (``match`` narrows it further). An emptied DLQ is still
+    one; a stream of another name is never one, whatever its entries carry. Sorted by
+    name."""
     found: list[DlqInfo] = []
     with redis_errors("dlq discovery"):
-        for node, keys in conn.scan_stream_pages(match):
+        for node, keys in conn.scan_stream_pages(match or b"*" + DLQ_SUFFIX):
+            keys = [k for k in keys if is_dlq_name(k)]
             if not keys:
                 continue
             pipe = node.pipeline(transaction=False)
@@ -322,8 +339,7 @@ def discover(conn: Connection, match: bytes | None = None, prefix: str = "_") ->
                 if isinstance(last, Exception) or isinstance(length, Exception):
                     continue  # deleted or retyped since SCAN
                 enveloped = bool(last) and is_dead_letter(last[0][1], prefix)
-                if enveloped or is_dlq_name(key):
-                    found.append(DlqInfo(key, int(length), enveloped))
+                found.append(DlqInfo(key, int(length), enveloped))
     return sorted(found, key=lambda d: d.key)
 
 
@@ -544,6 +560,9 @@ class DlqTargets(Targets):
     reason: str | None = None
     start: bytes = b"-"  # --since (an id bound)
     end: bytes = b"+"  # --until / --older-than
+    # The DLQ was found by discovery, not named: replay only entries of its own stream
+    # (``X`` for ``X:dlq``); the others are refused ("name the DLQ to replay it").
+    discovered: bool = False
 
     @property
     def filter(self) -> DlqFilter:
@@ -593,12 +612,13 @@ class DlqItemResult(ItemResult):
 
 
 def _stamp(conn: Connection, dlq: bytes) -> dict[str, object]:
-    from pelctl.core.repair import identity
+    from pelctl.core.repair import identity, server_db
 
     run_id, added = identity(conn, dlq)
     return {
         "server": conn.settings.redacted_url,
         "server_id": run_id,
+        "db": server_db(conn, dlq),
         "stream_added": added,
         "created_ms": int(time.time() * 1000),
     }
@@ -637,7 +657,10 @@ def plan_replay(
 ) -> Plan:
     """Planner of ``dlq-replay``: ``stream`` is the DLQ; each item's ``owner`` is where the
     entry goes (``--to``, else its ``_dlq_source``), ``idle_ms`` its age in the DLQ and
-    ``deliveries`` its ``_dlq_deliveries``."""
+    ``deliveries`` its ``_dlq_deliveries``. For a DLQ found by discovery
+    (``targets.discovered``), an entry whose ``_dlq_source`` is not the stream the DLQ's
+    name belongs to is refused: whoever can write into ``tenantB:x:dlq`` must not be able to
+    make pelctl write into ``payments``."""
     del group, detail
     dlq = stream
     to = options.to
@@ -648,12 +671,20 @@ def plan_replay(
     entries, missing = _select(conn, dlq, targets, prefix)
     now = int(time.time() * 1000)
     rows: list[tuple[DlqEntry, bytes | None]] = [(e, to or e.source) for e in entries]
+    own = dlq_source_of(dlq) if getattr(targets, "discovered", False) else None
+    if own is not None:  # discovered: entries of other streams are refused, not replayed
+        rows = [(e, None if e.source != own else t) for e, t in rows]
     kinds = _key_types(conn, {t for _e, t in rows if t is not None})
     items: list[PlanItem] = []
     cross: set[bytes] = set()
     for e, target in rows:
         action, note = "replay", ""
-        if target is None:
+        if own is not None and e.source != own:
+            action = "refuse"
+            source = "no _dlq_source" if e.source is None else f"_dlq_source {escape(e.source)}"
+            note = (f"{source}, not {escape(own)} (the stream {escape(dlq)} belongs to): "
+                    f"name the DLQ to replay it")  # fmt: skip
+        elif target is None:
             action, note = "refuse", "no _dlq_source in the entry: give --to STREAM"
         elif target == dlq:
             action, note = "refuse", "its source is this dead-letter stream"
@@ -1057,6 +1088,7 @@ def params(plan: Plan) -> dict[str, Any]:
             "reason": t.reason,
             "since": t.start.decode() if t.start != b"-" else None,
             "until": t.end.decode() if t.end != b"+" else None,
+            "discovered": t.discovered,
         })  # fmt: skip
     if isinstance(o, ReplayOptions):
         out["options"].update({"rate": o.rate, "keep_envelope": o.keep_envelope,
@@ -1078,7 +1110,9 @@ __all__ = [
     "DlqTargets",
     "ReplayOptions",
     "discover",
+    "dlq_source_of",
     "get_entry",
+    "is_dlq_name",
     "iter_entries",
     "marker_key",
     "params",

@@ -12,6 +12,7 @@ EXIT_USAGE = 2
 EXIT_NOT_FOUND = 3
 EXIT_CONNECT = 4
 EXIT_PARTIAL = 5
+EXIT_NOT_AUDITED = 6
 
 
 class PelctlError(Exception):
@@ -100,3 +101,27 @@ class PartiallyApplied(PelctlError):
     def __init__(self, message: str, failed: list[object] | None = None) -> None:
         super().__init__(message)
         self.failed = failed or []
+
+
+class NotAudited(PelctlError):
+    """A mutation WAS applied (its result is shown) but its audit line could not be written.
+
+    Exit 6, never a connection error: the change happened, only the record of it is missing.
+    ``path`` is the audit log, ``error`` the OS error, ``applied`` how many items changed.
+    """
+
+    exit_code = EXIT_NOT_AUDITED
+
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        path: str = "",
+        error: OSError | None = None,
+        applied: int = 0,
+    ) -> None:
+        super().__init__(message, hint)
+        self.path = path
+        self.error = error
+        self.applied = applied

@@ -119,6 +119,7 @@ class Plan:
     missing: tuple[bytes, ...] = ()  # explicit ids that were not pending when planned
     server: str = ""  # redacted URL
     server_id: str = ""  # run_id of the node owning the stream
+    db: int | None = None  # the logical database (SELECT n) of the connection; 0 in a cluster
     stream_added: int | None = None  # XINFO STREAM entries-added (7.0+): recreated streams
     created_ms: int = 0
     notes: tuple[str, ...] = ()

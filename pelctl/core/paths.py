@@ -24,3 +24,8 @@ def audit_path() -> Path:
     if explicit:
         return Path(explicit).expanduser()
     return state_dir() / "audit.jsonl"
+
+
+def plan_key_path() -> Path:
+    """The per-user key that seals plan files (``PELCTL_PLAN_KEY`` overrides its content)."""
+    return state_dir() / "plan.key"

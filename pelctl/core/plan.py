@@ -1,12 +1,21 @@
 """Plan files: ``--plan-out FILE`` saves a repair's plan as JSON; ``pelctl apply FILE`` runs it.
 
-A plan file is reviewable (and trimmable) JSON: what will be done to which entries, as seen
-when it was planned. Applying it never trusts it blindly:
+A plan file is reviewable JSON, **sealed** and **bound** to what it was made for; applying it
+never trusts it blindly:
 
-- :func:`check_target` refuses a plan made on another server (neither its URL nor its
-  ``run_id`` match: a restarted server, or the same one under another name, is accepted),
-  on a stream that was deleted and created again since (its ``entries-added`` counter went
-  back), or whose stream or group is gone;
+- :func:`load` refuses a file bigger than :data:`MAX_BYTES` or with more than
+  :data:`MAX_ITEMS` items, a file that is not a whole plan, and a plan whose seal does not
+  verify: an HMAC-SHA256 over a canonical serialisation of the whole plan (header and
+  items), keyed with the user's plan key (:func:`plan_key`: ``$XDG_STATE_HOME/pelctl/
+  plan.key``, made on first use, mode 0600; ``PELCTL_PLAN_KEY`` overrides it so a team can
+  share plans). Any edit — the action, the group, an id, ``server_id``, an item removed — or
+  a plan sealed with another key is refused (exit 2). To narrow a plan, make a new one.
+  Then every field is validated: only the repairs that ``--plan-out`` saves, stream ids
+  (``ms-seq``, both parts below 2^64), consumer names, item actions the repair can produce;
+- :func:`check_target` refuses a plan made on another server (its ``run_id`` must be the
+  one the plan recorded; a plan without one is refused, never waved through), on another
+  database (``db``), on a stream that was deleted and created again since (its
+  ``entries-added`` counter went back), or whose stream or group is gone;
 - :func:`verify` re-reads each entry (read-only) so the confirmation shows how many are
   still as planned; the scripts then re-verify each entry again, atomically with its
   change: still pending, same owner, same delivery count, still idle enough.
@@ -16,8 +25,13 @@ Names and ids are written with :func:`pelctl.core.binary.escape`, so binary name
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import re
+import secrets
+import stat
 import tempfile
 import time
 from collections import Counter
@@ -26,18 +40,184 @@ from pathlib import Path
 from typing import Any
 
 from pelctl.core.binary import escape, unescape
-from pelctl.core.errors import ConfigError, UsageError
+from pelctl.core.errors import ConfigError, OperationFailed, PelctlError, UsageError
 from pelctl.core.mutations import SKIP_ACTIONS, Options, Plan, PlanItem, Targets, get
+from pelctl.core.paths import plan_key_path
 from pelctl.core.targets import require_group, require_stream
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 
 FORMAT = "pelctl-plan"
-VERSION = 1
+VERSION = 2  # 1: unsealed plans (pelctl before the seal), refused
+# The caps of a plan file: a plan is for a reviewed repair, not a whole 10M-entry PEL.
+MAX_ITEMS = 50_000
+MAX_BYTES = 8 * 1024 * 1024
+SEAL_ALG = "HMAC-SHA256"
+KEY_ENV = "PELCTL_PLAN_KEY"
+MIN_KEY_CHARS = 32
+MAX_NOTE_CHARS = 4_096
+# The repairs a plan file may hold, and the item actions each one's planner produces
+# (dlq replay/purge are not saved as plan files).
+ITEM_ACTIONS: dict[str, frozenset[str]] = {
+    "claim": frozenset({"claim", "skip", "refuse"}),
+    "ack": frozenset({"ack", "skip", "refuse"}),
+    "requeue": frozenset({"requeue", "dlq", "ack-ghost", "skip", "refuse"}),
+    "dlq-move": frozenset({"dlq", "ack-ghost", "skip", "refuse"}),
+    "consumers-prune": frozenset({"delete", "reassign+delete", "refuse", "skip"}),
+    "ghosts-fix": frozenset({"ack-ghost", "skip", "refuse"}),
+}
+SHARE_HINT = (
+    "apply it as the user and on the machine that made it, or share one key: set "
+    f"{KEY_ENV} to the same secret where the plan is made and where it is applied "
+    "(docs/safety.md)"
+)
+NARROW_HINT = (
+    "a plan is sealed: to narrow it, make a new plan with narrower filters "
+    "(--limit, --consumer, --idle, --min-deliveries)"
+)
+
+_STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")  # ASCII digits only (fullmatch)
+_KEY_ID = re.compile(r"[0-9a-f]{16}")
 
 
 class PlanRefused(UsageError):
-    """The plan does not belong to this server or stream (exit 2)."""
+    """The plan does not belong to this server, database or stream, was changed after it
+    was made, or was sealed with another key (exit 2). Nothing is changed."""
+
+
+# -- the key and the seal ----------------------------------------------------------------------
+
+
+def plan_key(*, create: bool = False) -> tuple[bytes, str] | None:
+    """(key, where it came from): ``PELCTL_PLAN_KEY``, else the key file (made when
+    ``create`` and missing: 32 random bytes as hex, mode 0600, next to the audit log).
+    None when there is no key and ``create`` is false."""
+    text = os.environ.get(KEY_ENV, "").strip()
+    if text:
+        if len(text) < MIN_KEY_CHARS:
+            raise UsageError(
+                f"{KEY_ENV} is too short ({len(text)} characters): a plan key needs at least "
+                f"{MIN_KEY_CHARS}",
+                hint="make one with: openssl rand -hex 32",
+            )
+        return text.encode(), KEY_ENV
+    path = plan_key_path()
+    try:
+        text = _read_key(path)
+    except FileNotFoundError:
+        if not create:
+            return None
+        text = _create_key(path)
+    if len(text) < MIN_KEY_CHARS:
+        raise ConfigError(
+            f"the plan key {path} is damaged (shorter than {MIN_KEY_CHARS} characters)",
+            hint="delete it: the next --plan-out makes a new one (plans sealed with the old "
+            "key will no longer apply)",
+        )
+    return text.encode(), str(path)
+
+
+def _read_key(path: Path) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077:
+                os.fchmod(fh.fileno(), 0o600)
+            return fh.read(4_096).strip()
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read the plan key {path}: "
+                          f"{getattr(err, 'strerror', None) or err}") from None  # fmt: skip
+
+
+def _create_key(path: Path) -> str:
+    """Write a new key atomically: a reader never sees half a key, and of two processes
+    creating it at once one wins and both use its key."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".plan-key-", dir=path.parent)  # mode 0600
+        try:
+            os.write(fd, (secrets.token_hex(32) + "\n").encode())
+            os.fsync(fd)
+            os.close(fd)
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # another pelctl made it first: use that one
+        finally:
+            os.unlink(tmp)
+        return _read_key(path)
+    except (OSError, ConfigError) as err:
+        why = err.strerror if isinstance(err, OSError) else err.message
+        raise OperationFailed(
+            f"cannot create the plan key {path}: {why}",
+            hint=f"fix the state directory's permissions, or set {KEY_ENV}",
+        ) from None
+
+
+def key_id(key: bytes) -> str:
+    """A short fingerprint of a key (for messages; it reveals nothing of the key)."""
+    return hashlib.sha256(b"pelctl plan key id\0" + key).hexdigest()[:16]
+
+
+def canonical(doc: dict[str, Any]) -> bytes:
+    """The bytes the seal covers: the whole plan but its ``seal``, as sorted, compact,
+    ASCII-only JSON (the same for any layout of the file)."""
+    body = {k: v for k, v in doc.items() if k != "seal"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False).encode("ascii")  # fmt: skip
+
+
+def _digest(key: bytes, doc: dict[str, Any]) -> str:
+    return hmac.new(key, b"pelctl-plan/2\n" + canonical(doc), hashlib.sha256).hexdigest()
+
+
+def seal(doc: dict[str, Any], key: bytes | None = None) -> dict[str, Any]:
+    """``doc`` with its ``seal`` (the user's key unless ``key`` is given)."""
+    if key is None:
+        found = plan_key(create=True)
+        assert found is not None
+        key = found[0]
+    out = {k: v for k, v in doc.items() if k != "seal"}
+    out["seal"] = {"alg": SEAL_ALG, "key_id": key_id(key), "digest": _digest(key, out)}
+    return out
+
+
+def check_seal(doc: dict[str, Any], source: str = "the plan") -> None:
+    """Refuse (exit 2) a plan that is not sealed, was changed after it was sealed, or was
+    sealed with a key this user does not have."""
+    mark = doc.get("seal")
+    if not isinstance(mark, dict) or not isinstance(mark.get("digest"), str):
+        raise PlanRefused(f"{source} is not sealed: pelctl apply only runs plans it sealed",
+                          hint="make a new plan with --plan-out")  # fmt: skip
+    if mark.get("alg") != SEAL_ALG:
+        raise PlanRefused(f"{source} has an unknown seal (alg {str(mark.get('alg'))[:20]!r})",
+                          hint="make a new plan with --plan-out")  # fmt: skip
+    found = plan_key()
+    if found is None:
+        raise PlanRefused(
+            f"{source} was sealed with a key this user does not have (no {plan_key_path()} "
+            f"and no {KEY_ENV})",
+            hint=SHARE_HINT,
+        )
+    key, where = found
+    try:
+        expected = _digest(key, doc)
+    except (TypeError, ValueError):  # NaN or a value JSON cannot hold: not what was sealed
+        expected = ""
+    if hmac.compare_digest(expected, mark["digest"]):
+        return
+    theirs = str(mark.get("key_id") or "")
+    if theirs != key_id(key):
+        shown = theirs if _KEY_ID.fullmatch(theirs) else "unknown"
+        raise PlanRefused(
+            f"{source} was sealed with another key (key {shown}), not with this user's "
+            f"({where}: key {key_id(key)})",
+            hint=SHARE_HINT,
+        )
+    raise PlanRefused(f"{source} was changed after it was made: its seal does not match",
+                      hint=NARROW_HINT)  # fmt: skip
 
 
 # -- JSON ------------------------------------------------------------------------------------
@@ -84,6 +264,7 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
         "group": escape(plan.group),
         "server": plan.server,
         "server_id": plan.server_id,
+        "db": plan.db,
         "stream_entries_added": plan.stream_added,
         "created_ms": plan.created_ms,
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(plan.created_ms / 1000)),
@@ -114,65 +295,140 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
 
 
 def from_json(data: Any) -> Plan:
+    """A plan from its JSON, every field validated (raises ValueError, KeyError, TypeError
+    or UsageError). The seal is checked by :func:`load`, before this."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f'not a pelctl plan (no "format": "{FORMAT}")')
     if data.get("version") != VERSION:
-        raise ValueError(f"unsupported plan version {data.get('version')!r} (this pelctl reads "
-                         f"version {VERSION})")  # fmt: skip
-    get(str(data["action"]))  # unknown action -> UsageError
+        raise ValueError(f"unsupported plan version {data.get('version')!r:.20} (this pelctl "
+                         f"reads version {VERSION})")  # fmt: skip
+    action = data["action"]
+    if not isinstance(action, str) or action not in ITEM_ACTIONS:
+        raise ValueError(f"a plan file cannot hold {str(action)[:40]!r} (only "
+                         f"{', '.join(ITEM_ACTIONS)})")  # fmt: skip
+    mutation = get(action)
     t = _table(data, "targets")
     o = _table(data, "options")
-    if not isinstance(data["items"], list):
+    raw_items = data["items"]
+    if not isinstance(raw_items, list):
         raise ValueError('"items" must be a list')
-    items = []
-    for raw in data["items"]:
-        action = str(raw["action"])
-        items.append(
-            PlanItem(
-                id=_ub(raw["id"]) or b"",
-                owner=_ub(raw["owner"]) or b"",
-                idle_ms=int(raw["idle_ms"]),
-                deliveries=int(raw["deliveries"]),
-                action=action,
-                note=str(raw.get("note") or ""),
-            )
-        )
-    return Plan(
-        action=str(data["action"]),
-        stream=_ub(data["stream"]) or b"",
-        group=_ub(data["group"]) or b"",
+    if len(raw_items) > MAX_ITEMS:
+        raise ValueError(f"{len(raw_items):,} items, more than the {MAX_ITEMS:,} a plan may hold")
+    allowed = ITEM_ACTIONS[action]
+    consumers = mutation.subject == "consumer"
+    items = [_item(raw, allowed, consumers) for raw in raw_items]
+    seen = Counter(i.id for i in items)
+    twice = [k for k, n in seen.items() if n > 1]
+    if twice:
+        raise ValueError(f"item {escape(twice[0])} is listed {seen[twice[0]]} times")
+    missing = data.get("missing") or []
+    if not isinstance(missing, list) or len(missing) > MAX_ITEMS:
+        raise ValueError('"missing" must be a list of stream ids')
+    options = Options(
+        to=_name(o, "to"),
+        dlq=_name(o, "dlq"),
+        reason=_opt_str(o, "reason"),
+        lock_key=_opt_str(o, "lock_key"),
+        max_retries=_opt_int(o, "max_retries"),
+        field_prefix=_opt_str(o, "field_prefix") or "_",
+        inactive_ms=_opt_int(o, "inactive_ms"),
+        reassign_to=_name(o, "reassign_to"),
+        full=_bool(o, "full"),
+    )
+    for needed in mutation.needs:
+        if getattr(options, needed) in (None, ""):
+            raise ValueError(f'{action} needs options "{needed}"')
+    if options.lock_key is not None:
+        from pelctl.core.repair import check_lock_pattern
+
+        check_lock_pattern(options.lock_key)
+    plan = Plan(
+        action=action,
+        stream=_name(data, "stream", required=True) or b"",
+        group=_name(data, "group", required=True) or b"",
         items=tuple(items),
         targets=Targets(
-            consumer=_ub(t.get("consumer")),
+            consumer=_name(t, "consumer"),
             min_idle_ms=_opt_int(t, "min_idle_ms"),
             min_deliveries=_opt_int(t, "min_deliveries"),
             limit=_opt_int(t, "limit"),
-            every=bool(t.get("all")),
+            every=_bool(t, "all"),
         ),
-        options=Options(
-            to=_ub(o.get("to")),
-            dlq=_ub(o.get("dlq")),
-            reason=_opt_str(o, "reason"),
-            lock_key=_opt_str(o, "lock_key"),
-            max_retries=_opt_int(o, "max_retries"),
-            field_prefix=_opt_str(o, "field_prefix") or "_",
-            inactive_ms=_opt_int(o, "inactive_ms"),
-            reassign_to=_ub(o.get("reassign_to")),
-            full=bool(o.get("full")),
-        ),
-        missing=tuple(_ub(i) or b"" for i in data.get("missing") or ()),
-        server=str(data.get("server") or ""),
-        server_id=str(data.get("server_id") or ""),
+        options=options,
+        missing=tuple(_stream_id(i) for i in missing),
+        server=_opt_str(data, "server") or "",
+        server_id=_opt_str(data, "server_id") or "",
+        db=_opt_int(data, "db"),
         stream_added=_opt_int(data, "stream_entries_added"),
         created_ms=_opt_int(data, "created_ms") or 0,
-        notes=tuple(str(n) for n in data.get("notes") or ()),
+        notes=tuple(_note(n) for n in _list(data, "notes")),
     )
+    count = data.get("count")
+    if count is not None and count != plan.count:
+        raise ValueError(f'"count" is {str(count)[:20]} but {plan.count:,} items will act')
+    return plan
+
+
+def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  # noqa: ANN401
+    if not isinstance(raw, dict):
+        raise ValueError("every item must be an object")
+    action = raw["action"]
+    if action not in allowed:
+        raise ValueError(f"item action {str(action)[:40]!r} is not one this repair makes "
+                         f"({', '.join(sorted(allowed))})")  # fmt: skip
+    if consumers:  # consumers prune: the item is a consumer, by name
+        name = _name(raw, "id", required=True) or b""
+        if _name(raw, "owner", required=True) != name:
+            raise ValueError(f"item {escape(name)}: a consumer's owner is its own name")
+        item_id, owner = name, name
+    else:
+        item_id, owner = _stream_id(raw["id"]), _name(raw, "owner", required=True) or b""
+    return PlanItem(
+        id=item_id,
+        owner=owner,
+        idle_ms=_int(raw, "idle_ms"),
+        deliveries=_int(raw, "deliveries"),
+        action=action,
+        note=_note(raw.get("note") or ""),
+    )
+
+
+def _stream_id(value: Any) -> bytes:  # noqa: ANN401
+    """A full stream id ``ms-seq`` with both parts below 2^64 (what XPENDING returns)."""
+    if not isinstance(value, str) or not _STREAM_ID.fullmatch(value):
+        raise ValueError(f"not a stream id: {str(value)[:40]!r} (ids look like "
+                         "1700000000000-0)")  # fmt: skip
+    if any(int(part) >= 2**64 for part in value.split("-")):
+        raise ValueError(f"not a stream id: {value!r} (a part is 2^64 or more)")
+    return value.encode()
+
+
+def _name(data: dict[str, Any], key: str, *, required: bool = False) -> bytes | None:
+    """A stream, group or consumer name (escaped text); ``required``: present, not empty."""
+    value = _ub(data.get(key))
+    if required and not value:
+        raise ValueError(f'"{key}" must be a name, not {data.get(key)!r:.40}')
+    return value
 
 
 def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
     value = data.get(key) or {}
     if not isinstance(value, dict):
         raise ValueError(f'"{key}" must be an object')
+    return value
+
+
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    value = data.get(key) or []
+    if not isinstance(value, list):
+        raise ValueError(f'"{key}" must be a list')
+    return value
+
+
+def _int(data: dict[str, Any], key: str) -> int:
+    value = _opt_int(data, key)
+    if value is None:
+        raise ValueError(f'"{key}" must be a whole number')
     return value
 
 
@@ -193,17 +449,67 @@ def _opt_str(data: dict[str, Any], key: str) -> str | None:
     return value
 
 
+def _bool(data: dict[str, Any], key: str) -> bool:
+    value = data.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f'"{key}" must be true or false')
+    return bool(value)
+
+
+def _note(value: Any) -> str:  # noqa: ANN401
+    if not isinstance(value, str) or len(value) > MAX_NOTE_CHARS:
+        raise ValueError(f"a note must be text of at most {MAX_NOTE_CHARS:,} characters")
+    return value
+
+
+def dumps(doc: dict[str, Any]) -> bytes:
+    """The file's layout: one top-level key a line, one item a line (easy to review)."""
+    lines = []
+    for key, value in doc.items():
+        if key == "items" and value:
+            body = ",\n".join("  " + json.dumps(i, ensure_ascii=False) for i in value)
+            text = "[\n" + body + "\n ]"
+        else:
+            text = json.dumps(value, ensure_ascii=False)
+        lines.append(f" {json.dumps(key)}: {text}")
+    return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
+
+
 def save(plan: Plan, path: str | os.PathLike[str]) -> Path:
-    """Write the plan atomically (temp file + rename), mode 0600: it names entries."""
+    """Seal the plan and write it atomically (temp file + rename), mode 0600: it names
+    entries. Refused beyond :data:`MAX_ITEMS` items or :data:`MAX_BYTES`."""
+    if plan.action not in ITEM_ACTIONS:
+        raise UsageError(f"{plan.action} plans cannot be saved to a file (plan files hold "
+                         f"{', '.join(ITEM_ACTIONS)})")  # fmt: skip
+    if not plan.server_id:
+        raise UsageError("the server does not report a run_id (INFO server): a plan file "
+                         "could not be bound to it", hint="run the repair directly, after a "
+                         "--dry-run")  # fmt: skip
+    too_big = "narrow it (--limit N, --consumer, --idle: several smaller plans), or run the "
+    too_big += "repair directly after a --dry-run"
+    if len(plan.items) > MAX_ITEMS:
+        raise UsageError(f"the plan has {len(plan.items):,} items, more than the "
+                         f"{MAX_ITEMS:,} a plan file may hold", hint=too_big)  # fmt: skip
+    blob = dumps(seal(to_json(plan)))
+    if len(blob) > MAX_BYTES:
+        raise UsageError(f"the plan would take {len(blob):,} bytes, more than the "
+                         f"{MAX_BYTES:,} a plan file may", hint=too_big)  # fmt: skip
     target = Path(path).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".plan-", suffix=".json", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(to_json(plan), fh, ensure_ascii=False, indent=1)
-            fh.write("\n")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".plan-", suffix=".json", dir=target.parent)
+    except OSError as err:
+        raise OperationFailed(f"cannot write the plan file {target}: "
+                              f"{err.strerror or err}") from None  # fmt: skip
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(blob)
         os.chmod(tmp, 0o600)
         os.replace(tmp, target)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise OperationFailed(f"cannot write the plan file {target}: "
+                              f"{err.strerror or err}") from None  # fmt: skip
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -211,33 +517,68 @@ def save(plan: Plan, path: str | os.PathLike[str]) -> Path:
 
 
 def load(path: str | os.PathLike[str]) -> Plan:
+    """Read, check the seal, validate. Refused (exit 2): too big, not a whole plan, not
+    sealed, changed, sealed with another key, or a field that is not what pelctl writes."""
     source = Path(path).expanduser()
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
+        with open(source, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            blob = b"" if size > MAX_BYTES else fh.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(f"plan file {source} not found") from None
-    except (OSError, ValueError) as err:
-        raise ConfigError(f"cannot read plan file {source}: {err}") from None
+    except OSError as err:
+        raise ConfigError(f"cannot read plan file {source}: {err.strerror or err}") from None
+    if size > MAX_BYTES or len(blob) > MAX_BYTES:
+        raise PlanRefused(f"plan file {source} is larger than the {MAX_BYTES:,} bytes a plan "
+                          "may take", hint=NARROW_HINT)  # fmt: skip
+    try:
+        data = json.loads(blob.decode("utf-8"))
+    except ValueError as err:
+        raise ConfigError(f"cannot read plan file {source}: not a whole JSON document "
+                          f"(truncated or damaged): {err}") from None  # fmt: skip
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ConfigError(f'{source} is not a valid pelctl plan (no "format": "{FORMAT}")')
+    if data.get("version") == 1:
+        raise PlanRefused(f"{source} was made by an older pelctl: version 1 plans are not "
+                          "sealed", hint="make a new plan with --plan-out")  # fmt: skip
+    if data.get("version") != VERSION:
+        raise ConfigError(f"{source}: unsupported plan version {data.get('version')!r:.20} "
+                          f"(this pelctl reads version {VERSION})")  # fmt: skip
+    check_seal(data, f"plan {source}")
     try:
         return from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as err:
         raise ConfigError(f"{source} is not a valid pelctl plan: {err}") from None
+    except PelctlError as err:
+        raise ConfigError(f"{source} is not a valid pelctl plan: {err.message}") from None
 
 
 # -- before applying -------------------------------------------------------------------------
 
 
 def check_target(conn: Connection, plan: Plan) -> None:
-    """Refuse a plan for another server, or for a stream recreated since it was planned."""
-    from pelctl.core.repair import entries_added, server_run_id
+    """Refuse a plan for another server or database, or for a stream recreated since."""
+    from pelctl.core.repair import entries_added, server_db, server_run_id
 
     here = conn.settings.redacted_url
+    if not plan.server_id:
+        raise PlanRefused("this plan does not say which server it was made on (no server_id)",
+                          hint="make a new plan with --plan-out")  # fmt: skip
     run_id = server_run_id(conn, plan.stream)
-    if plan.server_id and plan.server_id != run_id and plan.server and plan.server != here:
+    if plan.server_id != run_id:
         raise PlanRefused(
-            f"this plan was made on {plan.server}, not on {here}",
-            hint="apply it against the server it was planned on (--url / --context)",
+            f"this plan was made on {plan.server or 'another server'} (run_id "
+            f"{plan.server_id[:12]}), not on {here} (run_id {run_id[:12] or 'unknown'})",
+            hint="apply it against the server it was planned on (--url / --context); a "
+            "server restarted since has a new run_id: make a new plan",
         )
+    db = server_db(conn, plan.stream)
+    if plan.db is None or plan.db != db:
+        made = "an unknown database" if plan.db is None else f"db {plan.db}"
+        raise PlanRefused(f"this plan was made on {made}, not on db {db} of {here}",
+                          hint=f"apply it on db {plan.db}, where it was planned (a URL "
+                          f"ending in /{plan.db})" if plan.db is not None
+                          else "make a new plan")  # fmt: skip
     if plan.group:
         require_group(conn, plan.stream, plan.group)
     else:  # a dead-letter plan: a stream, no group

@@ -115,6 +115,14 @@ def server_run_id(conn: Connection, stream: bytes) -> str:
     return ""
 
 
+def server_db(conn: Connection, stream: bytes) -> int:
+    """The logical database (``SELECT n``) ``stream`` is read from: 0 in a cluster."""
+    if conn.is_cluster:
+        return 0
+    kwargs = conn.raw(stream).connection_pool.connection_kwargs
+    return int(kwargs.get("db") or 0)
+
+
 def entries_added(conn: Connection, stream: bytes) -> int | None:
     """The stream's ``entries-added`` counter (7.0+; None before): it only ever grows, so a
     smaller value than a plan recorded means the stream was deleted and created again."""
@@ -267,6 +275,7 @@ def _stamp(conn: Connection, stream: bytes) -> dict[str, object]:
     return {
         "server": conn.settings.redacted_url,
         "server_id": server_run_id(conn, stream),
+        "db": server_db(conn, stream),
         "stream_added": entries_added(conn, stream),
         "created_ms": int(time.time() * 1000),
     }

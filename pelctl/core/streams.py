@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from pelctl.core.dlq import is_dead_letter
+from pelctl.core.dlq import is_dlq_name
 from pelctl.core.models import StreamSummary, id_ms
 from pelctl.core.targets import _pairs
 from pelctl.redis.connection import Connection
@@ -37,13 +37,12 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
     for key in keys:
         pipe.execute_command("XLEN", key)
         pipe.execute_command("XINFO", "GROUPS", key)
-        pipe.execute_command("XREVRANGE", key, "+", "-", "COUNT", 1)
     replies = [_vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)]
     # Second round: the lowest pending id per group, for the oldest pending age.
     pipe = node.pipeline(transaction=False)
     plan: list[tuple[int, bytes]] = []
     for i, key in enumerate(keys):
-        groups = replies[3 * i + 1]
+        groups = replies[2 * i + 1]
         if isinstance(groups, Exception):
             continue
         for row in groups:
@@ -63,7 +62,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
     label = conn.node_label(node) if conn.is_cluster else None
     out: list[StreamSummary] = []
     for i, key in enumerate(keys):
-        length, groups, last = replies[3 * i], replies[3 * i + 1], replies[3 * i + 2]
+        length, groups = replies[2 * i], replies[2 * i + 1]
         if isinstance(length, Exception) or isinstance(groups, Exception):
             continue  # deleted or retyped between SCAN and now
         pending = 0
@@ -76,10 +75,6 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
                 lag_total = None
             elif lag_total is not None:
                 lag_total += int(lag)
-        is_dlq = False
-        if not isinstance(last, Exception) and last:
-            flat = last[0][1]
-            is_dlq = is_dead_letter(flat)
         out.append(
             StreamSummary(
                 stream=key,
@@ -89,7 +84,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
                 lag=lag_total if groups else None,
                 oldest_pending_age_ms=(now - oldest[i]) if i in oldest else None,
                 node=label,
-                is_dlq=is_dlq,
+                is_dlq=is_dlq_name(key),  # by name only: the one rule (core/dlq.py)
             )
         )
     return out

@@ -18,8 +18,9 @@ SPEC §7 series:
 Extra series: ``recovery_scan_claimed_total`` (claim strategies), ``recovery_ghosts_total``
 (PEL references to deleted entries cleared), ``recovery_failed_total``,
 ``recovery_scan_scanned_total`` (idle entries examined), ``recovery_passes_total``,
-``recovery_errors_total`` (passes that hit an error, e.g. Redis unreachable) and
-``recovery_last_pass_timestamp_seconds``.
+``recovery_errors_total`` (passes that hit an error, e.g. Redis unreachable),
+``recovery_audit_failures_total`` (passes that changed entries but whose audit line could
+not be written) and ``recovery_last_pass_timestamp_seconds``.
 """
 
 from __future__ import annotations
@@ -89,6 +90,11 @@ class ReclaimMetrics:
                               registry=r)  # fmt: skip
         self.errors = Counter("recovery_errors", "Passes that stopped on an error (retried).",
                               ("kind",), registry=r)  # fmt: skip
+        self.audit_failures = Counter(
+            "recovery_audit_failures",
+            "Passes that changed entries but whose audit line could not be written.",
+            LABELS, registry=r,
+        )  # fmt: skip
         self.last_pass = Gauge("recovery_last_pass_timestamp_seconds",
                                "Unix time the last pass over the stream ended.", LABELS,
                                registry=r)  # fmt: skip
@@ -126,6 +132,9 @@ class ReclaimMetrics:
     def error(self, kind: str) -> None:
         self.errors.labels(kind).inc()
 
+    def audit_failure(self, stream: bytes | str, group: bytes | str) -> None:
+        self.audit_failures.labels(_label(stream), _label(group)).inc()
+
     def touch(self, stream: bytes | str, group: bytes | str) -> None:
         """Create every labelled series at 0, so dashboards see them before the first event."""
         labels = (_label(stream), _label(group))
@@ -133,6 +142,7 @@ class ReclaimMetrics:
             counter.labels(*labels)
         self.passes.labels(*labels)
         self.duration.labels(*labels)
+        self.audit_failures.labels(*labels)
 
     # -- exposition ----------------------------------------------------------------------
     def text(self) -> str:

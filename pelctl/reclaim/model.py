@@ -12,6 +12,7 @@ STRATEGIES = ("requeue", "claim", "autoclaim", "xreadgroup-claim", "auto")
 TAKING = ("autoclaim", "xreadgroup-claim")
 DEFAULT_MAX_DELIVERIES = 5
 DEFAULT_BATCH = 1_000
+AUDIT_POLICIES = ("stop", "continue")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class ReclaimConfig:
     once: bool = False
     max_backoff_s: float = 30.0
     ghost_sweep_calls: int = 50  # xreadgroup-claim, loop mode: sweep calls per stream per pass
+    # An audit line that cannot be written: "stop" (fail closed, exit 6) or "continue".
+    on_audit_failure: str = "stop"
 
     def dlq_for(self, stream: bytes) -> bytes:
         return self.dlq or stream + b":dlq"
@@ -63,6 +66,7 @@ class ReclaimConfig:
             "batch": self.batch,
             "field_prefix": self.field_prefix,
             "read_only": self.read_only,
+            "on_audit_failure": self.on_audit_failure,
         }
 
     def validate(self) -> None:
@@ -96,6 +100,9 @@ class ReclaimConfig:
                 )
         if self.max_deliveries is not None and self.max_deliveries < 1:
             raise UsageError("--max-deliveries must be at least 1 (0 turns the limit off)")
+        if self.on_audit_failure not in AUDIT_POLICIES:
+            raise UsageError(f"unknown --on-audit-failure {self.on_audit_failure!r}",
+                             hint="one of: " + ", ".join(AUDIT_POLICIES))  # fmt: skip
         if self.batch < 1:
             raise UsageError("--batch must be at least 1")
         if self.interval_s < 0 or not 0 <= self.jitter < 1:

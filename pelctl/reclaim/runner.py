@@ -17,7 +17,10 @@ Running for days:
   settles it, so the first runner wins and the others count ``duplicate_acks``.
 
 Every pass over a stream that changed something appends one audit line (surface
-``reclaim``) with its counts and the ids it settled.
+``reclaim``) with its counts and the ids it settled. When that line cannot be written the
+loop fails closed: an ERROR log line, ``recovery_audit_failures_total``, no further change,
+and exit 6 once the batch in flight is done (``--on-audit-failure continue``: log, count and
+go on).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from pelctl.core.errors import (
     AuthFailed,
     ConnectionFailed,
     NeedsServerVersion,
+    NotAudited,
     NotFound,
     PelctlError,
     PermissionDenied,
@@ -123,6 +127,8 @@ class Runner:
         self.totals = PassCounts()
         self._signals = 0
         self._strategy: str | None = None
+        # Set when an audit line failed under the "stop" policy: the loop ends, exit 6.
+        self.audit_error: NotAudited | None = None
         if metrics is not None:
             for stream in cfg.streams:
                 metrics.touch(stream, cfg.group)
@@ -299,7 +305,34 @@ class Runner:
         try:
             audit.append(record)
         except OSError as err:
-            event(self.log, logging.ERROR, "audit-failed", error=str(err))
+            self._audit_failed(sp, trail, err)
+
+    def _audit_failed(self, sp: StreamPass, trail: _Trail, err: OSError) -> None:
+        """The pass changed entries but left no audit line. Fail closed (default): no
+        further change; the loop ends after this batch with exit 6. With
+        ``--on-audit-failure continue``: go on, counted and logged at ERROR each time."""
+        from pelctl.core import audit
+
+        cfg = self.cfg
+        problem = audit.not_audited(
+            err, action=f"reclaim of {escape(sp.stream)}", applied=trail.applied_count,
+            hint="the pass lines of the log are the only record of what changed: keep them; "
+            "fix the audit log (or PELCTL_AUDIT_LOG) before starting the loop again",
+        )  # fmt: skip
+        if self.metrics is not None:
+            self.metrics.audit_failure(sp.stream, cfg.group)
+        if cfg.on_audit_failure == "continue":
+            event(self.log, logging.ERROR, "audit-failed", stream=sp.stream, group=cfg.group,
+                  error=problem.message, policy="continue",
+                  detail="going on without audit: --on-audit-failure continue")  # fmt: skip
+            return
+        event(self.log, logging.ERROR, "audit-failed", stream=sp.stream, group=cfg.group,
+              error=problem.message, policy="stop",
+              detail="stopping: no further change without an audit trail (exit 6); "
+              "--on-audit-failure continue would go on")  # fmt: skip
+        if self.audit_error is None:
+            self.audit_error = problem
+        self.stop_event.set()
 
     # -- the loop ------------------------------------------------------------------------------
     def run_forever(self) -> int:
@@ -341,6 +374,8 @@ class Runner:
               requeued=self.totals.requeued, claimed=self.totals.claimed,
               dead_lettered=self.totals.dead_lettered,
               duplicate_acks=self.totals.duplicate_acks)  # fmt: skip
+        if self.audit_error is not None:
+            raise self.audit_error  # exit 6: applied, not audited
         return 0
 
     def sleep_time(self) -> float:

@@ -170,7 +170,8 @@ class ActionOutcome:
     failed: int
     message: str
     details: tuple[str, ...] = ()
+    not_audited: str | None = None  # applied, but the audit line failed: why
 
     @property
     def ok(self) -> bool:
-        return self.failed == 0
+        return self.failed == 0 and self.not_audited is None

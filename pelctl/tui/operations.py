@@ -6,7 +6,9 @@ the one declaration of each mutation (:mod:`pelctl.core.mutations`):
 1. refused in read-only mode; the audit log must be writable before anything is planned;
 2. plan (read-only, on the action connection) -> shown in the confirmation modal;
 3. apply (each item re-verified on the server, atomically with its change), then one audit
-   line with ``surface: "tui"`` (or an error line when the apply stopped half-way).
+   line with ``surface: "tui"`` (or an error line when the apply stopped half-way). When
+   that line cannot be written the outcome still says what was applied, with
+   ``not_audited`` set: the dashboard shows "applied, NOT audited", never "failed".
 
 Entry repairs go through ``mutations.plan/apply``; replay through ``pelctl.core.dlq``. Rows
 for the modal come from the shared renderers (``pelctl.render.repair`` / ``.dlq``).
@@ -14,6 +16,7 @@ for the modal come from the shared renderers (``pelctl.render.repair`` / ``.dlq`
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -178,29 +181,38 @@ def apply(source: RedisSource, plan: ActionPlan) -> ActionOutcome:
         result = mutations.apply(conn, core_plan)
     except Exception as err:
         # Some items may have changed before the error: the audit log says so, as the CLI's.
-        audit.append(
-            audit.error_entry(
-                core_plan.action,
-                core_plan.stream,
-                core_plan.group,
-                err,
-                server=settings.redacted_url,
-                context=settings.context,
-                params=params,
-                surface="tui",
-                secrets=settings.secrets,
+        try:
+            audit.append(
+                audit.error_entry(
+                    core_plan.action,
+                    core_plan.stream,
+                    core_plan.group,
+                    err,
+                    server=settings.redacted_url,
+                    context=settings.context,
+                    params=params,
+                    surface="tui",
+                    secrets=settings.secrets,
+                )
             )
-        )
+        except OSError:
+            pass  # the apply's own error is the one to show
         raise
-    audit.record(
-        result,
-        server=settings.redacted_url,
-        context=settings.context,
-        params=params,
-        surface="tui",
-        secrets=settings.secrets,
-    )
-    return to_outcome(plan.request, result)
+    outcome = to_outcome(plan.request, result)
+    try:
+        audit.record(
+            result,
+            server=settings.redacted_url,
+            context=settings.context,
+            params=params,
+            surface="tui",
+            secrets=settings.secrets,
+        )
+    except OSError as err:
+        # The change happened: report it as applied, with the audit failure, never "failed".
+        problem = audit.not_audited(err, action=core_plan.action, applied=result.applied)
+        outcome = replace(outcome, not_audited=problem.message)
+    return outcome
 
 
 def _params(request: ActionRequest, core_plan: Any) -> dict[str, Any]:  # noqa: ANN401

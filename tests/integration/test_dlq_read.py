@@ -202,36 +202,43 @@ def test_stats_counts_by_source_reason_hour_dlq(r, conn) -> None:  # noqa: ANN00
 # -- discovery ----------------------------------------------------------------------------------
 
 
-def test_discover_dead_letter_streams(r, conn) -> None:  # noqa: ANN001
+def test_discover_finds_dead_letter_streams_by_name_only(r, conn) -> None:  # noqa: ANN001
+    """A DLQ is a stream named <stream>:dlq, emptied or not; a stream of another name is
+    never discovered as one, whatever its entries carry (a producer allowed to write only
+    tenantB:* must not make pelctl treat tenantB:inbox as a dead-letter stream)."""
     fill(r, b"orders:dlq", b"orders", 3)
-    fill(r, b"quarantine", b"x", 2)  # enveloped, any name
+    fill(r, b"quarantine", b"x", 2)  # enveloped, but not named *:dlq: only when named
+    fill(r, b"tenantB:inbox", b"payments", 2)  # a producer's forged envelopes
     add_dead(r, b"emptied:dlq", b"e")
     sc.raw(r).execute_command("XTRIM", b"emptied:dlq", "MAXLEN", 0)  # named *:dlq, empty
     sc.add_entries(r, b"orders", 5)  # a plain stream
-    # A source stream whose newest entry is a copy replayed with --keep-envelope
-    add_dead(r, b"src", b"src", ((b"a", b"1"),))
-    sc.raw(r).execute_command("XADD", b"src", "*", "a", "1", *envelope(b"src"),
-                              "_replayed_from", "1-0")  # fmt: skip
-    # ...and a replayed copy that was dead-lettered again: a dead letter
+    sc.add_entries(r, b":dlq", 1)  # the suffix alone names no stream
+    # A replayed copy that was dead-lettered again, in a stream of another name
     sc.raw(r).execute_command("XADD", b"again", "*", "a", "1", "_replayed_from", "1-0",
                               *envelope(b"x"))  # fmt: skip
     r.hset(b"h:dlq", b"a", b"1")  # not a stream
     found = dlq.discover(conn)
     assert [(d.key, d.length, d.enveloped) for d in found] == [
-        (b"again", 1, True), (b"emptied:dlq", 0, False), (b"orders:dlq", 3, True),
-        (b"quarantine", 2, True),
+        (b"emptied:dlq", 0, False), (b"orders:dlq", 3, True),
     ]  # fmt: skip
     assert [d.key for d in dlq.discover(conn, b"o*")] == [b"orders:dlq"]
-    # Another envelope prefix: only the *:dlq names are left
+    assert [d.key for d in dlq.discover(conn, b"q*")] == []  # --match never widens the rule
+    # Another envelope prefix changes nothing: the rule is the name
     assert [d.key for d in dlq.discover(conn, prefix="~")] == [b"emptied:dlq", b"orders:dlq"]
+    assert (dlq.is_dlq_name(b"orders:dlq"), dlq.is_dlq_name(b":dlq")) == (True, False)
+    assert dlq.dlq_source_of(b"{payments}:dlq") == b"{payments}"
 
 
 def test_streams_marks_dlqs_and_inspect_shows_dlq_size(r, conn) -> None:  # noqa: ANN001
     sc.add_entries(r, b"orders", 5)
     sc.create_group(r, b"orders", b"g")
     fill(r, b"orders:dlq", b"orders", 4)
+    fill(r, b"quarantine", b"orders", 2)  # enveloped entries, another name: a stream
+    add_dead(r, b"emptied:dlq", b"e")
+    sc.raw(r).execute_command("XTRIM", b"emptied:dlq", "MAXLEN", 0)  # emptied: still a DLQ
     kinds = {s.stream: s.is_dlq for s in list_streams(conn)}
-    assert kinds == {b"orders": False, b"orders:dlq": True}
+    assert kinds == {b"orders": False, b"orders:dlq": True, b"quarantine": False,
+                     b"emptied:dlq": True}  # fmt: skip
     insp = inspect_stream(conn, b"orders")
     assert (insp.dlq, insp.dlq_length) == (b"orders:dlq", 4)
     assert any("orders:dlq holds 4 entries" in a.message for a in insp.advice)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from dataclasses import replace
 
 import pytest
 
@@ -163,3 +164,20 @@ def test_plan_after_apply_sees_nothing(r, conn) -> None:  # noqa: ANN001
     m.apply(conn, m.plan(conn, "requeue", S, G, m.Targets(min_idle_ms=HOUR // 2)))
     assert m.plan(conn, "requeue", S, G, m.Targets(min_idle_ms=HOUR // 2)).count == 0
     assert len(pel(r)) == 5
+
+
+def test_check_target_never_waves_a_plan_through(r, conn) -> None:  # noqa: ANN001
+    """The server check is never skipped: a plan without a run_id, with another run_id (a
+    restarted server, or another one behind the same URL) or without a db is refused."""
+    incident(r, dead=2)
+    plan = m.plan(conn, "ack", S, G, m.Targets(consumer=DEAD))
+    assert plan.server_id and plan.db == 0
+    plans.check_target(conn, plan)
+    with pytest.raises(plans.PlanRefused, match="does not say which server"):
+        plans.check_target(conn, replace(plan, server_id=""))
+    with pytest.raises(plans.PlanRefused, match="this plan was made on"):
+        plans.check_target(conn, replace(plan, server_id="0" * 40))
+    with pytest.raises(plans.PlanRefused, match="made on an unknown database"):
+        plans.check_target(conn, replace(plan, db=None))
+    with pytest.raises(plans.PlanRefused, match="made on db 3, not on db 0"):
+        plans.check_target(conn, replace(plan, db=3))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pelctl.core import mutations as m
@@ -95,3 +97,30 @@ def test_results_classify_outcomes() -> None:
     assert (result.applied, result.skipped, len(result.failed)) == (2, 1, 1)
     assert result.applied_ids == [b"1-0", b"4-0"]
     assert not result.ok
+
+
+def test_the_seal_covers_the_whole_plan_whatever_its_layout(monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("PELCTL_PLAN_KEY", "k" * 40)
+    plan = m.Plan(
+        action="ack", stream=b"s", group=b"g", items=(m.PlanItem(b"1-0", b"c", 5, 1, "ack"),),
+        server="redis://h:1/0", server_id="abc", db=0, created_ms=1_700_000_000_000,
+    )  # fmt: skip
+    doc = plans.seal(plans.to_json(plan))
+    assert doc["seal"]["key_id"] == plans.key_id(b"k" * 40)
+    relaid = json.loads(json.dumps(doc, indent=4, sort_keys=True))  # another layout
+    plans.check_seal(relaid)
+    assert plans.from_json(relaid) == plan
+    for path, value in [(("action",), "dlq-purge"), (("group",), "h"), (("db",), 1),
+                        (("server_id",), ""), (("items", 0, "id"), "2-0"),
+                        (("options", "dlq"), "x"), (("targets", "all"), True)]:  # fmt: skip
+        changed = json.loads(json.dumps(doc))
+        *parents, last = path
+        node = changed
+        for p in parents:
+            node = node[p]
+        node[last] = value
+        with pytest.raises(plans.PlanRefused, match="changed after it was made"):
+            plans.check_seal(changed)
+    monkeypatch.setenv("PELCTL_PLAN_KEY", "z" * 40)
+    with pytest.raises(plans.PlanRefused, match="sealed with another key"):
+        plans.check_seal(doc)

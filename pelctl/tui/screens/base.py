@@ -272,11 +272,16 @@ class PollingScreen(Screen):
         outcome = message.outcome
         severity = "information" if outcome.ok else "warning"
         lines = [outcome.message, *outcome.details[:5]]
+        title = ACTIONS[outcome.request.action].title
+        if outcome.not_audited is not None:
+            # Applied (the change is real), only its record is missing: not "failed".
+            severity, title = "error", f"{title}: applied, NOT audited"
+            lines.append(outcome.not_audited)
         self.notify(
             "\n".join(lines),
-            title=ACTIONS[outcome.request.action].title,
+            title=title,
             severity=severity,
-            timeout=8,
+            timeout=8 if outcome.not_audited is None else 30,
         )
         self.after_action(outcome)
         self.refresh_now(restart=True)
