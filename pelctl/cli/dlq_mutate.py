@@ -139,9 +139,11 @@ class ReplayProgress:
                 speed = task.finished_speed or task.speed
                 return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
 
-        console = Console(stderr=True, no_color=self.no_color, highlight=False)
+        console = Console(stderr=True, no_color=self.no_color, highlight=False, markup=False,
+                          emoji=False)  # fmt: skip
         self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
+            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+            Rate(),
             TimeRemainingColumn(),
             console=console, transient=True, redirect_stdout=False, redirect_stderr=False,
         )  # fmt: skip
@@ -164,11 +166,12 @@ def _stderr_tty() -> bool:
 def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:  # noqa: ANN401
     from pelctl.core import audit, mutations
     from pelctl.core import dlq as core
+    from pelctl.core.binary import escape
 
     settings = conn.settings
     results = []
     for p in plans:
-        progress = ReplayProgress(f"{p.mutation.verb} {p.stream.decode(errors='replace')}",
+        progress = ReplayProgress(f"{p.mutation.verb} {escape(p.stream)}",
                                   no_color=bool(rt.options.get("no_color")))  # fmt: skip
         try:
             result = mutations.apply(conn, p, progress=progress)
