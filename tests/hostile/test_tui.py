@@ -131,7 +131,8 @@ def test_streams_screen_and_palette(tui_data, make_app) -> None:
 
 def test_every_name_at_once(tui_data, make_app) -> None:
     """hostile:all: every name in the consumers table, the stuck entries, a consumer filter
-    in the border title, the prompts (their suggestions), and the DLQ's reasons."""
+    in the border title and in the filter dialog, the help, the prompts (their suggestions),
+    and the DLQ's reasons and entries."""
     from pelctl.core.models import PendingFilter
     from pelctl.tui.screens.dlq import DlqScreen
     from pelctl.tui.screens.group import GroupScreen
@@ -148,6 +149,12 @@ def test_every_name_at_once(tui_data, make_app) -> None:
                 await app.workers.wait_for_complete()
                 await pilot.pause()
                 assert_drawn_safe(app, f"filtered by {h.key}")
+            for key, what in (("f", "filter dialog"), ("question_mark", "help")):
+                await pilot.press(key)  # the filter dialog shows the consumer filtered on
+                await until(pilot, lambda: not isinstance(app.screen, GroupScreen), what)
+                assert_drawn_safe(app, what)
+                await pilot.press("escape")
+                await until(pilot, lambda: isinstance(app.screen, GroupScreen), "back")
             screen.set_filters(PendingFilter())
             await until(pilot, lambda: not screen.busy, "unfiltered")
             for key, what in (("c", "claim prompt"), ("m", "dlq move prompt"), ("x", "prune")):
