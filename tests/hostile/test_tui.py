@@ -148,7 +148,9 @@ def test_every_name_at_once(tui_data, make_app) -> None:
                 await until(pilot, lambda: not screen.busy, "filter")
                 await app.workers.wait_for_complete()
                 await pilot.pause()
-                assert_drawn_safe(app, f"filtered by {h.key}")
+                text = assert_drawn_safe(app, f"filtered by {h.key}")
+                if h.key == "markup-click":  # in the border title: text, not an action
+                    assert f"filter: consumer={escape(h.raw)}" in text
             for key, what in (("f", "filter dialog"), ("question_mark", "help")):
                 await pilot.press(key)  # the filter dialog shows the consumer filtered on
                 await until(pilot, lambda: not isinstance(app.screen, GroupScreen), what)
