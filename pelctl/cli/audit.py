@@ -27,10 +27,10 @@ def tail(
     """The last mutations: time, user, command, target and result counts.
 
     In pipes (or -o ndjson / json) the records themselves, one JSON object a line."""
-    import json
     import sys
 
     from pelctl.core import audit
+    from pelctl.core.binary import json_text
     from pelctl.core.paths import audit_path
     from pelctl.render.table import Column
 
@@ -64,9 +64,9 @@ def tail(
         return
     if out.fmt in ("json", "ndjson"):
         for r in records:
-            out.line(json.dumps(r, ensure_ascii=False))
+            out.line(json_text(r))
         for r in audit.follow(path) if follow else ():
-            out.line(json.dumps(r, ensure_ascii=False))
+            out.line(json_text(r))
             sys.stdout.flush()
         return
     out.stream(columns, rows(records))

@@ -183,7 +183,7 @@ def show_cmd(
     """Everything about one dead-letter entry: its envelope and every field.
 
     Names and values that are not UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
-    from pelctl.core.binary import unescape
+    from pelctl.core.binary import escape, unescape
     from pelctl.core.dlq import get_entry
     from pelctl.render import dlq as render
 
@@ -198,8 +198,7 @@ def show_cmd(
         table = render.field_rows(e)
         rt.out.table(table, [{"field": k, "value": v} for k, v in table.rows])
         return 0
-    rt.out.pairs(render.entry_pairs(e, now), title=f"{e.dlq.decode(errors='replace')} "
-                 f"{e.id.decode()}")  # fmt: skip
+    rt.out.pairs(render.entry_pairs(e, now), title=f"{escape(e.dlq)} {e.id.decode()}")
     rt.out.blank()
     rt.out.table(render.field_rows(e))
     return 0

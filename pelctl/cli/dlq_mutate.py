@@ -144,9 +144,11 @@ class ReplayProgress:
                 speed = task.finished_speed or task.speed
                 return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
 
-        console = Console(stderr=True, no_color=self.no_color, highlight=False)
+        console = Console(stderr=True, no_color=self.no_color, highlight=False, markup=False,
+                          emoji=False)  # fmt: skip
         self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(),
+            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+            Rate(),
             TimeRemainingColumn(),
             console=console, transient=True, redirect_stdout=False, redirect_stderr=False,
         )  # fmt: skip
@@ -175,7 +177,7 @@ def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:  # no
     results = []
     unaudited = None
     for p in plans:
-        progress = ReplayProgress(f"{p.mutation.verb} {p.stream.decode(errors='replace')}",
+        progress = ReplayProgress(f"{p.mutation.verb} {escape(p.stream)}",
                                   no_color=bool(rt.options.get("no_color")))  # fmt: skip
         try:
             result = mutations.apply(conn, p, progress=progress)

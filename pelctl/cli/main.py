@@ -30,7 +30,9 @@ def _report_click_error(err: Exception) -> int:
         return 1
     if not (hasattr(err, "format_message") and hasattr(err, "exit_code")):
         raise err
-    message = " ".join(str(err.format_message()).split())
+    from pelctl.core.binary import clean
+
+    message = clean(" ".join(str(err.format_message()).split()))  # it may quote an argument
     sys.stderr.write(f"error: {message}\n")
     if ctx is not None:
         sys.stderr.write(f"hint: see '{ctx.command_path} --help'\n")

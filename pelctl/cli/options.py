@@ -168,10 +168,10 @@ class Runtime:
 
     # -- messages --------------------------------------------------------------------------
     def warn(self, text: str) -> None:
-        sys.stderr.write(f"warning: {self._redact(text)}\n")
+        sys.stderr.write(f"warning: {_shown(self._redact(text))}\n")
 
     def info(self, text: str) -> None:
-        sys.stderr.write(self._redact(text) + "\n")
+        sys.stderr.write(_shown(self._redact(text)) + "\n")
 
     def _redact(self, text: str) -> str:
         if self._settings is None:
@@ -179,6 +179,14 @@ class Runtime:
         from pelctl.redis.url import redact_text
 
         return redact_text(text, self._settings.secrets)
+
+
+def _shown(text: str) -> str:
+    """One line for stderr: data in it (names, server error texts) may hold control
+    characters or line breaks (a fake "error:" line); they are escaped."""
+    from pelctl.core.binary import clean
+
+    return clean(text)
 
 
 def _make_output(fmt: str | None, no_color: bool, pipe_default: str):  # noqa: ANN202
@@ -224,9 +232,10 @@ def report_error(err: BaseException, rt: Runtime | None, verbose: int) -> int:
         message = rt._redact(message)
     if verbose:
         traceback.print_exception(err)
-    sys.stderr.write(f"error: {message}\n")
+    # One line each, whatever the message quotes (a name, a server's error text).
+    sys.stderr.write(f"error: {_shown(message)}\n")
     if hint:
-        sys.stderr.write(f"hint: {hint}\n")
+        sys.stderr.write(f"hint: {_shown(hint)}\n")
     return code
 
 

@@ -4,18 +4,25 @@
 - ``plain`` and ``markdown``: tabulate text tables (``plain`` is the default in pipes);
 - ``json``: one document; ``ndjson``: one object a line;
 - ``csv`` / ``tsv``: the machine records (raw numbers, not humanised), with a header.
+
+Data is never trusted as markup or terminal control (docs/security.md). Every text written
+here goes through one function per surface: :func:`pelctl.core.binary.clean` for terminal
+text (rich gets ``Text`` objects on a console with markup and emoji codes off),
+:func:`pelctl.core.binary.json_text` for JSON and NDJSON, :func:`csv_cell` for CSV/TSV cells
+(escaped, and spreadsheet formulas neutralised).
 """
 
 from __future__ import annotations
 
 import csv
 import itertools
-import json
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from pelctl.core.binary import clean, json_text
 from pelctl.render.table import Column, TableData
 
 FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
@@ -40,9 +47,11 @@ class Output:
         if self._console is None:
             from rich.console import Console
 
+            # No markup, no :emoji: codes: strings are data, shown as they are (Text objects).
             self._console = Console(
-                no_color=self.no_color, highlight=False, soft_wrap=not self.is_tty
-            )
+                no_color=self.no_color, highlight=False, soft_wrap=not self.is_tty,
+                markup=False, emoji=False,
+            )  # fmt: skip
         return self._console
 
     @property
@@ -54,10 +63,10 @@ class Output:
         """A JSON document (``json``); for ``ndjson`` a list becomes one object a line."""
         if self.fmt == "ndjson" and isinstance(obj, list):
             for item in obj:
-                self.line(json.dumps(item, ensure_ascii=False))
+                self.line(json_text(item))
         else:
             indent = 2 if self.fmt == "json" else None
-            self.line(json.dumps(obj, ensure_ascii=False, indent=indent))
+            self.line(json_text(obj, indent=indent))
 
     def table(self, data: TableData, records: Sequence[dict[str, Any]] | None = None) -> None:
         if self.fmt in ("json", "ndjson"):
@@ -77,18 +86,21 @@ class Output:
             t.add_column(style="bold")
             t.add_column()
             for k, v in pairs:
-                t.add_row(k, _markup_safe(v))
+                t.add_row(_text(k), _text(v))
             if title:
-                self.console.print(f"[bold]{title}[/bold]")
+                self.console.print(_text(title, "bold"))
             self.console.print(t)
         else:
+            pairs = [(clean(k), clean(v)) for k, v in pairs]
             width = max((len(k) for k, _ in pairs), default=0)
             for k, v in pairs:
                 self.line(f"{k + ':':<{width + 1}} {v}")
 
     def message(self, text: str, style: str | None = None) -> None:
+        """Our own (possibly multi-line) text with data in it: data is escaped, and only the
+        line breaks pelctl put there are kept."""
         if self.fmt == "table":
-            self.console.print(_markup_safe(text), style=style)
+            self.console.print(_text(text, style, keep="\n"))
         else:
             self.line(text)
 
@@ -97,7 +109,7 @@ class Output:
             self.line("")
 
     def line(self, text: str) -> None:
-        sys.stdout.write(text + "\n")
+        sys.stdout.write(clean(text, keep="\n") + "\n")
 
     # -- streams of rows -------------------------------------------------------------------
     def stream(
@@ -123,7 +135,7 @@ class Output:
             first = next(iterator, None)
             out.write("[")
             for _row, record, _style in itertools.chain([first] if first else [], iterator):
-                out.write(("\n  " if n == 0 else ",\n  ") + json.dumps(record, ensure_ascii=False))
+                out.write(("\n  " if n == 0 else ",\n  ") + json_text(record))
                 n += 1
                 if n % flush_every == 0:
                     out.flush()
@@ -131,7 +143,7 @@ class Output:
             return n
         if self.fmt == "ndjson":
             for _row, record, _style in items:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                out.write(json_text(record) + "\n")
                 n += 1
                 if n % flush_every == 0:
                     out.flush()
@@ -141,8 +153,8 @@ class Output:
                                 lineterminator="\n")  # fmt: skip
             for _row, record, _style in items:
                 if n == 0:
-                    writer.writerow(list(record))
-                writer.writerow([_cell(v) for v in record.values()])
+                    writer.writerow([csv_cell(k) for k in record])
+                writer.writerow([csv_cell(v) for v in record.values()])
                 n += 1
                 if n % flush_every == 0:
                     out.flush()
@@ -155,7 +167,7 @@ class Output:
         n = 0
         # Widths come from the first rows (up to 200), then stay fixed.
         for row, _record, style in iterator:
-            buffered.append((row, style))
+            buffered.append((_clean_row(row), style))
             if len(buffered) >= 200:
                 break
         widths = [len(c.header) for c in columns]
@@ -173,19 +185,19 @@ class Output:
             return f"| {text} |" if self.fmt == "markdown" else text
 
         if title and self.fmt == "table":
-            self.console.print(f"[bold]{title}[/bold]")
-        header = fmt_row([c.header for c in columns])
+            self.console.print(_text(title, "bold"))
+        header = fmt_row([clean(c.header) for c in columns])
         if self.fmt == "table":
-            self.console.print(header, style="bold", markup=False)
+            self.console.print(_text(header, "bold"))
         else:
             self.line(header)
         if self.fmt == "markdown":
             self.line("|" + "|".join("-" * (max(w, 3) + 2) for w in widths) + "|")
 
         def emit(row: tuple[str, ...], style: str | None) -> None:
-            text = fmt_row(row)
+            text = fmt_row(row)  # cells cleaned by the caller
             if self.fmt == "table" and style and not self.no_color:
-                self.console.print(text, style=style, markup=False, highlight=False)
+                self.console.print(_text(text, style))
             else:
                 sys.stdout.write(text + "\n")
 
@@ -194,7 +206,7 @@ class Output:
             n += 1
         sys.stdout.flush()
         for row, _record, style in iterator:
-            emit(row, style)
+            emit(_clean_row(row), style)
             n += 1
             if n % flush_every == 0:
                 sys.stdout.flush()
@@ -206,58 +218,77 @@ class Output:
         from rich.table import Table
 
         t = Table(
-            title=data.title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
-            caption=data.caption, caption_justify="left", show_edge=False, pad_edge=False,
+            title=_text(data.title) if data.title else None, title_justify="left",
+            title_style="bold", box=box.SIMPLE_HEAD,
+            caption=_text(data.caption) if data.caption else None, caption_justify="left",
+            show_edge=False, pad_edge=False,
         )  # fmt: skip
         for c in data.columns:
             ident = c.key == "id" or c.key.endswith("_id")
-            t.add_column(c.header, justify=c.justify, style=c.style, no_wrap=ident,  # type: ignore[arg-type]
+            t.add_column(_text(c.header), justify=c.justify, style=c.style, no_wrap=ident,  # type: ignore[arg-type]
                          min_width=len(c.header) if not ident else None)  # fmt: skip
         styles = data.row_styles or [None] * len(data.rows)
         for row, style in zip(data.rows, styles, strict=False):
-            t.add_row(*(_markup_safe(cell) for cell in row), style=style)
+            t.add_row(*(_text(cell) for cell in row), style=style)
         self.console.print(t)
 
     def _tabulate(self, data: TableData) -> None:
         from tabulate import tabulate
 
-        if data.title and self.fmt != "plain":
-            self.line(f"## {data.title}\n" if self.fmt == "markdown" else data.title)
-        elif data.title:
-            self.line(f"# {data.title}")
+        title = clean(data.title) if data.title else None
+        if title and self.fmt != "plain":
+            self.line(f"## {title}\n" if self.fmt == "markdown" else title)
+        elif title:
+            self.line(f"# {title}")
         align = ["right" if c.justify == "right" else "left" for c in data.columns]
         self.line(
             tabulate(
-                data.rows,
-                headers=data.headers,
+                [_clean_row(row) for row in data.rows],
+                headers=[clean(h) for h in data.headers],
                 tablefmt=_TABULATE[self.fmt],
                 colalign=align,
                 disable_numparse=True,
             )  # fmt: skip
         )
         if data.caption:
-            self.line(data.caption)
+            self.line(clean(data.caption))
 
     def _delimited(self, records: Sequence[dict[str, Any]], header: bool) -> None:
         writer = csv.writer(sys.stdout, delimiter="," if self.fmt == "csv" else "\t",
                             lineterminator="\n")  # fmt: skip
         if records and header:
-            writer.writerow(list(records[0]))
+            writer.writerow([csv_cell(k) for k in records[0]])
         for record in records:
-            writer.writerow([_cell(v) for v in record.values()])
+            writer.writerow([csv_cell(v) for v in record.values()])
 
 
-def _cell(value: Any) -> str:
+# A string cell a spreadsheet would run as a formula (OWASP "CSV injection"); plain numbers
+# written as text ("-5", "+1.5") are numbers to a spreadsheet too and stay as they are.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")
+
+
+def csv_cell(value: Any) -> str:
+    """One CSV/TSV cell: numbers as numbers; text escaped like a terminal's (no control
+    character), and a leading ``= + - @``, tab or CR neutralised with a ``'`` prefix."""
     if value is None:
         return ""
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    if isinstance(value, (int, float)):
+        return str(value)
+    text = json_text(value) if isinstance(value, (dict, list)) else str(value)
+    if text.startswith(_FORMULA_START) and not _NUMBER.match(text):
+        text = "'" + text
+    return clean(text)
 
 
-def _markup_safe(text: str) -> str:
-    from rich.markup import escape as rich_escape
+def _clean_row(row: Sequence[str]) -> tuple[str, ...]:
+    return tuple(clean(cell) for cell in row)
 
-    return rich_escape(text)
+
+def _text(text: str, style: str | None = None, keep: str = ""):  # noqa: ANN202 - rich Text
+    """Data as a rich ``Text``: never parsed as markup, control characters escaped."""
+    from rich.text import Text
+
+    return Text(clean(text, keep=keep), style=style or "")

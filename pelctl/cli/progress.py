@@ -78,9 +78,12 @@ class ScanProgress:
             TimeElapsedColumn,
         )
 
-        console = Console(stderr=True, no_color=self.no_color, highlight=False)
+        from pelctl.core.binary import clean
+
+        console = Console(stderr=True, no_color=self.no_color, highlight=False, markup=False,
+                          emoji=False)  # fmt: skip
         self._progress = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),
             BarColumn(),
             TaskProgressColumn(),
             TextColumn("{task.fields[count]} " + self.unit),
@@ -91,7 +94,7 @@ class ScanProgress:
             redirect_stderr=False,
         )
         self._progress.start()
-        self._task = self._progress.add_task(self.description, total=1000, count="0")
+        self._task = self._progress.add_task(clean(self.description), total=1000, count="0")
 
     def close(self) -> None:
         if self._progress is not None:

@@ -1,4 +1,9 @@
-"""Turn redis-py exceptions into pelctl's typed errors, with secrets redacted."""
+"""Turn redis-py exceptions into pelctl's typed errors, with secrets redacted.
+
+A server's error text echoes names (``NOGROUP No such key 'k' or consumer group 'g'``), and a
+name may hold terminal controls: the text is escaped (:func:`pelctl.core.binary.clean`)
+before it becomes a message, so no surface ever gets it raw.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from contextlib import contextmanager
 
 import redis.exceptions as rex
 
+from pelctl.core.binary import clean
 from pelctl.core.errors import (
     AuthFailed,
     ConnectionFailed,
@@ -20,7 +26,7 @@ from pelctl.redis.url import redact_text
 
 
 def translate(err: Exception, where: str = "", secrets: tuple[str, ...] = ()) -> PelctlError:
-    text = redact_text(str(err) or type(err).__name__, secrets)
+    text = clean(redact_text(str(err) or type(err).__name__, secrets))
     prefix = f"{where}: " if where else ""
     if isinstance(err, PelctlError):
         return err

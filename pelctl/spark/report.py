@@ -3,6 +3,8 @@
 Pure functions of the result document of :func:`pelctl.spark.analyze.analyze` (no Spark):
 the HTML has inline CSS and inline SVG charts drawn here, no JavaScript, no fonts or
 images from anywhere, so it opens offline and can be mailed or attached to an incident.
+Every text in it goes through :func:`_e` (control characters escaped, then HTML-escaped):
+names and reasons are data, never markup.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from pelctl.core.binary import clean
 from pelctl.core.durations import format_duration_ms
 from pelctl.render.table import Column, TableData, fmt_int
 
@@ -255,7 +258,8 @@ def _cells(columns: Sequence[Column], record: dict[str, Any]) -> tuple[str, ...]
 
 
 def _e(text: Any) -> str:
-    return html.escape("" if text is None else str(text), quote=True)
+    """The one escaping function of the HTML surface."""
+    return html.escape(clean("" if text is None else str(text)), quote=True)
 
 
 def _axis(value: float) -> tuple[float, int]:

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from rich.style import Style
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 
-from pelctl.core.binary import escape
+from pelctl.core.binary import clean, escape
 from pelctl.tui import theme as themes
 from pelctl.tui.aggregate import DEFAULT_TOP_N
 from pelctl.tui.commands import PelctlCommands
@@ -70,6 +71,24 @@ class PelctlApp(App[None]):
 
     def on_unmount(self) -> None:
         self.source.close()
+
+    # -- notifications ---------------------------------------------------------------------
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notification (screens' and widgets' ``notify`` end here) is plain text:
+        messages quote names and server errors, which are data, never markup. The line breaks
+        pelctl puts between a message and its hint are kept; any other control is escaped."""
+        super().notify(
+            clean(message, keep="\n"), title=clean(title), severity=severity, timeout=timeout,
+            markup=False,
+        )  # fmt: skip
 
     # -- navigation ------------------------------------------------------------------------
     def open_group(self, stream: bytes, group: bytes, replace: bool = False) -> None:

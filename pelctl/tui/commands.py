@@ -1,4 +1,8 @@
-"""The command palette (ctrl+p): the current screen's commands, every stream, theme and help."""
+"""The command palette (ctrl+p): the current screen's commands, every stream, theme and help.
+
+Titles and help texts name streams and consumers: they are handed to the palette as
+``Content`` (Textual parses a plain string as markup), with the fuzzy match highlighted on
+the literal text."""
 
 from __future__ import annotations
 
@@ -6,6 +10,10 @@ from collections.abc import Callable
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
+
+from pelctl.tui.text import content
 
 
 class PelctlCommands(Provider):
@@ -29,11 +37,30 @@ class PelctlCommands(Provider):
 
     async def discover(self) -> Hits:
         for title, help_text, callback in self._commands():
-            yield DiscoveryHit(title, callback, help=help_text)
+            yield DiscoveryHit(content(title), callback, text=title, help=_help(help_text))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for title, help_text, callback in self._commands():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, matcher.highlight(title), partial(callback), help=help_text)
+                yield Hit(score, _highlight(matcher, title), partial(callback), text=title,
+                          help=_help(help_text))  # fmt: skip
+
+
+def _help(help_text: str) -> str:
+    # The palette parses ``help`` as markup when it is a string; Content passes through.
+    return content(help_text)  # type: ignore[return-value]
+
+
+def _highlight(matcher: Matcher, title: str) -> Content:
+    """``Matcher.highlight`` without its markup parsing: the matched letters of the literal
+    (escaped) title in the match style."""
+    shown = content(title)
+    if shown.plain != title:  # escaping moved the letters: no highlight rather than a wrong one
+        return shown
+    _score, offsets = matcher.fuzzy_search.match(matcher.query, title)
+    for offset in offsets:
+        if not title[offset].isspace():
+            shown = shown.stylize(matcher.match_style, offset, offset + 1)
+    return shown

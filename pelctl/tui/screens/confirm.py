@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rich.table import Table
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -12,6 +11,7 @@ from textual.widgets import Button, DataTable, Label, Static
 
 from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ActionPlan
+from pelctl.tui.text import content, text
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -28,15 +28,15 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         plan = self.plan
         with Vertical(id="confirm", classes="dialog"):
-            yield Label(plan.title, classes="dialog-title")
+            yield Label(content(plan.title), classes="dialog-title")
             summary = Table.grid(padding=(0, 2))
             summary.add_column(style="dim", no_wrap=True)
             summary.add_column()
             for key, value in plan.summary:
-                summary.add_row(key, Text(value))
+                summary.add_row(text(key), text(value))
             yield Static(summary, id="plan-summary")
             for warning in plan.warnings:
-                yield Label(f"⚠ {warning}", classes="dialog-warning")
+                yield Label(content(f"⚠ {warning}"), classes="dialog-warning")
             if plan.rows:
                 table: DataTable = DataTable(id="plan-rows", cursor_type="row", zebra_stripes=True)
                 yield table
@@ -65,14 +65,14 @@ class ConfirmScreen(ModalScreen[bool]):
         if self.plan.rows:
             table = self.query_one("#plan-rows", DataTable)
             for col in self.plan.columns:
-                table.add_column(Text(col.header, justify=col.justify), key=col.key)  # type: ignore[arg-type]
+                table.add_column(text(col.header, justify=col.justify), key=col.key)
             styles = self.plan.row_styles or (None,) * len(self.plan.rows)
             row_style = getattr(self.app, "row_style", None)
             for row, style in zip(self.plan.rows, styles, strict=False):
                 look = row_style(style) if row_style and style else ""
                 table.add_row(
                     *(
-                        Text(cell, style=look, justify=col.justify)  # type: ignore[arg-type]
+                        text(cell, look, justify=col.justify)
                         for cell, col in zip(row, self.plan.columns, strict=False)
                     )
                 )

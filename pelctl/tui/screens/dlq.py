@@ -20,6 +20,7 @@ from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ActionRequest
 from pelctl.tui.screens.base import PollingScreen
 from pelctl.tui.source import DlqSnapshot
+from pelctl.tui.text import content, text
 from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
 
@@ -43,10 +44,10 @@ def entry_detail(e: DlqEntry | None, now_ms: int) -> Table | Text:
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column(overflow="fold")
     for key, value in render.entry_pairs(e, now_ms):
-        grid.add_row(key, Text(value))
+        grid.add_row(text(key), text(value))
     grid.add_row("", "")
     for key, value in e.fields:
-        grid.add_row(Text(escape(key)), Text(escape(value)))
+        grid.add_row(text(escape(key)), text(escape(value)))
     return grid
 
 
@@ -87,7 +88,7 @@ class DlqScreen(PollingScreen):
     def on_mount(self) -> None:
         self.query_one("#dlq-reasons", Static).border_title = "By reason and source"
         self.query_one("#dlq-detail-box").border_title = "Entry (scrolls)"
-        self.table.border_title = f"Dead letters in {escape(self.key)}"
+        self.table.border_title = content(f"Dead letters in {escape(self.key)}")
         self.table.focus()
 
     @property
@@ -108,16 +109,16 @@ class DlqScreen(PollingScreen):
             title = f"Dead letters in {escape(self.key)} · newest {shown:,} of {data.length:,}"
         else:
             title = f"Dead letters in {escape(self.key)} · {data.length:,}"
-        self.table.border_title = title
+        self.table.border_title = content(title)
         grid = Table.grid(padding=(0, 1), expand=True)
         grid.add_column(justify="right", style="bold", no_wrap=True, min_width=3)
         grid.add_column(overflow="ellipsis", no_wrap=True, ratio=1)
         for reason, count in data.by_reason:
-            grid.add_row(fmt_int(count), Text(reason))
+            grid.add_row(fmt_int(count), text(reason))
         if data.by_source:
             grid.add_row("", "")
             for source, count in data.by_source:
-                grid.add_row(fmt_int(count), Text(f"from {source}"))
+                grid.add_row(fmt_int(count), text(f"from {source}"))
         reasons = self.query_one("#dlq-reasons", Static)
         reasons.update(grid if data.by_reason else Text("empty", style="dim"))
         self._show_detail()

@@ -13,6 +13,7 @@ from pelctl.core.binary import escape, unescape
 from pelctl.core.durations import format_duration_ms, parse_duration_ms
 from pelctl.core.errors import UsageError
 from pelctl.core.models import PendingFilter
+from pelctl.tui.text import content
 
 
 def parse_filter(consumer: str, idle: str, deliveries: str) -> PendingFilter:
@@ -82,7 +83,7 @@ class FilterScreen(ModalScreen[PendingFilter | None]):
                 self.query_one("#deliveries", Input).value,
             )
         except UsageError as err:
-            self.query_one("#error", Label).update(err.message)
+            self.query_one("#error", Label).update(content(err.message))
             return
         self.dismiss(filters)
 

@@ -20,6 +20,7 @@ from pelctl.tui.actions import ACTIONS, ActionRequest, describe_filter, is_filte
 from pelctl.tui.aggregate import PelAggregate
 from pelctl.tui.screens.base import PollingScreen
 from pelctl.tui.source import GroupSnapshot
+from pelctl.tui.text import content
 from pelctl.tui.widgets.depth_sparkline import DepthSparkline
 from pelctl.tui.widgets.idle_chart import IdleChart
 from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
@@ -151,7 +152,7 @@ class GroupScreen(PollingScreen):
         title = f"Consumers ({len(snap.consumers)})"
         if dead:
             title += f" · {dead} dead-suspect"
-        self.consumers.border_title = title
+        self.consumers.border_title = content(title)
         self.show_progress(agg)
         self.entries.sync([entry_row(e) for e in agg.top])
         points = self.pelctl.record_depth(self.stream, self.group, snap.pending)
@@ -177,11 +178,11 @@ class GroupScreen(PollingScreen):
             title = f"Stuck entries · {agg.matched:,} matching"
         if is_filtered(self.filters):
             title += f" · filter: {filt}"
-        self.entries.border_title = title
+        self.entries.border_title = content(title)  # the filter quotes a consumer's name
         marks = len(self.entries.marked)
         sub = f"{marks} marked · " if marks else ""
         poison = f"{fmt_int(agg.poison)} delivered 5+ times · " if agg.poison else ""
-        self.entries.border_subtitle = f"{sub}{poison}{scan_note(agg)}"
+        self.entries.border_subtitle = content(f"{sub}{poison}{scan_note(agg)}")
 
     def on_keyed_table_marks_changed(self, event: KeyedTable.MarksChanged) -> None:
         if isinstance(self.data, GroupSnapshot):

@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 from pelctl.core.binary import escape
 from pelctl.render.table import fmt_int
 from pelctl.tui.source import GroupChoice
+from pelctl.tui.text import content
 
 
 class GroupPickerScreen(ModalScreen[bytes | None]):
@@ -34,7 +35,7 @@ class GroupPickerScreen(ModalScreen[bytes | None]):
             text.append(f"lag {fmt_int(g.lag):>9}", style="dim")
             options.append(Option(text, id=str(i)))
         with Vertical(id="picker", classes="dialog"):
-            yield Label(f"Groups of {escape(self.stream)}", classes="dialog-title")
+            yield Label(content(f"Groups of {escape(self.stream)}"), classes="dialog-title")
             yield OptionList(*options, id="groups")
 
     def on_mount(self) -> None:

@@ -10,6 +10,7 @@ from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label
 
 from pelctl.core.binary import escape, unescape
+from pelctl.tui.text import content
 
 
 class PromptScreen(ModalScreen[bytes | None]):
@@ -35,8 +36,8 @@ class PromptScreen(ModalScreen[bytes | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
-            yield Label(self.title_text, classes="dialog-title")
-            yield Label(self.help_text, classes="dialog-help")
+            yield Label(content(self.title_text), classes="dialog-title")
+            yield Label(content(self.help_text), classes="dialog-help")
             yield Input(
                 self.default,
                 id="value",
@@ -44,7 +45,7 @@ class PromptScreen(ModalScreen[bytes | None]):
             )
             if self.suggestions:
                 shown = ", ".join(self.suggestions[:6]) + ("…" if len(self.suggestions) > 6 else "")
-                yield Label(f"known: {shown}", classes="dialog-help")
+                yield Label(content(f"known: {shown}"), classes="dialog-help")
             yield Label("", id="error", classes="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")

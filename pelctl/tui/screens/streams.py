@@ -81,7 +81,7 @@ class StreamsScreen(PollingScreen):
         self.table.sync([stream_row(r) for r in rows])
         total_pending = sum(r.summary.pending for r in data.rows)
         shown = f"{len(rows)} of {len(data.rows)}" if self.name_filter else f"{len(data.rows)}"
-        self.table.border_title = f"Streams ({shown})"
+        self.table.border_title = f"Streams ({shown})"  # numbers only: markup-free
         self.table.border_subtitle = f"{fmt_int(total_pending)} pending in all groups"
         if not data.rows:
             self.table.border_subtitle = "no streams on this server"

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist
 
+from pelctl.core.binary import clean
 from pelctl.render.table import Column
 
 MARK_COLUMN = "_mark"
@@ -22,12 +23,13 @@ MARK = "●"
 
 
 class Cell(Text):
-    """A table cell that knows how to sort (display strings like ``1h05m`` do not)."""
+    """A table cell that knows how to sort (display strings like ``1h05m`` do not). The text
+    is data: shown literally (a ``Text``, never markup), control characters escaped."""
 
     __slots__ = ("sort_key",)
 
     def __init__(self, text: str, sort_key: Any, style: Style | str = "", justify: str = "left"):
-        super().__init__(text, style=style, justify=justify, no_wrap=True, end="")  # type: ignore[arg-type]
+        super().__init__(clean(text), style=style, justify=justify, no_wrap=True, end="")  # type: ignore[arg-type]
         self.sort_key = sort_key
 
 
@@ -247,7 +249,7 @@ class KeyedTable(DataTable):
         arrow = ""
         if col.key == self.sort_column:
             arrow = " ▼" if self.sort_reverse else " ▲"
-        return Text(col.header + arrow, justify=col.justify)  # type: ignore[arg-type]
+        return Text(clean(col.header) + arrow, justify=col.justify)  # type: ignore[arg-type]
 
     def _cells(self, row: KeyedRow) -> list[Cell]:
         style = self._style_for(row.style)

@@ -7,6 +7,8 @@ import time
 from rich.text import Text
 from textual.widgets import Static
 
+from pelctl.core.binary import clean
+
 
 class StatusBar(Static):
     DEFAULT_CSS = """
@@ -39,15 +41,17 @@ class StatusBar(Static):
         text.append("pelctl", style=f"bold {theme.primary}")
         for crumb in self.crumbs:
             text.append(" › ", style="dim")
-            text.append(crumb, style="bold")
+            text.append(clean(crumb), style="bold")
         if self.extra:
-            text.append("  " + self.extra, style="dim")
+            text.append("  " + clean(self.extra), style="dim")
         right = Text(no_wrap=True)
         if self.read_only:
             right.append(" READ-ONLY ", style=f"bold reverse {theme.warning}")
             right.append(" ")
         if self.error:
-            right.append(f"⚠ stale ({self.failures}×): {self.error}", style=f"bold {theme.error}")
+            right.append(
+                f"⚠ stale ({self.failures}×): {clean(self.error)}", style=f"bold {theme.error}"
+            )
             right.append("  ")
         elif self.busy:
             right.append("⟳ refreshing  ", style=theme.primary)
@@ -58,7 +62,7 @@ class StatusBar(Static):
             right.append(f"updated {clock}", style="dim")
         if self.refresh_s:
             right.append(f" · every {self.refresh_s:g}s", style="dim")
-        server = Text(f" · {self.server}", style="dim") if self.server else Text()
+        server = Text(f" · {clean(self.server)}", style="dim") if self.server else Text()
         width = max(self.size.width - 2, 20)
         if text.cell_len + right.cell_len + server.cell_len + 1 <= width:
             right.append_text(server)  # the server label is the first thing to go

@@ -1,0 +1,100 @@
+"""The escaping functions of the CLI's surfaces, alone: terminal text (``clean``), JSON
+(``json_text``), CSV/TSV cells (``csv_cell``). (HTML: ``test_report.py``; TUI: ``test_tui.py``.)"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from pelctl.cli.output import csv_cell
+from pelctl.core.binary import clean, escape, json_text, unescape
+from tests.hostile.corpus import CORPUS, assert_safe
+
+CONTROLS = [chr(c) for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))]
+FORMAT_CHARS = ["\u200b", "\u200d", "\u200e", "\u202a", "\u202e", "\u2066", "\u2069",
+                "\u2028", "\u2029", "\ufeff", "\u00ad", "\u061c"]  # fmt: skip
+
+
+@pytest.mark.parametrize("ch", CONTROLS + FORMAT_CHARS, ids=lambda c: f"U+{ord(c):04X}")
+def test_clean_escapes_every_control_and_format_character(ch: str) -> None:
+    shown = clean(f"a{ch}b")
+    assert shown.isprintable() and ch not in shown
+    assert unescape(shown) == f"a{ch}b".encode()  # the escape() style: it round-trips
+
+
+def test_clean_in_the_escape_style() -> None:
+    assert clean("\x1b]0;t\x07") == "\\x1b]0;t\\x07"
+    assert clean("\u009b2J") == "\\xc2\\x9b2J"
+    assert clean("tab\there\nnl\r") == "tab\\there\\nnl\\r"
+    assert clean("raw\udc9b") == "raw\\x9b"  # a byte that was not UTF-8 (surrogateescape)
+    assert clean("a\\b [/] <b> =1 ☃ é") == "a\\b [/] <b> =1 ☃ é"  # printable: as is
+    assert clean("line 1\nline 2\x1b", keep="\n") == "line 1\nline 2\\x1b"
+
+
+@given(st.binary(max_size=64))
+@example(b"\x1b[2J\\x1b")
+def test_clean_leaves_escaped_names_alone(value: bytes) -> None:
+    """Names are shown as escape() writes them; the display net must not change them (a name
+    copied from a table still unescapes to its bytes)."""
+    assert clean(escape(value)) == escape(value)
+
+
+@given(st.text())
+@settings(max_examples=300)
+def test_clean_output_is_printable(text: str) -> None:
+    assert clean(text).isprintable()
+    assert all(c.isprintable() or c == "\n" for c in clean(text, keep="\n"))
+
+
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+))  # fmt: skip
+@settings(max_examples=300)
+def test_json_text_round_trips_and_is_printable(obj: object) -> None:
+    for indent in (None, 2):
+        text = json_text(obj, indent=indent)
+        assert json.loads(text) == obj
+        assert text.replace("\n", "").isprintable()
+
+
+@pytest.mark.parametrize("hostile", CORPUS, ids=str)
+def test_json_text_over_the_corpus(hostile) -> None:  # noqa: ANN001
+    value = hostile.raw.decode("utf-8", "surrogateescape")
+    doc = {"name": escape(hostile.raw), "value": value, value: [value]}
+    for indent in (None, 2):
+        text = json_text(doc, indent=indent)
+        assert_safe(text, "json_text")
+        back = json.loads(text)
+        assert unescape(back["name"]) == hostile.raw and back["value"] == value
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        ('=HYPERLINK("http://x/","y")', '\'=HYPERLINK("http://x/","y")'),
+        ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+        ("-2+3+cmd", "'-2+3+cmd"),
+        ("@SUM(1+1)", "'@SUM(1+1)"),
+        ("\t=1", "'\\t=1"),
+        ("\r=1", "'\\r=1"),
+        ("--url=redis://evil", "'--url=redis://evil"),
+        ("a=b", "a=b"),
+        ("orders", "orders"),
+        ("", ""),
+        ("-5", "-5"),  # numbers stay numbers, even as text
+        ("+1.5e3", "+1.5e3"),
+        (-5, "-5"),
+        (2.5, "2.5"),
+        (True, "true"),
+        (None, ""),
+        ("\x1b]52;c;eA==\x07", "\\x1b]52;c;eA==\\x07"),
+        ({"=k": "-v"}, '{"=k": "-v"}'),
+    ],
+)
+def test_csv_cell(value: object, cell: str) -> None:
+    assert csv_cell(value) == cell

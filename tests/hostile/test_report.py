@@ -1,0 +1,167 @@
+"""``pelctl analyze``'s outputs over the hostile corpus: the self-contained HTML report and the
+terminal tables. Both are pure functions of the analysis document, so the document is
+built here by hand in the shape :func:`pelctl.spark.analyze.analyze` returns (no Spark)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from pelctl.core.binary import escape
+from tests.hostile.checks import FORMATS, assert_spreadsheet_safe
+from tests.hostile.corpus import CORPUS, SMALL, assert_safe
+
+T0 = "2026-01-01T00:00:00Z"
+
+
+def hostile_result(corpus: tuple = CORPUS) -> dict[str, Any]:
+    """Names as snapshots store them (escaped, ``pelctl.core.binary.escape``); reasons and
+    sources as the DLQ section keeps them (text)."""
+    names = [escape(h.raw) for h in corpus]
+    texts = [h.raw.decode("utf-8", "replace") for h in corpus]
+    groups = [
+        {"server": n, "stream": n, "group": n, "pending": 10 + i, "consumers": 1,
+         "idle_p50_ms": 1000, "idle_p90_ms": 5000, "idle_p99_ms": 9000,
+         "oldest_age_ms": 60_000, "max_deliveries": 7, "stuck": 3, "poison": 1}
+        for i, n in enumerate(names)
+    ]  # fmt: skip
+    return {
+        "source": {"kind": "snapshots", "path": texts[0]},
+        "settings": {
+            "stuck_idle_ms": 300_000,
+            "dead_after_ms": 300_000,
+            "poison_deliveries": 5,
+            "accuracy": 10_000,
+        },  # fmt: skip
+        "totals": {
+            "servers": 2,
+            "streams": len(names),
+            "groups": len(names),
+            "consumers": 1,
+            "pending": 100,
+            "stuck": 3,
+            "poison": 1,
+            "dead_consumers": 1,
+            "dlq_entries": len(names),
+            "snapshot_time": T0,
+        },  # fmt: skip
+        "groups": groups,
+        "consumers": [
+            {
+                "server": n,
+                "stream": n,
+                "group": n,
+                "consumer": n,
+                "stuck": 3,
+                "pending": 4,
+                "max_idle_ms": 60_000,
+                "max_deliveries": 7,
+            }
+            for n in names
+        ],  # fmt: skip
+        "deliveries": [{"bucket": "1", "entries": 5}, {"bucket": "5+", "entries": 3}],
+        "poison": {
+            "min_deliveries": 5,
+            "count": len(names),
+            "by_group": [],
+            "entries": [
+                {
+                    "server": n,
+                    "stream": n,
+                    "group": n,
+                    "id": "1-0",
+                    "consumer": n,
+                    "deliveries": 7,
+                    "idle_ms": 60_000,
+                }
+                for n in names
+            ],
+        },  # fmt: skip
+        "dead_consumers": [
+            {"server": n, "stream": n, "group": n, "consumer": n, "pending": 4, "idle_ms": 600_000}
+            for n in names
+        ],  # fmt: skip
+        "dlq": {
+            "entries": len(names),
+            "by_source": [{"source": s, "entries": 1} for s in names],
+            "by_reason": [{"reason": r, "entries": 1} for r in texts],
+            "by_source_reason": [
+                {"source": s, "reason": r, "entries": 1, "first_at": T0, "last_at": T0}
+                for s, r in zip(names, texts, strict=True)
+            ],  # fmt: skip
+        },
+        "trends": {
+            "snapshots": 2,
+            "series": [
+                {"snapshot_time": T0, "pending": 90, "groups": 2},
+                {"snapshot_time": "2026-01-01T01:00:00Z", "pending": 100, "groups": 2},
+            ],  # fmt: skip
+            "hourly": [],
+            "growth_per_hour": 10.0,
+            "fastest_growing": [
+                {
+                    "server": n,
+                    "stream": n,
+                    "group": n,
+                    "growth_per_hour": 1.5,
+                    "first_pending": 1,
+                    "last_pending": 3,
+                    "snapshots": 2,
+                    "first_time": T0,
+                    "last_time": T0,
+                }
+                for n in names
+            ],  # fmt: skip
+        },
+    }
+
+
+def test_html_report() -> None:
+    """No control character, no markup or HTML from data, every name shown escaped."""
+    from pelctl.spark.report import html_report
+
+    text = html_report(hostile_result(), title="fleet \x1b]0;t\x07 <i>x</i>")
+    assert_safe(text, "HTML report")
+    assert not re.search(r"<script|<link|<img|<i>", text, re.I)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    for h in SMALL:
+        if h.raw and len(escape(h.raw)) <= 29:  # chart labels are cut at 30 characters
+            from html import escape as html_escape
+
+            assert html_escape(escape(h.raw), quote=True) in text, h.key
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_analyze_tables(monkeypatch, capsys, fmt: str) -> None:
+    """The terminal side of ``pelctl analyze``: its sections through the CLI's Output (the
+    64 KiB name is left to the HTML test: tabulate takes seconds to pad every row to it)."""
+    from pelctl.cli.output import Output
+    from pelctl.spark.report import tables
+
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+    out = Output(fmt)
+    for data, records in tables(hostile_result(SMALL)):
+        out.table(data, records)
+    text = capsys.readouterr().out
+    assert_safe(text, f"analyze -o {fmt}", terminal=fmt == "table",
+                allow="\n\t" if fmt == "tsv" else "\n")  # fmt: skip
+    if fmt in ("csv", "tsv"):
+        assert_spreadsheet_safe(text, fmt)
+    if fmt == "json":  # one document per section, one after the other
+        decoder, pos, docs = json.JSONDecoder(), 0, []
+        while text[pos:].strip():
+            doc, end = decoder.raw_decode(text, pos + len(text[pos:]) - len(text[pos:].lstrip()))
+            docs.append(doc)
+            pos = end
+        assert {g["stream"] for g in docs[1]} == {escape(h.raw) for h in SMALL}
+
+
+def test_report_escape() -> None:
+    from pelctl.spark.report import _e
+
+    assert _e('<script>"\x1b]0;t\x07') == "&lt;script&gt;&quot;\\x1b]0;t\\x07"
+    assert _e("\u009b[/]") == "\\xc2\\x9b[/]"

@@ -1,0 +1,273 @@
+"""The dashboard over the hostile corpus (``App.run_test()``): every screen, the confirmation
+modal, the prompts, the group picker, the command palette, notifications and titles.
+
+A group named ``g[/]`` used to kill the whole app when the confirm dialog or the DLQ screen
+opened (MarkupError), ``[@click=app.quit]`` in a border title became an action, and reasons
+reached the terminal raw. Here the app must stay up and what it draws must hold no control
+character from data: each check renders the current screen (Textual's compositor, every
+widget and toast) and looks at the text of every segment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+
+from pelctl import scenario as sc
+from pelctl.core.binary import escape
+from tests.hostile.conftest import ALL, ALL_DLQ, ALL_GROUP, Target
+from tests.hostile.corpus import BY_KEY, SMALL, assert_safe
+
+SIZE = (160, 50)
+PICKER = b"hostile:groups"  # one stream whose groups carry every name
+NO_GROUPS = b"\x1b]0;no groups\x07[/]"  # a stream without any group
+MISSING = (BY_KEY["markup-close"], BY_KEY["markup-link"])  # opened as groups that do not exist
+
+
+@pytest.fixture(scope="module")
+def tui_data(hostile_server, dataset) -> dict[str, Target]:  # noqa: ANN001
+    client: redis.Redis = hostile_server.client()
+    try:
+        sc.add_entries(client, PICKER, 3)
+        for h in SMALL:
+            sc.create_group(client, PICKER, h.raw)
+        sc.add_entries(client, NO_GROUPS, 1)
+    finally:
+        client.close()
+    return dataset
+
+
+@pytest.fixture
+def make_app(hostile_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
+    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.tui.app import PelctlApp
+    from pelctl.tui.source import RedisSource
+
+    sources: list[RedisSource] = []
+
+    def build(**kwargs: object) -> PelctlApp:
+        source = RedisSource.connect(ConnectionSettings(url=hostile_server.url))
+        sources.append(source)
+        kwargs.setdefault("refresh_s", 0)
+        kwargs.setdefault("top_n", 50)
+        kwargs.setdefault("theme_name", "pelctl-dark")
+        return PelctlApp(source, **kwargs)  # type: ignore[arg-type]
+
+    yield build
+    for s in sources:
+        s.close()
+
+
+def drawn(app) -> str:  # noqa: ANN001
+    """The text of the current screen as the terminal would get it (segments' text only:
+    Textual's own cursor and style sequences are not text)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+
+def assert_drawn_safe(app, what: str) -> str:  # noqa: ANN001
+    assert app.is_running, f"{what}: the app stopped"
+    text = drawn(app)
+    assert_safe(text, f"{what} (screen)")
+    for n in app._notifications:
+        assert not n.markup, f"{what}: a notification parsed as markup"
+        assert_safe(n.message, f"{what} (notification)")
+        assert_safe(n.title, f"{what} (notification title)")
+    return text
+
+
+async def until(pilot, condition: Callable[[], object], what: str, timeout: float = 15) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while True:
+        await pilot.pause()
+        if condition():
+            return
+        if not pilot.app.is_running:
+            raise AssertionError(f"{what}: the app stopped")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout}s (screen {pilot.app.screen!r})")
+        await asyncio.sleep(0.02)
+
+
+async def loaded(pilot, screen_type: type, what: str) -> object:  # noqa: ANN001
+    app = pilot.app
+    await until(pilot, lambda: isinstance(app.screen, screen_type) and app.screen.data is not None
+                and not app.screen.busy, what)  # fmt: skip
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return app.screen
+
+
+def run_async(coro) -> None:  # noqa: ANN001
+    asyncio.run(coro)
+
+
+# -- the screens ------------------------------------------------------------------------------
+
+
+def test_streams_screen_and_palette(tui_data, make_app) -> None:
+    from pelctl.tui.screens.streams import StreamsScreen
+
+    async def go() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await loaded(pilot, StreamsScreen, "streams")
+            text = assert_drawn_safe(app, "streams screen")
+            assert escape(BY_KEY["markup-link"].raw) in text  # literal, not a hyperlink
+            await pilot.press("ctrl+p")
+            await until(pilot, lambda: type(app.screen).__name__ == "CommandPalette", "palette")
+            await pilot.press(*"open")
+            await pilot.pause(0.3)
+            text = assert_drawn_safe(app, "command palette")
+            assert "Open stream" in text
+            await pilot.press("escape")
+
+    run_async(go())
+
+
+def test_every_name_at_once(tui_data, make_app) -> None:
+    """hostile:all: every name in the consumers table, the stuck entries, a consumer filter
+    in the border title and in the filter dialog, the help, the prompts (their suggestions),
+    and the DLQ's reasons and entries."""
+    from pelctl.core.models import PendingFilter
+    from pelctl.tui.screens.dlq import DlqScreen
+    from pelctl.tui.screens.group import GroupScreen
+    from pelctl.tui.screens.prompt import PromptScreen
+
+    async def go() -> None:
+        app = make_app(stream=ALL, group=ALL_GROUP)
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            screen = await loaded(pilot, GroupScreen, "group hostile:all")
+            assert_drawn_safe(app, "group view hostile:all")
+            for h in (BY_KEY["markup-click"], BY_KEY["osc8-st"], BY_KEY["c1-bytes"]):
+                screen.set_filters(PendingFilter(consumer=h.raw))
+                await until(pilot, lambda: not screen.busy, "filter")
+                await app.workers.wait_for_complete()
+                await pilot.pause()
+                text = assert_drawn_safe(app, f"filtered by {h.key}")
+                if h.key == "markup-click":  # in the border title: text, not an action
+                    assert f"filter: consumer={escape(h.raw)}" in text
+            for key, what in (("f", "filter dialog"), ("question_mark", "help")):
+                await pilot.press(key)  # the filter dialog shows the consumer filtered on
+                await until(pilot, lambda: not isinstance(app.screen, GroupScreen), what)
+                assert_drawn_safe(app, what)
+                await pilot.press("escape")
+                await until(pilot, lambda: isinstance(app.screen, GroupScreen), "back")
+            screen.set_filters(PendingFilter())
+            await until(pilot, lambda: not screen.busy, "unfiltered")
+            for key, what in (("c", "claim prompt"), ("m", "dlq move prompt"), ("x", "prune")):
+                if key == "x":
+                    screen.consumers.focus()
+                    await pilot.pause()
+                await pilot.press(key)
+                await until(pilot, lambda: isinstance(app.screen, PromptScreen), what)
+                assert_drawn_safe(app, what)
+                await pilot.press("escape")
+                await until(pilot, lambda: isinstance(app.screen, GroupScreen), "back")
+            app.open_dlq(ALL_DLQ, source=ALL)
+            await loaded(pilot, DlqScreen, "dlq hostile:all")
+            for _ in range(8):  # the entry panel follows the cursor
+                await pilot.press("down")
+                assert_drawn_safe(app, "dlq view hostile:all")
+
+    run_async(go())
+
+
+def test_names_as_stream_and_group(tui_data, make_app) -> None:
+    """A corpus name as the stream, the group, a consumer and a reason: the group view (status
+    bar, titles, tables) and the ack plan in the confirmation modal (title, summary, rows);
+    for ``g[/]`` (which used to stop the app in both) also the DLQ view and the replay modal.
+    Cancelled, the app is still up and the "cancelled" notification is plain text. (Every
+    name shows as a stream in the streams list, as a group in the picker, and as a consumer
+    and a reason in hostile:all: the tests around this one. A screen costs about a second
+    here, so the per-name walk takes three names.)"""
+    names = ("markup-close", "csi", "markup-click")
+    from pelctl.tui.messages import ActionPlanned
+    from pelctl.tui.screens.confirm import ConfirmScreen
+    from pelctl.tui.screens.dlq import DlqScreen
+    from pelctl.tui.screens.group import GroupScreen
+    from pelctl.tui.screens.streams import StreamsScreen
+
+    planned: set[int] = set()
+
+    def hook(message: object) -> None:
+        if isinstance(message, ActionPlanned):
+            planned.add(id(message))
+
+    async def go() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE, notifications=True, message_hook=hook) as pilot:
+            await loaded(pilot, StreamsScreen, "streams")
+            for key in names:
+                t = tui_data[key]
+                app.open_group(t.name, t.name)
+                await loaded(pilot, GroupScreen, f"group {key}")
+                assert_drawn_safe(app, f"group view {key}")
+                await pilot.press("a")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "ack modal")
+                text = assert_drawn_safe(app, f"ack modal {key}")
+                if "\\n" not in t.arg:
+                    assert f"of {t.arg}/{t.arg}?" in text
+                await pilot.press("n")
+                await until(pilot, lambda: isinstance(app.screen, GroupScreen), "cancelled")
+                assert_drawn_safe(app, f"after cancel {key}")
+                if key != "markup-close":
+                    app.pop_screen()
+                    continue
+                app.open_dlq(t.dlq, source=t.name)
+                await loaded(pilot, DlqScreen, f"dlq {key}")
+                assert_drawn_safe(app, f"dlq view {key}")
+                await pilot.press("p")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "replay modal")
+                assert_drawn_safe(app, f"replay modal {key}")
+                await pilot.press("escape")
+                await until(pilot, lambda: isinstance(app.screen, DlqScreen), "cancelled")
+                app.pop_screen()
+                app.pop_screen()
+            assert len(planned) == len(names) + 1
+
+    run_async(go())
+
+
+def test_group_picker_and_notifications(tui_data, make_app) -> None:
+    """The picker lists every name as a group; a stream without groups, a missing group and
+    a missing stream become notifications that quote the names as plain text."""
+    from pelctl.tui.screens.group import GroupScreen
+    from pelctl.tui.screens.group_picker import GroupPickerScreen
+    from pelctl.tui.screens.streams import StreamsScreen
+
+    async def go() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await loaded(pilot, StreamsScreen, "streams")
+            app.open_stream(PICKER)
+            await until(pilot, lambda: isinstance(app.screen, GroupPickerScreen), "picker")
+            text = assert_drawn_safe(app, "group picker")
+            assert escape(BY_KEY["markup-click"].raw) in text
+            await pilot.press("escape")
+            app.open_stream(NO_GROUPS)
+            await until(pilot, lambda: any("no consumer groups" in n.message
+                                           for n in app._notifications), "no groups")  # fmt: skip
+            for h in MISSING:
+                app.open_group(h.raw, h.raw + b"-missing")  # a group that does not exist
+                await until(pilot, lambda: isinstance(app.screen, StreamsScreen)
+                            and not app.workers._workers, "not found")  # fmt: skip
+                app.open_stream(h.raw + b"\x1b[2J-missing")  # a stream that does not exist
+                await app.workers.wait_for_complete()
+            # A server's error text as redis-py hands it over (the raw name in it), from a
+            # screen and from the app: plain text, whatever it holds.
+            raw = BY_KEY["osc52-bel"].raw.decode() + "[/][@click=app.quit]x[/]\x9b2J"
+            app.screen.notify(f"NOGROUP No such key '{raw}'", title=raw, severity="error")
+            app.notify(f"refresh failed: {raw}\nhint: {raw}", severity="warning")
+            app.screen.status_bar.set_state(error=f"NOGROUP '{raw}'", failures=2)  # stale data
+            await pilot.pause(0.2)
+            assert_drawn_safe(app, "notifications")
+            titles = {n.title for n in app._notifications}
+            assert {"not found", "cannot open"} <= titles
+            assert not isinstance(app.screen, GroupScreen)
+
+    run_async(go())
