@@ -88,6 +88,11 @@ def test_dry_run_names_the_target(run, dataset, hostile, command: str) -> None:
     t: Target = dataset[hostile.key]
     words, rest = repair_args(command, t.name, t.name, t.name, t.dlq, (t.dead_id,))
     r = _invoke(run, words, rest, "table", "--dry-run", db=t.db)
+    if command == "consumers-prune" and not t.name:
+        # An empty consumer name for --reassign-to is refused before connecting (exit 2).
+        check(r, "table", f"{command} --dry-run {hostile.key}", code=2)
+        assert "--reassign-to is empty" in r.stderr
+        return
     check(r, "table", f"{command} --dry-run {hostile.key}")
     if not hostile.big:
         where = escape(t.dlq) if command == "dlq-replay" else f"{t.arg}/{t.arg}"
