@@ -100,18 +100,32 @@ class Worker:
     proc: subprocess.Popen
     journal_path: Path
     log_path: Path
+    server: redis.Redis  # to watch the worker's connections (CLIENT LIST)
+    client_name: str  # every connection of the worker has this name (CLIENT SETNAME)
     gate_path: Path | None = None
 
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
 
+    def connections(self) -> int:
+        return sum(1 for c in self.server.client_list() if c.get("name") == self.client_name)
+
     def kill(self) -> None:
-        """SIGKILL the whole process group (taskiq runs its workers as child processes)."""
+        """SIGKILL the whole process group (taskiq runs its workers as child processes),
+        then wait until Redis has dropped the worker's connections.
+
+        Until Redis notices a closed connection, an ``XREADGROUP ... BLOCK`` the dead
+        worker left behind is still served: a new entry can be delivered to the dead
+        consumer and land in its PEL. (On a host that vanishes without closing its sockets
+        that lasts until the server's TCP keepalive gives up.) Waiting here keeps the
+        tests deterministic; docs/frameworks.md tells operators about it.
+        """
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(30)
+        wait_for(lambda: self.connections() == 0, f"Redis to drop {self.consumer}'s connections")
 
     def release(self) -> None:
         """Let a worker started with ``gated=True`` connect and start consuming."""
@@ -278,7 +292,7 @@ class _Taskiq(Framework):
     def worker_command(self) -> list[str]:
         return [
             sys.executable, "-m", "taskiq", "worker", "tests.frameworks.taskiq_worker:broker",
-            "--workers", "1", "--no-configure-logging", "--shutdown-timeout", "1",
+            "--workers", "1", "--shutdown-timeout", "1",
         ]  # fmt: skip
 
     def differences(self, pub: Published, record: dict[str, Any]) -> list[str]:
@@ -361,13 +375,14 @@ class Harness:
         ``idle_timeout_ms`` (taskiq): the broker's own XAUTOCLAIM threshold.
         """
         n = len(self.workers)
+        client_name = f"fw:{self.stream}:{consumer}:{n}"
         journal_path = self.workdir / f"{consumer}-{n}.jsonl"
         log_path = self.workdir / f"{consumer}-{n}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS", "FW_"))}
         env.update(
             PYTHONPATH=str(REPO_ROOT),
             PYTHONUNBUFFERED="1",
-            FW_URL=self.url,
+            FW_URL=f"{self.url}?client_name={client_name}",
             FW_STREAM=self.stream,
             FW_GROUP=self.group,
             FW_CONSUMER=consumer,
@@ -385,7 +400,9 @@ class Harness:
                 self.fw.worker_command(), cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL,
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
-        worker = Worker(self.framework, consumer, proc, journal_path, log_path, gate_path)
+        worker = Worker(
+            self.framework, consumer, proc, journal_path, log_path, self.r, client_name, gate_path
+        )
         self.workers.append(worker)
         return worker
 
@@ -445,8 +462,20 @@ class Harness:
             wait_for(done, what or f"{len(keys)} messages to be processed", timeout)
         except AssertionError as exc:
             missing = sorted(keys - set(self.processed_keys()))
-            logs = "\n".join(f"--- {w.consumer}:\n{w.log()}" for w in self.workers)
-            raise AssertionError(f"{exc}; missing {missing}\n{logs}") from None
+            raise AssertionError(f"{exc}; missing {missing}\n{self.diagnostics()}") from None
+
+    def diagnostics(self) -> str:
+        """The group's PEL and the tail of each worker's log, for a failure message."""
+        lines = ["PEL:"]
+        for row in self.pending():
+            entry = self.entry(row["message_id"]) or {}
+            lines.append(
+                f"  {row['message_id']!r} {self.fw.key_of(entry)} consumer={row['consumer']!r} "
+                f"idle={row['time_since_delivered']} deliveries={row['times_delivered']}"
+            )
+        for w in self.workers:
+            lines.append(f"--- {w.consumer} (pid {w.proc.pid}, alive {w.alive}):\n{w.log()}")
+        return "\n".join(lines)
 
     def pending(self, consumer: str | None = None) -> list[dict[str, Any]]:
         """The group's PEL (as redis-py's xpending_range dicts), optionally one consumer's."""
@@ -485,6 +514,7 @@ class Harness:
             return bool(worker.records("holding")) and len(self.pending(consumer)) == held
 
         wait_for(holding, f"{consumer} to hold {held} messages")
+        assert worker.connections() > 0  # kill() can tell when Redis has dropped them
         worker.kill()
         pending_ids = [row["message_id"] for row in self.pending(consumer)]
         assert sorted(self.pending_keys(consumer)) == sorted(held_keys)
