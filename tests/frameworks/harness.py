@@ -149,7 +149,7 @@ class Worker:
 class Framework:
     name: str
 
-    def publish(self, url: str, stream: str, messages: list[dict[str, Any]]) -> None:
+    def publish(self, url: str, stream: str, group: str, messages: list[dict[str, Any]]) -> None:
         raise NotImplementedError
 
     def key_of(self, fields: dict[bytes, bytes]) -> str | None:
@@ -184,7 +184,7 @@ def _message_specs(keys: Iterable[str], hold: bool, kind: str) -> list[dict[str,
 class _FastStream(Framework):
     name = FASTSTREAM
 
-    def publish(self, url: str, stream: str, messages: list[dict[str, Any]]) -> None:
+    def publish(self, url: str, stream: str, group: str, messages: list[dict[str, Any]]) -> None:
         from faststream.redis import RedisBroker
 
         async def run() -> None:
@@ -245,15 +245,17 @@ class _FastStream(Framework):
 class _Taskiq(Framework):
     name = TASKIQ
 
-    def publish(self, url: str, stream: str, messages: list[dict[str, Any]]) -> None:
+    def publish(self, url: str, stream: str, group: str, messages: list[dict[str, Any]]) -> None:
         # The task module reads its configuration from the environment when imported; the
         # publisher only needs the task's name, so it kicks through a broker of its own.
+        # Configured like the workers' broker: its startup() creates the consumer group
+        # (at "$") when missing, as a taskiq app's publishing side does.
         from taskiq_redis import RedisStreamBroker
 
         from tests.frameworks.taskiq_worker import TASK_NAME
 
         async def run() -> None:
-            broker = RedisStreamBroker(url, queue_name=stream)
+            broker = RedisStreamBroker(url, queue_name=stream, consumer_group_name=group)
             await broker.startup()
             try:
                 task = broker.register_task(_taskiq_stub, task_name=TASK_NAME)
@@ -431,7 +433,7 @@ class Harness:
         for _ in range(count):
             self._seq += 1
             keys.append(f"{self.framework}-{prefix}-{self._seq:04d}")
-        self.fw.publish(self.url, self.stream, _message_specs(keys, hold, kind))
+        self.fw.publish(self.url, self.stream, self.group, _message_specs(keys, hold, kind))
         wanted = set(keys)
         for entry_id, fields in self.r.xrange(self.stream):
             key = self.fw.key_of(fields)

@@ -26,6 +26,7 @@ TASKIQ_IDLE_TIMEOUT_MS = 600_000  # taskiq-redis's default idle_timeout (its own
 
 
 def _assert_all_processed_once(h: Harness, figure: str) -> None:
+    assert [g["name"].decode() for g in h.r.xinfo_groups(h.stream)] == [h.group]
     t = h.tally()
     FIGURES[figure] = t
     assert (t.lost, t.duplicated) == (0, 0), t
