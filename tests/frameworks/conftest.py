@@ -5,6 +5,16 @@
   whole process group) when the test ends, pass or fail.
 - ``FIGURES``: each repair test records its tally here; the session prints them at the end
   (the figures of the closing note).
+
+A new assertion on a real-framework incident looks like this::
+
+    def test_something(frameworks, cli):
+        h = frameworks(FASTSTREAM)          # or TASKIQ
+        inc = h.incident()                  # victim SIGKILLed holding 3, live running
+        res = cli("requeue", h.stream, h.group, "--consumer", "victim", "--yes")
+        h.wait_processed(inc.crash.held_keys)
+        assert h.tally().lost == 0
+        h.assert_intact()                   # bodies/headers byte-identical
 """
 
 from __future__ import annotations

@@ -65,6 +65,7 @@ def _record(event: str, msg: Any, **extra: Any) -> None:
             "body": bytes(msg.body).hex(),
             "headers": dict(msg.headers),
             "correlation_id": msg.correlation_id,
+            "message_id": msg.message_id,  # FastStream makes one up on receipt (none is sent)
             "key": msg.correlation_id,
             **extra,
         },
