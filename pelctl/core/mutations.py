@@ -84,6 +84,7 @@ class Options:
     field_prefix: str = "_"  # _retry_count, _original_id, _dlq_*
     inactive_ms: int | None = None  # consumers-prune
     reassign_to: bytes | None = None  # consumers-prune
+    assume_dead: bool = False  # consumers-prune: also those whose liveness is unknown
     full: bool = False  # ghosts-fix: check every entry, not only up to max-deleted-entry-id
 
 
