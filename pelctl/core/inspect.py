@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import heapq
+import itertools
 import time
 from bisect import bisect_right
 from collections import Counter
@@ -47,16 +47,16 @@ __all__ = ["DEFAULT_DEAD_AFTER_MS", "dlq_key", "inspect_stream", "pel_health"]
 class LivenessTally:
     """What the inspect scan learns about each consumer's PEL on the way, for
     :func:`pelctl.core.liveness.judge_group`: how many of its entries were seen, how many of
-    those were delivered at least ``dead_after_ms`` ago, and (with a lock pattern) its
-    ``lock_k`` most recently delivered entries. C-speed counters; the per-row loop runs only
-    when lock keys are probed."""
+    those were delivered at least ``dead_after_ms`` ago, and (with a lock pattern) the ids
+    of its ``lock_k`` newest entries (a worker's entry in flight is usually its newest).
+    C-speed counters; the short walk for lock candidates runs only with a lock pattern."""
 
     dead_after_ms: int
     lock_k: int = 0
     floor: int | None = None  # the scan's XPENDING IDLE floor (None: the whole PEL)
     seen: Counter[bytes] = field(default_factory=Counter)
     stale: Counter[bytes] = field(default_factory=Counter)
-    freshest: dict[bytes, list[tuple[int, bytes]]] = field(default_factory=dict)
+    newest: dict[bytes, list[bytes]] = field(default_factory=dict)
 
     def add(self, page: list) -> None:  # noqa: ANN401 - raw XPENDING rows
         owners = list(map(_owner_of, page))
@@ -66,13 +66,25 @@ class LivenessTally:
         else:
             self.stale.update(compress(owners, map(self.dead_after_ms.__le__, map(_idle_of, page))))
         if self.lock_k:
-            for entry_id, owner, idle, _d in page:
-                heap = self.freshest.setdefault(owner, [])
-                item = (-int(idle), entry_id)
-                if len(heap) < self.lock_k:
-                    heapq.heappush(heap, item)
-                elif item > heap[0]:
-                    heapq.heapreplace(heap, item)
+            self._newest(page, set(owners))
+
+    def _newest(self, page: list, owners: set[bytes]) -> None:  # noqa: ANN401
+        """Pages come in id order: the newest ids of each consumer are at the end of the
+        last page it appears in. A short walk back from the end of the page."""
+        need = dict.fromkeys(owners, self.lock_k)
+        found: dict[bytes, list[bytes]] = {o: [] for o in owners}
+        left = self.lock_k * len(owners)
+        for row in itertools.islice(reversed(page), left * 8):
+            owner = row[1]
+            if need[owner]:
+                found[owner].append(row[0])
+                need[owner] -= 1
+                left -= 1
+                if not left:
+                    break
+        for owner, ids in found.items():
+            if ids:
+                self.newest[owner] = ids
 
     def fresh(self, name: bytes, pending: int) -> bool | None:
         """Was an entry delivered to ``name`` within dead-after? None: cannot tell."""
@@ -87,8 +99,8 @@ class LivenessTally:
         return None if pending > seen else seen > stale
 
     def candidates(self) -> dict[bytes, list[bytes]]:
-        """Per consumer, the ids seen, most recently delivered first."""
-        return {o: [i for _n, i in sorted(h, reverse=True)] for o, h in self.freshest.items()}
+        """Per consumer, the newest ids seen, newest first."""
+        return self.newest
 
 
 _owner_of = itemgetter(1)

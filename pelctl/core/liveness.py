@@ -243,9 +243,9 @@ def lock_probe(
     candidates: Mapping[bytes, Sequence[bytes]] | None = None,
 ) -> LockProbe:
     """A ``locks`` callable for :func:`judge_group`: which consumers hold a lock key for one
-    of their entries. ``candidates``: per consumer, entry ids already read (the most recently
-    delivered first); a consumer without any gets its lowest ids from one bounded
-    ``XPENDING ... COUNT n consumer``. At most ``LOCK_PROBES_MAX`` keys, one pipeline."""
+    of their entries. ``candidates``: per consumer, entry ids already read (its newest first:
+    a worker's entry in flight is usually its newest); a consumer without any gets its lowest
+    ids from one bounded ``XPENDING ... COUNT n consumer``. At most ``LOCK_PROBES_MAX`` keys, one pipeline."""
     from pelctl.core.repair import lock_key
     from pelctl.redis.errors import redis_errors
 
