@@ -216,6 +216,5 @@ def claim_warnings(conn: Any, plan: Any) -> Callable[[bool], list[str]]:  # noqa
     target's verdict is read now, before the claim refreshes its idle time."""
     from pelctl.core import liveness
 
-    found = liveness.group_verdicts(conn, plan.stream, plan.group).get(plan.options.to)
-    target = found[1] if found is not None else None
+    target = liveness.target_verdict(conn, plan.stream, plan.group, plan.options.to)
     return lambda applied: liveness.claim_warnings(plan, applied=applied, target=target)

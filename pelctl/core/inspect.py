@@ -17,7 +17,7 @@ from pelctl.core.cmdline import command_line
 from pelctl.core.durations import format_duration_ms
 from pelctl.core.errors import GroupNotFound
 from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
-from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS, Clients, ConsumerFacts
+from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS, ConsumerFacts
 from pelctl.core.models import (
     Advice,
     ConsumerInfo,
@@ -170,12 +170,7 @@ def inspect_stream(
 
     consumer_rows = [[_pairs(c) for c in replies[3 + 3 * i]] for i in range(len(rows))]
     every_name = [c[b"name"] for group_rows_ in consumer_rows for c in group_rows_]
-    clients_seen: list[Clients] = []
-
-    def clients() -> Clients:  # one CLIENT LIST for the whole stream, only if needed
-        if not clients_seen:
-            clients_seen.append(liveness.read_clients(raw, every_name))
-        return clients_seen[0]
+    clients = liveness.clients_once(conn, stream, every_name)  # one CLIENT LIST, if needed
 
     modern = liveness.is_modern(conn.caps)
     for i, row in enumerate(rows):

@@ -111,8 +111,10 @@ def judge_group(
     dead_after_ms: int,
     locks: LockProbe | None = None,
     clients: ClientsProbe | None = None,
+    peers: Iterable[bytes] = (),
 ) -> dict[bytes, Judgement]:
-    """The verdict of every consumer of one group (see the module docstring)."""
+    """The verdict of every consumer in ``consumers`` (see the module docstring);
+    ``peers``: the names of the group's other consumers, when only some are judged."""
     out: dict[bytes, Judgement] = {}
     undecided: list[ConsumerFacts] = []
     for c in consumers:
@@ -131,7 +133,7 @@ def judge_group(
     if not undecided:
         return out
     view = clients() if clients is not None else None
-    names = {c.name for c in consumers}
+    names = {c.name for c in consumers} | set(peers)
     connected = set() if view is None or view.missing else (names & view.names)
     blocked = view.blocked_readers_idle_s if view is not None else ()
     for c in undecided:
@@ -235,6 +237,21 @@ def read_clients(raw: object, consumers: Iterable[bytes] = ()) -> Clients:
     return parse_client_list(reply, consumers)
 
 
+def clients_once(conn: Connection, stream: bytes, consumers: Iterable[bytes]) -> ClientsProbe:
+    """A ``clients`` callable that sends ``CLIENT LIST`` (to the node that owns ``stream``)
+    the first time it is called and answers from memory afterwards."""
+    raw = conn.raw(stream)
+    names = list(consumers)
+    seen: list[Clients] = []
+
+    def probe() -> Clients:
+        if not seen:
+            seen.append(read_clients(raw, names))
+        return seen[0]
+
+    return probe
+
+
 def lock_probe(
     conn: Connection,
     stream: bytes,
@@ -245,7 +262,8 @@ def lock_probe(
     """A ``locks`` callable for :func:`judge_group`: which consumers hold a lock key for one
     of their entries. ``candidates``: per consumer, entry ids already read (its newest first:
     a worker's entry in flight is usually its newest); a consumer without any gets its lowest
-    ids from one bounded ``XPENDING ... COUNT n consumer``. At most ``LOCK_PROBES_MAX`` keys, one pipeline."""
+    ids from one bounded ``XPENDING ... COUNT n consumer``. At most ``LOCK_PROBES_MAX`` keys,
+    one pipeline."""
     from pelctl.core.repair import lock_key
     from pelctl.redis.errors import redis_errors
 
@@ -312,27 +330,62 @@ def group_verdicts(
     dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
     lock_key: str | None = None,
     rows: Iterable[Mapping[bytes, object]] | None = None,
+    clients: ClientsProbe | None = None,
 ) -> dict[bytes, tuple[ConsumerFacts, Judgement]]:
     """Every consumer of ``stream``/``group`` with its verdict, for callers that have not
     read the PEL: one ``XINFO CONSUMERS`` (unless ``rows`` are given), then lock keys and one
-    ``CLIENT LIST`` only if some consumer is still undecided."""
-    from pelctl.redis.errors import redis_errors
-
-    raw = conn.raw(stream)
-    if rows is None:
-        with redis_errors("XINFO CONSUMERS"):
-            reply = raw.execute_command("XINFO", "CONSUMERS", stream, group)
-        rows = [{r[i]: r[i + 1] for i in range(0, len(r), 2)} for r in reply]
-    facts = consumer_facts(rows)
-    names = [c.name for c in facts]
+    ``CLIENT LIST`` (``clients``, to share one between calls) only if some consumer is still
+    undecided."""
+    facts = consumer_facts(_consumer_rows(conn, stream, group) if rows is None else rows)
     judged = judge_group(
         facts,
         modern=is_modern(conn.caps),
         dead_after_ms=dead_after_ms,
         locks=lock_probe(conn, stream, group, lock_key) if lock_key else None,
-        clients=lambda: read_clients(raw, names),
+        clients=clients or clients_once(conn, stream, [c.name for c in facts]),
     )
     return {c.name: (c, judged[c.name]) for c in facts}
+
+
+def target_verdict(
+    conn: Connection,
+    stream: bytes,
+    group: bytes,
+    target: bytes,
+    *,
+    dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
+    lock_key: str | None = None,
+    rows: Iterable[Mapping[bytes, object]] | None = None,
+    clients: ClientsProbe | None = None,
+) -> Judgement | None:
+    """The verdict of a consumer about to be given entries (claim ``--to``, the reclaim
+    loop, prune ``--reassign-to``), judged as if it held some, so that one holding nothing
+    yet is judged on its liveness too (``dead-suspect`` rather than ``idle``). None when it
+    is not a consumer of the group (the first claim creates it)."""
+    from dataclasses import replace
+
+    facts = consumer_facts(_consumer_rows(conn, stream, group) if rows is None else rows)
+    mine = [replace(c, pending=max(c.pending, 1)) for c in facts if c.name == target]
+    if not mine:
+        return None
+    names = [c.name for c in facts]
+    judged = judge_group(
+        mine,
+        modern=is_modern(conn.caps),
+        dead_after_ms=dead_after_ms,
+        locks=lock_probe(conn, stream, group, lock_key) if lock_key else None,
+        clients=clients or clients_once(conn, stream, names),
+        peers=[n for n in names if n != target],
+    )
+    return judged[target]
+
+
+def _consumer_rows(conn: Connection, stream: bytes, group: bytes) -> list[dict[bytes, object]]:
+    from pelctl.redis.errors import redis_errors
+
+    with redis_errors("XINFO CONSUMERS"):
+        reply = conn.raw(stream).execute_command("XINFO", "CONSUMERS", stream, group)
+    return [{r[i]: r[i + 1] for i in range(0, len(r), 2)} for r in reply]
 
 
 # -- what a consumer does with entries claimed to it ---------------------------------------------

@@ -754,8 +754,11 @@ def plan_prune(
         and row[b"name"] != to
         and (targets.consumer is None or row[b"name"] == targets.consumer)
     ]
+    clients = liveness.clients_once(conn, stream, names)  # one CLIENT LIST at most
     judged = (
-        liveness.group_verdicts(conn, stream, group, dead_after_ms=options.inactive_ms, rows=rows)
+        liveness.group_verdicts(
+            conn, stream, group, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
+        )  # fmt: skip
         if any(int(row[b"pending"]) for row in quiet)  # type: ignore[call-overload]
         else {}
     )
@@ -811,11 +814,17 @@ def plan_prune(
             f"consumer {escape(to)} does not exist yet: XCLAIM creates it; make sure a worker "
             "reads its pending entries under that name"
         )
-    target = judged.get(to) if to is not None else None  # type: ignore[call-overload]
-    if target is not None and target[1].verdict in (liveness.DEAD_SUSPECT, liveness.UNKNOWN):
+    target = (
+        liveness.target_verdict(
+            conn, stream, group, to, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
+        )  # fmt: skip
+        if to is not None and any(i.action == "reassign+delete" for i in items)
+        else None
+    )
+    if target is not None and target.verdict in (liveness.DEAD_SUSPECT, liveness.UNKNOWN):
         notes.append(
-            f"the reassign target {escape(to)} looks {target[1].verdict} "  # type: ignore[arg-type]
-            f"({target[1].reason}): entries reassigned to it wait until its worker reads them"
+            f"the reassign target {escape(to)} looks {target.verdict} "  # type: ignore[arg-type]
+            f"({target.reason}): entries reassigned to it wait until its worker reads them"
         )
     return Plan(
         action=mutation.name,
