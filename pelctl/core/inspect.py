@@ -169,8 +169,7 @@ def inspect_stream(
         return bounds_cache[0]
 
     consumer_rows = [[_pairs(c) for c in replies[3 + 3 * i]] for i in range(len(rows))]
-    every_name = [c[b"name"] for group_rows_ in consumer_rows for c in group_rows_]
-    clients = liveness.clients_once(conn, stream, every_name)  # one CLIENT LIST, if needed
+    clients = liveness.clients_once(conn, stream)  # one CLIENT LIST for the stream, if needed
 
     modern = liveness.is_modern(conn.caps)
     for i, row in enumerate(rows):

@@ -91,7 +91,7 @@ class Clients:
     """What one ``CLIENT LIST`` said; ``missing`` names why it could not be read."""
 
     names: frozenset[bytes] = frozenset()
-    blocked_readers_idle_s: tuple[int, ...] = ()  # clients blocked in XREADGROUP, unnamed
+    blocked_readers: tuple[tuple[bytes, int], ...] = ()  # (name, idle s) blocked in XREADGROUP
     missing: str | None = None
 
 
@@ -135,7 +135,8 @@ def judge_group(
     view = clients() if clients is not None else None
     names = {c.name for c in consumers} | set(peers)
     connected = set() if view is None or view.missing else (names & view.names)
-    blocked = view.blocked_readers_idle_s if view is not None else ()
+    # A blocked client named like one of the group's consumers is that consumer's read.
+    blocked = [s for n, s in view.blocked_readers if n not in names] if view is not None else []
     for c in undecided:
         out[c.name] = _from_clients(c, modern, view, connected, blocked)
     return out
@@ -196,13 +197,12 @@ def _with(reason: str, missing: str | None) -> str:
 # -- the signals that need I/O ----------------------------------------------------------------
 
 
-def parse_client_list(reply: bytes | str, consumers: Iterable[bytes] = ()) -> Clients:
-    """``CLIENT LIST`` text: every client name, and the idle seconds of the clients blocked in
-    ``XREADGROUP`` whose name is not one of ``consumers``."""
+def parse_client_list(reply: bytes | str) -> Clients:
+    """``CLIENT LIST`` text: every client name, and the name and idle seconds of each client
+    blocked in ``XREADGROUP``."""
     text = reply.encode() if isinstance(reply, str) else bytes(reply)
-    known = set(consumers)
     names: set[bytes] = set()
-    blocked: list[int] = []
+    blocked: list[tuple[bytes, int]] = []
     for line in text.splitlines():
         fields: dict[bytes, bytes] = {}
         for part in line.split(b" "):
@@ -213,15 +213,15 @@ def parse_client_list(reply: bytes | str, consumers: Iterable[bytes] = ()) -> Cl
         if name:
             names.add(name)
         reading = b"b" in fields.get(b"flags", b"") and fields.get(b"cmd") == b"xreadgroup"
-        if reading and name not in known:
+        if reading:
             try:
-                blocked.append(int(fields.get(b"idle", b"0")))
+                blocked.append((name, int(fields.get(b"idle", b"0"))))
             except ValueError:
                 pass
     return Clients(frozenset(names), tuple(blocked))
 
 
-def read_clients(raw: object, consumers: Iterable[bytes] = ()) -> Clients:
+def read_clients(raw: object) -> Clients:
     """One ``CLIENT LIST TYPE normal`` on ``raw`` (the node that owns the stream). An ACL
     refusal or an unknown command is an absent signal, not an error."""
     import redis.exceptions as rex
@@ -234,19 +234,18 @@ def read_clients(raw: object, consumers: Iterable[bytes] = ()) -> Clients:
         if str(err).upper().startswith("NOPERM"):
             return Clients(missing=CLIENT_LIST_DENIED)
         return Clients(missing=CLIENT_LIST_UNAVAILABLE)
-    return parse_client_list(reply, consumers)
+    return parse_client_list(reply)
 
 
-def clients_once(conn: Connection, stream: bytes, consumers: Iterable[bytes]) -> ClientsProbe:
+def clients_once(conn: Connection, stream: bytes) -> ClientsProbe:
     """A ``clients`` callable that sends ``CLIENT LIST`` (to the node that owns ``stream``)
     the first time it is called and answers from memory afterwards."""
     raw = conn.raw(stream)
-    names = list(consumers)
     seen: list[Clients] = []
 
     def probe() -> Clients:
         if not seen:
-            seen.append(read_clients(raw, names))
+            seen.append(read_clients(raw))
         return seen[0]
 
     return probe
@@ -342,7 +341,7 @@ def group_verdicts(
         modern=is_modern(conn.caps),
         dead_after_ms=dead_after_ms,
         locks=lock_probe(conn, stream, group, lock_key) if lock_key else None,
-        clients=clients or clients_once(conn, stream, [c.name for c in facts]),
+        clients=clients or clients_once(conn, stream),
     )
     return {c.name: (c, judged[c.name]) for c in facts}
 
@@ -374,7 +373,7 @@ def target_verdict(
         modern=is_modern(conn.caps),
         dead_after_ms=dead_after_ms,
         locks=lock_probe(conn, stream, group, lock_key) if lock_key else None,
-        clients=clients or clients_once(conn, stream, names),
+        clients=clients or clients_once(conn, stream),
         peers=[n for n in names if n != target],
     )
     return judged[target]

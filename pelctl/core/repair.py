@@ -754,7 +754,7 @@ def plan_prune(
         and row[b"name"] != to
         and (targets.consumer is None or row[b"name"] == targets.consumer)
     ]
-    clients = liveness.clients_once(conn, stream, names)  # one CLIENT LIST at most
+    clients = liveness.clients_once(conn, stream)  # one CLIENT LIST at most
     judged = (
         liveness.group_verdicts(
             conn, stream, group, dead_after_ms=options.inactive_ms, rows=rows, clients=clients

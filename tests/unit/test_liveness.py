@@ -100,12 +100,19 @@ def test_signals_of_the_clients(modern: bool) -> None:
 
 def test_a_blocked_reader_vouches_for_a_7_2_consumer_quiet_as_long() -> None:
     blocked = ConsumerFacts(b"w", 2, 400_000, 900_000)
-    clients = Clients(frozenset(), blocked_readers_idle_s=(399,))
+    clients = Clients(frozenset(), blocked_readers=((b"", 399),))
     assert judge(blocked, modern=True, clients=clients) == {b"w": ("unknown", "blocked-reader")}
-    far = Clients(frozenset(), blocked_readers_idle_s=(395,))
+    far = Clients(frozenset(), blocked_readers=((b"", 395),))
     assert judge(blocked, modern=True, clients=far) == {
         b"w": ("dead-suspect", "inactive-over-threshold")
     }
+    # A blocked client named like another consumer of the group is that consumer's read.
+    other = ConsumerFacts(b"x", 0, 10, 10)
+    named = Clients(frozenset({b"x"}), blocked_readers=((b"x", 399),))
+    assert judge(blocked, other, modern=True, clients=named)[b"w"] == (
+        "dead-suspect",
+        "no-client-peers-connected",
+    )
 
 
 def test_locks_are_probed_only_for_undecided_holders_then_clients_only_if_needed() -> None:
@@ -135,9 +142,9 @@ def test_parse_client_list() -> None:
         b"id=5 addr=127.0.0.1:7 name=w-2 age=90 idle=12 flags=b db=0 cmd=xreadgroup\n"
         b"id=6 addr=127.0.0.1:8 name=other age=90 idle=33 flags=b db=0 cmd=xreadgroup\n"
     )
-    view = lv.parse_client_list(text, consumers=[b"w-1", b"w-2"])
+    view = lv.parse_client_list(text)
     assert view.names == {b"w-1", b"w-2", b"other"}
-    assert view.blocked_readers_idle_s == (61, 33)  # w-2 is accounted for by its name
+    assert view.blocked_readers == ((b"", 61), (b"w-2", 12), (b"other", 33))
     assert view.missing is None
 
 
