@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: consumers gained server_version ... verdict_reason (issue 14)
 TABLES = ("pel", "consumers", "groups", "dlq", "streams")
 PARTITION_COLUMN = "snapshot_at"
 
@@ -48,8 +48,48 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("group", "string", False, "consumer group"),
         ("consumer", "string", False, "consumer name"),
         ("pending", "long", False, "entries it holds"),
-        ("idle_ms", "long", False, "ms since its last attempted interaction"),
+        (
+            "idle_ms",
+            "long",
+            False,
+            "ms since its last read attempt (Redis 7.2+); below 7.2 "
+            "since its last read that returned entries",
+        ),
         ("inactive_ms", "long", True, "ms since its last successful read (Redis 7.2+)"),
+        (
+            "server_version",
+            "string",
+            True,
+            "server and version of the node, e.g. `redis "
+            "7.0.15`: below 7.2 idle_ms proves nothing about liveness (schema 2+)",
+        ),
+        (
+            "client_connected",
+            "boolean",
+            True,
+            "a connected client was named like the "
+            "consumer (CLIENT LIST); null when CLIENT LIST could not be read (schema 2+)",
+        ),
+        (
+            "client_blocked",
+            "boolean",
+            True,
+            "a client has been blocked in XREADGROUP about as "
+            "long as idle_ms (a BLOCK 0 worker); null when unknown (schema 2+)",
+        ),
+        (
+            "verdict",
+            "string",
+            True,
+            "liveness at snapshot time with --dead-after 5m: active, "
+            "idle, dead-suspect or unknown, as pelctl inspect says (schema 2+)",
+        ),
+        (
+            "verdict_reason",
+            "string",
+            True,
+            "why, e.g. recent-read, no-signal-below-7.2 (schema 2+)",
+        ),
     ),
     "groups": _KEY
     + (

@@ -180,3 +180,43 @@ def test_claim_warnings_name_the_equivalent_requeue() -> None:
     assert after.endswith("pelctl requeue orders billing --consumer live --dry-run")
     ids = Plan("claim", b"s", b"g", (), Targets(ids=(b"1-0", b"2-0")), Options(to=b"c"))
     assert lv.claim_warnings(ids, applied=False)[0].endswith("pelctl requeue s g 1-0 2-0 --dry-run")
+
+
+def test_analyze_judges_snapshot_rows_with_the_same_decision() -> None:
+    """pelctl analyze re-judges snapshot rows at its --dead-after, from what they recorded;
+    rows of schema 1 (no server_version, no client columns) still never make a consumer dead
+    from idle alone unless the server shows 7.2 semantics (it has inactive_ms)."""
+    from pelctl.spark.analyze import consumer_verdicts
+
+    def row(server: str, consumer: str, pending: int, idle: int, inactive=None, **extra):  # noqa: ANN001, ANN003, ANN202
+        base = {"server": server, "stream": "s", "group": "g", "consumer": consumer,
+                "pending": pending, "idle_ms": idle, "inactive_ms": inactive}  # fmt: skip
+        return base | {"server_version": None, "client_connected": None,
+                       "client_blocked": None} | extra  # fmt: skip
+
+    hour = 3_600_000
+    rows = [
+        row("old-7.0", "c", 5, hour),  # schema 1, Redis < 7.2
+        row("old-7.2", "c", 5, hour, hour),  # schema 1, inactive_ms: 7.2 semantics
+        row("r70", "c", 5, hour, server_version="redis 7.0.15"),  # CLIENT LIST failed
+        row("r70n", "dead", 5, hour, server_version="redis 7.0.15", client_connected=False,
+            client_blocked=False),
+        row("r70n", "live", 1, 10, server_version="redis 7.0.15", client_connected=True,
+            client_blocked=False),
+        row("vk", "blocked", 5, hour, hour, server_version="valkey 8.0.1",
+            client_connected=False, client_blocked=True),
+        row("vk", "gone", 5, 3 * hour, 3 * hour, server_version="valkey 8.0.1",
+            client_connected=False, client_blocked=False),
+    ]  # fmt: skip
+    got = [(j.verdict, j.reason) for j in consumer_verdicts(rows, DEAD_AFTER)]
+    assert got == [
+        ("unknown", "no-signal-below-7.2"),
+        ("dead-suspect", "inactive-over-threshold"),
+        ("unknown", "no-signal-below-7.2,client-list-unavailable"),
+        ("dead-suspect", "no-client-peers-connected"),
+        ("active", "recent-read"),
+        ("unknown", "blocked-reader"),
+        ("dead-suspect", "inactive-over-threshold"),
+    ]
+    # --dead-after longer than their quiet time: nobody is dead.
+    assert all(j.verdict != "dead-suspect" for j in consumer_verdicts(rows, 4 * hour))
