@@ -387,12 +387,12 @@ def _unknown_advice(names: tuple[bytes, bytes], unknown: list[ConsumerInfo]) -> 
         if n == 1
         else command_line("requeue", names, [("--idle", format_duration_ms(idle)), "--dry-run"])
     )
+    name = f"a client named {escape(unknown[0].name)}" if n == 1 else "clients named like them"
     return Advice(
         f"{n} consumer{'s' if n != 1 else ''} ({who}) hold{'s' if n == 1 else ''} "
         f"{_entries(held)} in group {escape(names[1])}, quiet for > {format_duration_ms(idle)}, "
-        f"liveness unknown ({why}). Check that {'its worker is' if n == 1 else 'their workers are'}"
-        " gone (the process; a client named like the consumer in CLIENT LIST; "
-        "inspect --lock-key PATTERN) before requeueing; only then",
+        f"liveness unknown ({why}); once {'its worker is' if n == 1 else 'their workers are'} "
+        f"known to be gone (the process; {name} in CLIENT LIST; inspect --lock-key):",
         repair,
     )
 

@@ -46,7 +46,7 @@ def test_dead_after_below_a_minute_is_honoured(cli, killed, redis_server) -> Non
     assert advice["message"].startswith("1 consumer (billing-2) holds 28 entries in group billing")
     assert (
         "liveness unknown" in advice["message"]
-        and "Check that its worker is gone" in (advice["message"])
+        and "once its worker is known to be gone" in (advice["message"])
     )
     assert advice["command"] == "pelctl requeue orders billing --consumer billing-2 --dry-run"
 

@@ -70,7 +70,7 @@ def test_a_waiting_reader_is_unknown_not_dead_on_7_0(jobs, conn, readers, r):  #
     result = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS)
     (advice,) = [a for a in result.advice if "liveness unknown" in a.message]
     assert advice.message.startswith("2 consumers (blocker, poller) hold 5 entries")
-    assert "Check that their workers are gone" in advice.message
+    assert "once their workers are known to be gone" in advice.message
     assert "CLIENT LIST" in advice.message and "--lock-key" in advice.message
     assert not [a for a in result.advice if "unseen for" in a.message]
 
