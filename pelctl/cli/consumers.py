@@ -26,8 +26,8 @@ def prune(
         str,
         typer.Option(
             "--inactive",
-            help="Delete consumers that have not even tried to read for "
-            "this long (XINFO CONSUMERS idle), e.g. 1h.",
+            help="Delete consumers quiet this long (XINFO CONSUMERS idle: no read attempt "
+            "on Redis 7.2+, no read that returned entries below), e.g. 1h.",
             rich_help_panel=REPAIR_PANEL,
             show_default=False,
         ),
