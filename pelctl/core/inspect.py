@@ -354,7 +354,7 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
                 )
             )
         hour = _idle_at_least(g, 3_600_000)
-        if hour and not dead:
+        if hour and not dead and not unknown:  # their advice already covers them
             out.append(
                 Advice(
                     f"group {escape(g.name)} has {hour:,} "
