@@ -24,8 +24,9 @@ service) is an absent signal, said in the reason, never an error.
 
 ``judge_group`` is pure: the I/O (lock keys, ``CLIENT LIST``) comes in as callables, called
 only when some consumer is still undecided, at most once each. ``group_verdicts`` is the
-whole thing over a connection for the callers that have not read the PEL (prune, the
-reclaim loop, claim).
+whole thing over a connection for callers that have not read the PEL (prune);
+``target_verdict`` judges a consumer about to be given entries (claim ``--to``, the reclaim
+loop, prune ``--reassign-to``). ``inspect`` feeds ``judge_group`` from its own scan.
 """
 
 from __future__ import annotations
