@@ -75,12 +75,19 @@ from pelctl.redis.scripts import (
     round_trip,
     same_slot,
     script,
+    xadd_fits,
 )
 
 # Entries per XRANGE page: one call stays well under a millisecond for ordinary entries.
 PAGE = 500
 # How long the cross-slot replay markers are kept (a rerun after a kill must come within it).
 MARKER_RETENTION_MS = 7 * 86_400_000
+# Payload bytes per replay script call, and per round trip (a client's query buffer is
+# limited to 1 GiB by default: rounds of entries with 1 MiB values must not reach it).
+CALL_BYTES = 8 * 1024 * 1024
+ROUND_BYTES = 64 * 1024 * 1024
+# Attempts of an entry too wide for a script, when the marker set changes under WATCH.
+WATCH_ATTEMPTS = 5
 FORCE_CROSS_SLOT_ENV = "PELCTL_FORCE_CROSS_SLOT"
 ENVELOPE = ("source", "group", "id", "owner", "deliveries", "idle_ms", "reason", "at")
 
@@ -775,7 +782,7 @@ def _start(plan: Plan) -> tuple[list[ItemResult], list[PlanItem]]:
 
 
 class _Replayer:
-    """Replays rounds of batches; see the module docstring for the two paths."""
+    """Replays rounds of batches; see the module docstring for the paths."""
 
     def __init__(self, conn: Connection, plan: Plan, force: bool | None) -> None:
         opts = plan.options
@@ -790,10 +797,17 @@ class _Replayer:
         self.dlq_client = conn.raw(self.dlq)
         self.same = script("dlq_replay")
         self.add = script("dlq_replay_add")
+        self.mark = script("replay_mark")
+        self.wide: dict[bytes, int] = {}  # id -> XADD values, of the entries too wide
+
+    def xadd_values(self, fields: Sequence[bytes]) -> int:
+        """Arguments of the copy's XADD: key, [NOMKSTREAM], *, fields, the marker pair."""
+        return 2 + (0 if self.create else 1) + len(fields) + 2
 
     def run(self, chunks: Sequence[Sequence[PlanItem]]) -> list[ItemResult]:
-        """Replay one round: ``chunks`` are the batches (one script call each) sent in one
-        round trip. Connection errors propagate (the outcome of this round is unknown)."""
+        """Replay one round: ``chunks`` are the batches (one script call each, or more when
+        they carry many bytes) sent in one round trip. Connection errors propagate (the
+        outcome of this round is unknown)."""
         out: list[ItemResult] = []
         ids = [item.id for chunk in chunks for item in chunk]
         with redis_errors("dlq replay"):
@@ -805,6 +819,7 @@ class _Replayer:
         out += [DlqItemResult(i, "gone", _SKIP_TEXT["gone"]) for i in ids if i not in by_id]
         same_calls: list[tuple[list[PlanItem], Call]] = []
         cross: dict[bytes, list[tuple[PlanItem, list[bytes]]]] = {}
+        wide: list[tuple[PlanItem, list[bytes]]] = []
         for chunk in chunks:
             same: list[tuple[PlanItem, list[bytes]]] = []
             for item in chunk:
@@ -814,19 +829,25 @@ class _Replayer:
                 pairs = zip(flat[0::2], flat[1::2], strict=True)
                 fields = replay_fields(pairs, self.prefix, keep_envelope=self.keep_envelope,
                                        keep_retries=self.keep_retries)  # fmt: skip
-                if cross_slot(self.conn, self.dlq, item.owner, self.force):
+                values = self.xadd_values(fields)
+                if not xadd_fits(values):
+                    self.wide[item.id] = values
+                    wide.append((item, fields))
+                elif cross_slot(self.conn, self.dlq, item.owner, self.force):
                     cross.setdefault(item.owner, []).append((item, fields))
                 else:
                     same.append((item, fields))
-            if same:
-                same_calls.append(([i for i, _f in same], self._same_call(same)))
-        if same_calls:
+            for part in _by_bytes(same, CALL_BYTES):
+                same_calls.append(([i for i, _f in part], self._same_call(part)))
+        for trip in _by_bytes(same_calls, ROUND_BYTES, lambda c: _call_bytes(c[1])):
             with redis_errors("dlq replay"):
-                replies = round_trip(self.dlq_client, [c for _i, c in same_calls])
-            for (items, _call), reply in zip(same_calls, replies, strict=True):
+                replies = round_trip(self.dlq_client, [c for _i, c in trip])
+            for (items, _call), reply in zip(trip, replies, strict=True):
                 out += _parse(items, reply)
         for target, rows in cross.items():
             out += self._cross_slot(target, rows, max(len(c) for c in chunks))
+        for item, fields in wide:
+            out.append(self._wide(item, fields))
         return out
 
     def _same_call(self, rows: list[tuple[PlanItem, list[bytes]]]) -> Call:
@@ -849,22 +870,103 @@ class _Replayer:
         header: list[object] = [self.marker, 1 if self.create else 0, MARKER_RETENTION_MS]
         calls: list[tuple[list[PlanItem], Call]] = []
         for start in range(0, len(rows), batch):
-            part = rows[start : start + batch]
-            args = list(header)
-            for item, fields in part:
-                args += [item.id, len(fields), *fields]
-            calls.append(([i for i, _f in part], Call(self.add, keys, tuple(args))))
-        with redis_errors("dlq replay"):
-            replies = round_trip(self.conn.raw(target), [c for _i, c in calls])
+            for part in _by_bytes(rows[start : start + batch], CALL_BYTES):
+                args = list(header)
+                for item, fields in part:
+                    args += [item.id, len(fields), *fields]
+                calls.append(([i for i, _f in part], Call(self.add, keys, tuple(args))))
         results: list[ItemResult] = []
-        for (items, _call), reply in zip(calls, replies, strict=True):
-            results += _parse(items, reply)
+        for trip in _by_bytes(calls, ROUND_BYTES, lambda c: _call_bytes(c[1])):
+            with redis_errors("dlq replay"):
+                replies = round_trip(self.conn.raw(target), [c for _i, c in trip])
+            for (items, _call), reply in zip(trip, replies, strict=True):
+                results += _parse(items, reply)
         done = [r.id for r in results if r.outcome in ("replayed", "already-replayed")]
         if done:
             # Step 3: every copy (and its marker) exists; only now leave the DLQ.
             with redis_errors("dlq replay"):
                 self.dlq_client.execute_command("XDEL", self.dlq, *done)
         return results
+
+    def _wide(self, item: PlanItem, fields: list[bytes]) -> ItemResult:
+        """One entry too wide for a script: the marker path, with the client's own XADD.
+
+        On the target's node, under WATCH of the marker set: if the marker is there the
+        entry was copied before ('already'); else MULTI, the XADD of the copy, then
+        ``replay_mark.lua`` (records the marker only if the XADD wrote the copy: the two are
+        atomic), EXEC. Then XDEL from the DLQ. A crash before the XDEL leaves the copy and
+        its marker: the rerun only deletes (as ``dlq_replay_add.lua``). The WATCH stops two
+        runs copying the same entry at the same moment; the loser sees the marker.
+        """
+        from pelctl.core.repair import wide_note
+
+        target, note = item.owner, wide_note(self.wide[item.id])
+        client = self.conn.raw(target)
+        markers = marker_key(target, self.dlq)
+        xadd: list[object] = ["XADD", target, *(() if self.create else ("NOMKSTREAM",)), "*",
+                              *fields, self.marker, item.id]  # fmt: skip
+        mark_args = (self.marker, item.id, MARKER_RETENTION_MS)
+        added: object = None
+        marked: object = None
+        with redis_errors("dlq replay"):
+            # Both must work inside MULTI, where a NOSCRIPT or an ACL refusal could no longer
+            # stop the XADD: load the script, and try the ZADD it makes (XX: changes nothing).
+            self.mark.load(client)
+            client.execute_command("ZADD", markers, "XX", 0, "pelctl-preflight")
+            for _attempt in range(WATCH_ATTEMPTS):
+                try:
+                    with client.pipeline(transaction=True) as pipe:
+                        pipe.watch(markers)
+                        if pipe.execute_command("ZSCORE", markers, item.id) is not None:
+                            added = marked = "already"
+                            break
+                        pipe.multi()
+                        pipe.execute_command(*xadd)
+                        pipe.execute_command("EVALSHA", self.mark.sha, 2, target, markers,
+                                             *mark_args)  # fmt: skip
+                        added, marked = pipe.execute(raise_on_error=False)
+                        break
+                except rex.WatchError:
+                    continue  # another replay touched the marker set: look again
+            else:
+                return DlqItemResult(item.id, "fail", "the marker set kept changing (another "
+                                     "replay of the same entries?); rerun", note)  # fmt: skip
+            if marked == "already":
+                self.dlq_client.execute_command("XDEL", self.dlq, item.id)
+                return DlqItemResult(item.id, "already-replayed", _SKIP_TEXT["already"], note)
+            if isinstance(added, Exception):
+                return DlqItemResult(item.id, "fail", f"copy not written: {added}", note)
+            if isinstance(marked, Exception) or _text(marked[0]) != "replayed":  # type: ignore[index]
+                if added is None:
+                    return DlqItemResult(item.id, "no-target", _SKIP_TEXT["no-target"], note)
+                # The copy is written but its marker is not (the script failed): the dead
+                # letter stays, so a rerun copies it again: a duplicate, never a loss.
+                text = f"copied as {_text(added)} but not marked ({marked}): dead letter kept"
+                return DlqItemResult(item.id, "fail", text, note)
+            self.dlq_client.execute_command("XDEL", self.dlq, item.id)
+        return DlqItemResult(item.id, "replayed", _text(marked[1]), note)  # type: ignore[index]
+
+
+def _call_bytes(call: Call) -> int:
+    return sum(len(a) if isinstance(a, bytes) else 8 for a in call.args)
+
+
+def _by_bytes(rows: Sequence[Any], limit: int, size: Callable[[Any], int] | None = None
+              ) -> Iterator[list[Any]]:  # fmt: skip
+    """``rows`` cut into runs of at most ``limit`` bytes (at least one row each). A row is
+    ``(item, fields)`` unless ``size`` says how to measure it."""
+    measure = size or (lambda row: sum(len(f) for f in row[1]))
+    part: list[Any] = []
+    total = 0
+    for row in rows:
+        n = measure(row)
+        if part and total + n > limit:
+            yield part
+            part, total = [], 0
+        part.append(row)
+        total += n
+    if part:
+        yield part
 
 
 def _parse(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
@@ -879,6 +981,9 @@ def _parse(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
         status, detail = _text(flat[2 * n]), _text(flat[2 * n + 1])
         if status == "replayed":
             out.append(DlqItemResult(item.id, "replayed", detail))
+        elif status == "wide":  # the client sends only entries that fit: not expected
+            out.append(DlqItemResult(item.id, "fail", f"too wide for a script ({detail} XADD "
+                                     "values): nothing written"))  # fmt: skip
         elif status == "already":
             out.append(DlqItemResult(item.id, "already-replayed", _SKIP_TEXT["already"]))
         elif status == "skip":

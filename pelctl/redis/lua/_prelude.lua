@@ -5,6 +5,35 @@
 --   min idle ms, index of its lock key in KEYS ('0' = no lock key)
 -- and answers two values per entry, in order: a status and a detail.
 
+-- The most values one command can take from a table: Redis and Valkey run Lua 5.1, whose
+-- unpack() fails beyond LUAI_MAXCSTACK - 1 = 7,999 values ("too many results to unpack"),
+-- and a script has no other way to pass a variable number of arguments. Measured on
+-- redis-server 7.0.15 and valkey-server 8.0.1; the same number is LUA_UNPACK_MAX in
+-- pelctl/redis/scripts.py (a test compares them). An XADD needing more values (an entry of
+-- about 4,000 fields) cannot be written by a script: the scripts answer 'wide' for it
+-- before any write, and the client moves it by the ordered path.
+local UNPACK_MAX = 7999
+
+local function error_text(reply)
+  if type(reply) == 'table' and reply.err then return reply.err end
+  if type(reply) == 'table' then return 'error' end
+  return tostring(reply)
+end
+
+-- One entry's work, isolated: a Lua error in it (a redis.call that raised, or a bug) is that
+-- entry's 'fail' and the batch goes on. The work sets `undo` to a function that restores
+-- the entry once it has changed it, before any step that can fail.
+local undo = nil
+local function each(work, ...)
+  undo = nil
+  local ok, status, detail = pcall(work, ...)
+  if ok then return status, detail end
+  local text = error_text(status)
+  if undo then pcall(undo) end
+  undo = nil
+  return 'fail', text
+end
+
 local function pel_verify(stream, group, id, owner, deliveries, min_idle)
   -- Still pending, same owner, not re-delivered since the plan, idle enough.
   local e = redis.call('XPENDING', stream, group, id, id, 1)[1]
@@ -27,15 +56,63 @@ end
 
 local function release_consumer(stream, group, name)
   -- pelctl's helper consumer is removed once it holds nothing; a consumer that holds
-  -- entries is never deleted (XGROUP DELCONSUMER would drop them).
-  if #redis.call('XPENDING', stream, group, '-', '+', 1, name) == 0 then
-    redis.call('XGROUP', 'DELCONSUMER', stream, group, name)
-  end
+  -- entries is never deleted (XGROUP DELCONSUMER would drop them). It runs after the
+  -- batch's writes, so it must not raise (an ACL without XGROUP DELCONSUMER would): an
+  -- empty helper consumer left behind holds nothing and is removed by the next run.
+  pcall(function()
+    if #redis.call('XPENDING', stream, group, '-', '+', 1, name) == 0 then
+      redis.call('XGROUP', 'DELCONSUMER', stream, group, name)
+    end
+  end)
+end
+
+local function preflight(...)
+  -- Before any write: a harmless form of a command that must not fail after a copy is
+  -- written (XACK of 0-0 acknowledges nothing, XDEL of 0-0 deletes nothing). An ACL that
+  -- refuses it fails the whole call here, with nothing written.
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err then error(r) end
+end
+
+local function can_ack(stream, group)
+  preflight('XACK', stream, group, '0-0')
 end
 
 local function server_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- -- The copies: the one place that decides a copy's fields ---------------------------------
+-- Used by the one-script paths (requeue.lua, dlq_move.lua) and by the ordered path
+-- (lease.lua returns the copy for the client to write), so both write the same bytes.
+
+local function retry_state(fields, prefix, id)
+  -- (retries so far, the first entry's id, the fields without pelctl's lineage fields)
+  local RETRY, ORIGINAL = prefix .. 'retry_count', prefix .. 'original_id'
+  local retries, original, kept = 0, id, {}
+  for j = 1, #fields, 2 do
+    local k = fields[j]
+    if k == RETRY then
+      retries = tonumber(fields[j + 1]) or 0
+    elseif k == ORIGINAL then
+      original = fields[j + 1]
+    else
+      kept[#kept + 1] = k
+      kept[#kept + 1] = fields[j + 1]
+    end
+  end
+  return retries, original, kept
+end
+
+local function requeue_copy(kept, prefix, retries, original)
+  -- The requeued copy (SPEC 5a): the fields, then <prefix>retry_count and <prefix>original_id.
+  local out = {}
+  for j = 1, #kept do out[j] = kept[j] end
+  local n = #out
+  out[n + 1] = prefix .. 'retry_count'; out[n + 2] = tostring(retries + 1)
+  out[n + 3] = prefix .. 'original_id'; out[n + 4] = original
+  return out
 end
 
 local function add_envelope(fields, prefix, stream, group, id, e, reason, at)
@@ -54,12 +131,29 @@ local function add_envelope(fields, prefix, stream, group, id, e, reason, at)
   return out
 end
 
+local function retry_reason(reason, max_retries)
+  if reason == '' then return 'max retries exceeded (' .. max_retries .. ')' end
+  return reason
+end
+
+local function xadd_args(key, copy)
+  -- Every XADD argument after the command name: key, '*', the copy's fields.
+  local args = {key, '*'}
+  for j = 1, #copy do args[j + 2] = copy[j] end
+  return args
+end
+
+local function fits(args)
+  return #args <= UNPACK_MAX
+end
+
+local function xadd(args)
+  -- XADD that never raises: an error (or a call too wide for a script) is returned.
+  if not fits(args) then return {err = 'WIDE ' .. #args .. ' XADD arguments'} end
+  return redis.pcall('XADD', unpack(args))
+end
+
 local function put_back(stream, group, id, e)
   -- Undo a take: the entry returns to its owner with its idle time and delivery count.
   redis.call('XCLAIM', stream, group, e[2], 0, id, 'IDLE', e[3], 'RETRYCOUNT', e[4], 'JUSTID')
-end
-
-local function error_text(reply)
-  if type(reply) == 'table' and reply.err then return reply.err end
-  return nil
 end
