@@ -84,8 +84,8 @@ PAGE = 500
 MARKER_RETENTION_MS = 7 * 86_400_000
 # Payload bytes per replay script call, and per round trip (a client's query buffer is
 # limited to 1 GiB by default: rounds of entries with 1 MiB values must not reach it).
-CALL_BYTES = 8 * 1024 * 1024
-ROUND_BYTES = 64 * 1024 * 1024
+CALL_BYTES = 1024 * 1024
+ROUND_BYTES = 16 * 1024 * 1024
 # Attempts of an entry too wide for a script, when the marker set changes under WATCH.
 WATCH_ATTEMPTS = 5
 FORCE_CROSS_SLOT_ENV = "PELCTL_FORCE_CROSS_SLOT"
@@ -799,6 +799,8 @@ class _Replayer:
         self.add = script("dlq_replay_add")
         self.mark = script("replay_mark")
         self.wide: dict[bytes, int] = {}  # id -> XADD values, of the entries too wide
+        self.read_bytes = 0  # payload read so far, and in how many entries: how many
+        self.read_entries = 0  # entries one read may hold within ROUND_BYTES
 
     def xadd_values(self, fields: Sequence[bytes]) -> int:
         """Arguments of the copy's XADD: key, [NOMKSTREAM], *, fields, the marker pair."""
@@ -806,8 +808,31 @@ class _Replayer:
 
     def run(self, chunks: Sequence[Sequence[PlanItem]]) -> list[ItemResult]:
         """Replay one round: ``chunks`` are the batches (one script call each, or more when
-        they carry many bytes) sent in one round trip. Connection errors propagate (the
-        outcome of this round is unknown)."""
+        they carry many bytes), read in one pipeline and sent in one round trip, unless
+        their entries are big: then a few chunks at a time, so the client holds about
+        ROUND_BYTES of payload (entries of 1 MiB would otherwise be 1.6 GB a round).
+        Connection errors propagate (the outcome of this round is unknown)."""
+        out: list[ItemResult] = []
+        rest = list(chunks)
+        while rest:
+            n = self._chunks_per_read(rest)
+            out += self._round(rest[:n])
+            rest = rest[n:]
+        return out
+
+    def _chunks_per_read(self, chunks: Sequence[Sequence[PlanItem]]) -> int:
+        if not self.read_entries:
+            return 1  # nothing known yet: the first chunk tells the entries' size
+        per_entry = self.read_bytes / self.read_entries
+        n, total = 0, 0.0
+        for chunk in chunks:
+            total += len(chunk) * per_entry
+            if n and total > ROUND_BYTES:
+                break
+            n += 1
+        return n
+
+    def _round(self, chunks: Sequence[Sequence[PlanItem]]) -> list[ItemResult]:
         out: list[ItemResult] = []
         ids = [item.id for chunk in chunks for item in chunk]
         with redis_errors("dlq replay"):
@@ -816,6 +841,8 @@ class _Replayer:
                 pipe.execute_command("XRANGE", self.dlq, entry_id, entry_id)
             rows = pipe.execute()
         by_id = {eid: row[0][1] for eid, row in zip(ids, rows, strict=True) if row}
+        self.read_entries += len(by_id)
+        self.read_bytes += sum(len(x) for flat in by_id.values() for x in flat)
         out += [DlqItemResult(i, "gone", _SKIP_TEXT["gone"]) for i in ids if i not in by_id]
         same_calls: list[tuple[list[PlanItem], Call]] = []
         cross: dict[bytes, list[tuple[PlanItem, list[bytes]]]] = {}

@@ -51,6 +51,8 @@ from pelctl.redis.scripts import (
     script,
 )
 
+# A script's answer for an entry it left for the next call (its byte budget was spent).
+LATER = "later"
 # pelctl's own consumer names: entries pass through them only inside one script.
 REQUEUE_CONSUMER = b"pelctl-requeue"
 DLQ_CONSUMER = b"pelctl-dlq"
@@ -389,14 +391,23 @@ class _EntryRun:
                         self.results.extend(pre.values())
                         continue
                     reply = next(replies)
+                    later = []
                     _fatal(reply)
                     if isinstance(reply, Exception):
                         self.results.extend(pre.values())
                         self._fail(sent_items, "fail", f"script error: {reply}")
                     else:
                         self.results.extend(pre.values())
-                        self.results.extend(parse(sent_items, reply))
-                    self.done += len(chunk)
+                        parsed = parse(sent_items, reply)
+                        later = [r.id for r in parsed if r.outcome == LATER]
+                        self.results.extend(r for r in parsed if r.outcome != LATER)
+                        if later:
+                            # The call reached its byte budget: nothing was done for these;
+                            # they go again in calls of the size this one managed.
+                            ids = set(later)
+                            again = [it for it in sent_items if it.id in ids]
+                            batches.extend(_chunks(again, max(1, len(sent_items) - len(ids))))
+                    self.done += len(chunk) - len(later)
                 i += len(group)
                 if self.progress:
                     self.progress(self.done, self.total)
@@ -659,7 +670,7 @@ def _ordered(
               "dlq" if dlq is not None else "none", reason)  # fmt: skip
     out: list[ItemResult] = []
     chunks = list(_chunks(items, run.batch))
-    n = 0
+    n = 0  # chunks[n - 1] is the one in hand
 
     def note(entry_id: bytes) -> str:
         return wide_note(wide[entry_id]) if entry_id in wide else ""
@@ -668,8 +679,9 @@ def _ordered(
         out.extend(ItemResult(i, "unknown", text, note(i)) for i in rows)
 
     try:
-        for n in range(len(chunks)):
+        while n < len(chunks):
             chunk = chunks[n]
+            n += 1
             pre: dict[bytes, ItemResult] = {}
             keys: list[bytes] = [plan.stream]
             args = run.entry_args(chunk, keys, pre)
@@ -688,7 +700,12 @@ def _ordered(
             taken: dict[bytes, list[tuple[bytes, bytes, int]]] = {b"stream": [], b"dlq": []}
             pipes = {t: conn.raw(k).pipeline(transaction=False)
                      for t, k in where.items() if k is not None}  # fmt: skip
+            later = [item for item, status, _d in _pairs(sent, reply) if status == LATER]
+            if later:  # the lease reached its byte budget: these go again, untouched
+                chunks.extend(_chunks(later, max(1, len(sent) - len(later))))
             for item, status, detail in _pairs(sent, reply):
+                if status == LATER:
+                    continue
                 if status == "take":
                     d = list(detail)  # type: ignore[call-overload]
                     target, owner, deliveries = bytes(d[0]), d[1], int(d[3])
@@ -741,16 +758,17 @@ def _ordered(
                 else:
                     out.append(ItemResult(entry_id, "unknown", f"copy written ({_text(new_id)}),"
                                           f" ack failed: {detail}", note(entry_id)))  # fmt: skip
-            run.done += len(chunk)
+            run.done += len(chunk) - len(later)
             if progress:
                 progress(run.done, run.total)
     except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
-        # The lease call of chunk n lost the connection: its outcome is unknown (an entry
+        # A call for the chunk in hand lost the connection: its outcome is unknown (an entry
         # leased but not copied stays with its owner); later chunks were not attempted.
         answered = {r.id for r in out}
-        lost((it.id for it in chunks[n] if it.id not in answered), f"connection lost: {err}")
+        lost((it.id for it in chunks[n - 1] if it.id not in answered), f"connection lost: {err}")
+        answered = {r.id for r in out}
         out.extend(ItemResult(it.id, "fail", "not attempted: connection lost", note(it.id))
-                   for chunk in chunks[n + 1 :] for it in chunk)  # fmt: skip
+                   for chunk in chunks[n:] for it in chunk if it.id not in answered)  # fmt: skip
     except KeyboardInterrupt:
         answered = {r.id for r in out}
         out.extend(

@@ -23,6 +23,7 @@ from tests.integration.wide_support import (
     ENVELOPE,
     HOUR,
     HUGE,
+    Batch,
     assert_dead_lettered,
     assert_requeued,
     build_batch,
@@ -289,3 +290,75 @@ def test_a_dead_letter_move_then_replay_round_trip_is_byte_identical(r, conn) ->
     # (The wide entry took the ordered path, after its batch: the order is not kept.)
     assert sorted(back) == sorted(batch.fields[i] for i in batch.ids)
     assert requeued_copies(r, batch) == {}
+
+
+# -- cost: one script per batch of narrow entries, a bounded one per call for huge ones --------
+
+
+def script_calls(r) -> int:  # noqa: ANN001
+    stats = r.info("commandstats")
+    return sum(v["calls"] for k, v in stats.items() if k in ("cmdstat_evalsha", "cmdstat_eval"))
+
+
+def test_narrow_entries_stay_one_script_per_batch(r, conn) -> None:  # noqa: ANN001
+    ids = sc.add_entries(r, "s", 250, {b"n": b"x", b"k": b"v"})
+    sc.create_group(r, "s", "g")
+    sc.deliver(r, "s", "g", "dead", 250)
+    sc.set_idle(r, "s", "g", "dead", ids, HOUR)
+    plan = m.plan(conn, "requeue", b"s", b"g", IDLE)
+    script("requeue").load(raw(r))
+    before = script_calls(r)
+    result = m.apply(conn, plan)  # batches of 100
+    assert result.applied == 250 and script_calls(r) - before == 3
+
+
+@pytest.mark.parametrize("action", ["requeue", "dlq-move"])
+def test_huge_entries_are_copied_a_few_per_call(r, conn, action) -> None:  # noqa: ANN001
+    """A call copies about 1 MiB of payload, then answers 'later' for the rest of its batch
+    (nothing done for them) and the client sends those again: six 1 MiB entries in one batch
+    take six calls (each holds the server a few ms, not six times that)."""
+    rr = raw(r)
+    ids = [rr.execute_command("XADD", "s", "*", "blob", HUGE, "n", b"%d" % i) for i in range(6)]
+    sc.create_group(r, "s", "g")
+    sc.deliver(r, "s", "g", "dead", 6)
+    sc.set_idle(r, "s", "g", "dead", ids, HOUR)
+    plan = m.plan(conn, action, b"s", b"g", IDLE)
+    script("requeue" if action == "requeue" else "dlq_move").load(rr)
+    before = script_calls(r)
+    result = m.apply(conn, plan)
+    assert (result.applied, result.failed) == (6, ()) and script_calls(r) - before == 6
+    assert not pending(r) and not internal_holders(r)
+    if action == "requeue":
+        copies = requeued_copies(r, Batch(b"s", b"g", ids, {}))
+        assert {k: v[0][:4] for k, v in copies.items()} == {
+            i: [b"blob", HUGE, b"n", b"%d" % n] for n, i in enumerate(ids)
+        }
+    else:
+        letters = dead_letters(r, b"s:dlq")
+        assert {k: v[0][:4] for k, v in letters.items()} == {
+            i: [b"blob", HUGE, b"n", b"%d" % n] for n, i in enumerate(ids)
+        }
+
+
+@PATHS
+def test_huge_dead_letters_replay_in_bounded_calls_and_reads(r, conn, force, monkeypatch) -> None:  # noqa: ANN001
+    """Replay script calls carry about CALL_BYTES of payload each; a round reads about
+    ROUND_BYTES of entries at a time (here 3 MiB: so 1 MiB entries are read 3 by 3)."""
+    monkeypatch.setattr(dlqmod, "ROUND_BYTES", 3 * len(HUGE) + 1_000)
+    rr = raw(r)
+    r.xadd("s", {"seed": "1"})
+    ids = [rr.execute_command("XADD", "s:dlq", "*", "blob", HUGE, "_dlq_source", "s")
+           for _ in range(7)]  # fmt: skip
+    reads: list[int] = []
+    real = dlqmod._Replayer._round
+
+    def counted(self, chunks):  # noqa: ANN001, ANN202
+        reads.append(sum(len(c) for c in chunks))
+        return real(self, chunks)
+
+    monkeypatch.setattr(dlqmod._Replayer, "_round", counted)
+    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True))
+    result = m.apply(conn, p, force_cross_slot=force, batch_size=1)
+    assert (result.applied, result.failed) == (7, ())
+    assert reads == [1, 3, 3]
+    assert replayed(r) == {i: [[b"blob", HUGE, b"_replayed_from", i]] for i in ids}

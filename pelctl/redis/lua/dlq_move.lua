@@ -8,18 +8,21 @@
 --
 -- KEYS[1] stream, KEYS[2] dead-letter stream, KEYS[3..] lock keys
 -- ARGV: group, claimer, prefix, reason, then 5 per entry (see the prelude)
--- Reply per entry: dlq <dlq id> | ghost '' | wide <XADD values needed> | skip <reason> |
+-- Reply per entry: later '' (the call's byte budget was spent: send it again) |
+--                  dlq <dlq id> | ghost '' | wide <XADD values needed> | skip <reason> |
 --                  fail <error>
 local stream, dlq = KEYS[1], KEYS[2]
 local group, claimer, prefix, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local out, claimed, now = {}, false, nil
 
 local function move_one(i)
+  if budget_spent() then return 'later', '' end
   local id, min_idle = ARGV[i], tonumber(ARGV[i + 3])
   local why, e = pel_verify(stream, group, id, ARGV[i + 1], tonumber(ARGV[i + 2]), min_idle)
   if why then return 'skip', why end
   if lock_held(tonumber(ARGV[i + 4])) then return 'skip', 'alive' end
   local fields = entry_fields(stream, id)
+  if fields then spend(fields) end
   if not fields then
     redis.call('XACK', stream, group, id)
     return 'ghost', ''

@@ -14,7 +14,8 @@
 -- ARGV: group, prefix, kind (requeue|dlq), max_retries (-1: none; requeue), dlq_mode
 --       (none|dlq; requeue: may an entry past max_retries go to the dead-letter stream),
 --       reason, then 5 per entry (see the prelude)
--- Reply per entry: take {target (stream|dlq), owner, idle, deliveries, field, value, ...} |
+-- Reply per entry: later '' (the call's byte budget was spent: send it again) |
+--                  take {target (stream|dlq), owner, idle, deliveries, field, value, ...} |
 --                  ghost '' | skip <reason> | fail <error>
 local stream = KEYS[1]
 local group, prefix, kind = ARGV[1], ARGV[2], ARGV[3]
@@ -22,11 +23,13 @@ local max_retries, dlq_mode, reason = tonumber(ARGV[4]), ARGV[5], ARGV[6]
 local out, now = {}, nil
 
 local function lease_one(i)
+  if budget_spent() then return 'later', '' end
   local id, min_idle = ARGV[i], tonumber(ARGV[i + 3])
   local why, e = pel_verify(stream, group, id, ARGV[i + 1], tonumber(ARGV[i + 2]), min_idle)
   if why then return 'skip', why end
   if lock_held(tonumber(ARGV[i + 4])) then return 'skip', 'alive' end
   local fields = entry_fields(stream, id)
+  if fields then spend(fields) end
   if not fields then
     redis.call('XACK', stream, group, id)
     return 'ghost', ''

@@ -11,7 +11,8 @@
 -- KEYS[1] stream, KEYS[2] dead-letter stream (the stream itself when unused), KEYS[3..] locks
 -- ARGV: group, claimer, prefix, max_retries (-1: none), dlq_mode (none|inline|defer),
 --       reason, then 5 per entry (see the prelude)
--- Reply per entry: requeued <new id> | dlq <dlq id> | ghost '' | defer '' |
+-- Reply per entry: later '' (the call's byte budget was spent: send it again) |
+--                  requeued <new id> | dlq <dlq id> | ghost '' | defer '' |
 --                  wide <XADD values needed> | skip <reason> | fail <error>
 local stream, dlq = KEYS[1], KEYS[2]
 local group, claimer, prefix = ARGV[1], ARGV[2], ARGV[3]
@@ -19,11 +20,13 @@ local max_retries, dlq_mode, reason = tonumber(ARGV[4]), ARGV[5], ARGV[6]
 local out, claimed, now = {}, false, nil
 
 local function requeue_one(i)
+  if budget_spent() then return 'later', '' end
   local id, min_idle = ARGV[i], tonumber(ARGV[i + 3])
   local why, e = pel_verify(stream, group, id, ARGV[i + 1], tonumber(ARGV[i + 2]), min_idle)
   if why then return 'skip', why end
   if lock_held(tonumber(ARGV[i + 4])) then return 'skip', 'alive' end
   local fields = entry_fields(stream, id)
+  if fields then spend(fields) end
   if not fields then
     -- The stream entry was deleted or trimmed: nothing to re-add; clear the reference.
     redis.call('XACK', stream, group, id)
