@@ -918,12 +918,14 @@ class _Replayer:
     def _wide(self, item: PlanItem, fields: list[bytes]) -> ItemResult:
         """One entry too wide for a script: the marker path, with the client's own XADD.
 
-        On the target's node, under WATCH of the marker set: if the marker is there the
-        entry was copied before ('already'); else MULTI, the XADD of the copy, then
-        ``replay_mark.lua`` (records the marker only if the XADD wrote the copy: the two are
-        atomic), EXEC. Then XDEL from the DLQ. A crash before the XDEL leaves the copy and
-        its marker: the rerun only deletes (as ``dlq_replay_add.lua``). The WATCH stops two
-        runs copying the same entry at the same moment; the loser sees the marker.
+        On the target's node, on one connection: WATCH the marker set; if the marker is there
+        the entry was copied before ('already'); else MULTI (alone: were it refused, the
+        commands after it would run outside any transaction), then the XADD of the copy and
+        ``replay_mark.lua`` (records the marker only if the XADD wrote the copy), EXEC: the
+        copy and its marker are atomic. Then XDEL from the DLQ. A crash before the XDEL
+        leaves the copy and its marker: the rerun only deletes (as ``dlq_replay_add.lua``).
+        The WATCH stops two runs copying the same entry at the same moment: EXEC fails for
+        the later one, which looks again and finds the marker.
         """
         from pelctl.core.repair import wide_note
 
@@ -933,45 +935,73 @@ class _Replayer:
         xadd: list[object] = ["XADD", target, *(() if self.create else ("NOMKSTREAM",)), "*",
                               *fields, self.marker, item.id]  # fmt: skip
         mark_args = (self.marker, item.id, MARKER_RETENTION_MS)
-        added: object = None
-        marked: object = None
         with redis_errors("dlq replay"):
-            # Both must work inside MULTI, where a NOSCRIPT or an ACL refusal could no longer
-            # stop the XADD: load the script, and try the ZADD it makes (XX: changes nothing).
+            # The script must work inside MULTI, where a NOSCRIPT or an ACL refusal could no
+            # longer stop the XADD: load it, and let it try its commands first ('check').
             self.mark.load(client)
-            client.execute_command("ZADD", markers, "XX", 0, "pelctl-preflight")
+            check = self.mark.call(client, [target, markers], ["check", *mark_args])
+            if _text(check[0]) == "denied":  # type: ignore[index]
+                raise rex.NoPermissionError(_text(check[1]))  # type: ignore[index]
             for _attempt in range(WATCH_ATTEMPTS):
-                try:
-                    with client.pipeline(transaction=True) as pipe:
-                        pipe.watch(markers)
-                        if pipe.execute_command("ZSCORE", markers, item.id) is not None:
-                            added = marked = "already"
-                            break
-                        pipe.multi()
-                        pipe.execute_command(*xadd)
-                        pipe.execute_command("EVALSHA", self.mark.sha, 2, target, markers,
-                                             *mark_args)  # fmt: skip
-                        added, marked = pipe.execute(raise_on_error=False)
-                        break
-                except rex.WatchError:
-                    continue  # another replay touched the marker set: look again
+                reply = _watched_copy(client, markers, item.id, xadd,
+                                      ("EVALSHA", self.mark.sha, 2, target, markers, "mark",
+                                       *mark_args))  # fmt: skip
+                if reply is not None:
+                    break
             else:
                 return DlqItemResult(item.id, "fail", "the marker set kept changing (another "
                                      "replay of the same entries?); rerun", note)  # fmt: skip
-            if marked == "already":
+            if reply == "already":
                 self.dlq_client.execute_command("XDEL", self.dlq, item.id)
                 return DlqItemResult(item.id, "already-replayed", _SKIP_TEXT["already"], note)
+            added, marked = reply
             if isinstance(added, Exception):
                 return DlqItemResult(item.id, "fail", f"copy not written: {added}", note)
             if isinstance(marked, Exception) or _text(marked[0]) != "replayed":  # type: ignore[index]
                 if added is None:
                     return DlqItemResult(item.id, "no-target", _SKIP_TEXT["no-target"], note)
-                # The copy is written but its marker is not (the script failed): the dead
-                # letter stays, so a rerun copies it again: a duplicate, never a loss.
+                # The copy is written but its marker is not (cannot happen: the script's
+                # commands were checked): the dead letter stays; a rerun copies it again.
                 text = f"copied as {_text(added)} but not marked ({marked}): dead letter kept"
                 return DlqItemResult(item.id, "fail", text, note)
             self.dlq_client.execute_command("XDEL", self.dlq, item.id)
         return DlqItemResult(item.id, "replayed", _text(marked[1]), note)  # type: ignore[index]
+
+
+def _watched_copy(
+    client: Any, markers: bytes, dlq_id: bytes, xadd: Sequence[object], mark: Sequence[object]
+) -> object:
+    """WATCH markers; 'already' if ``dlq_id`` is marked; else MULTI / XADD / mark / EXEC:
+    the two replies, or None when EXEC failed because the marker set changed. On one pooled
+    connection; on any error it is dropped (with whatever WATCH or MULTI it was in)."""
+    pool = client.connection_pool
+    c = pool.get_connection()
+
+    def cmd(*args: object) -> object:
+        c.send_command(*args)
+        return c.read_response()  # an error reply raises
+
+    try:
+        cmd("WATCH", markers)
+        if cmd("ZSCORE", markers, dlq_id) is not None:
+            cmd("MULTI")
+            cmd("EXEC")  # an empty transaction ends the WATCH
+            return "already"
+        cmd("MULTI")  # refused (ACL): raises here, before anything is queued
+        c.send_packed_command(c.pack_commands([xadd, mark, ("EXEC",)]))
+        c.read_response()  # QUEUED
+        c.read_response()  # QUEUED
+        try:
+            return c.read_response()  # [XADD reply, mark reply], or None (WATCH)
+        except rex.ExecAbortError as err:  # nothing ran; an ACL refusal of EXEC says so
+            if "NOPERM" in str(err):
+                raise rex.NoPermissionError(str(err)) from err
+            raise
+    except BaseException:
+        c.disconnect()
+        raise
+    finally:
+        pool.release(c)
 
 
 def _call_bytes(call: Call) -> int:

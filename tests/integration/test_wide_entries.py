@@ -362,3 +362,26 @@ def test_huge_dead_letters_replay_in_bounded_calls_and_reads(r, conn, force, mon
     assert (result.applied, result.failed) == (7, ())
     assert reads == [1, 3, 3]
     assert replayed(r) == {i: [[b"blob", HUGE, b"_replayed_from", i]] for i in ids}
+
+
+def test_two_replays_of_a_wide_dead_letter_at_once_copy_it_once(r, conn, monkeypatch) -> None:  # noqa: ANN001
+    """Another replay marks the entry between this one's WATCH and EXEC: EXEC fails, this
+    run looks again, finds the marker and only deletes the dead letter."""
+    import redis.connection
+
+    ids, _bodies = dead_letter_batch(r)
+    markers = dlqmod.marker_key(b"s", b"s:dlq")
+    real = redis.connection.AbstractConnection.pack_commands
+    raced: list[bytes] = []
+
+    def pack_commands(self, commands):  # noqa: ANN001, ANN202
+        if not raced and any(c[0] == "XADD" for c in commands):  # inside MULTI: race now
+            raced.append(ids[1])
+            r.zadd(markers, {ids[1]: 1})  # what the other run's EXEC did
+        return real(self, commands)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "pack_commands", pack_commands)
+    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(ids[1],)))
+    result = m.apply(conn, p)
+    assert raced and result.outcome_counts() == {"already-replayed": 1}
+    assert not replayed(r) and r.xlen("s:dlq") == 4  # no copy by this run; the letter left
