@@ -22,9 +22,11 @@
 local target, markers = KEYS[1], KEYS[2]
 local marker_field, create, retention = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local now = server_ms()
--- Before any copy: the ZADD that must follow each copy is allowed (XX on a member that
--- cannot exist changes nothing).
+-- Before any copy: the ZADD that must follow each copy, and the PEXPIRE at the end, are
+-- allowed (ZADD XX of a member that cannot exist changes nothing; the PEXPIRE sets the TTL
+-- the end sets anyway, and does nothing to a missing set).
 preflight('ZADD', markers, 'XX', 0, 'pelctl-preflight')
+preflight('PEXPIRE', markers, retention)
 redis.call('ZREMRANGEBYSCORE', markers, '-inf', '(' .. (now - retention))
 local out, added_any = {}, false
 
@@ -56,6 +58,6 @@ while i <= #ARGV do
   out[#out + 1] = status
   out[#out + 1] = detail
 end
--- After the copies: must not raise (a marker set without a TTL is still trimmed above).
-if added_any then pcall(redis.call, 'PEXPIRE', markers, retention) end
+-- After the copies: allowed (preflight), on a set that exists: it cannot fail.
+if added_any then redis.call('PEXPIRE', markers, retention) end
 return out
