@@ -636,6 +636,35 @@ def envelope(
     ]  # fmt: skip
 
 
+def requeue_copy(flat: Sequence[bytes], prefix: str, entry_id: bytes) -> tuple[int, list[bytes]]:
+    """(retries so far, the requeued copy's fields): the fields without ``<prefix>retry_count``
+    and ``<prefix>original_id``, then those two (count + 1; the first entry's id, kept).
+
+    For servers that run no Lua (:func:`pelctl.reclaim.settle.settle_unscripted`): the twin
+    of ``_prelude.lua``'s ``retry_state`` + ``requeue_copy``, which every script path and the
+    ordered path use (a test compares them). A change of lineage goes in both."""
+    p = prefix.encode()
+    retry_key, original_key = p + b"retry_count", p + b"original_id"
+    retries, original, kept = 0, entry_id, []
+    for i in range(0, len(flat), 2):
+        key, value = flat[i], flat[i + 1]
+        if key == retry_key:
+            retries = _lua_number(value)
+        elif key == original_key:
+            original = value
+        else:
+            kept += [key, value]
+    return retries, [*kept, retry_key, str(retries + 1).encode(), original_key, original]
+
+
+def _lua_number(value: bytes) -> int:
+    """``tonumber(v) or 0`` as the scripts read a retry count (never an error)."""
+    try:
+        return int(float(value))
+    except ValueError:
+        return 0
+
+
 def _ordered(
     conn: Connection,
     plan: Plan,

@@ -385,3 +385,34 @@ def test_two_replays_of_a_wide_dead_letter_at_once_copy_it_once(r, conn, monkeyp
     result = m.apply(conn, p)
     assert raced and result.outcome_counts() == {"already-replayed": 1}
     assert not replayed(r) and r.xlen("s:dlq") == 4  # no copy by this run; the letter left
+
+
+def test_one_copy_recipe_for_every_path(r, conn) -> None:  # noqa: ANN001
+    """The requeued copy is decided in one place per language: ``_prelude.lua`` (the script
+    path and the ordered path: the lease returns the copy it built) and its Python twin
+    ``repair.requeue_copy`` (servers without Lua). The same entry gets the same bytes by all
+    three: lineage fields in the middle are moved to the end, the count goes up, the first
+    id is kept, and a count that is not a number counts as 0 (as Lua's tonumber)."""
+    from pelctl.core.repair import requeue_copy
+
+    rr = raw(r)
+    cases = [
+        [b"a", b"1", b"_retry_count", b"2", b"b", b"\x00", b"_original_id", b"1-1", b"c", b""],
+        [b"a", b"1", b"_retry_count", b"x"],
+        [b"_original_id", b"7-7"],
+    ]
+    narrow = [rr.execute_command("XADD", "s", "*", *c) for c in cases]
+    wide = [rr.execute_command("XADD", "s", "*", *c, *wide_fields(4_000)) for c in cases]
+    sc.create_group(r, "s", "g")
+    sc.deliver(r, "s", "g", "dead", 6)
+    sc.set_idle(r, "s", "g", "dead", narrow + wide, HOUR)
+    result = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", IDLE))
+    assert result.applied == 6 and not result.failed
+    new = {i.id: i.detail.encode() for i in result.items}
+    for ids, extra in ((narrow, []), (wide, wide_fields(4_000))):
+        for entry_id, fields in zip(ids, cases, strict=True):
+            ((_id, flat),) = rr.execute_command("XRANGE", "s", new[entry_id], new[entry_id])
+            assert list(flat) == requeue_copy(fields + extra, "_", entry_id)[1]
+    assert requeue_copy(cases[0], "_", b"9-9") == (2, [b"a", b"1", b"b", b"\x00", b"c", b"",
+                                                      b"_retry_count", b"3",
+                                                      b"_original_id", b"1-1"])  # fmt: skip
