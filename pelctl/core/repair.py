@@ -641,7 +641,7 @@ def requeue_copy(flat: Sequence[bytes], prefix: str, entry_id: bytes) -> tuple[i
     and ``<prefix>original_id``, then those two (count + 1; the first entry's id, kept).
 
     For servers that run no Lua (:func:`pelctl.reclaim.settle.settle_unscripted`): the twin
-    of ``_prelude.lua``'s ``retry_state`` + ``requeue_copy``, which every script path and the
+    of ``_prelude.lua``'s ``requeue_copy``, which every script path and the
     ordered path use (a test compares them). A change of lineage goes in both."""
     p = prefix.encode()
     retry_key, original_key = p + b"retry_count", p + b"original_id"

@@ -416,3 +416,41 @@ def test_one_copy_recipe_for_every_path(r, conn) -> None:  # noqa: ANN001
     assert requeue_copy(cases[0], "_", b"9-9") == (2, [b"a", b"1", b"b", b"\x00", b"c", b"",
                                                       b"_retry_count", b"3",
                                                       b"_original_id", b"1-1"])  # fmt: skip
+
+
+def test_an_error_after_a_take_puts_the_entry_back(r) -> None:  # noqa: ANN001
+    """The prelude's each(): work that took an entry (hold) and then raised is that entry's
+    'fail', the entry is back with its owner (same delivery count, its idle time), and the
+    next entry is processed."""
+    from pelctl.redis.scripts import script as load
+
+    rr = raw(r)
+    ids = [rr.execute_command("XADD", "s", "*", "n", b"%d" % i) for i in range(2)]
+    sc.create_group(r, "s", "g")
+    sc.deliver(r, "s", "g", "dead", 2)
+    sc.set_idle(r, "s", "g", "dead", ids, HOUR, 4)
+    prelude = load("requeue").source.split(b"\n-- pelctl requeue:")[0].decode()
+    body = """
+local out = {}
+local function take_then_fail(i)
+  local id = ARGV[i]
+  local e = redis.call('XPENDING', KEYS[1], 'g', id, id, 1)[1]
+  redis.call('XCLAIM', KEYS[1], 'g', 'pelctl-requeue', 0, id, 'JUSTID')
+  hold(KEYS[1], 'g', id, e)
+  if i == 1 then error('boom') end
+  held_id = nil
+  return 'taken', ''
+end
+for i = 1, #ARGV do
+  local status, detail = each(take_then_fail, i)
+  out[#out + 1] = status
+  out[#out + 1] = detail
+end
+return out
+"""
+    reply = rr.execute_command("EVAL", prelude + body, 1, "s", *ids)
+    assert reply[0] == b"fail" and b"boom" in reply[1] and reply[2:] == [b"taken", b""]
+    rows = {row[0]: row for row in rr.execute_command("XPENDING", "s", "g", "-", "+", 10)}
+    assert rows[ids[0]][1] == b"dead" and int(rows[ids[0]][3]) == 4
+    assert int(rows[ids[0]][2]) >= HOUR  # its idle time is back too
+    assert rows[ids[1]][1] == b"pelctl-requeue"  # (the second one this test body kept)

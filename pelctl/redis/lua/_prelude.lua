@@ -36,18 +36,31 @@ local function error_text(reply)
   return tostring(reply)
 end
 
+local function put_back(stream, group, id, e)
+  -- Undo a take: the entry returns to its owner with its idle time and delivery count.
+  redis.call('XCLAIM', stream, group, e[2], 0, id, 'IDLE', e[3], 'RETRYCOUNT', e[4], 'JUSTID')
+end
+
 -- One entry's work, isolated: a Lua error in it (a redis.call that raised, or a bug) is that
--- entry's 'fail' and the batch goes on. The work sets `undo` to a function that restores
--- the entry once it has changed it, before any step that can fail.
-local undo = nil
-local function each(work, ...)
-  undo = nil
-  local ok, status, detail = pcall(work, ...)
-  if ok then return status, detail end
-  local text = error_text(status)
-  if undo then pcall(undo) end
-  undo = nil
-  return 'fail', text
+-- entry's 'fail' and the batch goes on. Work that takes an entry from its owner records it
+-- with hold() before any step that can fail, and clears held_id once done with it: an
+-- error in between puts the entry back first (no function is made per entry: plain values).
+local held_stream, held_group, held_id, held_e = nil, nil, nil, nil
+
+local function hold(stream, group, id, e)
+  held_stream, held_group, held_id, held_e = stream, group, id, e
+end
+
+local function each(work, i)
+  held_id = nil
+  local ok, status, detail = pcall(work, i)
+  if ok then
+    held_id = nil
+    return status, detail
+  end
+  if held_id then pcall(put_back, held_stream, held_group, held_id, held_e) end
+  held_id = nil
+  return 'fail', error_text(status)
 end
 
 local function pel_verify(stream, group, id, owner, deliveries, min_idle)
@@ -101,12 +114,17 @@ end
 
 -- -- The copies: the one place that decides a copy's fields ---------------------------------
 -- Used by the one-script paths (requeue.lua, dlq_move.lua) and by the ordered path
--- (lease.lua returns the copy for the client to write), so both write the same bytes.
+-- (lease.lua returns the copy for the client to write), so both write the same bytes. Each
+-- appends the copy to a table (the XADD's arguments, or the lease's reply): one table per
+-- entry, no copying.
 
-local function retry_state(fields, prefix, id)
-  -- (retries so far, the first entry's id, the fields without pelctl's lineage fields)
+local function requeue_copy(out, fields, prefix, id)
+  -- Appends to `out` the requeued copy (SPEC 5a): the fields without <prefix>retry_count
+  -- and <prefix>original_id, then <prefix>retry_count = retries + 1 and
+  -- <prefix>original_id (the first entry's id, kept through requeues). Returns the retries
+  -- so far. Python twin (servers without Lua): pelctl.core.repair.requeue_copy.
   local RETRY, ORIGINAL = prefix .. 'retry_count', prefix .. 'original_id'
-  local retries, original, kept = 0, id, {}
+  local retries, original, n = 0, id, #out
   for j = 1, #fields, 2 do
     local k = fields[j]
     if k == RETRY then
@@ -114,28 +132,22 @@ local function retry_state(fields, prefix, id)
     elseif k == ORIGINAL then
       original = fields[j + 1]
     else
-      kept[#kept + 1] = k
-      kept[#kept + 1] = fields[j + 1]
+      out[n + 1] = k
+      out[n + 2] = fields[j + 1]
+      n = n + 2
     end
   end
-  return retries, original, kept
+  out[n + 1] = RETRY;    out[n + 2] = tostring(retries + 1)
+  out[n + 3] = ORIGINAL; out[n + 4] = original
+  return retries
 end
 
-local function requeue_copy(kept, prefix, retries, original)
-  -- The requeued copy (SPEC 5a): the fields, then <prefix>retry_count and <prefix>original_id.
-  local out = {}
-  for j = 1, #kept do out[j] = kept[j] end
+local function add_envelope(out, fields, prefix, stream, group, id, e, reason, at)
+  -- Appends to `out` the dead letter (SPEC 5a): the original fields untouched, then _dlq_*.
+  -- Python twin (servers without Lua): pelctl.core.repair.envelope.
   local n = #out
-  out[n + 1] = prefix .. 'retry_count'; out[n + 2] = tostring(retries + 1)
-  out[n + 3] = prefix .. 'original_id'; out[n + 4] = original
-  return out
-end
-
-local function add_envelope(fields, prefix, stream, group, id, e, reason, at)
-  -- The dead-letter envelope (SPEC 5a): the original fields untouched, then _dlq_*.
-  local out = {}
-  for j = 1, #fields do out[j] = fields[j] end
-  local n = #out
+  for j = 1, #fields do out[n + j] = fields[j] end
+  n = n + #fields
   out[n + 1] = prefix .. 'dlq_source';     out[n + 2] = stream
   out[n + 3] = prefix .. 'dlq_group';      out[n + 4] = group
   out[n + 5] = prefix .. 'dlq_id';         out[n + 6] = id
@@ -144,19 +156,11 @@ local function add_envelope(fields, prefix, stream, group, id, e, reason, at)
   out[n + 11] = prefix .. 'dlq_idle_ms';   out[n + 12] = tostring(e[3])
   out[n + 13] = prefix .. 'dlq_reason';    out[n + 14] = reason
   out[n + 15] = prefix .. 'dlq_at';        out[n + 16] = tostring(at)
-  return out
 end
 
 local function retry_reason(reason, max_retries)
   if reason == '' then return 'max retries exceeded (' .. max_retries .. ')' end
   return reason
-end
-
-local function xadd_args(key, copy)
-  -- Every XADD argument after the command name: key, '*', the copy's fields.
-  local args = {key, '*'}
-  for j = 1, #copy do args[j + 2] = copy[j] end
-  return args
 end
 
 local function fits(args)
@@ -167,9 +171,4 @@ local function xadd(args)
   -- XADD that never raises: an error (or a call too wide for a script) is returned.
   if not fits(args) then return {err = 'WIDE ' .. #args .. ' XADD arguments'} end
   return redis.pcall('XADD', unpack(args))
-end
-
-local function put_back(stream, group, id, e)
-  -- Undo a take: the entry returns to its owner with its idle time and delivery count.
-  redis.call('XCLAIM', stream, group, e[2], 0, id, 'IDLE', e[3], 'RETRYCOUNT', e[4], 'JUSTID')
 end

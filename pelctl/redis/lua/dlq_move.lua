@@ -28,7 +28,8 @@ local function move_one(i)
     return 'ghost', ''
   end
   now = now or server_ms()
-  local args = xadd_args(dlq, add_envelope(fields, prefix, stream, group, id, e, reason, now))
+  local args = {dlq, '*'}  -- the XADD's arguments: key, '*', the dead letter
+  add_envelope(args, fields, prefix, stream, group, id, e, reason, now)
   if not fits(args) then return 'wide', tostring(#args) end
   local taken = redis.call('XCLAIM', stream, group, claimer, min_idle, id, 'JUSTID')
   claimed = true
@@ -36,16 +37,16 @@ local function move_one(i)
     redis.call('XACK', stream, group, id)
     return 'ghost', ''
   end
-  undo = function() put_back(stream, group, id, e) end
+  hold(stream, group, id, e)
   local added = xadd(args)
   if type(added) == 'table' and added.err then
     put_back(stream, group, id, e)
-    undo = nil
+    held_id = nil
     return 'fail', added.err
   end
   -- XACK of an entry this script holds, in a group that exists: it cannot fail.
   redis.call('XACK', stream, group, id)
-  undo = nil
+  held_id = nil
   return 'dlq', added
 end
 

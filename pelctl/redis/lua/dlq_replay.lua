@@ -20,7 +20,10 @@
 local dlq, marker_field = KEYS[1], ARGV[1]
 local out = {}
 
-local function replay_one(id, t, m, create, first, n)
+local function replay_one(i)
+  local id, t, m = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  local create, n = ARGV[i + 3], tonumber(ARGV[i + 4])
+  local first = i + 5
   if #redis.call('XRANGE', dlq, id, id) == 0 then
     return 'skip', 'gone'  -- replayed or purged since the plan
   end
@@ -49,11 +52,8 @@ end
 if #ARGV >= 2 then preflight('XDEL', dlq, '0-0') end
 local i = 2
 while i <= #ARGV do
-  local id, t, m = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-  local create, n = ARGV[i + 3], tonumber(ARGV[i + 4])
-  local first = i + 5
-  i = first + n
-  local status, detail = each(replay_one, id, t, m, create, first, n)
+  local status, detail = each(replay_one, i)
+  i = i + 5 + tonumber(ARGV[i + 4])
   out[#out + 1] = status
   out[#out + 1] = detail
 end

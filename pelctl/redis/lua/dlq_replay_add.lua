@@ -30,7 +30,9 @@ preflight('PEXPIRE', markers, retention)
 redis.call('ZREMRANGEBYSCORE', markers, '-inf', '(' .. (now - retention))
 local out, added_any = {}, false
 
-local function add_one(id, first, n)
+local function add_one(i)
+  local id, n = ARGV[i], tonumber(ARGV[i + 1])
+  local first = i + 2
   if redis.call('ZSCORE', markers, id) then return 'already', '' end
   local args = {target}
   if create ~= '1' then args[#args + 1] = 'NOMKSTREAM' end
@@ -51,10 +53,8 @@ end
 
 local i = 4
 while i <= #ARGV do
-  local id, n = ARGV[i], tonumber(ARGV[i + 1])
-  local first = i + 2
-  i = first + n
-  local status, detail = each(add_one, id, first, n)
+  local status, detail = each(add_one, i)
+  i = i + 2 + tonumber(ARGV[i + 1])
   out[#out + 1] = status
   out[#out + 1] = detail
 end

@@ -34,27 +34,26 @@ local function lease_one(i)
     redis.call('XACK', stream, group, id)
     return 'ghost', ''
   end
-  local target, copy = 'dlq', nil
   now = now or server_ms()
+  -- The reply: where the copy goes, the lease (owner, idle, deliveries), then the copy.
+  local detail = {'stream', e[2], e[3], e[4]}
   if kind == 'requeue' then
-    local retries, original, kept = retry_state(fields, prefix, id)
+    local retries = requeue_copy(detail, fields, prefix, id)
     if max_retries >= 0 and retries + 1 > max_retries then
       if dlq_mode ~= 'dlq' then return 'skip', 'max-retries' end
-      copy = add_envelope(fields, prefix, stream, group, id, e,
-                          retry_reason(reason, max_retries), now)
-    else
-      target, copy = 'stream', requeue_copy(kept, prefix, retries, original)
+      detail = {'dlq', e[2], e[3], e[4]}
+      add_envelope(detail, fields, prefix, stream, group, id, e,
+                   retry_reason(reason, max_retries), now)
     end
   else
-    copy = add_envelope(fields, prefix, stream, group, id, e, reason, now)
+    detail[1] = 'dlq'
+    add_envelope(detail, fields, prefix, stream, group, id, e, reason, now)
   end
   local taken = redis.call('XCLAIM', stream, group, e[2], min_idle, id, 'JUSTID')
   if #taken == 0 then
     redis.call('XACK', stream, group, id)
     return 'ghost', ''
   end
-  local detail = {target, e[2], e[3], e[4]}
-  for j = 1, #copy do detail[4 + j] = copy[j] end
   return 'take', detail
 end
 

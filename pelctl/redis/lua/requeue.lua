@@ -32,17 +32,16 @@ local function requeue_one(i)
     redis.call('XACK', stream, group, id)
     return 'ghost', ''
   end
-  local retries, original, kept = retry_state(fields, prefix, id)
+  local args = {stream, '*'}  -- the XADD's arguments: key, '*', the copy
+  local retries = requeue_copy(args, fields, prefix, id)
   local to_dlq = max_retries >= 0 and retries + 1 > max_retries
-  local args
   if to_dlq then
     if dlq_mode == 'defer' then return 'defer', '' end
     if dlq_mode ~= 'inline' then return 'skip', 'max-retries' end
     now = now or server_ms()
-    args = xadd_args(dlq, add_envelope(fields, prefix, stream, group, id, e,
-                                       retry_reason(reason, max_retries), now))
-  else
-    args = xadd_args(stream, requeue_copy(kept, prefix, retries, original))
+    args = {dlq, '*'}
+    add_envelope(args, fields, prefix, stream, group, id, e, retry_reason(reason, max_retries),
+                 now)
   end
   if not fits(args) then return 'wide', tostring(#args) end
   local taken = redis.call('XCLAIM', stream, group, claimer, min_idle, id, 'JUSTID')
@@ -52,16 +51,16 @@ local function requeue_one(i)
     redis.call('XACK', stream, group, id)
     return 'ghost', ''
   end
-  undo = function() put_back(stream, group, id, e) end
+  hold(stream, group, id, e)
   local added = xadd(args)
   if type(added) == 'table' and added.err then
     put_back(stream, group, id, e)
-    undo = nil
+    held_id = nil
     return 'fail', added.err
   end
   -- XACK of an entry this script holds, in a group that exists: it cannot fail.
   redis.call('XACK', stream, group, id)
-  undo = nil
+  held_id = nil
   if to_dlq then return 'dlq', added end
   return 'requeued', added
 end
