@@ -378,7 +378,8 @@ class ReliableConsumer:
         elif item.outcome == "ghost":
             self.stats.ghosts += 1
             field_name = "ghosts"
-        elif item.outcome in ("not-pending", "owner-changed", "redelivered", "not-idle"):
+        elif item.outcome in ("not-pending", "owner-changed", "redelivered", "not-idle",
+                              "dlq-duplicate"):  # fmt: skip
             self.stats.duplicate_acks += 1
             field_name = "duplicate_acks"
         else:

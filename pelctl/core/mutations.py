@@ -173,6 +173,7 @@ class ItemResult:
     id: bytes
     outcome: str  # requeued | dlq | claimed | acked | ghost | deleted | <skip reason> | fail
     detail: str = ""  # new id, dead-letter id, error text
+    note: str = ""  # how it was done when that is worth saying (e.g. the ordered path, why)
 
     @property
     def status(self) -> str:

@@ -122,6 +122,11 @@ _COUNTER_OF = {
     "owner-changed": "duplicate_acks",
     "redelivered": "duplicate_acks",
     "not-idle": "duplicate_acks",
+    # The ordered path (a DLQ in another slot, an entry too wide for one script): the entry
+    # was acknowledged or re-delivered between the lease and the ack, so the copy written
+    # is a duplicate and the entry was left alone.
+    "dlq-duplicate": "duplicate_acks",
+    "requeue-duplicate": "duplicate_acks",
     "already-owned": "skipped_other",
     "max-retries": "skipped_other",
 }

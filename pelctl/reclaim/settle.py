@@ -240,11 +240,9 @@ def settle_unscripted(
     finds nothing means somebody else settled the entry first (``not-pending``; our copy
     is then a duplicate, never a loss).
     """
-    from pelctl.core.repair import envelope
+    from pelctl.core.repair import envelope, requeue_copy
 
     raw = conn.raw(stream)
-    prefix = cfg.field_prefix.encode()
-    retry_key, original_key = prefix + b"retry_count", prefix + b"original_id"
     need = [e for e in entries if e.fields is None and not e.deleted]
     fields: dict[bytes, list | None] = {e.id: e.fields for e in entries}
     if need:
@@ -263,15 +261,7 @@ def settle_unscripted(
         if flat is None:
             plans.append((e, "ghost"))
             continue
-        retries, original, kept = 0, e.id, []
-        for i in range(0, len(flat), 2):
-            key, value = _b(flat[i]), _b(flat[i + 1])
-            if key == retry_key:
-                retries = int(value or 0)
-            elif key == original_key:
-                original = value
-            else:
-                kept += [key, value]
+        retries, copy = requeue_copy([_b(x) for x in flat], cfg.field_prefix, e.id)
         to_dlq = not e.new and (
             cfg.over_limit(e.deliveries)
             or (cfg.to is None and m is not None and retries + 1 > m - 1)
@@ -285,8 +275,7 @@ def settle_unscripted(
             pipe.execute_command("XCLAIM", stream, group, cfg.to, 0, e.id, "JUSTID")
             plans.append((e, "claimed"))
         else:
-            body = kept + [retry_key, str(retries + 1).encode(), original_key, original]
-            pipe.execute_command("XADD", stream, "*", *body)
+            pipe.execute_command("XADD", stream, "*", *copy)
             plans.append((e, "requeued"))
     written = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
     out: list[ItemResult] = []
