@@ -124,7 +124,10 @@ def entry_pairs(e: DlqEntry, now: int) -> list[tuple[str, str]]:
         ("source", _b(e.source)),
         ("group", _b(e.group)),
         ("original id", _b(e.original_id)),
-        ("moved copy id", _b(e.dlq_id)),
+    ]
+    if e.dlq_id is not None and e.dlq_id != e.original_id:  # a requeued or replayed copy
+        pairs.append(("moved copy id", _b(e.dlq_id)))
+    pairs += [
         ("last owner", _b(e.owner)),
         ("deliveries", _deliveries(e)),
         ("idle when moved", format_duration_ms(e.idle_ms)),
