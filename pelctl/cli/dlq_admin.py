@@ -21,6 +21,7 @@ from pelctl.cli.targets import (
     REPAIR_PANEL,
     TARGETS_PANEL,
     FieldPrefixOpt,
+    NoLineageOpt,
     refuse_empty,
     refuse_empty_prefix,
 )
@@ -299,14 +300,17 @@ def replay_cmd(
     ] = False,  # fmt: skip
     match: MatchOpt = None,
     field_prefix: FieldPrefixOpt = "_",
+    no_lineage: NoLineageOpt = False,
 ) -> int:
     """Put dead-letter entries back on their source stream (or --to), each exactly once.
 
     Each copy gets the original fields (envelope removed unless --keep-envelope,
-    _retry_count removed unless --keep-retries) plus _replayed_from=<DLQ id>, and the entry
-    leaves the DLQ. When the DLQ and the target share a cluster slot (always on a single
-    server) copy and delete run in one script; otherwise a marker set beside the target makes
-    a rerun after a crash skip what was already copied. Rerun an interrupted replay as is.
+    _retry_count removed unless --keep-retries), its lineage (_prior_deliveries,
+    _original_id) and _replayed_from=<DLQ id>, and the entry leaves the DLQ. With
+    --no-lineage the copy is the original fields alone, exactly as they were. When the DLQ
+    and the target share a cluster slot (always on a single server) copy and delete run in
+    one script; otherwise a marker set beside the target makes a rerun after a crash skip
+    what was already copied. Rerun an interrupted replay as is.
     Without DLQ (every *:dlq stream), an entry whose _dlq_source is not the stream its DLQ
     belongs to (orders for orders:dlq) is refused: name the DLQ to replay it."""
     from pelctl.core.binary import unescape
@@ -322,8 +326,9 @@ def replay_cmd(
     options = ReplayOptions(
         to=unescape(to) if to is not None else None, field_prefix=field_prefix,
         rate=parse_rate(rate) if rate is not None else None,
-        keep_envelope=not strip_envelope, keep_retries=keep_retries,
+        keep_envelope=not strip_envelope, keep_retries=keep_retries, no_lineage=no_lineage,
     )  # fmt: skip
+    options.check()  # before connecting
     from pelctl.cli.dlq_mutate import run
 
     return run(rt, "dlq-replay", dlq, match, targets, options)

@@ -27,12 +27,16 @@ Exactly once (see docs/dlq.md):
   marker makes the rerun skip the copy and only delete. The DLQ entry is never deleted
   before its copy exists; a copy is never made twice.
 
-Every copy carries ``<prefix>replayed_from = <DLQ id>`` (the replay marker field).
+Every copy carries its lineage (:mod:`pelctl.core.lineage`: ``<prefix>prior_deliveries``,
+``<prefix>original_id``) and ``<prefix>replayed_from = <DLQ id>`` (the replay marker field),
+unless ``no_lineage`` (``--no-lineage``): then the copy is the original fields alone. The
+marker *set* of the cross-slot path is a separate key: exactly once holds either way.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import re
 import time
@@ -45,6 +49,7 @@ from typing import Any
 
 import redis.exceptions as rex
 
+from pelctl.core import lineage
 from pelctl.core.binary import escape
 from pelctl.core.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core.models import id_ms, parse_id
@@ -105,7 +110,13 @@ Pairs = tuple[tuple[bytes, bytes], ...]
 
 @dataclass(frozen=True, slots=True)
 class DlqEntry:
-    """One dead-letter entry: its envelope parsed, its original fields apart."""
+    """One dead-letter entry: its envelope parsed, its original fields apart, its lineage.
+
+    ``original_id`` is the message's first id (the ``<prefix>original_id`` among the original
+    fields, else ``_dlq_id``); ``dlq_id`` is ``_dlq_id`` (the id of the copy that was
+    moved); ``deliveries`` is ``_dlq_deliveries`` (the moved copy's delivery count) and
+    ``prior_deliveries`` the ``<prefix>prior_deliveries`` of earlier copies:
+    :attr:`total_deliveries` is every delivery of the message."""
 
     id: bytes
     source: bytes | None
@@ -119,6 +130,8 @@ class DlqEntry:
     fields: Pairs  # the original fields (envelope removed), in order
     raw: Pairs = ()  # every field of the DLQ entry, envelope included, in order
     dlq: bytes = b""
+    dlq_id: bytes | None = None
+    prior_deliveries: int | None = None
 
     @property
     def time_ms(self) -> int:
@@ -128,6 +141,14 @@ class DlqEntry:
     @property
     def enveloped(self) -> bool:
         return self.source is not None
+
+    @property
+    def total_deliveries(self) -> int | None:
+        """Deliveries of every copy of the message: prior + ``_dlq_deliveries`` (None when
+        neither is known)."""
+        if self.deliveries is None and self.prior_deliveries is None:
+            return None
+        return (self.prior_deliveries or 0) + (self.deliveries or 0)
 
 
 @cache
@@ -162,19 +183,23 @@ def parse_entry(entry_id: bytes, flat: Sequence[bytes], prefix: str = "_",
             return None
 
     reason = env.get(b"reason")
+    deliveries = num(b"deliveries")
+    original_id, prior = lineage.of_dead_letter(fields, env.get(b"id"), deliveries, prefix)
     return DlqEntry(
         id=entry_id,
         source=env.get(b"source"),
         group=env.get(b"group"),
-        original_id=env.get(b"id"),
+        original_id=original_id,
         owner=env.get(b"owner"),
-        deliveries=num(b"deliveries"),
+        deliveries=deliveries,
         idle_ms=num(b"idle_ms"),
         reason=reason.decode("utf-8", "replace") if reason is not None else None,
         at_ms=num(b"at"),
         fields=tuple(fields),
         raw=raw,
         dlq=dlq,
+        dlq_id=env.get(b"id"),
+        prior_deliveries=prior,
     )
 
 
@@ -501,24 +526,41 @@ def replay_fields(
     *,
     keep_envelope: bool = False,
     keep_retries: bool = False,
+    no_lineage: bool = False,
 ) -> list[bytes]:
     """The fields a replayed copy gets (the marker field is added by the script).
 
     Original fields in order; the envelope (``<prefix>dlq_*``) dropped unless
     ``keep_envelope``; ``<prefix>retry_count`` dropped (the count restarts) unless
-    ``keep_retries``; a ``<prefix>replayed_from`` of an earlier replay always dropped.
+    ``keep_retries``; a ``<prefix>replayed_from`` of an earlier replay always dropped; then
+    the lineage (:func:`pelctl.core.lineage.replay_copy`): ``<prefix>prior_deliveries`` and
+    ``<prefix>original_id``.
+
+    ``no_lineage``: the original fields exactly as they were before the move (only the
+    envelope dropped): nothing removed, nothing added.
     """
     p = prefix.encode()
+    names = envelope_names(prefix)
+    pairs = list(raw)
+    if no_lineage:
+        return lineage.replay_copy(pairs, {}, prefix, drop=set(names), lineage=False)
     drop = {marker_field(prefix)}
     if not keep_envelope:
-        drop.update(envelope_names(prefix))
+        drop.update(names)
     if not keep_retries:
         drop.add(p + b"retry_count")
-    out: list[bytes] = []
-    for k, v in raw:
-        if k not in drop:
-            out += [k, v]
-    return out
+    env = {names[k]: v for k, v in pairs if k in names}  # the last value of each
+    return lineage.replay_copy(pairs, env, prefix, drop=drop)
+
+
+def fields_digest(fields: Sequence[bytes]) -> str:
+    """SHA1 (hex) of ``fields``, each prefixed by its length (``3:abc,0:,...``): how
+    ``replay_mark.lua`` recognises a copy that carries no marker field."""
+    h = hashlib.sha1(usedforsecurity=False)
+    for n, f in enumerate(fields):
+        h.update(b"%s%d:" % (b"," if n else b"", len(f)))
+        h.update(f)
+    return h.hexdigest()
 
 
 _TAG_SEARCH: dict[int, bytes] = {}
@@ -583,6 +625,14 @@ class ReplayOptions(Options):
     rate: float | None = None  # entries per second; None: as fast as possible
     keep_envelope: bool = False
     keep_retries: bool = False
+
+    def check(self) -> None:
+        """Options that contradict each other (exit 2)."""
+        if self.no_lineage and self.keep_envelope:
+            raise UsageError(
+                "--keep-envelope adds the _dlq_* fields to the copy: not with --no-lineage",
+                hint="--no-lineage replays the original fields alone (the envelope stripped)",
+            )
 
 
 def dlq_filter(targets: Targets) -> DlqFilter:
@@ -673,6 +723,8 @@ def plan_replay(
     to = options.to
     if to is not None and to == dlq:
         raise UsageError("--to is the dead-letter stream itself")
+    if isinstance(options, ReplayOptions):
+        options.check()
     require_dlq(conn, dlq)
     prefix = options.field_prefix
     entries, missing = _select(conn, dlq, targets, prefix)
@@ -705,9 +757,12 @@ def plan_replay(
             note = f"creates {escape(target)}"
         if action == "replay" and target is not None and cross_slot(conn, dlq, target):
             cross.add(target)
-        items.append(PlanItem(e.id, target or b"", max(0, now - e.time_ms), e.deliveries or 0,
-                              action, note or (e.reason or "")))  # fmt: skip
+        age = max(0, now - e.time_ms)
+        items.append(PlanItem(e.id, target or b"", age, e.total_deliveries or 0, action,
+                              note or (e.reason or "")))  # fmt: skip
     notes: list[str] = []
+    if options.no_lineage:
+        notes.append(lineage.no_lineage_note("replay", options.field_prefix))
     if cross:
         names = ", ".join(escape(t) for t in sorted(cross)[:3])
         notes.append(
@@ -755,7 +810,7 @@ def plan_purge(
             e.id,
             e.source or b"",
             max(0, now - e.time_ms),
-            e.deliveries or 0,
+            e.total_deliveries or 0,
             "purge",
             e.reason or "",
         )  # fmt: skip
@@ -826,8 +881,10 @@ class _Replayer:
         self.prefix = opts.field_prefix
         self.keep_envelope = bool(getattr(opts, "keep_envelope", False))
         self.keep_retries = bool(getattr(opts, "keep_retries", False))
+        self.no_lineage = opts.no_lineage
         self.create = opts.to is not None  # only an explicit --to may create the target
-        self.marker = marker_field(self.prefix)
+        # The replay marker field: none without lineage (the scripts then add nothing).
+        self.marker = b"" if self.no_lineage else marker_field(self.prefix)
         self.force = force
         self.dlq_client = conn.raw(self.dlq)
         self.same = script("dlq_replay")
@@ -839,7 +896,7 @@ class _Replayer:
 
     def xadd_values(self, fields: Sequence[bytes]) -> int:
         """Arguments of the copy's XADD: key, [NOMKSTREAM], *, fields, the marker pair."""
-        return 2 + (0 if self.create else 1) + len(fields) + 2
+        return 2 + (0 if self.create else 1) + len(fields) + (2 if self.marker else 0)
 
     def run(self, chunks: Sequence[Sequence[PlanItem]]) -> list[ItemResult]:
         """Replay one round: ``chunks`` are the batches (one script call each, or more when
@@ -890,7 +947,8 @@ class _Replayer:
                     continue
                 pairs = zip(flat[0::2], flat[1::2], strict=True)
                 fields = replay_fields(pairs, self.prefix, keep_envelope=self.keep_envelope,
-                                       keep_retries=self.keep_retries)  # fmt: skip
+                                       keep_retries=self.keep_retries,
+                                       no_lineage=self.no_lineage)  # fmt: skip
                 values = self.xadd_values(fields)
                 if not xadd_fits(values):
                     self.wide[item.id] = values
@@ -960,16 +1018,21 @@ class _Replayer:
         copy and its marker are atomic. Then XDEL from the DLQ. A crash before the XDEL
         leaves the copy and its marker: the rerun only deletes (as ``dlq_replay_add.lua``).
         The WATCH stops two runs copying the same entry at the same moment: EXEC fails for
-        the later one, which looks again and finds the marker.
+        the later one, which looks again and finds the marker. A copy without a marker
+        field (``--no-lineage``) is recognised by its fields instead (``replay_mark.lua``).
         """
         from pelctl.core.repair import wide_note
 
         target, note = item.owner, wide_note(self.wide[item.id])
         client = self.conn.raw(target)
         markers = marker_key(target, self.dlq)
+        marker_pair = (self.marker, item.id) if self.marker else ()
         xadd: list[object] = ["XADD", target, *(() if self.create else ("NOMKSTREAM",)), "*",
-                              *fields, self.marker, item.id]  # fmt: skip
-        mark_args = (self.marker, item.id, MARKER_RETENTION_MS)
+                              *fields, *marker_pair]  # fmt: skip
+        mark_args: tuple[object, ...] = (self.marker, item.id, MARKER_RETENTION_MS)
+        # Without a marker field the script knows the copy by its fields, and by being newer
+        # than the target's newest entry read after the WATCH (appended there).
+        known = (len(fields), fields_digest(fields)) if not self.marker else None
         with redis_errors("dlq replay"):
             # The script must work inside MULTI, where a NOSCRIPT or an ACL refusal could no
             # longer stop the XADD: load it, and let it try its commands first ('check').
@@ -980,7 +1043,8 @@ class _Replayer:
             for _attempt in range(WATCH_ATTEMPTS):
                 reply = _watched_copy(client, markers, item.id, xadd,
                                       ("EVALSHA", self.mark.sha, 2, target, markers, "mark",
-                                       *mark_args))  # fmt: skip
+                                       *mark_args, *(known or ())),
+                                      newest_of=target if known else None)  # fmt: skip
                 if reply is not None:
                     break
             else:
@@ -1004,11 +1068,18 @@ class _Replayer:
 
 
 def _watched_copy(
-    client: Any, markers: bytes, dlq_id: bytes, xadd: Sequence[object], mark: Sequence[object]
+    client: Any,  # noqa: ANN401
+    markers: bytes,
+    dlq_id: bytes,
+    xadd: Sequence[object],
+    mark: Sequence[object],
+    newest_of: bytes | None = None,
 ) -> object:
     """WATCH markers; 'already' if ``dlq_id`` is marked; else MULTI / XADD / mark / EXEC:
-    the two replies, or None when EXEC failed because the marker set changed. On one pooled
-    connection; on any error it is dropped (with whatever WATCH or MULTI it was in)."""
+    the two replies, or None when EXEC failed because the marker set changed. With
+    ``newest_of`` (a copy without a marker field) the id of that stream's newest entry, read
+    after the WATCH ('' when none), is appended to ``mark``. On one pooled connection; on
+    any error it is dropped (with whatever WATCH or MULTI it was in)."""
     pool = client.connection_pool
     c = pool.get_connection()
 
@@ -1022,6 +1093,12 @@ def _watched_copy(
             cmd("MULTI")
             cmd("EXEC")  # an empty transaction ends the WATCH
             return "already"
+        if newest_of is not None:
+            try:
+                newest = cmd("XREVRANGE", newest_of, "+", "-", "COUNT", 1)
+            except rex.ResponseError:  # not a stream: the XADD fails alike, nothing written
+                newest = None
+            mark = [*mark, newest[0][0] if newest else b""]  # type: ignore[index]
         cmd("MULTI")  # refused (ACL): raises here, before anything is queued
         c.send_packed_command(c.pack_commands([xadd, mark, ("EXEC",)]))
         c.read_response()  # QUEUED
@@ -1255,6 +1332,7 @@ def params(plan: Plan) -> dict[str, Any]:
     if isinstance(o, ReplayOptions):
         out["options"].update({"rate": o.rate, "keep_envelope": o.keep_envelope,
                                "keep_retries": o.keep_retries})  # fmt: skip
+    out["options"]["no_lineage"] = o.no_lineage
     return out
 
 

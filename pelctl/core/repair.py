@@ -22,6 +22,7 @@ import redis.exceptions as rex
 
 from pelctl.core.binary import escape
 from pelctl.core.errors import UsageError
+from pelctl.core.lineage import no_lineage_note, requeue_copy
 from pelctl.core.models import PendingFilter
 from pelctl.core.mutations import (
     APPLIED,
@@ -102,6 +103,17 @@ def lock_key(pattern: str, stream: bytes, group: bytes, entry_id: bytes, owner: 
         pos = m.end()
     out += pattern[pos:].encode()
     return bytes(out)
+
+
+def check_lineage(options: Options) -> None:
+    """``--no-lineage`` leaves out the retry count that ``--max-retries`` counts with."""
+    if options.no_lineage and options.max_retries is not None:
+        raise UsageError(
+            "--max-retries counts requeues in _retry_count, which --no-lineage leaves out: a "
+            "poison message would be requeued forever",
+            hint="quarantine poison entries first (pelctl dlq move STREAM GROUP "
+            "--min-deliveries N), then requeue the rest with --no-lineage",
+        )
 
 
 def check_lock_pattern(pattern: str) -> None:
@@ -246,6 +258,7 @@ def plan_entries(
     targets.require_some()
     if options.lock_key:
         check_lock_pattern(options.lock_key)
+    check_lineage(options)
     require_group(conn, stream, group)
     rows, missing = _pending_rows(conn, stream, group, targets)
     action = {"dlq-move": "dlq"}.get(mutation.name, mutation.name)
@@ -270,6 +283,9 @@ def plan_entries(
             ):
                 item_action, note = "dlq", f"requeued {retries} times (max {options.max_retries})"
         items.append(PlanItem(entry_id, owner, idle, deliveries, item_action, note))
+    notes = ()
+    if mutation.name == "requeue" and options.no_lineage:
+        notes = (no_lineage_note("requeue", options.field_prefix),)
     return Plan(
         action=mutation.name,
         stream=stream,
@@ -279,6 +295,7 @@ def plan_entries(
         options=options,
         missing=missing,
         **_stamp(conn, stream),
+        notes=notes,
     )
 
 
@@ -531,7 +548,8 @@ def apply_requeue(
     second_key = dlq if mode == "inline" else plan.stream
     max_retries = -1 if opts.max_retries is None else opts.max_retries
     reason = opts.reason or ""
-    header = (plan.group, REQUEUE_CONSUMER, opts.field_prefix, max_retries, mode, reason)
+    lineage = 0 if opts.no_lineage else 1
+    header = (plan.group, REQUEUE_CONSUMER, opts.field_prefix, max_retries, mode, reason, lineage)
 
     def make_call(chunk: Sequence[PlanItem], pre: dict[bytes, ItemResult]) -> Call | None:
         keys: list[bytes] = [plan.stream, second_key]  # type: ignore[list-item]
@@ -630,7 +648,8 @@ def envelope(
     """The dead-letter entry (SPEC §5a): original fields untouched, then ``_dlq_*``.
 
     For servers that run no Lua (:func:`pelctl.reclaim.settle.settle_unscripted`); the
-    scripts build it in ``_prelude.lua`` (``add_envelope``), the ordered path included."""
+    scripts build it in ``_prelude.lua`` (``add_envelope``), the ordered path included.
+    The original fields keep their lineage fields (:mod:`pelctl.core.lineage`)."""
     p = prefix.encode()
     return [
         *fields,
@@ -643,35 +662,6 @@ def envelope(
         p + b"dlq_reason", reason.encode(),
         p + b"dlq_at", str(at_ms).encode(),
     ]  # fmt: skip
-
-
-def requeue_copy(flat: Sequence[bytes], prefix: str, entry_id: bytes) -> tuple[int, list[bytes]]:
-    """(retries so far, the requeued copy's fields): the fields without ``<prefix>retry_count``
-    and ``<prefix>original_id``, then those two (count + 1; the first entry's id, kept).
-
-    For servers that run no Lua (:func:`pelctl.reclaim.settle.settle_unscripted`): the twin
-    of ``_prelude.lua``'s ``requeue_copy``, which every script path and the
-    ordered path use (a test compares them). A change of lineage goes in both."""
-    p = prefix.encode()
-    retry_key, original_key = p + b"retry_count", p + b"original_id"
-    retries, original, kept = 0, entry_id, []
-    for i in range(0, len(flat), 2):
-        key, value = flat[i], flat[i + 1]
-        if key == retry_key:
-            retries = _lua_number(value)
-        elif key == original_key:
-            original = value
-        else:
-            kept += [key, value]
-    return retries, [*kept, retry_key, str(retries + 1).encode(), original_key, original]
-
-
-def _lua_number(value: bytes) -> int:
-    """``tonumber(v) or 0`` as the scripts read a retry count (never an error)."""
-    try:
-        return int(float(value))
-    except ValueError:
-        return 0
 
 
 def _ordered(
@@ -705,7 +695,8 @@ def _ordered(
     run = _EntryRun(conn, plan, progress, batch_size, len(items))
     wide = wide or {}
     header = (plan.group, plan.options.field_prefix, kind, max_retries,
-              "dlq" if dlq is not None else "none", reason)  # fmt: skip
+              "dlq" if dlq is not None else "none", reason,
+              0 if plan.options.no_lineage else 1)  # fmt: skip
     out: list[ItemResult] = []
     chunks = list(_chunks(items, run.batch))
     n = 0  # chunks[n - 1] is the one in hand
@@ -1168,7 +1159,7 @@ REQUEUE = declare(
     Mutation(
         "requeue",
         "requeue",
-        "re-add each entry to the stream with _retry_count and _original_id, then XACK it",
+        "re-add each entry to the stream with its lineage fields (_retry_count, ...), then XACK it",
         plan_entries,
         apply_requeue,
     )  # fmt: skip
@@ -1217,5 +1208,6 @@ __all__ = [
     "normalize_ids",
     "probe",
     "reassign",
+    "requeue_copy",
     "sweep_ghosts",
 ]

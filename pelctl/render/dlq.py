@@ -35,6 +35,10 @@ def _jb(value: bytes | None) -> str | None:
     return escape(value) if value is not None else None
 
 
+def _n(value: int | None) -> str:
+    return str(value) if value is not None else "-"
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -52,7 +56,7 @@ def entry_row(e: DlqEntry, now: int, *, with_dlq: bool = False, width: int = 60)
         _b(e.source),
         _b(e.original_id),
         _b(e.owner),
-        str(e.deliveries) if e.deliveries is not None else "-",
+        _n(e.total_deliveries),
         e.reason if e.reason is not None else "-",
         format_duration_ms(max(0, now - e.time_ms)),
         fields_preview(e.fields, width=width),
@@ -62,7 +66,10 @@ def entry_row(e: DlqEntry, now: int, *, with_dlq: bool = False, width: int = 60)
 
 def entry_json(e: DlqEntry, now: int) -> dict[str, Any]:
     """One entry as JSON: names escaped where binary, payload values as text (escaped when
-    not UTF-8), the envelope parsed."""
+    not UTF-8), the envelope parsed, the lineage read: ``original_id`` is the message's
+    first id, ``deliveries`` every delivery of every copy (``prior_deliveries`` +
+    ``dlq_deliveries``); ``dlq_id`` and ``dlq_deliveries`` are the envelope's, about the copy
+    that was moved."""
     return {
         "dlq": escape(e.dlq),
         "id": e.id.decode(),
@@ -70,19 +77,24 @@ def entry_json(e: DlqEntry, now: int) -> dict[str, Any]:
         "group": _jb(e.group),
         "original_id": _jb(e.original_id),
         "owner": _jb(e.owner),
-        "deliveries": e.deliveries,
+        "deliveries": e.total_deliveries,
         "idle_ms": e.idle_ms,
         "reason": e.reason,
         "at_ms": e.at_ms,
         "age_ms": max(0, now - e.time_ms),
         "fields": fields_json(e.fields),
+        # Added last (CSV columns keep their places): the envelope's own two, about the copy
+        # that was moved, and the deliveries of the copies before it.
+        "dlq_id": _jb(e.dlq_id),
+        "dlq_deliveries": e.deliveries,
+        "prior_deliveries": e.prior_deliveries,
     }
 
 
 def entry_style(e: DlqEntry) -> str | None:
     if not e.enveloped:
         return "dim"
-    if e.deliveries is not None and e.deliveries >= 5:
+    if (e.total_deliveries or 0) >= 5:
         return "magenta"
     return None
 
@@ -112,14 +124,27 @@ def entry_pairs(e: DlqEntry, now: int) -> list[tuple[str, str]]:
         ("source", _b(e.source)),
         ("group", _b(e.group)),
         ("original id", _b(e.original_id)),
+    ]
+    if e.dlq_id is not None and e.dlq_id != e.original_id:  # a requeued or replayed copy
+        pairs.append(("moved copy id", _b(e.dlq_id)))
+    pairs += [
         ("last owner", _b(e.owner)),
-        ("deliveries", str(e.deliveries) if e.deliveries is not None else "-"),
+        ("deliveries", _deliveries(e)),
         ("idle when moved", format_duration_ms(e.idle_ms)),
         ("reason", e.reason if e.reason is not None else "-"),
     ]
     if not e.enveloped:
         pairs.append(("note", "no dead-letter envelope: replay needs --to STREAM"))
     return pairs
+
+
+def _deliveries(e: DlqEntry) -> str:
+    """``7 (moved copy 2, earlier copies 5)``: every delivery of the message, then
+    ``_dlq_deliveries`` and ``_prior_deliveries`` when the entry was requeued or replayed."""
+    total = _n(e.total_deliveries)
+    if e.prior_deliveries is None:
+        return total
+    return f"{total} (moved copy {_n(e.deliveries)}, earlier copies {e.prior_deliveries})"
 
 
 def field_rows(e: DlqEntry) -> TableData:

@@ -70,7 +70,7 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("id_ms", "long", False, "millisecond part of the id"),
         ("source", "string", True, "_dlq_source: the stream it came from"),
         ("source_group", "string", True, "_dlq_group"),
-        ("original_id", "string", True, "_dlq_id: its id on the source stream"),
+        ("original_id", "string", True, "the message's first id: its _original_id, else _dlq_id"),
         ("owner", "string", True, "_dlq_owner: last consumer that held it"),
         ("deliveries", "long", True, "_dlq_deliveries"),
         ("idle_ms", "long", True, "_dlq_idle_ms: idle when it was moved"),
@@ -83,7 +83,7 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("length", "long", False, "XLEN"),
         ("groups", "long", False, "consumer groups"),
         ("last_id", "string", True, "id of the newest entry"),
-        ("is_dlq", "boolean", False, "a dead-letter stream (its entries carry _dlq_source)"),
+        ("is_dlq", "boolean", False, "a dead-letter stream (named `<stream>:dlq`)"),
     ),
 }
 

@@ -111,11 +111,15 @@ def stream_keys(conn: Connection, match: bytes | None = None) -> Iterator[tuple[
                 yield node, label, key
 
 
-def describe_streams(raw: Any, keys: list[bytes], dlq_marker: bytes) -> list[StreamFacts]:
+def describe_streams(raw: Any, keys: list[bytes]) -> list[StreamFacts]:
     """Lengths, groups, consumers and PEL summaries of ``keys``: two pipelined round trips.
 
-    Keys deleted or retyped since SCAN are left out.
+    Keys deleted or retyped since SCAN are left out. A stream is a DLQ by the one rule of
+    :func:`pelctl.core.dlq.is_dlq_name` (named ``<stream>:dlq``, emptied or not), never by
+    what its entries carry.
     """
+    from pelctl.core.dlq import is_dlq_name
+
     if not keys:
         return []
     with redis_errors("XINFO"):
@@ -130,10 +134,9 @@ def describe_streams(raw: Any, keys: list[bytes], dlq_marker: bytes) -> list[Str
             length, groups_raw, last = replies[3 * i : 3 * i + 3]
             if isinstance(length, Exception) or isinstance(groups_raw, Exception):
                 continue
-            is_dlq = False
+            is_dlq = is_dlq_name(key)
             last_id = None
             if not isinstance(last, Exception) and last:
-                is_dlq = dlq_marker in last[0][1][0::2]
                 last_id = last[0][0]
             groups = []
             for row in groups_raw:
@@ -460,6 +463,25 @@ def _time_or_none(value: bytes | None) -> datetime | None:
         return None
 
 
+def dlq_original_id(flat: list[bytes], prefix: bytes = DEFAULT_DLQ_PREFIX.encode()) -> bytes | None:
+    """The first id of the message a dead letter holds (``dlq list``'s ORIGINAL ID): the
+    lineage rule of :func:`pelctl.core.lineage.of_dead_letter`, for an envelope prefix
+    ``prefix`` (``_dlq_``; the lineage fields' prefix is the part before ``dlq_``)."""
+    from pelctl.core.lineage import of_dead_letter
+
+    field_prefix = prefix[: -len(b"dlq_")] if prefix.endswith(b"dlq_") else prefix
+    envelope = {prefix + n for n in (b"source", b"group", b"id", b"owner", b"deliveries",
+                                     b"idle_ms", b"reason", b"at")}  # fmt: skip
+    pairs = list(zip(flat[0::2], flat[1::2], strict=True))
+    dlq_id = None
+    for k, v in pairs:
+        if k == prefix + b"id":
+            dlq_id = v
+    fields = [(k, v) for k, v in pairs if k not in envelope]
+    original, _prior = of_dead_letter(fields, dlq_id, None, field_prefix)
+    return original
+
+
 def dlq_batches(
     raw: Any,
     stream: bytes,
@@ -471,7 +493,11 @@ def dlq_batches(
     batch_rows: int = BATCH_ROWS,
     names: _Names | None = None,
 ) -> Iterator[Any]:
-    """Entries of a dead-letter stream (those carrying ``{prefix}source``) as ``dlq`` batches."""
+    """Entries of a dead-letter stream (those carrying ``{prefix}source``) as ``dlq`` batches.
+
+    ``original_id`` is the message's first id, by the rule of ``dlq list``
+    (:func:`pelctl.core.lineage.of_dead_letter`): the ``original_id`` among the original
+    fields (their prefix is ``prefix`` without its ``dlq_``), else ``{prefix}id``."""
     import pyarrow as pa
 
     names = names or _Names()
@@ -527,12 +553,13 @@ def dlq_batches(
                 records["source"].append(names(fields[marker]))
                 for col, key in (
                     ("source_group", b"group"),
-                    ("original_id", b"id"),
                     ("owner", b"owner"),
                     ("reason", b"reason"),
                 ):
                     value = fields.get(prefix + key)
                     records[col].append(escape(value) if value is not None else None)
+                first = dlq_original_id(flat, prefix)
+                records["original_id"].append(escape(first) if first is not None else None)
                 records["deliveries"].append(_int_or_none(fields.get(prefix + b"deliveries")))
                 records["idle_ms"].append(_int_or_none(fields.get(prefix + b"idle_ms")))
                 records["dlq_at"].append(_time_or_none(fields.get(prefix + b"at")))
@@ -769,7 +796,7 @@ def describe_server(
     for (_, label), (node, keys) in by_node.items():
         origin = Origin(when, server, label)
         for i in range(0, len(keys), 200):
-            yield origin, node, describe_streams(node, keys[i : i + 200], dlq_prefix + b"source")
+            yield origin, node, describe_streams(node, keys[i : i + 200])
 
 
 def small_tables(

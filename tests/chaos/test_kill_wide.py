@@ -104,7 +104,8 @@ def test_requeue_of_a_wide_entry_killed_in_the_ordered_path(r, redis_server, mom
     assert res.returncode == 0, res.stderr
     assert not pending(r) and not internal_holders(r)
     copies = requeued_copies(r, batch)
-    expected = batch.fields[batch.wide] + [b"_retry_count", b"1", b"_original_id", batch.wide]
+    expected = batch.fields[batch.wide] + [b"_retry_count", b"1", b"_prior_deliveries", b"1",
+                                           b"_original_id", batch.wide]  # fmt: skip
     wide_copies = copies[batch.wide]
     # Never lost; after a kill between copy and ack, one duplicate (the documented price).
     assert len(wide_copies) == (1 if moment == "after-lease" else 2)

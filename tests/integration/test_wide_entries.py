@@ -90,7 +90,7 @@ def test_requeue_moves_a_wide_and_a_huge_entry_amid_their_batch(r, conn) -> None
     assert_requeued(r, batch)
     by_id = {i.id: i for i in result.items}
     note = by_id[batch.wide].note
-    assert "ordered path" in note and "20,006 XADD values" in note
+    assert "ordered path" in note and "20,008 XADD values" in note
     assert all(not by_id[i].note for i in batch.ids if i != batch.wide)
     (summary,) = [n for n in result.notes if "too wide" in n]
     assert batch.wide.decode() in summary and "1 applied" in summary
@@ -98,9 +98,9 @@ def test_requeue_moves_a_wide_and_a_huge_entry_amid_their_batch(r, conn) -> None
 
 
 def test_requeue_boundary_the_widest_entry_one_script_writes(r, conn) -> None:  # noqa: ANN001
-    """A copy of 3,996 fields + 2 lineage fields is 7,998 XADD values (with key and '*'):
-    one script; 3,997 fields is 8,000 values: the ordered path."""
-    fits, too_wide = wide_fields(3_996, b"a"), wide_fields(3_997, b"b")
+    """A copy of 3,995 fields + 3 lineage fields is 7,998 XADD values (with key and '*'):
+    one script; 3,996 fields is 8,000 values: the ordered path."""
+    fits, too_wide = wide_fields(3_995, b"a"), wide_fields(3_996, b"b")
     batch = build_batch(r, wide=fits)
     other = raw(r).execute_command("XADD", "s", "*", *too_wide)
     sc.deliver(r, "s", "g", "dead", 1)
@@ -133,9 +133,11 @@ def test_requeue_past_max_retries_sends_a_wide_entry_to_the_dlq(r, conn) -> None
     (flat,) = letters[wide_copy]
     original = batch.fields[batch.wide]
     assert flat[: len(original)] == original
-    assert flat[len(original) : len(original) + 4] == [b"_retry_count", b"1", b"_original_id",
-                                                       batch.wide]  # fmt: skip
-    assert flat[len(original) + 4 :: 2] == list(ENVELOPE)
+    # The copy's lineage, kept among its fields (the envelope records the copy's own id).
+    assert flat[len(original) : len(original) + 6] == [b"_retry_count", b"1",
+                                                       b"_prior_deliveries", b"1",
+                                                       b"_original_id", batch.wide]  # fmt: skip
+    assert flat[len(original) + 6 :: 2] == list(ENVELOPE)
     assert not pending(r) and not internal_holders(r)
 
 
@@ -239,7 +241,9 @@ def test_replay_of_a_wide_and_a_huge_dead_letter_amid_their_batch(r, conn, force
     assert set(copies) == set(ids)
     for dlq_id in ids:
         (flat,) = copies[dlq_id]  # exactly once
-        assert flat == bodies[dlq_id] + [b"_replayed_from", dlq_id]  # byte for byte
+        k = ids.index(dlq_id)  # byte for byte, then the lineage and the marker
+        assert flat == bodies[dlq_id] + [b"_prior_deliveries", b"6", b"_original_id",
+                                         b"1-%d" % k, b"_replayed_from", dlq_id]  # fmt: skip
     assert r.xlen("s:dlq") == 0
     notes = {i.id: i.note for i in result.items}
     assert "ordered path" in notes[ids[1]] and not notes[ids[0]]
@@ -286,7 +290,12 @@ def test_a_dead_letter_move_then_replay_round_trip_is_byte_identical(r, conn) ->
     p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True))
     result = m.apply(conn, p)
     assert result.applied == 5 and not result.failed
-    back = [flat[:-2] for _id, flat in stream_entries(r, b"s")[len(batch.ids) :]]
+    # Without the lineage (9 deliveries, the first id) and the marker, byte-identical.
+    copies = stream_entries(r, b"s")[len(batch.ids) :]
+    back = [flat[:-6] for _id, flat in copies]
+    assert sorted(flat[-6:-2] for _id, flat in copies) == sorted(
+        [b"_prior_deliveries", b"9", b"_original_id", i] for i in batch.ids
+    )
     # (The wide entry took the ordered path, after its batch: the order is not kept.)
     assert sorted(back) == sorted(batch.fields[i] for i in batch.ids)
     assert requeued_copies(r, batch) == {}
@@ -387,35 +396,66 @@ def test_two_replays_of_a_wide_dead_letter_at_once_copy_it_once(r, conn, monkeyp
     assert not replayed(r) and r.xlen("s:dlq") == 4  # no copy by this run; the letter left
 
 
-def test_one_copy_recipe_for_every_path(r, conn) -> None:  # noqa: ANN001
+# Lineage fields amid the fields, counts Lua's tonumber() reads oddly: the twins must agree.
+COPY_CASES = [
+    [b"a", b"1", b"_retry_count", b"2", b"b", b"\x00", b"_original_id", b"1-1", b"c", b"",
+     b"_prior_deliveries", b"7"],
+    [b"a", b"1", b"_retry_count", b"x", b"_prior_deliveries", b" 0x10 "],
+    [b"_original_id", b"7-7", b"_prior_deliveries", b"2.9", b"_retry_count", b"1e3"],
+    [b"_retry_count", b"-4", b"_prior_deliveries", b"1e12", b"z", b"0x1p4"],
+    [b"_prior_deliveries", b"nan", b"_retry_count", b"inf", b"_original_id", b""],
+]  # fmt: skip
+COUNTS = [b"0", b"12", b" 4 ", b"2.9", b"-1", b"x", b"", b"0x10", b"0X1p4", b"-0x10", b"1e3",
+          b"1e12", b"999999999999", b"nan", b"inf", b"+7", b".5", b"5.", b"1_0", b"0x",
+          b"1e"]  # fmt: skip
+
+
+@pytest.mark.parametrize("no_lineage", [False, True], ids=["lineage", "no-lineage"])
+def test_one_copy_recipe_for_every_path(r, conn, no_lineage) -> None:  # noqa: ANN001
     """The requeued copy is decided in one place per language: ``_prelude.lua`` (the script
     path and the ordered path: the lease returns the copy it built) and its Python twin
-    ``repair.requeue_copy`` (servers without Lua). The same entry gets the same bytes by all
-    three: lineage fields in the middle are moved to the end, the count goes up, the first
-    id is kept, and a count that is not a number counts as 0 (as Lua's tonumber)."""
+    ``lineage.requeue_copy`` (servers without Lua). The same entry gets the same bytes by
+    all three: lineage fields in the middle are moved to the end, the count goes up, the
+    entry's delivery count is added to the prior deliveries, the first id is kept, and a
+    count that is not a number counts as 0 (as Lua's tonumber). With --no-lineage every
+    path writes the entry's fields exactly."""
     from pelctl.core.repair import requeue_copy
 
     rr = raw(r)
-    cases = [
-        [b"a", b"1", b"_retry_count", b"2", b"b", b"\x00", b"_original_id", b"1-1", b"c", b""],
-        [b"a", b"1", b"_retry_count", b"x"],
-        [b"_original_id", b"7-7"],
-    ]
-    narrow = [rr.execute_command("XADD", "s", "*", *c) for c in cases]
-    wide = [rr.execute_command("XADD", "s", "*", *c, *wide_fields(4_000)) for c in cases]
+    narrow = [rr.execute_command("XADD", "s", "*", *c) for c in COPY_CASES]
+    wide = [rr.execute_command("XADD", "s", "*", *c, *wide_fields(4_000)) for c in COPY_CASES]
     sc.create_group(r, "s", "g")
-    sc.deliver(r, "s", "g", "dead", 6)
-    sc.set_idle(r, "s", "g", "dead", narrow + wide, HOUR)
-    result = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", IDLE))
-    assert result.applied == 6 and not result.failed
+    sc.deliver(r, "s", "g", "dead", len(narrow + wide))
+    sc.set_idle(r, "s", "g", "dead", narrow + wide, HOUR, 3)  # delivered 3 times each
+    opts = m.Options(no_lineage=no_lineage)
+    result = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", IDLE, opts))
+    assert result.applied == 2 * len(COPY_CASES) and not result.failed
     new = {i.id: i.detail.encode() for i in result.items}
     for ids, extra in ((narrow, []), (wide, wide_fields(4_000))):
-        for entry_id, fields in zip(ids, cases, strict=True):
+        for entry_id, fields in zip(ids, COPY_CASES, strict=True):
             ((_id, flat),) = rr.execute_command("XRANGE", "s", new[entry_id], new[entry_id])
-            assert list(flat) == requeue_copy(fields + extra, "_", entry_id)[1]
-    assert requeue_copy(cases[0], "_", b"9-9") == (2, [b"a", b"1", b"b", b"\x00", b"c", b"",
-                                                      b"_retry_count", b"3",
-                                                      b"_original_id", b"1-1"])  # fmt: skip
+            expected = requeue_copy(fields + extra, "_", entry_id, 3, lineage=not no_lineage)[1]
+            assert list(flat) == expected
+            if no_lineage:
+                assert list(flat) == fields + extra
+    assert requeue_copy(COPY_CASES[0], "_", b"9-9", 3) == (2, [
+        b"a", b"1", b"b", b"\x00", b"c", b"",
+        b"_retry_count", b"3", b"_prior_deliveries", b"10", b"_original_id", b"1-1"])  # fmt: skip
+
+
+def test_the_count_twins_read_every_value_alike(r) -> None:  # noqa: ANN001
+    """``count()`` of ``_prelude.lua`` and ``lineage.count`` on the same values (Lua's
+    tonumber: decimal, hex, exponents, spaces; the fraction dropped; negative, NaN, inf,
+    1e12 and more: 0)."""
+    from pelctl.core.lineage import count
+    from pelctl.redis.scripts import script as load
+
+    prelude = load("requeue").source.split(b"\n-- pelctl requeue:")[0].decode()
+    body = "local out = {} for i = 1, #ARGV do out[i] = tostring(count(ARGV[i])) end return out"
+    got = raw(r).execute_command("EVAL", prelude + body, 0, *COUNTS)
+    assert got == [str(count(v)).encode() for v in COUNTS]
+    assert [count(v) for v in (b" 4 ", b"2.9", b"0x10", b"0X1p4", b"1e12", b"999999999999")] == [
+        4, 2, 16, 16, 0, 999_999_999_999]  # fmt: skip
 
 
 def test_an_error_after_a_take_puts_the_entry_back(r) -> None:  # noqa: ANN001

@@ -43,6 +43,7 @@ class Batch:
     group: bytes
     ids: list[bytes]
     fields: dict[bytes, list[bytes]]
+    deliveries: int = 1  # each entry's delivery count (XPENDING) as built
 
     @property
     def wide(self) -> bytes:
@@ -79,7 +80,7 @@ def build_batch(
     sc.create_group(client, stream, group)
     sc.deliver(client, stream, group, consumer, len(ids))
     sc.set_idle(client, stream, group, consumer, ids, idle_ms, deliveries)
-    return Batch(stream, group, ids, dict(zip(ids, bodies, strict=True)))
+    return Batch(stream, group, ids, dict(zip(ids, bodies, strict=True)), deliveries or 1)
 
 
 def pending(client: redis.Redis, stream: bytes = b"s", group: bytes = b"g") -> dict[bytes, bytes]:
@@ -111,7 +112,8 @@ def last_value(flat: list[bytes], name: bytes) -> bytes | None:
 
 
 def requeued_copies(client: redis.Redis, batch: Batch) -> dict[bytes, list[list[bytes]]]:
-    """original id -> copies on the stream (entries whose last pair is _original_id)."""
+    """original id -> requeued copies on the stream (entries whose last pair is
+    _original_id)."""
     out: dict[bytes, list[list[bytes]]] = {}
     for _id, flat in stream_entries(client, batch.stream):
         if len(flat) >= 4 and flat[-2] == b"_original_id":
@@ -128,9 +130,11 @@ def dead_letters(client: redis.Redis, dlq: bytes) -> dict[bytes, list[list[bytes
 
 
 def assert_requeued(client: redis.Redis, batch: Batch, ids: Sequence[bytes] | None = None,
-                    *, retry: int = 1) -> None:  # fmt: skip
+                    *, retry: int = 1, prior: int | None = None) -> None:  # fmt: skip
     """Each entry acknowledged, with exactly one copy: its fields byte for byte, in order,
-    then _retry_count and _original_id; no pelctl consumer holds anything."""
+    then its lineage: _retry_count, _prior_deliveries (``prior``: by default the delivery
+    count it was built with) and _original_id; no pelctl consumer holds anything."""
+    prior = batch.deliveries if prior is None else prior
     ids = list(batch.ids if ids is None else ids)
     left = pending(client, batch.stream, batch.group)
     assert not set(ids) & set(left), "still pending"
@@ -138,6 +142,7 @@ def assert_requeued(client: redis.Redis, batch: Batch, ids: Sequence[bytes] | No
     for entry_id in ids:
         assert len(copies.get(entry_id, [])) == 1, (entry_id, len(copies.get(entry_id, [])))
         expected = batch.fields[entry_id] + [b"_retry_count", b"%d" % retry,
+                                             b"_prior_deliveries", b"%d" % prior,
                                              b"_original_id", entry_id]  # fmt: skip
         assert copies[entry_id][0] == expected, entry_id
     assert not internal_holders(client, batch.stream, batch.group)

@@ -86,7 +86,8 @@ def test_xreadgroup_claim_settles_a_wide_and_a_huge_entry(limit) -> None:  # noq
         assert_dead_lettered(fake, batch, b"s:dlq")
     else:
         assert (t.requeued, t.failed) == (5, 0)
-        assert_requeued(fake, batch)
+        # The PEL count the copy records counts the CLAIM read too (as the scripts read it).
+        assert_requeued(fake, batch, prior=2)
 
 
 @pytest.mark.parametrize("mode", ["autoclaim", "claim"])

@@ -103,6 +103,38 @@ def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> Non
     assert {k: unescape(v) for k, v in rows[1]["payload"]} == {"name": b"Jos\xe9", "n": b"1"}
 
 
+def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+    """A stream is a DLQ by its name (``pelctl.core.dlq.is_dlq_name``), emptied or not,
+    never by what its newest entry carries; ``original_id`` is the message's first id (its
+    ``_original_id``, else ``_dlq_id``), as ``dlq list`` shows it. On main both were decided
+    from the entries: the emptied DLQ was a plain stream, the impostor a DLQ, and the
+    requeued-then-dead-lettered message showed its last copy's id."""
+    from pelctl.core import dlq
+    from pelctl.core.binary import unescape
+    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+    from tests.integration.dlq_builders import add_dead
+
+    lineage = ((b"n", b"1"), (b"_original_id", b"7-7"), (b"_prior_deliveries", b"4"))
+    first = add_dead(r, b"orders:dlq", b"orders", lineage, original_id=b"9-9")
+    plain = add_dead(r, b"orders:dlq", b"orders", ((b"n", b"2"),), original_id=b"8-8")
+    add_dead(r, b"emptied:dlq", b"emptied")
+    r.xtrim(b"emptied:dlq", maxlen=0)
+    add_dead(r, b"impostor", b"orders")  # carries _dlq_source, is no DLQ
+    take_snapshot([Target(redis_server.url, conn)], tmp_path)
+    streams = {
+        unescape(row["stream"]): row["is_dlq"]
+        for row in read_table(tmp_path, "streams").to_pylist()
+    }
+    assert streams == {b"orders:dlq": True, b"emptied:dlq": True, b"impostor": False}
+    assert all(dlq.is_dlq_name(k) == v for k, v in streams.items())
+    rows = {row["id"]: row for row in read_table(tmp_path, "dlq").to_pylist()}
+    assert set(rows) == {first.decode(), plain.decode()}
+    listed = {e.id.decode(): e for e in dlq.iter_entries(conn, b"orders:dlq")}
+    for entry_id, original in ((first, "7-7"), (plain, "8-8")):
+        assert rows[entry_id.decode()]["original_id"] == original
+        assert listed[entry_id.decode()].original_id == original.encode()
+
+
 def test_match_and_empty_snapshot_still_writes_every_table(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
     from pelctl.redis.connection import connect
     from pelctl.redis.contexts import ConnectionSettings

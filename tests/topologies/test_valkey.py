@@ -162,6 +162,10 @@ def test_wide_and_huge_entries_on_valkey(valkey_server, vk):
         result = m.apply(conn, p)
         assert (result.applied, result.failed) == (5, ())
         copies = replayed(vk)
-        assert sorted(c[0][:-2] for c in copies.values()) == sorted(batch.fields.values())
+        # Byte for byte, then the lineage (9 deliveries, the first id) and the marker.
+        assert sorted(c[0][:-6] for c in copies.values()) == sorted(batch.fields.values())
+        assert sorted(c[0][-6:-2] for c in copies.values()) == sorted(
+            [b"_prior_deliveries", b"9", b"_original_id", i] for i in batch.ids
+        )
     finally:
         conn.close()

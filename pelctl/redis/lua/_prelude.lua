@@ -118,17 +118,39 @@ end
 -- appends the copy to a table (the XADD's arguments, or the lease's reply): one table per
 -- entry, no copying.
 
-local function requeue_copy(out, fields, prefix, id)
-  -- Appends to `out` the requeued copy (SPEC 5a): the fields without <prefix>retry_count
-  -- and <prefix>original_id, then <prefix>retry_count = retries + 1 and
-  -- <prefix>original_id (the first entry's id, kept through requeues). Returns the retries
-  -- so far. Python twin (servers without Lua): pelctl.core.repair.requeue_copy.
-  local RETRY, ORIGINAL = prefix .. 'retry_count', prefix .. 'original_id'
-  local retries, original, n = 0, id, #out
+-- Counts at or past it read as 0: a sum of two stays below 1e14, which tostring() (%.14g)
+-- still prints as an integer. The same number is COUNT_LIMIT in pelctl/core/lineage.py.
+local COUNT_LIMIT = 1e12
+
+local function count(value)
+  -- A lineage count from its field value: tonumber() with the fraction dropped; anything
+  -- else (not a number, negative, too big) is 0. Python twin: pelctl.core.lineage.count.
+  local n = tonumber(value)
+  if not n or n ~= n or n < 0 or n >= COUNT_LIMIT then return 0 end
+  return math.floor(n)
+end
+
+local function requeue_copy(out, fields, prefix, id, deliveries, lineage)
+  -- Appends to `out` the requeued copy (SPEC 5a; docs/formats.md): the fields without the
+  -- lineage fields, then <prefix>retry_count = retries + 1, <prefix>prior_deliveries =
+  -- prior + deliveries (this entry's PEL count) and <prefix>original_id (the first entry's
+  -- id, kept through every hop). Without lineage (--no-lineage): the fields exactly.
+  -- Returns the retries so far (0 without lineage). Python twin (servers without Lua):
+  -- pelctl.core.lineage.requeue_copy; a test compares the bytes both write.
+  local n = #out
+  if not lineage then
+    for j = 1, #fields do out[n + j] = fields[j] end
+    return 0
+  end
+  local RETRY, PRIOR = prefix .. 'retry_count', prefix .. 'prior_deliveries'
+  local ORIGINAL = prefix .. 'original_id'
+  local retries, prior, original = 0, 0, id
   for j = 1, #fields, 2 do
     local k = fields[j]
     if k == RETRY then
-      retries = tonumber(fields[j + 1]) or 0
+      retries = count(fields[j + 1])
+    elseif k == PRIOR then
+      prior = count(fields[j + 1])
     elseif k == ORIGINAL then
       original = fields[j + 1]
     else
@@ -138,13 +160,16 @@ local function requeue_copy(out, fields, prefix, id)
     end
   end
   out[n + 1] = RETRY;    out[n + 2] = tostring(retries + 1)
-  out[n + 3] = ORIGINAL; out[n + 4] = original
+  out[n + 3] = PRIOR;    out[n + 4] = tostring(prior + deliveries)
+  out[n + 5] = ORIGINAL; out[n + 6] = original
   return retries
 end
 
 local function add_envelope(out, fields, prefix, stream, group, id, e, reason, at)
   -- Appends to `out` the dead letter (SPEC 5a): the original fields untouched, then _dlq_*.
-  -- Python twin (servers without Lua): pelctl.core.repair.envelope.
+  -- The original fields keep their lineage fields: a dead letter's lineage is read from them
+  -- and the envelope (pelctl.core.lineage.of_dead_letter). Python twin (servers without
+  -- Lua): pelctl.core.repair.envelope.
   local n = #out
   for j = 1, #fields do out[n + j] = fields[j] end
   n = n + #fields

@@ -1,8 +1,9 @@
 -- pelctl dlq replay, when the dead-letter stream and the target share a slot: per entry, in
 -- one atomic script: the entry is still in the dead-letter stream, XADD its fields (prepared
--- by the client: envelope stripped or kept, retry count reset or kept, plus the replay
--- marker field) to the target, then XDEL it from the dead-letter stream. There is no moment
--- at which the entry is in both streams, or in neither.
+-- by the client: envelope stripped or kept, retry count reset or kept, lineage fields) plus
+-- the replay marker field (none when it is '': --no-lineage) to the target, then XDEL it
+-- from the dead-letter stream. There is no moment at which the entry is in both streams, or
+-- in neither.
 --
 -- An entry whose id is in the target-side marker set was already copied by an interrupted
 -- marker-path run (dlq_replay_add.lua, or the client's path for entries too wide for a
@@ -13,7 +14,7 @@
 -- an error in one is its 'fail', the batch goes on.
 --
 -- KEYS[1] dead-letter stream, KEYS[2..] targets and their marker sets
--- ARGV: marker field, then per entry: id, target index, marker set index (0: none),
+-- ARGV: marker field ('': none), then per entry: id, target index, marker set index (0: none),
 --       create (1: XADD may create the target, 0: NOMKSTREAM), n, then n field/value strings
 -- Reply per entry: replayed <new id> | already '' | skip gone | skip no-target |
 --                  wide <XADD values needed> | fail <error>
@@ -35,8 +36,10 @@ local function replay_one(i)
   if create ~= '1' then args[#args + 1] = 'NOMKSTREAM' end
   args[#args + 1] = '*'
   for j = first, first + n - 1 do args[#args + 1] = ARGV[j] end
-  args[#args + 1] = marker_field
-  args[#args + 1] = id
+  if marker_field ~= '' then  -- '' (--no-lineage): the copy is the prepared fields alone
+    args[#args + 1] = marker_field
+    args[#args + 1] = id
+  end
   if not fits(args) then return 'wide', tostring(#args) end
   local added = xadd(args)
   if type(added) == 'table' and added.err then return 'fail', added.err end

@@ -3,7 +3,8 @@
 --
 -- Per entry, atomically on the target's slot: unless its dead-letter id is already in the
 -- marker set (a sorted set beside the target, scored by time), XADD the prepared fields plus
--- the marker field to the target and ZADD the id to the marker set. A run killed between
+-- the marker field (none when it is '': --no-lineage; the marker *set* works the same) to
+-- the target and ZADD the id to the marker set. A run killed between
 -- step 2 and step 3 leaves the copy and its marker: the rerun finds the marker here
 -- ('already') and only deletes the dead-letter entry. A copy is never made twice, and the
 -- dead-letter entry is never deleted before its copy exists.
@@ -15,7 +16,7 @@
 -- an error in one is its 'fail', the batch goes on.
 --
 -- KEYS[1] target stream, KEYS[2] marker set
--- ARGV: marker field, create (1|0: NOMKSTREAM), retention ms, then per entry:
+-- ARGV: marker field ('': none), create (1|0: NOMKSTREAM), retention ms, then per entry:
 --       id, n, then n field/value strings
 -- Reply per entry: replayed <new id> | already '' | skip no-target |
 --                  wide <XADD values needed> | fail <error>
@@ -38,8 +39,10 @@ local function add_one(i)
   if create ~= '1' then args[#args + 1] = 'NOMKSTREAM' end
   args[#args + 1] = '*'
   for j = first, first + n - 1 do args[#args + 1] = ARGV[j] end
-  args[#args + 1] = marker_field
-  args[#args + 1] = id
+  if marker_field ~= '' then  -- '' (--no-lineage): the copy is the prepared fields alone
+    args[#args + 1] = marker_field
+    args[#args + 1] = id
+  end
   if not fits(args) then return 'wide', tostring(#args) end
   local added = xadd(args)
   if type(added) == 'table' and added.err then return 'fail', added.err end

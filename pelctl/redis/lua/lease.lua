@@ -13,13 +13,14 @@
 -- KEYS[1] stream, KEYS[2..] lock keys
 -- ARGV: group, prefix, kind (requeue|dlq), max_retries (-1: none; requeue), dlq_mode
 --       (none|dlq; requeue: may an entry past max_retries go to the dead-letter stream),
---       reason, then 5 per entry (see the prelude)
+--       reason, lineage (1|0: --no-lineage; requeue), then 5 per entry (see the prelude)
 -- Reply per entry: later '' (the call's byte budget was spent: send it again) |
 --                  take {target (stream|dlq), owner, idle, deliveries, field, value, ...} |
 --                  ghost '' | skip <reason> | fail <error>
 local stream = KEYS[1]
 local group, prefix, kind = ARGV[1], ARGV[2], ARGV[3]
 local max_retries, dlq_mode, reason = tonumber(ARGV[4]), ARGV[5], ARGV[6]
+local lineage = ARGV[7] == '1'
 local out, now = {}, nil
 
 local function lease_one(i)
@@ -38,7 +39,7 @@ local function lease_one(i)
   -- The reply: where the copy goes, the lease (owner, idle, deliveries), then the copy.
   local detail = {'stream', e[2], e[3], e[4]}
   if kind == 'requeue' then
-    local retries = requeue_copy(detail, fields, prefix, id)
+    local retries = requeue_copy(detail, fields, prefix, id, e[4], lineage)
     if max_retries >= 0 and retries + 1 > max_retries then
       if dlq_mode ~= 'dlq' then return 'skip', 'max-retries' end
       detail = {'dlq', e[2], e[3], e[4]}
@@ -57,8 +58,8 @@ local function lease_one(i)
   return 'take', detail
 end
 
-if #ARGV >= 7 then can_ack(stream, group) end
-for i = 7, #ARGV, 5 do
+if #ARGV >= 8 then can_ack(stream, group) end
+for i = 8, #ARGV, 5 do
   local status, detail = each(lease_one, i)
   out[#out + 1] = status
   out[#out + 1] = detail

@@ -9,12 +9,20 @@
 -- its marker exist together or not at all; the client deletes the dead letter afterwards
 -- (a rerun after a crash finds the marker and only deletes, like dlq_replay_add.lua).
 --
+-- Without a marker field (--no-lineage: the copy is the original fields alone) the newest
+-- entry is recognised by what the client knows of the copy: it is newer than the target's
+-- newest entry the client read before the transaction (after the WATCH), and it holds
+-- exactly the copy's fields (their count, and the SHA1 of every field prefixed by its
+-- length). A failed XADD leaves as the newest entry one written before the transaction:
+-- only a producer writing the very same fields in that moment could pass for the copy.
+--
 -- Inside MULTI/EXEC nothing can stop the XADD once queued, so the client first calls this
 -- script with 'check': it tries harmless forms of every command the 'mark' call makes (an
 -- ACL could refuse one) and answers the first refusal, before anything is written.
 --
 -- KEYS[1] target stream, KEYS[2] marker set
--- ARGV: check | mark, marker field, dead-letter id, retention ms
+-- ARGV: check | mark, marker field ('': none), dead-letter id, retention ms; with no marker
+--       field also: the copy's field count, its digest, the newest id seen before ('': none)
 -- Reply: {ok, ''} | {denied, <error>} (check);
 --        {replayed, <new id>} | {none, ''} (mark: the XADD wrote nothing)
 local target, markers = KEYS[1], KEYS[2]
@@ -35,11 +43,37 @@ if mode == 'check' then
   return {'ok', ''}
 end
 
+local function digest(fields)
+  -- Python twin: pelctl.core.dlq.fields_digest.
+  local parts = {}
+  for j = 1, #fields do parts[j] = #fields[j] .. ':' .. fields[j] end
+  return redis.sha1hex(table.concat(parts, ','))
+end
+
+local function after(a, b)
+  -- Stream id a is greater than b ('' is below every id). Parts compared as decimal text:
+  -- they can pass 2^53, where Lua's numbers lose precision.
+  if b == '' then return true end
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  if not am or not bm then return false end
+  if am ~= bm then
+    if #am ~= #bm then return #am > #bm end
+    return am > bm
+  end
+  if #as ~= #bs then return #as > #bs end
+  return as > bs
+end
+
 local ok, last = pcall(redis.call, 'XREVRANGE', target, '+', '-', 'COUNT', 1)
 if not ok or type(last) ~= 'table' or not last[1] then return {'none', ''} end
 local fields = last[1][2]
 local n = #fields
-if n < 2 or fields[n - 1] ~= marker_field or fields[n] ~= id then return {'none', ''} end
+if marker_field ~= '' then
+  if n < 2 or fields[n - 1] ~= marker_field or fields[n] ~= id then return {'none', ''} end
+elseif n ~= tonumber(ARGV[5]) or not after(last[1][1], ARGV[7]) or digest(fields) ~= ARGV[6] then
+  return {'none', ''}
+end
 -- Every command below was tried by 'check' before the transaction: none can be refused.
 local now = server_ms()
 redis.call('ZREMRANGEBYSCORE', markers, '-inf', '(' .. (now - retention))

@@ -1,6 +1,7 @@
 -- pelctl requeue: per entry, in one atomic script: verify, take it (XCLAIM with min-idle to
--- pelctl's own consumer), XADD the same fields plus <prefix>retry_count and
--- <prefix>original_id, and only then XACK the old id. There is no moment at which the
+-- pelctl's own consumer), XADD the same fields plus the lineage fields (<prefix>retry_count,
+-- <prefix>prior_deliveries, <prefix>original_id; none with lineage '0': --no-lineage), and
+-- only then XACK the old id. There is no moment at which the
 -- entry is acknowledged but not re-added. Entries past max retries go to the dead-letter
 -- stream instead (inline when it shares the script, otherwise left for the ordered path).
 --
@@ -10,13 +11,14 @@
 --
 -- KEYS[1] stream, KEYS[2] dead-letter stream (the stream itself when unused), KEYS[3..] locks
 -- ARGV: group, claimer, prefix, max_retries (-1: none), dlq_mode (none|inline|defer),
---       reason, then 5 per entry (see the prelude)
+--       reason, lineage (1|0), then 5 per entry (see the prelude)
 -- Reply per entry: later '' (the call's byte budget was spent: send it again) |
 --                  requeued <new id> | dlq <dlq id> | ghost '' | defer '' |
 --                  wide <XADD values needed> | skip <reason> | fail <error>
 local stream, dlq = KEYS[1], KEYS[2]
 local group, claimer, prefix = ARGV[1], ARGV[2], ARGV[3]
 local max_retries, dlq_mode, reason = tonumber(ARGV[4]), ARGV[5], ARGV[6]
+local lineage = ARGV[7] == '1'
 local out, claimed, now = {}, false, nil
 
 local function requeue_one(i)
@@ -33,7 +35,7 @@ local function requeue_one(i)
     return 'ghost', ''
   end
   local args = {stream, '*'}  -- the XADD's arguments: key, '*', the copy
-  local retries = requeue_copy(args, fields, prefix, id)
+  local retries = requeue_copy(args, fields, prefix, id, e[4], lineage)
   local to_dlq = max_retries >= 0 and retries + 1 > max_retries
   if to_dlq then
     if dlq_mode == 'defer' then return 'defer', '' end
@@ -65,8 +67,8 @@ local function requeue_one(i)
   return 'requeued', added
 end
 
-if #ARGV >= 7 then can_ack(stream, group) end
-for i = 7, #ARGV, 5 do
+if #ARGV >= 8 then can_ack(stream, group) end
+for i = 8, #ARGV, 5 do
   local status, detail = each(requeue_one, i)
   out[#out + 1] = status
   out[#out + 1] = detail
