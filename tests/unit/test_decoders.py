@@ -4,7 +4,6 @@ bounds. The registry's entry points are tested in tests/cli/test_payload_decoder
 
 from __future__ import annotations
 
-import asyncio
 import json
 import struct
 from typing import Any
@@ -15,37 +14,18 @@ from hypothesis import strategies as st
 
 from pelctl.core import decoders
 from pelctl.core.decoders import MAX_DECODE_BYTES, Decoded, decode
+from tests.payload_builders import faststream_frame
+from tests.payload_builders import taskiq_data as build_taskiq
 
 MAGIC = b"\x89BIN\r\n\x1a\n"
 
 
 def frame(body: Any, headers: dict[str, str] | None = None, cid: str = "c-1") -> bytes:  # noqa: ANN401
-    from faststream.redis.parser import BinaryMessageFormatV1
-
-    async def encode() -> bytes:
-        return await BinaryMessageFormatV1.encode(
-            message=body, reply_to=None, headers=headers, correlation_id=cid
-        )
-
-    return asyncio.run(encode())
+    return faststream_frame(body, headers, correlation_id=cid)
 
 
 def taskiq_data(**overrides: Any) -> bytes:  # noqa: ANN401
-    """``data`` as taskiq-redis writes it: json.dumps of the message model (mode="json")."""
-    from taskiq.labels import prepare_label
-    from taskiq.message import TaskiqMessage
-
-    labels = overrides.pop("labels", {"trace": "x", "attempt": 2, "urgent": True})
-    prepared = {k: prepare_label(v) for k, v in labels.items()}
-    msg = TaskiqMessage(
-        task_id=overrides.pop("task_id", "t-1"),
-        task_name=overrides.pop("task_name", "billing.charge"),
-        labels={k: v[0] for k, v in prepared.items()},
-        labels_types={k: v[1] for k, v in prepared.items()},
-        args=overrides.pop("args", [7, {"order": "o-1", "note": "crème"}]),
-        kwargs=overrides.pop("kwargs", {"hold": False}),
-    )
-    return json.dumps(msg.model_dump(mode="json")).encode()
+    return build_taskiq(**overrides)
 
 
 def fs(value: bytes, *extra: tuple[bytes, bytes]) -> tuple[tuple[bytes, bytes], ...]:
