@@ -79,7 +79,11 @@ def detail_view(detail: EntryDetail) -> RenderableType:
     decoded = payload.decode(detail.fields)
     parts.append(Text(""))
     if decoded is None:
-        note = "deleted from the stream" if detail.fields is None else "no decoder knows it"
+        note = (
+            "deleted from the stream"
+            if detail.fields is None
+            else "no decoder knows this format (the raw fields below)"
+        )
         parts.append(text(f"Payload: {note}", "bold"))
     else:
         view = payload.sections(decoded)
