@@ -88,6 +88,9 @@ def _finite_float(text: str) -> Any:  # noqa: ANN401
     return value if math.isfinite(value) else text  # 1e999: kept as its text, valid JSON out
 
 
+_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+
+
 def _depth_ok(value: Any, limit: int = MAX_DEPTH) -> bool:  # noqa: ANN401
     """Nesting of a parsed JSON value within ``limit`` (iterative: no recursion to exhaust)."""
     stack = [(value, 1)]
@@ -116,10 +119,11 @@ def parse_json(value: bytes, *, containers_only: bool = False) -> Any:  # noqa: 
         return _NOT_JSON
     try:
         text = value.decode("utf-8")
-        parsed = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        parsed = _JSON.decode(text)
     except (ValueError, RecursionError):
         return _NOT_JSON
-    if not _depth_ok(parsed):
+    # Nesting cannot exceed the number of brackets: count them (in C) before walking.
+    if text.count("[") + text.count("{") > MAX_DEPTH and not _depth_ok(parsed):
         return _NOT_JSON
     return parsed
 
@@ -127,13 +131,20 @@ def parse_json(value: bytes, *, containers_only: bool = False) -> Any:  # noqa: 
 NOT_JSON = _NOT_JSON
 
 
-def json_preview(value: Any, limit: int = PREVIEW_CHARS) -> str:  # noqa: ANN401
-    """Compact JSON of ``value`` for a one-line summary, cut after about ``limit`` characters
-    (the encoder is lazy: a 1 MiB body costs what the preview shows, not the whole body)."""
-    encoder = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+_SMALL = 16_384  # below this many bytes of source, encoding all of it (in C) is cheapest
+_ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+
+
+def json_preview(value: Any, limit: int = PREVIEW_CHARS, source_len: int | None = None) -> str:  # noqa: ANN401
+    """Compact JSON of ``value`` for a one-line summary, cut after about ``limit`` characters.
+    ``source_len`` (the size of the JSON it was parsed from) below ``_SMALL``: one C call;
+    otherwise the lazy encoder, so a 1 MiB body costs what the preview shows."""
+    if source_len is not None and source_len <= _SMALL:
+        text = _ENCODER.encode(value)
+        return text if len(text) <= limit else text[:limit] + "…"
     out: list[str] = []
     size = 0
-    for chunk in encoder.iterencode(value):
+    for chunk in _ENCODER.iterencode(value):
         out.append(chunk)
         size += len(chunk)
         if size > limit:
@@ -143,6 +154,8 @@ def json_preview(value: Any, limit: int = PREVIEW_CHARS) -> str:  # noqa: ANN401
 
 def text_preview(value: bytes, limit: int = PREVIEW_CHARS) -> str:
     """Bytes for a summary: UTF-8 as text, anything else escaped (``\\xNN``), cut at ``limit``."""
+    if len(value) <= limit and value.isascii():
+        return value.decode("ascii")
     head = value[: limit * 4]
     try:
         text = head.decode("utf-8")
@@ -321,7 +334,7 @@ def body_view(body: bytes, content_type: str | None) -> tuple[Any, str, tuple[st
 
 def _body_summary(value: Any, body_type: str, body: bytes) -> str:  # noqa: ANN401
     if body_type == "json":
-        return json_preview(value)
+        return json_preview(value, source_len=len(body))
     if body_type == "text":
         return text_preview(body)
     return escape(body[:PREVIEW_CHARS]) + ("…" if len(body) > PREVIEW_CHARS else "")
@@ -383,11 +396,11 @@ def _label(value: Any, kind: Any) -> Any:  # noqa: ANN401
         return value
 
 
-def _call(name: str, args: list[Any], kwargs: dict[str, Any]) -> str:
-    parts = [json_preview(a, 80) for a in args[:8]]
+def _call(name: str, args: list[Any], kwargs: dict[str, Any], size: int) -> str:
+    parts = [json_preview(a, 80, size) for a in args[:8]]
     if len(args) > 8:
         parts.append("…")
-    parts += [f"{k}={json_preview(v, 80)}" for k, v in list(kwargs.items())[:8]]
+    parts += [f"{k}={json_preview(v, 80, size)}" for k, v in list(kwargs.items())[:8]]
     if len(kwargs) > 8:
         parts.append("…")
     return f"{name}({', '.join(parts)})"
@@ -408,10 +421,11 @@ def decode_taskiq(fields: Fields) -> Decoded | None:
     raw_labels = msg.get("labels") if isinstance(msg.get("labels"), dict) else {}
     kinds = msg.get("labels_types") if isinstance(msg.get("labels_types"), dict) else {}
     labels = {k: _label(v, kinds.get(k)) for k, v in raw_labels.items()}
-    summary = f"{_call(task_name, args, kwargs)} id={task_id}"
+    summary = f"{_call(task_name, args, kwargs, len(value))} id={task_id}"
     if labels:
         shown = " ".join(
-            f"{k}={v if isinstance(v, str) else json_preview(v, 80)}" for k, v in labels.items()
+            f"{k}={v if isinstance(v, str) else json_preview(v, 80, len(value))}"
+            for k, v in labels.items()
         )
         summary += f" labels: {shown}"
     summary += _others(fields, TASKIQ_FIELD)
@@ -438,7 +452,7 @@ def decode_json(fields: Fields) -> Decoded | None:
         else:
             found = True
             values[name] = parsed
-            shown.append(f"{escape(key)}={json_preview(parsed)}")
+            shown.append(f"{escape(key)}={json_preview(parsed, source_len=len(value))}")
     if not found:
         return None
     return Decoded("json", {"fields": values}, " ".join(shown))
