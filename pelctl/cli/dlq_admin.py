@@ -131,6 +131,7 @@ def list_cmd(
     terminal a table (default 100 entries); in pipes NDJSON, one entry per line."""
     from pelctl.cli.dlq_mutate import dlq_keys
     from pelctl.cli.pending import warn_decoders
+    from pelctl.core.decoders import problems
     from pelctl.core.dlq import iter_entries, require_dlq
     from pelctl.core.errors import UsageError
     from pelctl.render import dlq as render
@@ -156,9 +157,10 @@ def list_cmd(
                 yield e
 
     with_dlq = dlq is None
+    known = problems()
     shown = rt.out.stream(render.entry_columns(with_dlq),
                           render.entry_items(entries(), with_dlq=with_dlq))  # fmt: skip
-    warn_decoders(rt)
+    warn_decoders(rt, known)
     if not rt.out.machine:
         total = sum(lengths.values())
         if not keys:
@@ -189,6 +191,7 @@ def show_cmd(
     UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
     from pelctl.cli.pending import warn_decoders
     from pelctl.core.binary import escape, unescape
+    from pelctl.core.decoders import problems
     from pelctl.core.dlq import get_entry
     from pelctl.render import dlq as render
 
@@ -196,9 +199,10 @@ def show_cmd(
     conn = rt.connect()
     e = get_entry(conn, unescape(dlq), unescape(entry_id), field_prefix)
     now = render.now_ms()
+    known = problems()
     if rt.out.fmt in ("json", "ndjson"):
         rt.out.document(render.show_json(e, now))
-        warn_decoders(rt)
+        warn_decoders(rt, known)
         return 0
     if rt.out.fmt in ("csv", "tsv"):
         table = render.field_rows(e)
@@ -211,7 +215,7 @@ def show_cmd(
         _show_payload(rt, view)
         rt.out.blank()
     rt.out.table(render.field_rows(e))
-    warn_decoders(rt)
+    warn_decoders(rt, known)
     return 0
 
 

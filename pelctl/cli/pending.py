@@ -73,6 +73,7 @@ def register(app: typer.Typer) -> None:
         decoded when its format is known (FastStream, taskiq, JSON values, or a decoder of
         the pelctl.decoders entry-point group); JSON adds "decoded" next to the raw fields."""
         from pelctl.core.binary import unescape
+        from pelctl.core.decoders import problems
         from pelctl.core.durations import parse_duration_ms
         from pelctl.core.errors import UsageError
         from pelctl.core.models import PendingFilter
@@ -103,9 +104,10 @@ def register(app: typer.Typer) -> None:
         # once for both.
         machine = rt.out.machine
         items = (render.item(e, with_payload, machine) for e in entries)
+        known = problems()
         shown = rt.out.stream(render.columns(with_payload), items)
         if with_payload:
-            warn_decoders(rt)
+            warn_decoders(rt, known)
         if cap is not None and shown == cap and not rt.out.machine:
             total = count_pending(conn, s, g)
             if total > shown:
@@ -113,13 +115,15 @@ def register(app: typer.Typer) -> None:
                         "use --limit N or --all")  # fmt: skip
 
 
-def warn_decoders(rt: Runtime) -> None:
-    """A decoder that failed to load or raised: said once, after the listing (the entries it
-    would have decoded were shown raw, or by the next decoder)."""
+def warn_decoders(rt: Runtime, before: dict[str, str]) -> None:
+    """A decoder that failed to load or raised during this command (``before``: the
+    problems known when it started): said once, after the output (the entries it would
+    have decoded were shown raw, or by the next decoder)."""
     from pelctl.core.decoders import problems
 
     for name, problem in sorted(problems().items()):
-        rt.warn(f"payload decoder {name}: {problem}")
+        if before.get(name) != problem:
+            rt.warn(f"payload decoder {name}: {problem}")
 
 
 def _with_progress(entries, conn, stream: bytes, group: bytes, no_color: bool):  # noqa: ANN001, ANN202
