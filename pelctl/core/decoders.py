@@ -76,7 +76,7 @@ class Decoded:
 
 # -- helpers for decoders ------------------------------------------------------------------------
 
-_NOT_JSON = object()
+NOT_JSON = object()  # what parse_json returns for a value that is not (usable) JSON
 
 
 def _reject_constant(name: str) -> Any:  # noqa: ANN401
@@ -113,22 +113,19 @@ def parse_json(value: bytes, *, containers_only: bool = False) -> Any:  # noqa: 
     nesting at most ``MAX_DEPTH``; ``NaN``/``Infinity`` are not JSON; a float too large for a
     double is kept as its text. ``containers_only``: only an object or an array counts."""
     if len(value) > MAX_DECODE_BYTES:
-        return _NOT_JSON
+        return NOT_JSON
     head = value.lstrip()[:1]
     if containers_only and head not in (b"{", b"["):
-        return _NOT_JSON
+        return NOT_JSON
     try:
         text = value.decode("utf-8")
         parsed = _JSON.decode(text)
     except (ValueError, RecursionError):
-        return _NOT_JSON
+        return NOT_JSON
     # Nesting cannot exceed the number of brackets: count them (in C) before walking.
     if text.count("[") + text.count("{") > MAX_DEPTH and not _depth_ok(parsed):
-        return _NOT_JSON
+        return NOT_JSON
     return parsed
-
-
-NOT_JSON = _NOT_JSON
 
 
 _SMALL = 16_384  # below this many bytes of source, encoding all of it (in C) is cheapest
