@@ -582,7 +582,7 @@ complete -c pelctl -n '__pelctl_is \'demo env\'' -s h -l help -d 'Show the help 
 # pelctl dlq
 complete -c pelctl -n '__pelctl_is \'dlq\'' -a move -d 'Quarantine pending entries in a dead-letter stream, with an envelope'
 complete -c pelctl -n '__pelctl_is \'dlq\'' -a list -d 'List dead-letter entries: source, original id, owner, deliveries, reason, age,…'
-complete -c pelctl -n '__pelctl_is \'dlq\'' -a show -d 'Everything about one dead-letter entry: its envelope and every field'
+complete -c pelctl -n '__pelctl_is \'dlq\'' -a show -d 'Everything about one dead-letter entry: envelope, decoded payload, every field'
 complete -c pelctl -n '__pelctl_is \'dlq\'' -a stats -d 'Counts of dead-letter entries by source, reason, hour and DLQ (one streamed pas…'
 complete -c pelctl -n '__pelctl_is \'dlq\'' -a replay -d 'Put dead-letter entries back on their source stream (or --to), each exactly once'
 complete -c pelctl -n '__pelctl_is \'dlq\'' -a purge -d 'Delete dead-letter entries for good (XDEL), selected by id, filters or --all'

@@ -131,6 +131,8 @@ def list_cmd(
     Read in bounded XRANGE pages, so --all streams a DLQ of any size with flat memory. On a
     terminal a table (default 100 entries); in pipes NDJSON, one entry per line."""
     from pelctl.cli.dlq_mutate import dlq_keys
+    from pelctl.cli.pending import warn_decoders
+    from pelctl.core.decoders import problems
     from pelctl.core.dlq import iter_entries, require_dlq
     from pelctl.core.errors import UsageError
     from pelctl.render import dlq as render
@@ -156,8 +158,10 @@ def list_cmd(
                 yield e
 
     with_dlq = dlq is None
+    known = problems()
     shown = rt.out.stream(render.entry_columns(with_dlq),
                           render.entry_items(entries(), with_dlq=with_dlq))  # fmt: skip
+    warn_decoders(rt, known)
     if not rt.out.machine:
         total = sum(lengths.values())
         if not keys:
@@ -181,10 +185,14 @@ def show_cmd(
     ],
     field_prefix: FieldPrefixOpt = "_",
 ) -> int:
-    """Everything about one dead-letter entry: its envelope and every field.
+    """Everything about one dead-letter entry: envelope, decoded payload, every field.
 
-    Names and values that are not UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
+    The payload is decoded when its format is known (FastStream headers and body, a taskiq
+    task, JSON values): shown in full before the raw fields. Names and values that are not
+    UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
+    from pelctl.cli.pending import warn_decoders
     from pelctl.core.binary import escape, unescape
+    from pelctl.core.decoders import problems
     from pelctl.core.dlq import get_entry
     from pelctl.render import dlq as render
 
@@ -192,8 +200,10 @@ def show_cmd(
     conn = rt.connect()
     e = get_entry(conn, unescape(dlq), unescape(entry_id), field_prefix)
     now = render.now_ms()
+    known = problems()
     if rt.out.fmt in ("json", "ndjson"):
         rt.out.document(render.show_json(e, now))
+        warn_decoders(rt, known)
         return 0
     if rt.out.fmt in ("csv", "tsv"):
         table = render.field_rows(e)
@@ -201,8 +211,30 @@ def show_cmd(
         return 0
     rt.out.pairs(render.entry_pairs(e, now), title=f"{escape(e.dlq)} {e.id.decode()}")
     rt.out.blank()
+    view = render.payload_view(e)
+    if view is not None:
+        _show_payload(rt, view)
+        rt.out.blank()
     rt.out.table(render.field_rows(e))
+    warn_decoders(rt, known)
     return 0
+
+
+def _show_payload(rt: Runtime, view: Any) -> None:  # noqa: ANN401 - render.payload.Sections
+    """The decoded payload: its format and scalars, then in the decoder's order tables
+    (headers, labels) and indented JSON (a body, args). Every piece is data, escaped by the
+    output."""
+    from pelctl.render.payload import table_data
+
+    pairs = [("payload", view.format), *view.pairs, *(("note", n) for n in view.notes)]
+    rt.out.pairs(pairs, title="decoded payload")
+    for title, part in view.parts:
+        rt.out.blank()
+        if isinstance(part, str):
+            rt.out.message(f"{title}:", "bold")
+            rt.out.message(part)
+        else:
+            rt.out.table(table_data(title, part))
 
 
 @pelctl_command(dlq_app, "stats")

@@ -8,9 +8,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pelctl.core.binary import escape, to_json_text
+from pelctl.core.decoders import Decoded, decode
 from pelctl.core.dlq import DlqEntry, DlqStats
 from pelctl.core.durations import format_duration_ms
 from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult
+from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
 from pelctl.render.table import Column, TableData, fmt_int
 
@@ -50,7 +52,14 @@ def entry_columns(with_dlq: bool) -> tuple[Column, ...]:
     return ((DLQ_COLUMN,) if with_dlq else ()) + ENTRY_COLUMNS
 
 
-def entry_row(e: DlqEntry, now: int, *, with_dlq: bool = False, width: int = 60) -> tuple[str, ...]:  # noqa: E501
+def entry_row(
+    e: DlqEntry,
+    now: int,
+    *,
+    with_dlq: bool = False,
+    width: int = 60,
+    decoded: Decoded | None = payload.UNSET,
+) -> tuple[str, ...]:
     row = (
         e.id.decode(),
         _b(e.source),
@@ -59,17 +68,18 @@ def entry_row(e: DlqEntry, now: int, *, with_dlq: bool = False, width: int = 60)
         _n(e.total_deliveries),
         e.reason if e.reason is not None else "-",
         format_duration_ms(max(0, now - e.time_ms)),
-        fields_preview(e.fields, width=width),
+        fields_preview(e.fields, width=width, decoded=decoded),
     )
     return ((escape(e.dlq),) if with_dlq else ()) + row
 
 
-def entry_json(e: DlqEntry, now: int) -> dict[str, Any]:
+def entry_json(e: DlqEntry, now: int, decoded: Decoded | None = payload.UNSET) -> dict[str, Any]:
     """One entry as JSON: names escaped where binary, payload values as text (escaped when
     not UTF-8), the envelope parsed, the lineage read: ``original_id`` is the message's
     first id, ``deliveries`` every delivery of every copy (``prior_deliveries`` +
     ``dlq_deliveries``); ``dlq_id`` and ``dlq_deliveries`` are the envelope's, about the copy
-    that was moved."""
+    that was moved; ``decoded``: the payload decoded, null when no
+    decoder knows it."""
     return {
         "dlq": escape(e.dlq),
         "id": e.id.decode(),
@@ -88,6 +98,7 @@ def entry_json(e: DlqEntry, now: int) -> dict[str, Any]:
         "dlq_id": _jb(e.dlq_id),
         "dlq_deliveries": e.deliveries,
         "prior_deliveries": e.prior_deliveries,
+        "decoded": payload.decoded_json(e.fields, decoded),
     }
 
 
@@ -105,7 +116,9 @@ def entry_items(
     """``(row, record, style)`` for :meth:`pelctl.cli.output.Output.stream`."""
     for e in entries:
         now = now_ms()
-        yield entry_row(e, now, with_dlq=with_dlq), entry_json(e, now), entry_style(e)
+        decoded = decode(e.fields)
+        row = entry_row(e, now, with_dlq=with_dlq, decoded=decoded)
+        yield row, entry_json(e, now, decoded), entry_style(e)
 
 
 def _when(ms: int | None, now: int) -> str:
@@ -150,6 +163,12 @@ def _deliveries(e: DlqEntry) -> str:
 def field_rows(e: DlqEntry) -> TableData:
     cols = (Column("field", "FIELD"), Column("value", "VALUE"))
     return TableData(cols, [(escape(k), escape(v)) for k, v in e.fields], title="fields")
+
+
+def payload_view(e: DlqEntry) -> payload.Sections | None:
+    """The decoded payload of ``dlq show`` (None: no decoder knows it; the fields say all)."""
+    d = decode(e.fields)
+    return payload.sections(d) if d is not None else None
 
 
 def show_json(e: DlqEntry, now: int) -> dict[str, Any]:

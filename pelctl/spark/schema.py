@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: payload_format and decoded (pel, dlq)
 TABLES = ("pel", "consumers", "groups", "dlq", "streams")
 PARTITION_COLUMN = "snapshot_at"
 
@@ -30,6 +30,15 @@ _KEY: tuple[Column, ...] = (
     ("stream", "string", False, "stream key"),
 )
 
+_FORMAT = (
+    "decoder that read the payload: faststream, taskiq, json or an entry-point decoder "
+    "(with --with-payload; null when none knows it)"
+)
+_DECODED = (
+    "the decoded payload as JSON text, the `decoded` object of pending -o json (with "
+    "--with-payload; null when none knows it)"
+)
+
 COLUMNS: dict[str, tuple[Column, ...]] = {
     "pel": _KEY
     + (
@@ -42,6 +51,8 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("deliveries", "long", False, "times delivered"),
         ("payload", "map", True, "entry fields (only with --with-payload; null otherwise)"),
         ("ghost", "boolean", True, "entry deleted from the stream (only with --with-payload)"),
+        ("payload_format", "string", True, _FORMAT),
+        ("decoded", "string", True, _DECODED),
     ),
     "consumers": _KEY
     + (
@@ -77,6 +88,8 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("reason", "string", True, "_dlq_reason"),
         ("dlq_at", "timestamp", True, "_dlq_at: when it was moved (UTC)"),
         ("payload", "map", True, "original fields (only with --with-payload; null otherwise)"),
+        ("payload_format", "string", True, _FORMAT),
+        ("decoded", "string", True, _DECODED),
     ),
     "streams": _KEY
     + (

@@ -33,7 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.binary import escape
+from pelctl.core.binary import escape, json_text
+from pelctl.core.decoders import decode
 from pelctl.core.errors import NotFound, OperationFailed, UsageError
 from pelctl.core.models import id_ms
 from pelctl.core.targets import _pairs
@@ -248,6 +249,26 @@ def _payload_map(pa: Any, flat_fields: list[Any], names: _Names) -> Any:
     return pa.array(values, pa.map_(pa.string(), pa.string()))
 
 
+def decoded_columns(fields: Any) -> tuple[str | None, str | None]:
+    """``(payload_format, decoded)`` of one entry's fields (pairs), or (None, None) when no
+    decoder knows them. ``decoded`` is the JSON text of ``pending -o json``'s object."""
+    d = decode(fields)
+    if d is None:
+        return None, None
+    return d.format, json_text(d.to_json())
+
+
+def _decoded_arrays(pa: Any, flat_fields: list[Any]) -> tuple[Any, Any]:
+    formats: list[str | None] = []
+    docs: list[str | None] = []
+    for flat in flat_fields:
+        fields = None if flat is None else tuple(zip(flat[0::2], flat[1::2], strict=True))
+        fmt, doc = decoded_columns(fields)
+        formats.append(fmt)
+        docs.append(doc)
+    return pa.array(formats, pa.string()), pa.array(docs, pa.string())
+
+
 def pel_batch(
     rows: list[list[Any]],
     origin: Origin,
@@ -271,9 +292,11 @@ def pel_batch(
     if payloads is None:
         payload = pa.nulls(n, schema.field("payload").type)
         ghost = pa.nulls(n, pa.bool_())
+        payload_format = decoded = pa.nulls(n, pa.string())
     else:
         payload = _payload_map(pa, payloads, names)
         ghost = pa.array([p is None for p in payloads], pa.bool_())
+        payload_format, decoded = _decoded_arrays(pa, payloads)
     columns = [
         _const(pa, origin.snapshot_time, schema.field("snapshot_time").type, n),
         _const(pa, origin.server, pa.string(), n),
@@ -288,6 +311,8 @@ def pel_batch(
         pa.array(deliveries, pa.int64()),
         payload,
         ghost,
+        payload_format,
+        decoded,
     ]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
@@ -514,6 +539,8 @@ def dlq_batches(
         "reason",
         "dlq_at",
         "payload",
+        "payload_format",
+        "decoded",
     )
     records: dict[str, list[Any]] = {k: [] for k in cols}
 
@@ -564,6 +591,8 @@ def dlq_batches(
                 records["idle_ms"].append(_int_or_none(fields.get(prefix + b"idle_ms")))
                 records["dlq_at"].append(_time_or_none(fields.get(prefix + b"at")))
                 if with_payload:
+                    original = [(k, v) for k, v in zip(flat[0::2], flat[1::2], strict=True)
+                                if not k.startswith(prefix)]  # fmt: skip
                     records["payload"].append(
                         [
                             (names(k), escape(v))
@@ -571,8 +600,12 @@ def dlq_batches(
                             if not k.startswith(prefix)
                         ]
                     )
+                    fmt, doc = decoded_columns(original)
                 else:
                     records["payload"].append(None)
+                    fmt = doc = None
+                records["payload_format"].append(fmt)
+                records["decoded"].append(doc)
                 if len(records["id"]) >= batch_rows:
                     yield flush()
             if len(entries) < page:

@@ -22,7 +22,8 @@ Options (all optional but ``url``/``urls``):
   the Parquet files of ``pelctl snapshot`` (docs/spark.md).
 - ``match``: glob on stream names (``SCAN MATCH``); ``group``: glob on group names.
 - ``split_rows`` (default 250000): PEL entries per partition at most, about.
-- ``with_payload`` (``true``/``false``): fetch each entry's fields into ``payload``.
+- ``with_payload`` (``true``/``false``): fetch each entry's fields into ``payload``, and its
+  payload decoded into ``payload_format`` and ``decoded`` (:mod:`pelctl.core.decoders`).
 - ``max_server_ms`` (default 10): the scan engine's bound on each server call.
 - ``dlq_prefix`` (default ``_dlq_``).
 - ``username``, ``password_env`` (name of the environment variable holding the password),
