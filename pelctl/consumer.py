@@ -29,7 +29,10 @@ the reading of new work.
 - An entry about to be delivered for the ``max_deliveries + 1``-th time goes to the
   dead-letter stream instead, with the SPEC §5a envelope (``dlq-move`` script; original
   fields untouched plus ``_dlq_*``). The handler sees a message at most ``max_deliveries``
-  times.
+  times. The dead letter keeps the message's lineage (:mod:`pelctl.core.lineage`: the
+  ``_original_id`` / ``_prior_deliveries`` of a requeued or replayed copy are among its
+  fields, and ``_dlq_deliveries`` is the PEL count, on the script path and without Lua
+  alike), so ``pelctl dlq list`` shows its first id and every delivery.
 - ``XREADGROUP ... CLAIM`` does not drop entries deleted from the stream, so a ghost sweep
   (``XAUTOCLAIM`` with a min-idle nothing reaches, cursor kept) runs every ``sweep_interval``.
 - :meth:`ReliableConsumer.stop` (thread-safe) ends :meth:`run` after the entry in hand; a
@@ -378,7 +381,8 @@ class ReliableConsumer:
         elif item.outcome == "ghost":
             self.stats.ghosts += 1
             field_name = "ghosts"
-        elif item.outcome in ("not-pending", "owner-changed", "redelivered", "not-idle"):
+        elif item.outcome in ("not-pending", "owner-changed", "redelivered", "not-idle",
+                              "dlq-duplicate"):  # fmt: skip
             self.stats.duplicate_acks += 1
             field_name = "duplicate_acks"
         else:

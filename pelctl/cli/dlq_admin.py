@@ -21,6 +21,7 @@ from pelctl.cli.targets import (
     REPAIR_PANEL,
     TARGETS_PANEL,
     FieldPrefixOpt,
+    NoLineageOpt,
     refuse_empty,
     refuse_empty_prefix,
 )
@@ -130,6 +131,8 @@ def list_cmd(
     Read in bounded XRANGE pages, so --all streams a DLQ of any size with flat memory. On a
     terminal a table (default 100 entries); in pipes NDJSON, one entry per line."""
     from pelctl.cli.dlq_mutate import dlq_keys
+    from pelctl.cli.pending import warn_decoders
+    from pelctl.core.decoders import problems
     from pelctl.core.dlq import iter_entries, require_dlq
     from pelctl.core.errors import UsageError
     from pelctl.render import dlq as render
@@ -155,8 +158,10 @@ def list_cmd(
                 yield e
 
     with_dlq = dlq is None
+    known = problems()
     shown = rt.out.stream(render.entry_columns(with_dlq),
                           render.entry_items(entries(), with_dlq=with_dlq))  # fmt: skip
+    warn_decoders(rt, known)
     if not rt.out.machine:
         total = sum(lengths.values())
         if not keys:
@@ -180,10 +185,14 @@ def show_cmd(
     ],
     field_prefix: FieldPrefixOpt = "_",
 ) -> int:
-    """Everything about one dead-letter entry: its envelope and every field.
+    """Everything about one dead-letter entry: envelope, decoded payload, every field.
 
-    Names and values that are not UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
+    The payload is decoded when its format is known (FastStream headers and body, a taskiq
+    task, JSON values): shown in full before the raw fields. Names and values that are not
+    UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
+    from pelctl.cli.pending import warn_decoders
     from pelctl.core.binary import escape, unescape
+    from pelctl.core.decoders import problems
     from pelctl.core.dlq import get_entry
     from pelctl.render import dlq as render
 
@@ -191,8 +200,10 @@ def show_cmd(
     conn = rt.connect()
     e = get_entry(conn, unescape(dlq), unescape(entry_id), field_prefix)
     now = render.now_ms()
+    known = problems()
     if rt.out.fmt in ("json", "ndjson"):
         rt.out.document(render.show_json(e, now))
+        warn_decoders(rt, known)
         return 0
     if rt.out.fmt in ("csv", "tsv"):
         table = render.field_rows(e)
@@ -200,8 +211,30 @@ def show_cmd(
         return 0
     rt.out.pairs(render.entry_pairs(e, now), title=f"{escape(e.dlq)} {e.id.decode()}")
     rt.out.blank()
+    view = render.payload_view(e)
+    if view is not None:
+        _show_payload(rt, view)
+        rt.out.blank()
     rt.out.table(render.field_rows(e))
+    warn_decoders(rt, known)
     return 0
+
+
+def _show_payload(rt: Runtime, view: Any) -> None:  # noqa: ANN401 - render.payload.Sections
+    """The decoded payload: its format and scalars, then in the decoder's order tables
+    (headers, labels) and indented JSON (a body, args). Every piece is data, escaped by the
+    output."""
+    from pelctl.render.payload import table_data
+
+    pairs = [("payload", view.format), *view.pairs, *(("note", n) for n in view.notes)]
+    rt.out.pairs(pairs, title="decoded payload")
+    for title, part in view.parts:
+        rt.out.blank()
+        if isinstance(part, str):
+            rt.out.message(f"{title}:", "bold")
+            rt.out.message(part)
+        else:
+            rt.out.table(table_data(title, part))
 
 
 @pelctl_command(dlq_app, "stats")
@@ -299,14 +332,17 @@ def replay_cmd(
     ] = False,  # fmt: skip
     match: MatchOpt = None,
     field_prefix: FieldPrefixOpt = "_",
+    no_lineage: NoLineageOpt = False,
 ) -> int:
     """Put dead-letter entries back on their source stream (or --to), each exactly once.
 
     Each copy gets the original fields (envelope removed unless --keep-envelope,
-    _retry_count removed unless --keep-retries) plus _replayed_from=<DLQ id>, and the entry
-    leaves the DLQ. When the DLQ and the target share a cluster slot (always on a single
-    server) copy and delete run in one script; otherwise a marker set beside the target makes
-    a rerun after a crash skip what was already copied. Rerun an interrupted replay as is.
+    _retry_count removed unless --keep-retries), its lineage (_prior_deliveries,
+    _original_id) and _replayed_from=<DLQ id>, and the entry leaves the DLQ. With
+    --no-lineage the copy is the original fields alone, exactly as they were. When the DLQ
+    and the target share a cluster slot (always on a single server) copy and delete run in
+    one script; otherwise a marker set beside the target makes a rerun after a crash skip
+    what was already copied. Rerun an interrupted replay as is.
     Without DLQ (every *:dlq stream), an entry whose _dlq_source is not the stream its DLQ
     belongs to (orders for orders:dlq) is refused: name the DLQ to replay it."""
     from pelctl.core.binary import unescape
@@ -322,8 +358,9 @@ def replay_cmd(
     options = ReplayOptions(
         to=unescape(to) if to is not None else None, field_prefix=field_prefix,
         rate=parse_rate(rate) if rate is not None else None,
-        keep_envelope=not strip_envelope, keep_retries=keep_retries,
+        keep_envelope=not strip_envelope, keep_retries=keep_retries, no_lineage=no_lineage,
     )  # fmt: skip
+    options.check()  # before connecting
     from pelctl.cli.dlq_mutate import run
 
     return run(rt, "dlq-replay", dlq, match, targets, options)

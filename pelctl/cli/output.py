@@ -167,7 +167,7 @@ class Output:
         n = 0
         # Widths come from the first rows (up to 200), then stay fixed.
         for row, _record, style in iterator:
-            buffered.append((_clean_row(row), style))
+            buffered.append((self._cells(row), style))
             if len(buffered) >= 200:
                 break
         widths = [len(c.header) for c in columns]
@@ -206,13 +206,21 @@ class Output:
             n += 1
         sys.stdout.flush()
         for row, _record, style in iterator:
-            emit(_clean_row(row), style)
+            emit(self._cells(row), style)
             n += 1
             if n % flush_every == 0:
                 sys.stdout.flush()
         return n
 
     # -- helpers ---------------------------------------------------------------------------
+    def _cells(self, row: Sequence[str]) -> tuple[str, ...]:
+        """Display cells: controls escaped; in Markdown a ``|`` from data is escaped too, so
+        a name cannot add a column."""
+        cells = _clean_row(row)
+        if self.fmt == "markdown":
+            return tuple(c.replace("|", "\\|") for c in cells)
+        return cells
+
     def _rich_table(self, data: TableData) -> None:
         from rich import box
         from rich.table import Table
@@ -243,7 +251,7 @@ class Output:
         align = ["right" if c.justify == "right" else "left" for c in data.columns]
         self.line(
             tabulate(
-                [_clean_row(row) for row in data.rows],
+                [self._cells(row) for row in data.rows],
                 headers=[clean(h) for h in data.headers],
                 tablefmt=_TABULATE[self.fmt],
                 colalign=align,

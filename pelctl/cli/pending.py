@@ -69,8 +69,11 @@ def register(app: typer.Typer) -> None:
         """List pending entries in id order: id, consumer, idle, deliveries (and fields).
 
         On a terminal a table; in pipes NDJSON, one entry per line.
-        --all streams a PEL of any size with flat memory."""
+        --all streams a PEL of any size with flat memory. --with-payload shows each payload
+        decoded when its format is known (FastStream, taskiq, JSON values, or a decoder of
+        the pelctl.decoders entry-point group); JSON adds "decoded" next to the raw fields."""
         from pelctl.core.binary import unescape
+        from pelctl.core.decoders import problems
         from pelctl.core.durations import parse_duration_ms
         from pelctl.core.errors import UsageError
         from pelctl.core.models import PendingFilter
@@ -97,19 +100,30 @@ def register(app: typer.Typer) -> None:
 
             if wanted():
                 entries = _with_progress(entries, conn, s, g, rt.out.no_color)
-        if rt.out.machine:  # json/ndjson/csv/tsv write the record only: skip the display row
-            items = (((), render.to_json(e, with_payload), None) for e in entries)
-        else:
-            items = (
-                (render.row(e, with_payload), render.to_json(e, with_payload), render.row_style(e))
-                for e in entries
-            )
+        # json/ndjson/csv/tsv write the record only (no display row); a payload is decoded
+        # once for both.
+        machine = rt.out.machine
+        items = (render.item(e, with_payload, machine) for e in entries)
+        known = problems()
         shown = rt.out.stream(render.columns(with_payload), items)
+        if with_payload:
+            warn_decoders(rt, known)
         if cap is not None and shown == cap and not rt.out.machine:
             total = count_pending(conn, s, g)
             if total > shown:
                 rt.info(f"showing {shown:,} of {total:,} pending (before filters); "
                         "use --limit N or --all")  # fmt: skip
+
+
+def warn_decoders(rt: Runtime, before: dict[str, str]) -> None:
+    """A decoder that failed to load or raised during this command (``before``: the
+    problems known when it started): said once, after the output (the entries it would
+    have decoded were shown raw, or by the next decoder)."""
+    from pelctl.core.decoders import problems
+
+    for name, problem in sorted(problems().items()):
+        if before.get(name) != problem:
+            rt.warn(f"payload decoder {name}: {problem}")
 
 
 def _with_progress(entries, conn, stream: bytes, group: bytes, no_color: bool):  # noqa: ANN001, ANN202

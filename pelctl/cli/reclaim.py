@@ -129,6 +129,17 @@ def register(app: typer.Typer) -> None:
                 rich_help_panel=REPAIR_PANEL,
             ),
         ] = "_",
+        no_lineage: Annotated[
+            bool,
+            typer.Option(
+                "--no-lineage",
+                help="Requeued copies carry exactly the entry's own fields, no _retry_count, "
+                "_prior_deliveries or _original_id (for consumers with strict schemas). "
+                "Needs --max-deliveries 0 unless --to is given: without a retry count "
+                "nothing limits a poison message; deduplicate by content only.",
+                rich_help_panel=REPAIR_PANEL,
+            ),
+        ] = False,
         interval: Annotated[
             str,
             typer.Option("--interval", help="Pause between passes.", rich_help_panel=LOOP_PANEL),
@@ -269,6 +280,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
         lock_key=o["lock_key"],
         batch=o["batch"],
         field_prefix=o["field_prefix"],
+        no_lineage=o["no_lineage"],
         read_only=read_only,
         once=o["once"],
         max_backoff_s=parse_duration_ms(o["max_backoff"]) / 1000.0,
@@ -295,11 +307,15 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
         if cfg.max_deliveries is None:
             logs.event(log, 30, "no-delivery-limit",
                        detail="--max-deliveries 0: poison is retried forever")  # fmt: skip
+        if cfg.no_lineage:
+            from pelctl.core.lineage import no_lineage_note
+
+            logs.event(log, 20, "no-lineage", detail=no_lineage_note("requeue", cfg.field_prefix))
         with runner.signals():
             if not cfg.once:
                 return runner.run_forever()
             report = runner.run_pass()
-        _show(rt, report, runner.strategy or cfg.strategy)
+        _show(rt, report, runner.strategy or cfg.strategy, no_lineage=cfg.no_lineage)
         if runner.audit_error is not None:
             raise runner.audit_error  # exit 6: applied (the summary above), not audited
         if any(s.error for s in report.streams):
@@ -316,7 +332,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
         logs.teardown()
 
 
-def _show(rt: Runtime, report: Any, strategy: str) -> None:  # noqa: ANN401 - PassReport
+def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) -> None:  # noqa: ANN401 - PassReport
     from pelctl.core.binary import escape
     from pelctl.render.table import Column, TableData, fmt_int
 
@@ -344,7 +360,8 @@ def _show(rt: Runtime, report: Any, strategy: str) -> None:  # noqa: ANN401 - Pa
         c = s.counts
         rows.append((escape(s.stream), *(fmt_int(getattr(c, k)) for k in keys),
                      fmt_int(s.depth)))  # fmt: skip
-    title = f"reclaim --once ({strategy}{', read-only' if report.read_only else ''})"
+    flags = (", no lineage" if no_lineage else "") + (", read-only" if report.read_only else "")
+    title = f"reclaim --once ({strategy}{flags})"
     out.table(TableData(columns, rows, title=title), [])
     t = report.totals
     done = [f"{t.requeued:,} requeued", f"{t.claimed:,} claimed",

@@ -19,6 +19,7 @@ from pelctl.cli.targets import (
     LimitOpt,
     LockKeyOpt,
     MinDeliveriesOpt,
+    NoLineageOpt,
     PlanOutOpt,
     StreamArg,
     build_targets,
@@ -138,19 +139,21 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,  # fmt: skip
         field_prefix: FieldPrefixOpt = "_",
+        no_lineage: NoLineageOpt = False,
         plan_out: PlanOutOpt = None,
     ) -> int:
         """Put pending entries back on the stream for any healthy consumer to pick up.
 
         One script per batch: verify each entry (XCLAIM with min-idle to pelctl's own
-        consumer), XADD its fields plus _retry_count (+1) and _original_id, then XACK the
-        old id. No moment exists where an entry is acknowledged but not re-added. Entries
-        whose stream entry is gone (ghosts) are acknowledged and counted as ghost."""
+        consumer), XADD its fields plus its lineage (_retry_count +1, _prior_deliveries,
+        _original_id; nothing with --no-lineage), then XACK the old id. No moment exists
+        where an entry is acknowledged but not re-added. Entries whose stream entry is gone
+        (ghosts) are acknowledged and counted as ghost."""
         from pelctl.cli.mutate import run_mutation
         from pelctl.core.binary import unescape
         from pelctl.core.errors import UsageError
         from pelctl.core.mutations import Options
-        from pelctl.core.repair import default_dlq
+        from pelctl.core.repair import check_lineage, default_dlq
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
         refuse_empty("--dlq", dlq, "a stream name")
@@ -165,8 +168,9 @@ def register(app: typer.Typer) -> None:
             dlq_key = unescape(dlq) if dlq else default_dlq(s)
         options = Options(
             lock_key=lock_key, max_retries=max_retries, dlq=dlq_key, reason=reason,
-            field_prefix=field_prefix,
+            field_prefix=field_prefix, no_lineage=no_lineage,
         )  # fmt: skip
+        check_lineage(options)  # before connecting
         return run_mutation(rt, "requeue", s, unescape(group), targets, options,
                             plan_out=plan_out)  # fmt: skip
 

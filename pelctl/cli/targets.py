@@ -80,6 +80,15 @@ FieldPrefixOpt = Annotated[
         "_original_id, _dlq_*).", rich_help_panel=REPAIR_PANEL,
     ),
 ]  # fmt: skip
+NoLineageOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-lineage", help="Copies carry exactly the entry's own fields, no _retry_count, "
+        "_prior_deliveries, _original_id or _replayed_from (for consumers with strict "
+        "schemas). Trade-off: no retry count, so no retry limit; deduplicate by content only.",
+        rich_help_panel=REPAIR_PANEL,
+    ),
+]  # fmt: skip
 
 
 def build_targets(

@@ -27,12 +27,16 @@ Exactly once (see docs/dlq.md):
   marker makes the rerun skip the copy and only delete. The DLQ entry is never deleted
   before its copy exists; a copy is never made twice.
 
-Every copy carries ``<prefix>replayed_from = <DLQ id>`` (the replay marker field).
+Every copy carries its lineage (:mod:`pelctl.core.lineage`: ``<prefix>prior_deliveries``,
+``<prefix>original_id``) and ``<prefix>replayed_from = <DLQ id>`` (the replay marker field),
+unless ``no_lineage`` (``--no-lineage``): then the copy is the original fields alone. The
+marker *set* of the cross-slot path is a separate key: exactly once holds either way.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import re
 import time
@@ -45,6 +49,7 @@ from typing import Any
 
 import redis.exceptions as rex
 
+from pelctl.core import lineage
 from pelctl.core.binary import escape
 from pelctl.core.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core.models import id_ms, parse_id
@@ -75,12 +80,19 @@ from pelctl.redis.scripts import (
     round_trip,
     same_slot,
     script,
+    xadd_fits,
 )
 
 # Entries per XRANGE page: one call stays well under a millisecond for ordinary entries.
 PAGE = 500
 # How long the cross-slot replay markers are kept (a rerun after a kill must come within it).
 MARKER_RETENTION_MS = 7 * 86_400_000
+# Payload bytes per replay script call, and per round trip (a client's query buffer is
+# limited to 1 GiB by default: rounds of entries with 1 MiB values must not reach it).
+CALL_BYTES = 1024 * 1024
+ROUND_BYTES = 16 * 1024 * 1024
+# Attempts of an entry too wide for a script, when the marker set changes under WATCH.
+WATCH_ATTEMPTS = 5
 FORCE_CROSS_SLOT_ENV = "PELCTL_FORCE_CROSS_SLOT"
 ENVELOPE = ("source", "group", "id", "owner", "deliveries", "idle_ms", "reason", "at")
 
@@ -98,7 +110,13 @@ Pairs = tuple[tuple[bytes, bytes], ...]
 
 @dataclass(frozen=True, slots=True)
 class DlqEntry:
-    """One dead-letter entry: its envelope parsed, its original fields apart."""
+    """One dead-letter entry: its envelope parsed, its original fields apart, its lineage.
+
+    ``original_id`` is the message's first id (the ``<prefix>original_id`` among the original
+    fields, else ``_dlq_id``); ``dlq_id`` is ``_dlq_id`` (the id of the copy that was
+    moved); ``deliveries`` is ``_dlq_deliveries`` (the moved copy's delivery count) and
+    ``prior_deliveries`` the ``<prefix>prior_deliveries`` of earlier copies:
+    :attr:`total_deliveries` is every delivery of the message."""
 
     id: bytes
     source: bytes | None
@@ -112,6 +130,8 @@ class DlqEntry:
     fields: Pairs  # the original fields (envelope removed), in order
     raw: Pairs = ()  # every field of the DLQ entry, envelope included, in order
     dlq: bytes = b""
+    dlq_id: bytes | None = None
+    prior_deliveries: int | None = None
 
     @property
     def time_ms(self) -> int:
@@ -121,6 +141,14 @@ class DlqEntry:
     @property
     def enveloped(self) -> bool:
         return self.source is not None
+
+    @property
+    def total_deliveries(self) -> int | None:
+        """Deliveries of every copy of the message: prior + ``_dlq_deliveries`` (None when
+        neither is known)."""
+        if self.deliveries is None and self.prior_deliveries is None:
+            return None
+        return (self.prior_deliveries or 0) + (self.deliveries or 0)
 
 
 @cache
@@ -155,19 +183,23 @@ def parse_entry(entry_id: bytes, flat: Sequence[bytes], prefix: str = "_",
             return None
 
     reason = env.get(b"reason")
+    deliveries = num(b"deliveries")
+    original_id, prior = lineage.of_dead_letter(fields, env.get(b"id"), deliveries, prefix)
     return DlqEntry(
         id=entry_id,
         source=env.get(b"source"),
         group=env.get(b"group"),
-        original_id=env.get(b"id"),
+        original_id=original_id,
         owner=env.get(b"owner"),
-        deliveries=num(b"deliveries"),
+        deliveries=deliveries,
         idle_ms=num(b"idle_ms"),
         reason=reason.decode("utf-8", "replace") if reason is not None else None,
         at_ms=num(b"at"),
         fields=tuple(fields),
         raw=raw,
         dlq=dlq,
+        dlq_id=env.get(b"id"),
+        prior_deliveries=prior,
     )
 
 
@@ -494,24 +526,41 @@ def replay_fields(
     *,
     keep_envelope: bool = False,
     keep_retries: bool = False,
+    no_lineage: bool = False,
 ) -> list[bytes]:
     """The fields a replayed copy gets (the marker field is added by the script).
 
     Original fields in order; the envelope (``<prefix>dlq_*``) dropped unless
     ``keep_envelope``; ``<prefix>retry_count`` dropped (the count restarts) unless
-    ``keep_retries``; a ``<prefix>replayed_from`` of an earlier replay always dropped.
+    ``keep_retries``; a ``<prefix>replayed_from`` of an earlier replay always dropped; then
+    the lineage (:func:`pelctl.core.lineage.replay_copy`): ``<prefix>prior_deliveries`` and
+    ``<prefix>original_id``.
+
+    ``no_lineage``: the original fields exactly as they were before the move (only the
+    envelope dropped): nothing removed, nothing added.
     """
     p = prefix.encode()
+    names = envelope_names(prefix)
+    pairs = list(raw)
+    if no_lineage:
+        return lineage.replay_copy(pairs, {}, prefix, drop=set(names), lineage=False)
     drop = {marker_field(prefix)}
     if not keep_envelope:
-        drop.update(envelope_names(prefix))
+        drop.update(names)
     if not keep_retries:
         drop.add(p + b"retry_count")
-    out: list[bytes] = []
-    for k, v in raw:
-        if k not in drop:
-            out += [k, v]
-    return out
+    env = {names[k]: v for k, v in pairs if k in names}  # the last value of each
+    return lineage.replay_copy(pairs, env, prefix, drop=drop)
+
+
+def fields_digest(fields: Sequence[bytes]) -> str:
+    """SHA1 (hex) of ``fields``, each prefixed by its length (``3:abc,0:,...``): how
+    ``replay_mark.lua`` recognises a copy that carries no marker field."""
+    h = hashlib.sha1(usedforsecurity=False)
+    for n, f in enumerate(fields):
+        h.update(b"%s%d:" % (b"," if n else b"", len(f)))
+        h.update(f)
+    return h.hexdigest()
 
 
 _TAG_SEARCH: dict[int, bytes] = {}
@@ -576,6 +625,14 @@ class ReplayOptions(Options):
     rate: float | None = None  # entries per second; None: as fast as possible
     keep_envelope: bool = False
     keep_retries: bool = False
+
+    def check(self) -> None:
+        """Options that contradict each other (exit 2)."""
+        if self.no_lineage and self.keep_envelope:
+            raise UsageError(
+                "--keep-envelope adds the _dlq_* fields to the copy: not with --no-lineage",
+                hint="--no-lineage replays the original fields alone (the envelope stripped)",
+            )
 
 
 def dlq_filter(targets: Targets) -> DlqFilter:
@@ -666,6 +723,8 @@ def plan_replay(
     to = options.to
     if to is not None and to == dlq:
         raise UsageError("--to is the dead-letter stream itself")
+    if isinstance(options, ReplayOptions):
+        options.check()
     require_dlq(conn, dlq)
     prefix = options.field_prefix
     entries, missing = _select(conn, dlq, targets, prefix)
@@ -698,9 +757,12 @@ def plan_replay(
             note = f"creates {escape(target)}"
         if action == "replay" and target is not None and cross_slot(conn, dlq, target):
             cross.add(target)
-        items.append(PlanItem(e.id, target or b"", max(0, now - e.time_ms), e.deliveries or 0,
-                              action, note or (e.reason or "")))  # fmt: skip
+        age = max(0, now - e.time_ms)
+        items.append(PlanItem(e.id, target or b"", age, e.total_deliveries or 0, action,
+                              note or (e.reason or "")))  # fmt: skip
     notes: list[str] = []
+    if options.no_lineage:
+        notes.append(lineage.no_lineage_note("replay", options.field_prefix))
     if cross:
         names = ", ".join(escape(t) for t in sorted(cross)[:3])
         notes.append(
@@ -748,7 +810,7 @@ def plan_purge(
             e.id,
             e.source or b"",
             max(0, now - e.time_ms),
-            e.deliveries or 0,
+            e.total_deliveries or 0,
             "purge",
             e.reason or "",
         )  # fmt: skip
@@ -810,7 +872,7 @@ def _start(plan: Plan) -> tuple[list[ItemResult], list[PlanItem]]:
 
 
 class _Replayer:
-    """Replays rounds of batches; see the module docstring for the two paths."""
+    """Replays rounds of batches; see the module docstring for the paths."""
 
     def __init__(self, conn: Connection, plan: Plan, force: bool | None) -> None:
         opts = plan.options
@@ -819,16 +881,50 @@ class _Replayer:
         self.prefix = opts.field_prefix
         self.keep_envelope = bool(getattr(opts, "keep_envelope", False))
         self.keep_retries = bool(getattr(opts, "keep_retries", False))
+        self.no_lineage = opts.no_lineage
         self.create = opts.to is not None  # only an explicit --to may create the target
-        self.marker = marker_field(self.prefix)
+        # The replay marker field: none without lineage (the scripts then add nothing).
+        self.marker = b"" if self.no_lineage else marker_field(self.prefix)
         self.force = force
         self.dlq_client = conn.raw(self.dlq)
         self.same = script("dlq_replay")
         self.add = script("dlq_replay_add")
+        self.mark = script("replay_mark")
+        self.wide: dict[bytes, int] = {}  # id -> XADD values, of the entries too wide
+        self.read_bytes = 0  # payload read so far, and in how many entries: how many
+        self.read_entries = 0  # entries one read may hold within ROUND_BYTES
+
+    def xadd_values(self, fields: Sequence[bytes]) -> int:
+        """Arguments of the copy's XADD: key, [NOMKSTREAM], *, fields, the marker pair."""
+        return 2 + (0 if self.create else 1) + len(fields) + (2 if self.marker else 0)
 
     def run(self, chunks: Sequence[Sequence[PlanItem]]) -> list[ItemResult]:
-        """Replay one round: ``chunks`` are the batches (one script call each) sent in one
-        round trip. Connection errors propagate (the outcome of this round is unknown)."""
+        """Replay one round: ``chunks`` are the batches (one script call each, or more when
+        they carry many bytes), read in one pipeline and sent in one round trip, unless
+        their entries are big: then a few chunks at a time, so the client holds about
+        ROUND_BYTES of payload (entries of 1 MiB would otherwise be 1.6 GB a round).
+        Connection errors propagate (the outcome of this round is unknown)."""
+        out: list[ItemResult] = []
+        rest = list(chunks)
+        while rest:
+            n = self._chunks_per_read(rest)
+            out += self._round(rest[:n])
+            rest = rest[n:]
+        return out
+
+    def _chunks_per_read(self, chunks: Sequence[Sequence[PlanItem]]) -> int:
+        if not self.read_entries:
+            return 1  # nothing known yet: the first chunk tells the entries' size
+        per_entry = self.read_bytes / self.read_entries
+        n, total = 0, 0.0
+        for chunk in chunks:
+            total += len(chunk) * per_entry
+            if n and total > ROUND_BYTES:
+                break
+            n += 1
+        return n
+
+    def _round(self, chunks: Sequence[Sequence[PlanItem]]) -> list[ItemResult]:
         out: list[ItemResult] = []
         ids = [item.id for chunk in chunks for item in chunk]
         with redis_errors("dlq replay"):
@@ -837,9 +933,12 @@ class _Replayer:
                 pipe.execute_command("XRANGE", self.dlq, entry_id, entry_id)
             rows = pipe.execute()
         by_id = {eid: row[0][1] for eid, row in zip(ids, rows, strict=True) if row}
+        self.read_entries += len(by_id)
+        self.read_bytes += sum(len(x) for flat in by_id.values() for x in flat)
         out += [DlqItemResult(i, "gone", _SKIP_TEXT["gone"]) for i in ids if i not in by_id]
         same_calls: list[tuple[list[PlanItem], Call]] = []
         cross: dict[bytes, list[tuple[PlanItem, list[bytes]]]] = {}
+        wide: list[tuple[PlanItem, list[bytes]]] = []
         for chunk in chunks:
             same: list[tuple[PlanItem, list[bytes]]] = []
             for item in chunk:
@@ -848,20 +947,27 @@ class _Replayer:
                     continue
                 pairs = zip(flat[0::2], flat[1::2], strict=True)
                 fields = replay_fields(pairs, self.prefix, keep_envelope=self.keep_envelope,
-                                       keep_retries=self.keep_retries)  # fmt: skip
-                if cross_slot(self.conn, self.dlq, item.owner, self.force):
+                                       keep_retries=self.keep_retries,
+                                       no_lineage=self.no_lineage)  # fmt: skip
+                values = self.xadd_values(fields)
+                if not xadd_fits(values):
+                    self.wide[item.id] = values
+                    wide.append((item, fields))
+                elif cross_slot(self.conn, self.dlq, item.owner, self.force):
                     cross.setdefault(item.owner, []).append((item, fields))
                 else:
                     same.append((item, fields))
-            if same:
-                same_calls.append(([i for i, _f in same], self._same_call(same)))
-        if same_calls:
+            for part in _by_bytes(same, CALL_BYTES):
+                same_calls.append(([i for i, _f in part], self._same_call(part)))
+        for trip in _by_bytes(same_calls, ROUND_BYTES, lambda c: _call_bytes(c[1])):
             with redis_errors("dlq replay"):
-                replies = round_trip(self.dlq_client, [c for _i, c in same_calls])
-            for (items, _call), reply in zip(same_calls, replies, strict=True):
+                replies = round_trip(self.dlq_client, [c for _i, c in trip])
+            for (items, _call), reply in zip(trip, replies, strict=True):
                 out += _parse(items, reply)
         for target, rows in cross.items():
             out += self._cross_slot(target, rows, max(len(c) for c in chunks))
+        for item, fields in wide:
+            out.append(self._wide(item, fields))
         return out
 
     def _same_call(self, rows: list[tuple[PlanItem, list[bytes]]]) -> Call:
@@ -884,22 +990,152 @@ class _Replayer:
         header: list[object] = [self.marker, 1 if self.create else 0, MARKER_RETENTION_MS]
         calls: list[tuple[list[PlanItem], Call]] = []
         for start in range(0, len(rows), batch):
-            part = rows[start : start + batch]
-            args = list(header)
-            for item, fields in part:
-                args += [item.id, len(fields), *fields]
-            calls.append(([i for i, _f in part], Call(self.add, keys, tuple(args))))
-        with redis_errors("dlq replay"):
-            replies = round_trip(self.conn.raw(target), [c for _i, c in calls])
+            for part in _by_bytes(rows[start : start + batch], CALL_BYTES):
+                args = list(header)
+                for item, fields in part:
+                    args += [item.id, len(fields), *fields]
+                calls.append(([i for i, _f in part], Call(self.add, keys, tuple(args))))
         results: list[ItemResult] = []
-        for (items, _call), reply in zip(calls, replies, strict=True):
-            results += _parse(items, reply)
+        for trip in _by_bytes(calls, ROUND_BYTES, lambda c: _call_bytes(c[1])):
+            with redis_errors("dlq replay"):
+                replies = round_trip(self.conn.raw(target), [c for _i, c in trip])
+            for (items, _call), reply in zip(trip, replies, strict=True):
+                results += _parse(items, reply)
         done = [r.id for r in results if r.outcome in ("replayed", "already-replayed")]
         if done:
             # Step 3: every copy (and its marker) exists; only now leave the DLQ.
             with redis_errors("dlq replay"):
                 self.dlq_client.execute_command("XDEL", self.dlq, *done)
         return results
+
+    def _wide(self, item: PlanItem, fields: list[bytes]) -> ItemResult:
+        """One entry too wide for a script: the marker path, with the client's own XADD.
+
+        On the target's node, on one connection: WATCH the marker set; if the marker is there
+        the entry was copied before ('already'); else MULTI (alone: were it refused, the
+        commands after it would run outside any transaction), then the XADD of the copy and
+        ``replay_mark.lua`` (records the marker only if the XADD wrote the copy), EXEC: the
+        copy and its marker are atomic. Then XDEL from the DLQ. A crash before the XDEL
+        leaves the copy and its marker: the rerun only deletes (as ``dlq_replay_add.lua``).
+        The WATCH stops two runs copying the same entry at the same moment: EXEC fails for
+        the later one, which looks again and finds the marker. A copy without a marker
+        field (``--no-lineage``) is recognised by its fields instead (``replay_mark.lua``).
+        """
+        from pelctl.core.repair import wide_note
+
+        target, note = item.owner, wide_note(self.wide[item.id])
+        client = self.conn.raw(target)
+        markers = marker_key(target, self.dlq)
+        marker_pair = (self.marker, item.id) if self.marker else ()
+        xadd: list[object] = ["XADD", target, *(() if self.create else ("NOMKSTREAM",)), "*",
+                              *fields, *marker_pair]  # fmt: skip
+        mark_args: tuple[object, ...] = (self.marker, item.id, MARKER_RETENTION_MS)
+        # Without a marker field the script knows the copy by its fields, and by being newer
+        # than the target's newest entry read after the WATCH (appended there).
+        known = (len(fields), fields_digest(fields)) if not self.marker else None
+        with redis_errors("dlq replay"):
+            # The script must work inside MULTI, where a NOSCRIPT or an ACL refusal could no
+            # longer stop the XADD: load it, and let it try its commands first ('check').
+            self.mark.load(client)
+            check = self.mark.call(client, [target, markers], ["check", *mark_args])
+            if _text(check[0]) == "denied":  # type: ignore[index]
+                raise rex.NoPermissionError(_text(check[1]))  # type: ignore[index]
+            for _attempt in range(WATCH_ATTEMPTS):
+                reply = _watched_copy(client, markers, item.id, xadd,
+                                      ("EVALSHA", self.mark.sha, 2, target, markers, "mark",
+                                       *mark_args, *(known or ())),
+                                      newest_of=target if known else None)  # fmt: skip
+                if reply is not None:
+                    break
+            else:
+                return DlqItemResult(item.id, "fail", "the marker set kept changing (another "
+                                     "replay of the same entries?); rerun", note)  # fmt: skip
+            if reply == "already":
+                self.dlq_client.execute_command("XDEL", self.dlq, item.id)
+                return DlqItemResult(item.id, "already-replayed", _SKIP_TEXT["already"], note)
+            added, marked = reply
+            if isinstance(added, Exception):
+                return DlqItemResult(item.id, "fail", f"copy not written: {added}", note)
+            if isinstance(marked, Exception) or _text(marked[0]) != "replayed":  # type: ignore[index]
+                if added is None:
+                    return DlqItemResult(item.id, "no-target", _SKIP_TEXT["no-target"], note)
+                # The copy is written but its marker is not (cannot happen: the script's
+                # commands were checked): the dead letter stays; a rerun copies it again.
+                text = f"copied as {_text(added)} but not marked ({marked}): dead letter kept"
+                return DlqItemResult(item.id, "fail", text, note)
+            self.dlq_client.execute_command("XDEL", self.dlq, item.id)
+        return DlqItemResult(item.id, "replayed", _text(marked[1]), note)  # type: ignore[index]
+
+
+def _watched_copy(
+    client: Any,  # noqa: ANN401
+    markers: bytes,
+    dlq_id: bytes,
+    xadd: Sequence[object],
+    mark: Sequence[object],
+    newest_of: bytes | None = None,
+) -> object:
+    """WATCH markers; 'already' if ``dlq_id`` is marked; else MULTI / XADD / mark / EXEC:
+    the two replies, or None when EXEC failed because the marker set changed. With
+    ``newest_of`` (a copy without a marker field) the id of that stream's newest entry, read
+    after the WATCH ('' when none), is appended to ``mark``. On one pooled connection; on
+    any error it is dropped (with whatever WATCH or MULTI it was in)."""
+    pool = client.connection_pool
+    c = pool.get_connection()
+
+    def cmd(*args: object) -> object:
+        c.send_command(*args)
+        return c.read_response()  # an error reply raises
+
+    try:
+        cmd("WATCH", markers)
+        if cmd("ZSCORE", markers, dlq_id) is not None:
+            cmd("MULTI")
+            cmd("EXEC")  # an empty transaction ends the WATCH
+            return "already"
+        if newest_of is not None:
+            try:
+                newest = cmd("XREVRANGE", newest_of, "+", "-", "COUNT", 1)
+            except rex.ResponseError:  # not a stream: the XADD fails alike, nothing written
+                newest = None
+            mark = [*mark, newest[0][0] if newest else b""]  # type: ignore[index]
+        cmd("MULTI")  # refused (ACL): raises here, before anything is queued
+        c.send_packed_command(c.pack_commands([xadd, mark, ("EXEC",)]))
+        c.read_response()  # QUEUED
+        c.read_response()  # QUEUED
+        try:
+            return c.read_response()  # [XADD reply, mark reply], or None (WATCH)
+        except rex.ExecAbortError as err:  # nothing ran; an ACL refusal of EXEC says so
+            if "NOPERM" in str(err):
+                raise rex.NoPermissionError(str(err)) from err
+            raise
+    except BaseException:
+        c.disconnect()
+        raise
+    finally:
+        pool.release(c)
+
+
+def _call_bytes(call: Call) -> int:
+    return sum(len(a) if isinstance(a, bytes) else 8 for a in call.args)
+
+
+def _by_bytes(rows: Sequence[Any], limit: int, size: Callable[[Any], int] | None = None
+              ) -> Iterator[list[Any]]:  # fmt: skip
+    """``rows`` cut into runs of at most ``limit`` bytes (at least one row each). A row is
+    ``(item, fields)`` unless ``size`` says how to measure it."""
+    measure = size or (lambda row: sum(len(f) for f in row[1]))
+    part: list[Any] = []
+    total = 0
+    for row in rows:
+        n = measure(row)
+        if part and total + n > limit:
+            yield part
+            part, total = [], 0
+        part.append(row)
+        total += n
+    if part:
+        yield part
 
 
 def _parse(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
@@ -914,6 +1150,9 @@ def _parse(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
         status, detail = _text(flat[2 * n]), _text(flat[2 * n + 1])
         if status == "replayed":
             out.append(DlqItemResult(item.id, "replayed", detail))
+        elif status == "wide":  # the client sends only entries that fit: not expected
+            out.append(DlqItemResult(item.id, "fail", f"too wide for a script ({detail} XADD "
+                                     "values): nothing written"))  # fmt: skip
         elif status == "already":
             out.append(DlqItemResult(item.id, "already-replayed", _SKIP_TEXT["already"]))
         elif status == "skip":
@@ -1093,6 +1332,7 @@ def params(plan: Plan) -> dict[str, Any]:
     if isinstance(o, ReplayOptions):
         out["options"].update({"rate": o.rate, "keep_envelope": o.keep_envelope,
                                "keep_retries": o.keep_retries})  # fmt: skip
+    out["options"]["no_lineage"] = o.no_lineage
     return out
 
 

@@ -81,7 +81,10 @@ class Options:
     reason: str | None = None  # dlq: _dlq_reason
     lock_key: str | None = None  # pattern with {stream} {group} {id} {consumer}
     max_retries: int | None = None  # requeue: past this many requeues, to the DLQ
-    field_prefix: str = "_"  # _retry_count, _original_id, _dlq_*
+    field_prefix: str = "_"  # _retry_count, _prior_deliveries, _original_id, _dlq_*
+    # requeue, dlq-replay (and the reclaim loop's copies): the copy carries the entry's
+    # fields alone, no lineage fields (pelctl.core.lineage); no retry count, so no retry limit
+    no_lineage: bool = False
     inactive_ms: int | None = None  # consumers-prune
     reassign_to: bytes | None = None  # consumers-prune
     assume_dead: bool = False  # consumers-prune: also those whose liveness is unknown
@@ -174,6 +177,7 @@ class ItemResult:
     id: bytes
     outcome: str  # requeued | dlq | claimed | acked | ghost | deleted | <skip reason> | fail
     detail: str = ""  # new id, dead-letter id, error text
+    note: str = ""  # how it was done when that is worth saying (e.g. the ordered path, why)
 
     @property
     def status(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pelctl.core.models import PendingEntry, PendingFilter
+from pelctl.core.models import Fields, PendingEntry, PendingFilter
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -75,3 +75,27 @@ def _with_payloads(raw, stream: bytes, page: list) -> Iterator[PendingEntry]:  #
 def count_pending(conn: Connection, stream: bytes, group: bytes) -> int:
     with redis_errors():
         return int(conn.raw(stream).execute_command("XPENDING", stream, group)[0])
+
+
+def read_entry(
+    conn: Connection, stream: bytes, group: bytes, entry_id: bytes
+) -> tuple[PendingEntry | None, Fields | None]:
+    """One entry as it is now: its PEL row (None when it is no longer pending in ``group``)
+    and its fields (None when the stream entry is gone). The group is checked first (a
+    missing one is :class:`GroupNotFound`), then one pipelined round trip."""
+    require_group(conn, stream, group)
+    raw = conn.raw(stream)
+    with redis_errors("XPENDING"):
+        pipe = raw.pipeline(transaction=False)
+        pipe.execute_command("XPENDING", stream, group, entry_id, entry_id, 1)
+        pipe.execute_command("XRANGE", stream, entry_id, entry_id)
+        pel, found = pipe.execute()
+    fields = None
+    if found:
+        flat = found[0][1]
+        fields = tuple(zip(flat[0::2], flat[1::2], strict=True))
+    if not pel:
+        return None, fields
+    row_id, consumer, idle, deliveries = pel[0]
+    entry = PendingEntry(row_id, consumer, int(idle), int(deliveries), fields, fields is None)
+    return entry, fields

@@ -283,6 +283,7 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
             "lock_key": o.lock_key,
             "max_retries": o.max_retries,
             "field_prefix": o.field_prefix,
+            "no_lineage": o.no_lineage,
             "inactive_ms": o.inactive_ms,
             "reassign_to": _b(o.reassign_to),
             "full": o.full,
@@ -332,6 +333,7 @@ def from_json(data: Any) -> Plan:
         lock_key=_opt_str(o, "lock_key"),
         max_retries=_opt_int(o, "max_retries"),
         field_prefix=_opt_str(o, "field_prefix") or "_",
+        no_lineage=_bool(o, "no_lineage"),  # absent (older plans): lineage on
         inactive_ms=_opt_int(o, "inactive_ms"),
         reassign_to=_name(o, "reassign_to"),
         full=_bool(o, "full"),
@@ -340,6 +342,9 @@ def from_json(data: Any) -> Plan:
     for needed in mutation.needs:
         if getattr(options, needed) in (None, ""):
             raise ValueError(f'{action} needs options "{needed}"')
+    from pelctl.core.repair import check_lineage
+
+    check_lineage(options)
     if options.lock_key is not None:
         from pelctl.core.repair import check_lock_pattern
 

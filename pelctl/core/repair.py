@@ -22,8 +22,10 @@ import redis.exceptions as rex
 
 from pelctl.core.binary import escape
 from pelctl.core.errors import UsageError
+from pelctl.core.lineage import no_lineage_note, requeue_copy
 from pelctl.core.models import PendingFilter
 from pelctl.core.mutations import (
+    APPLIED,
     ItemResult,
     Mutation,
     Options,
@@ -40,8 +42,18 @@ from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scan import PelScan
-from pelctl.redis.scripts import DEFAULT_BATCH, DEFAULT_DEPTH, Call, round_trip, same_slot, script
+from pelctl.redis.scripts import (
+    DEFAULT_BATCH,
+    DEFAULT_DEPTH,
+    LUA_UNPACK_MAX,
+    Call,
+    round_trip,
+    same_slot,
+    script,
+)
 
+# A script's answer for an entry it left for the next call (its byte budget was spent).
+LATER = "later"
 # pelctl's own consumer names: entries pass through them only inside one script.
 REQUEUE_CONSUMER = b"pelctl-requeue"
 DLQ_CONSUMER = b"pelctl-dlq"
@@ -91,6 +103,17 @@ def lock_key(pattern: str, stream: bytes, group: bytes, entry_id: bytes, owner: 
         pos = m.end()
     out += pattern[pos:].encode()
     return bytes(out)
+
+
+def check_lineage(options: Options) -> None:
+    """``--no-lineage`` leaves out the retry count that ``--max-retries`` counts with."""
+    if options.no_lineage and options.max_retries is not None:
+        raise UsageError(
+            "--max-retries counts requeues in _retry_count, which --no-lineage leaves out: a "
+            "poison message would be requeued forever",
+            hint="quarantine poison entries first (pelctl dlq move STREAM GROUP "
+            "--min-deliveries N), then requeue the rest with --no-lineage",
+        )
 
 
 def check_lock_pattern(pattern: str) -> None:
@@ -235,6 +258,7 @@ def plan_entries(
     targets.require_some()
     if options.lock_key:
         check_lock_pattern(options.lock_key)
+    check_lineage(options)
     require_group(conn, stream, group)
     rows, missing = _pending_rows(conn, stream, group, targets)
     action = {"dlq-move": "dlq"}.get(mutation.name, mutation.name)
@@ -259,6 +283,9 @@ def plan_entries(
             ):
                 item_action, note = "dlq", f"requeued {retries} times (max {options.max_retries})"
         items.append(PlanItem(entry_id, owner, idle, deliveries, item_action, note))
+    notes = ()
+    if mutation.name == "requeue" and options.no_lineage:
+        notes = (no_lineage_note("requeue", options.field_prefix),)
     return Plan(
         action=mutation.name,
         stream=stream,
@@ -268,6 +295,7 @@ def plan_entries(
         options=options,
         missing=missing,
         **_stamp(conn, stream),
+        notes=notes,
     )
 
 
@@ -389,14 +417,23 @@ class _EntryRun:
                         self.results.extend(pre.values())
                         continue
                     reply = next(replies)
+                    later = []
                     _fatal(reply)
                     if isinstance(reply, Exception):
                         self.results.extend(pre.values())
                         self._fail(sent_items, "fail", f"script error: {reply}")
                     else:
                         self.results.extend(pre.values())
-                        self.results.extend(parse(sent_items, reply))
-                    self.done += len(chunk)
+                        parsed = parse(sent_items, reply)
+                        later = [r.id for r in parsed if r.outcome == LATER]
+                        self.results.extend(r for r in parsed if r.outcome != LATER)
+                        if later:
+                            # The call reached its byte budget: nothing was done for these;
+                            # they go again in calls of the size this one managed.
+                            ids = set(later)
+                            again = [it for it in sent_items if it.id in ids]
+                            batches.extend(_chunks(again, max(1, len(sent_items) - len(ids))))
+                    self.done += len(chunk) - len(later)
                 i += len(group)
                 if self.progress:
                     self.progress(self.done, self.total)
@@ -511,41 +548,89 @@ def apply_requeue(
     second_key = dlq if mode == "inline" else plan.stream
     max_retries = -1 if opts.max_retries is None else opts.max_retries
     reason = opts.reason or ""
-    header = (plan.group, REQUEUE_CONSUMER, opts.field_prefix, max_retries, mode, reason)
+    lineage = 0 if opts.no_lineage else 1
+    header = (plan.group, REQUEUE_CONSUMER, opts.field_prefix, max_retries, mode, reason, lineage)
 
     def make_call(chunk: Sequence[PlanItem], pre: dict[bytes, ItemResult]) -> Call | None:
         keys: list[bytes] = [plan.stream, second_key]  # type: ignore[list-item]
         args = run.entry_args(chunk, keys, pre)
         return Call(lua, tuple(keys), (*header, *args)) if args else None
 
-    deferred: list[PlanItem] = []
-    by_id = {item.id: item for item in send}
+    later = _Later({item.id: item for item in send})
+    run.run(send, make_call, later.parse)
+    out = results + run.results
+    notes: list[str] = []
+    if later.items and not run.interrupted:
+        moved, interrupted = _ordered(
+            conn, plan, later.items, kind="requeue", dlq=dlq, reason=reason,
+            max_retries=max_retries, batch_size=batch_size, wide=later.wide,
+        )  # fmt: skip
+        out += moved
+        run.interrupted = run.interrupted or interrupted
+        if later.deferred:
+            assert dlq is not None
+            notes.append(
+                f"{len(later.deferred):,} entries past --max-retries went to {escape(dlq)} by "
+                "the ordered path (dead-letter write first, then ack): a crash can duplicate, "
+                "never lose"
+            )
+    else:
+        out += later.not_attempted(out)
+    notes += later.notes(out)
+    return build_result(plan, out, interrupted=run.interrupted, notes=notes)
 
-    def parse(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
+
+class _Later:
+    """Parses an entry script's reply; collects the entries it left for the ordered path:
+    ``defer`` (a dead-letter stream in another slot) and ``wide`` (a copy too wide for one
+    script: more than LUA_UNPACK_MAX XADD values). Nothing was written for either."""
+
+    def __init__(self, by_id: dict[bytes, PlanItem]) -> None:
+        self.by_id = by_id
+        self.items: list[PlanItem] = []
+        self.deferred: list[bytes] = []
+        self.wide: dict[bytes, int] = {}  # id -> XADD values its copy needs
+
+    def parse(self, items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
         out = []
         for item, status, detail in _pairs(items, reply):
             if status == "defer":
-                deferred.append(by_id[item.id])
+                self.deferred.append(item.id)
+                self.items.append(self.by_id[item.id])
+            elif status == "wide":
+                self.wide[item.id] = int(_text(detail) or 0)
+                self.items.append(self.by_id[item.id])
             elif status == "skip":
                 out.append(ItemResult(item.id, _text(detail)))
             else:
                 out.append(ItemResult(item.id, status, _text(detail)))
         return out
 
-    run.run(send, make_call, parse)
-    out = results + run.results
-    notes: list[str] = []
-    if deferred and not run.interrupted:
-        why = opts.reason or f"max retries exceeded ({opts.max_retries})"
-        assert dlq is not None
-        moved, interrupted = _dlq_ordered(conn, plan, deferred, dlq, why, batch_size)
-        out += moved
-        run.interrupted = run.interrupted or interrupted
-        notes.append(
-            f"{len(deferred):,} entries past --max-retries went to {escape(dlq)} by the ordered "
-            "path (dead-letter write first, then ack): a crash can duplicate, never lose"
-        )
-    return build_result(plan, out, interrupted=run.interrupted, notes=notes)
+    def not_attempted(self, results: Sequence[ItemResult]) -> list[ItemResult]:
+        """After an interruption: the entries left for the ordered path were not touched."""
+        answered = {r.id for r in results}
+        return [ItemResult(i.id, "interrupted", "not attempted (left for the ordered path)")
+                for i in self.items if i.id not in answered]  # fmt: skip
+
+    def notes(self, results: Sequence[ItemResult]) -> list[str]:
+        if not self.wide:
+            return []
+        done = [r.id for r in results if r.id in self.wide and r.status == APPLIED]
+        shown = ", ".join(_text(i) for i in list(self.wide)[:5])
+        more = f" and {len(self.wide) - 5:,} more" if len(self.wide) > 5 else ""
+        return [
+            f"{len(self.wide):,} entries too wide for one script ({shown}{more}: their copy needs "
+            f"more than {LUA_UNPACK_MAX:,} XADD values) took the ordered path (copy first, then "
+            f"a verified ack: a crash can duplicate, never lose); {len(done):,} applied"
+        ]
+
+
+def wide_note(values: int) -> str:
+    """The per-entry note of an entry that took the ordered path because it is too wide."""
+    return (
+        f"ordered path: its copy needs {values:,} XADD values, more than one script can pass "
+        f"({LUA_UNPACK_MAX:,})"
+    )
 
 
 def envelope(
@@ -560,7 +645,11 @@ def envelope(
     reason: str,
     at_ms: int,
 ) -> list[bytes]:
-    """The dead-letter entry (SPEC §5a): original fields untouched, then ``_dlq_*``."""
+    """The dead-letter entry (SPEC §5a): original fields untouched, then ``_dlq_*``.
+
+    For servers that run no Lua (:func:`pelctl.reclaim.settle.settle_unscripted`); the
+    scripts build it in ``_prelude.lua`` (``add_envelope``), the ordered path included.
+    The original fields keep their lineage fields (:mod:`pelctl.core.lineage`)."""
     p = prefix.encode()
     return [
         *fields,
@@ -575,29 +664,53 @@ def envelope(
     ]  # fmt: skip
 
 
-def _dlq_ordered(
+def _ordered(
     conn: Connection,
     plan: Plan,
     items: Sequence[PlanItem],
-    dlq: bytes,
+    *,
+    kind: str,
+    dlq: bytes | None,
     reason: str,
-    batch_size: int | None,
+    max_retries: int = -1,
+    batch_size: int | None = None,
     progress: Progress | None = None,
+    wide: dict[bytes, int] | None = None,
 ) -> tuple[list[ItemResult], bool]:
-    """Dead-letter move across slots: take (lease) -> XADD to the DLQ -> verified XACK.
+    """The ordered path: lease (one script per batch) -> XADD the copies -> verified XACK.
 
-    A crash after the XADD and before the XACK leaves the entry pending and a copy in the
-    dead-letter stream: a later run moves it again (a duplicate). Nothing is ever acked
-    before its copy exists.
+    For dead-letter moves across cluster slots, and for entries too wide for one script
+    (``wide``: id -> XADD values; those items get a note). ``kind`` is ``dlq`` (every copy
+    is a dead letter) or ``requeue`` (a requeued copy on the stream itself, or a dead letter
+    when past ``max_retries``). The lease script builds each copy with the same prelude
+    functions as the one-script paths and leaves the entry with its own owner (its idle time
+    restarted, so a concurrent run's min-idle check fails): a crash after the XADD and
+    before the XACK leaves the entry pending and a copy written, and a later run copies it
+    again (a duplicate). Nothing is ever acked before its copy exists, and nothing passes
+    through a pelctl consumer.
     """
-    take, ack = script("dlq_take"), script("dlq_ack")
+    lease, ack = script("lease"), script("lease_ack")
     source = conn.raw(plan.stream)
-    target = conn.raw(dlq)
+    where = {b"stream": plan.stream, b"dlq": dlq}
     run = _EntryRun(conn, plan, progress, batch_size, len(items))
-    prefix = plan.options.field_prefix
+    wide = wide or {}
+    header = (plan.group, plan.options.field_prefix, kind, max_retries,
+              "dlq" if dlq is not None else "none", reason,
+              0 if plan.options.no_lineage else 1)  # fmt: skip
     out: list[ItemResult] = []
+    chunks = list(_chunks(items, run.batch))
+    n = 0  # chunks[n - 1] is the one in hand
+
+    def note(entry_id: bytes) -> str:
+        return wide_note(wide[entry_id]) if entry_id in wide else ""
+
+    def lost(rows: Iterable[bytes], text: str) -> None:
+        out.extend(ItemResult(i, "unknown", text, note(i)) for i in rows)
+
     try:
-        for chunk in _chunks(items, run.batch):
+        while n < len(chunks):
+            chunk = chunks[n]
+            n += 1
             pre: dict[bytes, ItemResult] = {}
             keys: list[bytes] = [plan.stream]
             args = run.entry_args(chunk, keys, pre)
@@ -606,70 +719,89 @@ def _dlq_ordered(
                 continue
             sent = [it for it in chunk if it.id not in pre]
             try:
-                reply = take.call(source, keys, [plan.group, *args])
+                reply = lease.call(source, keys, [*header, *args])
             except rex.ResponseError as err:  # reported per item (a refusal raises)
                 _fatal(err)
-                out.extend(ItemResult(it.id, "fail", f"script error: {err}") for it in sent)
+                out.extend(ItemResult(it.id, "fail", f"script error: {err}", note(it.id))
+                           for it in sent)  # fmt: skip
                 continue
-            taken: list[tuple[bytes, bytes, int, int]] = []
-            pipe = target.pipeline(transaction=False)
+            # Step 2: the copies, one pipeline per target node.
+            taken: dict[bytes, list[tuple[bytes, bytes, int]]] = {b"stream": [], b"dlq": []}
+            pipes = {t: conn.raw(k).pipeline(transaction=False)
+                     for t, k in where.items() if k is not None}  # fmt: skip
+            later = [item for item, status, _d in _pairs(sent, reply) if status == LATER]
+            if later:  # the lease reached its byte budget: these go again, untouched
+                chunks.extend(_chunks(later, max(1, len(sent) - len(later))))
             for item, status, detail in _pairs(sent, reply):
+                if status == LATER:
+                    continue
                 if status == "take":
                     d = list(detail)  # type: ignore[call-overload]
-                    owner, idle, deliveries, at = d[0], int(d[1]), int(d[2]), int(d[3])
-                    fields = envelope(d[4:], prefix, plan.stream, plan.group, item.id, owner,
-                                      deliveries, idle, reason, at)  # fmt: skip
-                    pipe.execute_command("XADD", dlq, "*", *fields)
-                    taken.append((item.id, owner, deliveries, idle))
+                    target, owner, deliveries = bytes(d[0]), d[1], int(d[3])
+                    pipes[target].execute_command("XADD", where[target], "*", *d[4:])
+                    taken[target].append((item.id, owner, deliveries))
                 elif status == "skip":
-                    out.append(ItemResult(item.id, _text(detail)))
+                    out.append(ItemResult(item.id, _text(detail), "", note(item.id)))
                 else:
-                    out.append(ItemResult(item.id, status, _text(detail)))
-            if not taken:
+                    out.append(ItemResult(item.id, status, _text(detail), note(item.id)))
+            written: list[tuple[bytes, bytes, bytes, int, bytes]] = []  # target, id, owner, n, new
+            for target, rows in taken.items():
+                if not rows:
+                    continue
+                try:
+                    replies = pipes[target].execute(raise_on_error=False)
+                except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
+                    lost((r[0] for r in rows), f"connection lost writing the copy: {err}")
+                    continue
+                for (entry_id, owner, deliveries), new_id in zip(rows, replies, strict=True):
+                    _fatal(new_id)
+                    if isinstance(new_id, Exception):
+                        # Nothing written: the entry stays pending with its owner.
+                        out.append(ItemResult(entry_id, "fail", f"copy not written: {new_id}",
+                                              note(entry_id)))  # fmt: skip
+                    else:
+                        written.append((target, entry_id, owner, deliveries, new_id))
+            if not written:
                 continue
-            try:
-                written = pipe.execute(raise_on_error=False)
-            except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
-                out.extend(
-                    ItemResult(t[0], "unknown", f"connection lost writing the DLQ: {err}")
-                    for t in taken
-                )
-                continue
+            # Step 3: acknowledge what was written, if the lease still holds.
             ack_args: list[object] = [plan.group]
-            new_ids: dict[bytes, bytes] = {}
-            for (entry_id, owner, deliveries, _idle), new_id in zip(taken, written, strict=True):
-                _fatal(new_id)
-                if isinstance(new_id, Exception):
-                    out.append(ItemResult(entry_id, "fail", f"dead-letter write failed: {new_id}"))
-                else:
-                    new_ids[entry_id] = new_id
-                    ack_args += [entry_id, owner, deliveries]
-            if not new_ids:
-                continue
+            for _target, entry_id, owner, deliveries, _new in written:
+                ack_args += [entry_id, owner, deliveries]
             try:
                 acked = ack.call(source, [plan.stream], ack_args)
-            except (rex.ResponseError, rex.ConnectionError, rex.TimeoutError) as err:
-                out.extend(
-                    ItemResult(i, "unknown", f"written to the DLQ, ack failed: {err}")
-                    for i in new_ids
-                )
+            except (rex.ResponseError, rex.ConnectionError, rex.TimeoutError, OSError) as err:
+                if isinstance(err, rex.ResponseError):
+                    _fatal(err)
+                lost((w[1] for w in written), f"copy written, ack failed: {err}")
                 continue
             flat = list(acked)  # type: ignore[call-overload]
-            for n, entry_id in enumerate(new_ids):
-                status = _text(flat[2 * n])
-                if status == "dlq":
-                    out.append(ItemResult(entry_id, "dlq", _text(new_ids[entry_id])))
+            for k, (target, entry_id, _owner, _n, new_id) in enumerate(written):
+                status, detail = _text(flat[2 * k]), _text(flat[2 * k + 1])
+                outcome = "dlq" if target == b"dlq" else "requeued"
+                if status == "acked":
+                    out.append(ItemResult(entry_id, outcome, _text(new_id), note(entry_id)))
+                elif status == "skip":
+                    # Acknowledged or re-delivered since the lease: the copy is a duplicate.
+                    reason_ = "dlq-duplicate" if target == b"dlq" else "requeue-duplicate"
+                    out.append(ItemResult(entry_id, reason_, _text(new_id), note(entry_id)))
                 else:
-                    out.append(
-                        ItemResult(entry_id, _text(flat[2 * n + 1]), _text(new_ids[entry_id]))
-                    )
-            run.done += len(chunk)
+                    out.append(ItemResult(entry_id, "unknown", f"copy written ({_text(new_id)}),"
+                                          f" ack failed: {detail}", note(entry_id)))  # fmt: skip
+            run.done += len(chunk) - len(later)
             if progress:
                 progress(run.done, run.total)
+    except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
+        # A call for the chunk in hand lost the connection: its outcome is unknown (an entry
+        # leased but not copied stays with its owner); later chunks were not attempted.
+        answered = {r.id for r in out}
+        lost((it.id for it in chunks[n - 1] if it.id not in answered), f"connection lost: {err}")
+        answered = {r.id for r in out}
+        out.extend(ItemResult(it.id, "fail", "not attempted: connection lost", note(it.id))
+                   for chunk in chunks[n:] for it in chunk if it.id not in answered)  # fmt: skip
     except KeyboardInterrupt:
         answered = {r.id for r in out}
         out.extend(
-            ItemResult(i.id, "interrupted", "outcome unknown or not attempted")
+            ItemResult(i.id, "interrupted", "outcome unknown or not attempted", note(i.id))
             for i in items
             if i.id not in answered
         )
@@ -690,7 +822,8 @@ def apply_dlq_move(
     reason = opts.reason or "moved by pelctl"
     results, send = _start(plan)
     if _cross_slot(conn, plan.stream, dlq, force_cross_slot):
-        moved, interrupted = _dlq_ordered(conn, plan, send, dlq, reason, batch_size, progress)
+        moved, interrupted = _ordered(conn, plan, send, kind="dlq", dlq=dlq, reason=reason,
+                                      batch_size=batch_size, progress=progress)  # fmt: skip
         note = (
             f"{escape(plan.stream)} and {escape(dlq)} are in different cluster slots: ordered "
             "path (dead-letter write first, then ack); a crash can duplicate, never lose"
@@ -705,8 +838,19 @@ def apply_dlq_move(
         args = run.entry_args(chunk, keys, pre)
         return Call(lua, tuple(keys), (*header, *args)) if args else None
 
-    run.run(send, make_call, _simple_parse)
-    return build_result(plan, results + run.results, interrupted=run.interrupted)
+    later = _Later({item.id: item for item in send})
+    run.run(send, make_call, later.parse)
+    out = results + run.results
+    interrupted = run.interrupted
+    if later.items and not interrupted:
+        moved, interrupted = _ordered(
+            conn, plan, later.items, kind="dlq", dlq=dlq, reason=reason,
+            batch_size=batch_size, wide=later.wide,
+        )  # fmt: skip
+        out += moved
+    else:
+        out += later.not_attempted(out)
+    return build_result(plan, out, interrupted=interrupted, notes=later.notes(out))
 
 
 # -- consumers prune -------------------------------------------------------------------------
@@ -1074,7 +1218,7 @@ REQUEUE = declare(
     Mutation(
         "requeue",
         "requeue",
-        "re-add each entry to the stream with _retry_count and _original_id, then XACK it",
+        "re-add each entry to the stream with its lineage fields (_retry_count, ...), then XACK it",
         plan_entries,
         apply_requeue,
     )  # fmt: skip
@@ -1123,5 +1267,6 @@ __all__ = [
     "normalize_ids",
     "probe",
     "reassign",
+    "requeue_copy",
     "sweep_ghosts",
 ]

@@ -39,10 +39,12 @@ class _Redacting(logging.Formatter):
         self.secrets = secrets
 
     def _clean(self, value: Any) -> Any:
+        from pelctl.core.binary import clean
         from pelctl.redis.url import redact_text
 
         if isinstance(value, str):
-            return redact_text(value, self.secrets)
+            # Error texts can echo names: no control character reaches a log line.
+            return clean(redact_text(value, self.secrets))
         if isinstance(value, bytes):
             from pelctl.core.binary import escape
 
@@ -63,13 +65,12 @@ class _Redacting(logging.Formatter):
 
 class JsonFormatter(_Redacting):
     def format(self, record: logging.LogRecord) -> str:
-        from pelctl.redis.url import redact_text
 
         line: dict[str, Any] = {
             "ts": _timestamp(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "event": redact_text(record.getMessage(), self.secrets),
+            "event": self._clean(record.getMessage()),
         }
         for key, value in self.fields(record).items():
             line.setdefault(key, value)
@@ -78,12 +79,11 @@ class JsonFormatter(_Redacting):
 
 class TextFormatter(_Redacting):
     def format(self, record: logging.LogRecord) -> str:
-        from pelctl.redis.url import redact_text
 
         parts = [
             _timestamp(record.created),
             f"{record.levelname:<7}",
-            redact_text(record.getMessage(), self.secrets),
+            self._clean(record.getMessage()),
         ]
         for key, value in self.fields(record).items():
             if value is None:

@@ -32,6 +32,8 @@ class ReclaimConfig:
     lock_key: str | None = None
     batch: int = DEFAULT_BATCH  # entries settled per batch (the unit a stop waits for)
     field_prefix: str = "_"
+    # Requeued copies carry the entry's fields alone (no _retry_count, _original_id, ...).
+    no_lineage: bool = False
     read_only: bool = False
     once: bool = False
     max_backoff_s: float = 30.0
@@ -65,6 +67,7 @@ class ReclaimConfig:
             "lock_key": self.lock_key,
             "batch": self.batch,
             "field_prefix": self.field_prefix,
+            "no_lineage": self.no_lineage,
             "read_only": self.read_only,
             "on_audit_failure": self.on_audit_failure,
         }
@@ -100,6 +103,16 @@ class ReclaimConfig:
                 )
         if self.max_deliveries is not None and self.max_deliveries < 1:
             raise UsageError("--max-deliveries must be at least 1 (0 turns the limit off)")
+        if self.no_lineage and self.to is None and self.max_deliveries is not None:
+            # Every strategy but --to requeues: a copy's delivery count starts again at 0,
+            # and without _retry_count nothing counts the copies.
+            raise UsageError(
+                f"--max-deliveries {self.max_deliveries} cannot be kept with --no-lineage: "
+                "requeued copies carry no _retry_count and their delivery count starts "
+                "again, so a poison message would be requeued forever",
+                hint="pass --max-deliveries 0 to run without a limit, or give --to CONSUMER "
+                "(claimed entries keep their delivery count)",
+            )
         if self.on_audit_failure not in AUDIT_POLICIES:
             raise UsageError(f"unknown --on-audit-failure {self.on_audit_failure!r}",
                              hint="one of: " + ", ".join(AUDIT_POLICIES))  # fmt: skip
@@ -122,6 +135,11 @@ _COUNTER_OF = {
     "owner-changed": "duplicate_acks",
     "redelivered": "duplicate_acks",
     "not-idle": "duplicate_acks",
+    # The ordered path (a DLQ in another slot, an entry too wide for one script): the entry
+    # was acknowledged or re-delivered between the lease and the ack, so the copy written
+    # is a duplicate and the entry was left alone.
+    "dlq-duplicate": "duplicate_acks",
+    "requeue-duplicate": "duplicate_acks",
     "already-owned": "skipped_other",
     "max-retries": "skipped_other",
 }

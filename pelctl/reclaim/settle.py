@@ -14,8 +14,10 @@ Two kinds of batches reach here:
 
 Entries whose next delivery would be past ``--max-deliveries`` go to the dead-letter stream
 through the ``dlq-move`` script (SPEC §5a envelope); the others are requeued (XCLAIM-check +
-XADD + XACK in one script) or claimed to ``--to``. Requeued copies carry ``_retry_count``:
-the requeue script dead-letters a copy whose ``_retry_count + 1`` reaches the limit.
+XADD + XACK in one script) or claimed to ``--to``. Requeued copies carry their lineage
+(:mod:`pelctl.core.lineage`: ``_retry_count``, ``_prior_deliveries``, ``_original_id``;
+nothing with ``--no-lineage``): the requeue script dead-letters a copy whose
+``_retry_count + 1`` reaches the limit.
 
 Servers that run no Lua (``EVALSHA`` unknown: some proxies, fakeredis without lupa) settle
 *taken* entries by the ordered path instead — write the copy (or the dead letter) first,
@@ -124,6 +126,7 @@ class Settler:
             dlq=None if m is None else cfg.dlq_for(self.stream),
             reason=cfg.dlq_reason,
             field_prefix=cfg.field_prefix,
+            no_lineage=cfg.no_lineage,
         )
 
     def _apply(
@@ -235,25 +238,32 @@ def settle_unscripted(
 
     Per entry: read its fields (unless the take returned them); no stream entry: XACK
     (ghost). Past the delivery limit (or a requeued copy on its last life): XADD the
-    dead-letter envelope. Otherwise XADD the requeued copy (``_retry_count + 1``,
-    ``_original_id``) or XCLAIM it to ``--to``. Then XACK what was written: an XACK that
-    finds nothing means somebody else settled the entry first (``not-pending``; our copy
-    is then a duplicate, never a loss).
+    dead-letter envelope. Otherwise XADD the requeued copy (its lineage fields, as the
+    scripts write them: :func:`pelctl.core.lineage.requeue_copy`) or XCLAIM it to ``--to``.
+    Then XACK what was written: an XACK that finds nothing means somebody else settled the
+    entry first (``not-pending``; our copy is then a duplicate, never a loss).
+
+    The delivery count written (``_dlq_deliveries``, added to ``_prior_deliveries``) is the
+    entry's PEL count, read here as the scripts read it.
     """
+    from pelctl.core.lineage import requeue_copy
     from pelctl.core.repair import envelope
 
     raw = conn.raw(stream)
-    prefix = cfg.field_prefix.encode()
-    retry_key, original_key = prefix + b"retry_count", prefix + b"original_id"
     need = [e for e in entries if e.fields is None and not e.deleted]
     fields: dict[bytes, list | None] = {e.id: e.fields for e in entries}
-    if need:
-        pipe = raw.pipeline(transaction=False)
-        for e in need:
-            pipe.execute_command("XRANGE", stream, e.id, e.id)
-        for e, found in zip(need, pipe.execute(), strict=True):
-            fields[e.id] = list(found[0][1]) if found and found[0][1] is not None else None
-    seconds, micros = raw.execute_command("TIME")
+    ids = sorted((e.id for e in entries), key=_id_key)
+    pipe = raw.pipeline(transaction=False)
+    for e in need:
+        pipe.execute_command("XRANGE", stream, e.id, e.id)
+    if ids:
+        pipe.execute_command("XPENDING", stream, group, ids[0], ids[-1], len(ids) + 100, owner)
+    pipe.execute_command("TIME")
+    replies = pipe.execute()
+    for e, found in zip(need, replies[: len(need)], strict=True):
+        fields[e.id] = list(found[0][1]) if found and found[0][1] is not None else None
+    counts = {_b(row[0]): int(row[3]) for row in (replies[len(need)] if ids else [])}
+    seconds, micros = replies[-1]
     now_ms = int(seconds) * 1000 + int(micros) // 1000
     m = cfg.max_deliveries
     plans: list[tuple[Taken, str]] = []
@@ -263,30 +273,23 @@ def settle_unscripted(
         if flat is None:
             plans.append((e, "ghost"))
             continue
-        retries, original, kept = 0, e.id, []
-        for i in range(0, len(flat), 2):
-            key, value = _b(flat[i]), _b(flat[i + 1])
-            if key == retry_key:
-                retries = int(value or 0)
-            elif key == original_key:
-                original = value
-            else:
-                kept += [key, value]
+        pel_count = counts.get(e.id, e.deliveries)
+        retries, copy = requeue_copy([_b(x) for x in flat], cfg.field_prefix, e.id, pel_count,
+                                     lineage=not cfg.no_lineage)  # fmt: skip
         to_dlq = not e.new and (
             cfg.over_limit(e.deliveries)
             or (cfg.to is None and m is not None and retries + 1 > m - 1)
         )
         if to_dlq:
             body = envelope([_b(x) for x in flat], cfg.field_prefix, stream, group, e.id, owner,
-                            e.deliveries, e.idle_ms, cfg.dlq_reason, now_ms)  # fmt: skip
+                            pel_count, e.idle_ms, cfg.dlq_reason, now_ms)  # fmt: skip
             pipe.execute_command("XADD", cfg.dlq_for(stream), "*", *body)
             plans.append((e, "dlq"))
         elif cfg.to is not None:
             pipe.execute_command("XCLAIM", stream, group, cfg.to, 0, e.id, "JUSTID")
             plans.append((e, "claimed"))
         else:
-            body = kept + [retry_key, str(retries + 1).encode(), original_key, original]
-            pipe.execute_command("XADD", stream, "*", *body)
+            pipe.execute_command("XADD", stream, "*", *copy)
             plans.append((e, "requeued"))
     written = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
     out: list[ItemResult] = []
@@ -309,6 +312,11 @@ def settle_unscripted(
         for (e, status, detail), n in zip(acks, pipe.execute(), strict=True):
             out.append(ItemResult(e.id, status if int(n) == 1 else "not-pending", detail))
     return out
+
+
+def _id_key(entry_id: bytes) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition(b"-")
+    return int(ms), int(seq or 0)
 
 
 def _b(value: object) -> bytes:

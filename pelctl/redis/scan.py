@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import redis
 import redis.exceptions as rex
 
+from pelctl.core.binary import escape
 from pelctl.core.errors import GroupNotFound, StreamNotFound, UsageError
 from pelctl.redis.errors import redis_errors
 
@@ -179,7 +180,7 @@ def group_meta(raw: redis.Redis, stream: bytes, group: bytes) -> GroupMeta:
     except rex.ResponseError as err:
         text = str(err)
         if "no such key" in text:
-            raise StreamNotFound(f"stream {stream.decode(errors='replace')} not found") from err
+            raise StreamNotFound(f"stream {escape(stream)} not found") from err
         raise
     for flat in reply:
         info = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
@@ -190,8 +191,7 @@ def group_meta(raw: redis.Redis, stream: bytes, group: bytes) -> GroupMeta:
                 last_delivered=parse_key(info[b"last-delivered-id"]),
             )
     raise GroupNotFound(
-        f"NOGROUP No such key '{stream.decode(errors='replace')}' or consumer group "
-        f"'{group.decode(errors='replace')}'"
+        f"NOGROUP No such key '{escape(stream)}' or consumer group '{escape(group)}'"
     )
 
 

@@ -25,8 +25,20 @@ import redis.exceptions as rex
 DEFAULT_BATCH = 100
 # Script calls per round trip.
 DEFAULT_DEPTH = 16
+# The most values a script can pass to one command (Lua 5.1's unpack(): LUAI_MAXCSTACK - 1;
+# "too many results to unpack" beyond). Measured on redis-server 7.0.15 and valkey-server
+# 8.0.1 (tests/integration/test_wide_entries.py finds it on the server); ``_prelude.lua``
+# holds the same number as UNPACK_MAX. An XADD needing more values (an entry of about 4,000
+# fields) cannot be written by a script: such entries take the ordered path.
+LUA_UNPACK_MAX = 7_999
 
 _PRELUDE = "_prelude.lua"
+
+
+def xadd_fits(values: int) -> bool:
+    """Whether an XADD of ``values`` arguments after the command name (key, options, ``*``,
+    fields and values) can be sent from a script."""
+    return values <= LUA_UNPACK_MAX
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pelctl.core.binary import escape, to_json_text
+from pelctl.core.decoders import Decoded, decode
 from pelctl.core.dlq import DlqEntry, DlqStats
 from pelctl.core.durations import format_duration_ms
 from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult
+from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
 from pelctl.render.table import Column, TableData, fmt_int
 
@@ -35,6 +37,10 @@ def _jb(value: bytes | None) -> str | None:
     return escape(value) if value is not None else None
 
 
+def _n(value: int | None) -> str:
+    return str(value) if value is not None else "-"
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -46,23 +52,34 @@ def entry_columns(with_dlq: bool) -> tuple[Column, ...]:
     return ((DLQ_COLUMN,) if with_dlq else ()) + ENTRY_COLUMNS
 
 
-def entry_row(e: DlqEntry, now: int, *, with_dlq: bool = False, width: int = 60) -> tuple[str, ...]:  # noqa: E501
+def entry_row(
+    e: DlqEntry,
+    now: int,
+    *,
+    with_dlq: bool = False,
+    width: int = 60,
+    decoded: Decoded | None = payload.UNSET,
+) -> tuple[str, ...]:
     row = (
         e.id.decode(),
         _b(e.source),
         _b(e.original_id),
         _b(e.owner),
-        str(e.deliveries) if e.deliveries is not None else "-",
+        _n(e.total_deliveries),
         e.reason if e.reason is not None else "-",
         format_duration_ms(max(0, now - e.time_ms)),
-        fields_preview(e.fields, width=width),
+        fields_preview(e.fields, width=width, decoded=decoded),
     )
     return ((escape(e.dlq),) if with_dlq else ()) + row
 
 
-def entry_json(e: DlqEntry, now: int) -> dict[str, Any]:
+def entry_json(e: DlqEntry, now: int, decoded: Decoded | None = payload.UNSET) -> dict[str, Any]:
     """One entry as JSON: names escaped where binary, payload values as text (escaped when
-    not UTF-8), the envelope parsed."""
+    not UTF-8), the envelope parsed, the lineage read: ``original_id`` is the message's
+    first id, ``deliveries`` every delivery of every copy (``prior_deliveries`` +
+    ``dlq_deliveries``); ``dlq_id`` and ``dlq_deliveries`` are the envelope's, about the copy
+    that was moved; ``decoded``: the payload decoded, null when no
+    decoder knows it."""
     return {
         "dlq": escape(e.dlq),
         "id": e.id.decode(),
@@ -70,19 +87,25 @@ def entry_json(e: DlqEntry, now: int) -> dict[str, Any]:
         "group": _jb(e.group),
         "original_id": _jb(e.original_id),
         "owner": _jb(e.owner),
-        "deliveries": e.deliveries,
+        "deliveries": e.total_deliveries,
         "idle_ms": e.idle_ms,
         "reason": e.reason,
         "at_ms": e.at_ms,
         "age_ms": max(0, now - e.time_ms),
         "fields": fields_json(e.fields),
+        # Added last (CSV columns keep their places): the envelope's own two, about the copy
+        # that was moved, and the deliveries of the copies before it.
+        "dlq_id": _jb(e.dlq_id),
+        "dlq_deliveries": e.deliveries,
+        "prior_deliveries": e.prior_deliveries,
+        "decoded": payload.decoded_json(e.fields, decoded),
     }
 
 
 def entry_style(e: DlqEntry) -> str | None:
     if not e.enveloped:
         return "dim"
-    if e.deliveries is not None and e.deliveries >= 5:
+    if (e.total_deliveries or 0) >= 5:
         return "magenta"
     return None
 
@@ -93,7 +116,9 @@ def entry_items(
     """``(row, record, style)`` for :meth:`pelctl.cli.output.Output.stream`."""
     for e in entries:
         now = now_ms()
-        yield entry_row(e, now, with_dlq=with_dlq), entry_json(e, now), entry_style(e)
+        decoded = decode(e.fields)
+        row = entry_row(e, now, with_dlq=with_dlq, decoded=decoded)
+        yield row, entry_json(e, now, decoded), entry_style(e)
 
 
 def _when(ms: int | None, now: int) -> str:
@@ -112,8 +137,12 @@ def entry_pairs(e: DlqEntry, now: int) -> list[tuple[str, str]]:
         ("source", _b(e.source)),
         ("group", _b(e.group)),
         ("original id", _b(e.original_id)),
+    ]
+    if e.dlq_id is not None and e.dlq_id != e.original_id:  # a requeued or replayed copy
+        pairs.append(("moved copy id", _b(e.dlq_id)))
+    pairs += [
         ("last owner", _b(e.owner)),
-        ("deliveries", str(e.deliveries) if e.deliveries is not None else "-"),
+        ("deliveries", _deliveries(e)),
         ("idle when moved", format_duration_ms(e.idle_ms)),
         ("reason", e.reason if e.reason is not None else "-"),
     ]
@@ -122,9 +151,24 @@ def entry_pairs(e: DlqEntry, now: int) -> list[tuple[str, str]]:
     return pairs
 
 
+def _deliveries(e: DlqEntry) -> str:
+    """``7 (moved copy 2, earlier copies 5)``: every delivery of the message, then
+    ``_dlq_deliveries`` and ``_prior_deliveries`` when the entry was requeued or replayed."""
+    total = _n(e.total_deliveries)
+    if e.prior_deliveries is None:
+        return total
+    return f"{total} (moved copy {_n(e.deliveries)}, earlier copies {e.prior_deliveries})"
+
+
 def field_rows(e: DlqEntry) -> TableData:
     cols = (Column("field", "FIELD"), Column("value", "VALUE"))
     return TableData(cols, [(escape(k), escape(v)) for k, v in e.fields], title="fields")
+
+
+def payload_view(e: DlqEntry) -> payload.Sections | None:
+    """The decoded payload of ``dlq show`` (None: no decoder knows it; the fields say all)."""
+    d = decode(e.fields)
+    return payload.sections(d) if d is not None else None
 
 
 def show_json(e: DlqEntry, now: int) -> dict[str, Any]:

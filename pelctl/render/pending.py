@@ -1,12 +1,18 @@
-"""Rows and JSON for PEL entries (``pelctl pending``, the TUI stuck-entries table)."""
+"""Rows and JSON for PEL entries (``pelctl pending``, the TUI stuck-entries table).
+
+With payloads, the FIELDS cell shows the decoded payload (``faststream: {...} headers: ...``,
+``taskiq: billing.charge(7) id=...``) when a decoder knows the entry, else the raw fields;
+JSON keeps ``fields`` exactly as read and adds ``decoded`` (:mod:`pelctl.render.payload`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from pelctl.core.binary import escape, to_json_text
+from pelctl.core.decoders import Decoded, decode
 from pelctl.core.durations import format_duration_ms
 from pelctl.core.models import Fields, PendingEntry
+from pelctl.render import payload
 from pelctl.render.table import Column
 
 COLUMNS = (
@@ -22,20 +28,40 @@ def columns(with_payload: bool) -> tuple[Column, ...]:
     return COLUMNS + ((PAYLOAD_COLUMN,) if with_payload else ())
 
 
-def fields_preview(fields: Fields | None, ghost: bool = False, width: int = 80) -> str:
-    if ghost:
-        return "(deleted from the stream)"
-    if fields is None:
-        return ""
-    text = " ".join(f"{escape(k)}={escape(v)}" for k, v in fields)
-    return text if len(text) <= width else text[: width - 1] + "…"
+def fields_preview(
+    fields: Fields | None,
+    ghost: bool = False,
+    width: int = 80,
+    decoded: Decoded | None = payload.UNSET,
+) -> str:
+    """The payload cell: decoded summary, or the raw fields escaped."""
+    return payload.preview(fields, ghost, width, decoded)
 
 
-def row(e: PendingEntry, with_payload: bool = False) -> tuple[str, ...]:
+def row(
+    e: PendingEntry, with_payload: bool = False, decoded: Decoded | None = payload.UNSET
+) -> tuple[str, ...]:
     base = (e.id.decode(), escape(e.consumer), format_duration_ms(e.idle_ms), str(e.deliveries))
     if with_payload:
-        return base + (fields_preview(e.fields, e.ghost),)
+        return base + (fields_preview(e.fields, e.ghost, decoded=decoded),)
     return base
+
+
+def pel_pairs(e: PendingEntry | None, group: bytes) -> list[tuple[str, str]]:
+    """An entry's PEL row as (label, value) lines (the TUI's entry view)."""
+    if e is None:
+        return [("pending", f"no: not in the PEL of {escape(group)} any more (acknowledged)")]
+    pairs = [
+        ("consumer", escape(e.consumer)),
+        ("idle", format_duration_ms(e.idle_ms)),
+        ("deliveries", str(e.deliveries)),
+    ]
+    if e.ghost:
+        pairs.append(("stream entry", GHOST_NOTE))
+    return pairs
+
+
+GHOST_NOTE = "deleted from the stream: only its PEL entry is left (pelctl ghosts)"
 
 
 def row_style(e: PendingEntry) -> str | None:
@@ -52,7 +78,9 @@ def fields_json(fields: Fields) -> dict[str, str]:
     return {to_json_text(k): to_json_text(v) for k, v in fields}
 
 
-def to_json(e: PendingEntry, with_payload: bool = False) -> dict[str, Any]:
+def to_json(
+    e: PendingEntry, with_payload: bool = False, decoded: Decoded | None = payload.UNSET
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": e.id.decode(),
         "consumer": escape(e.consumer),
@@ -62,4 +90,17 @@ def to_json(e: PendingEntry, with_payload: bool = False) -> dict[str, Any]:
     if with_payload:
         out["fields"] = fields_json(e.fields) if e.fields is not None else None
         out["ghost"] = e.ghost
+        out["decoded"] = payload.decoded_json(e.fields, decoded)
     return out
+
+
+def item(
+    e: PendingEntry, with_payload: bool = False, machine: bool = False
+) -> tuple[tuple[str, ...], dict[str, Any], str | None]:
+    """``(row, record, style)`` for :meth:`pelctl.cli.output.Output.stream`, the payload
+    decoded once for both (``machine``: JSON/CSV formats, which need no display row)."""
+    decoded = decode(e.fields) if with_payload else None
+    record = to_json(e, with_payload, decoded)
+    if machine:
+        return (), record, None
+    return row(e, with_payload, decoded), record, row_style(e)

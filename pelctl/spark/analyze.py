@@ -457,7 +457,7 @@ def _consumer_record(row: Any) -> dict[str, Any]:  # noqa: ANN401 - a Spark Row
 def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
     """The verdict of each consumer row (same order), from what its snapshot recorded: the
     server version (7.2 semantics or not) and the client signals. Snapshots older than
-    schema 2 have neither: 7.2 semantics are assumed for a server whose rows carry
+    schema 3 have neither: 7.2 semantics are assumed for a server whose rows carry
     ``inactive_ms`` (only 7.2+ has it), and no client signal is taken as absent."""
     from pelctl.core import liveness
     from pelctl.redis.capabilities import Capabilities, _parse_version

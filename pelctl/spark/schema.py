@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 2  # 2: consumers gained server_version ... verdict_reason (issue 14)
+# 2: payload_format and decoded (pel, dlq); 3: consumers gained server_version ...
+# verdict_reason (liveness, issue 14)
+SCHEMA_VERSION = 3
 TABLES = ("pel", "consumers", "groups", "dlq", "streams")
 PARTITION_COLUMN = "snapshot_at"
 
@@ -30,6 +32,15 @@ _KEY: tuple[Column, ...] = (
     ("stream", "string", False, "stream key"),
 )
 
+_FORMAT = (
+    "decoder that read the payload: faststream, taskiq, json or an entry-point decoder "
+    "(with --with-payload; null when none knows it)"
+)
+_DECODED = (
+    "the decoded payload as JSON text, the `decoded` object of pending -o json (with "
+    "--with-payload; null when none knows it)"
+)
+
 COLUMNS: dict[str, tuple[Column, ...]] = {
     "pel": _KEY
     + (
@@ -42,6 +53,8 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("deliveries", "long", False, "times delivered"),
         ("payload", "map", True, "entry fields (only with --with-payload; null otherwise)"),
         ("ghost", "boolean", True, "entry deleted from the stream (only with --with-payload)"),
+        ("payload_format", "string", True, _FORMAT),
+        ("decoded", "string", True, _DECODED),
     ),
     "consumers": _KEY
     + (
@@ -61,34 +74,34 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
             "string",
             True,
             "server and version of the node, e.g. `redis "
-            "7.0.15`: below 7.2 idle_ms proves nothing about liveness (schema 2+)",
+            "7.0.15`: below 7.2 idle_ms proves nothing about liveness (schema 3+)",
         ),
         (
             "client_connected",
             "boolean",
             True,
             "a connected client was named like the "
-            "consumer (CLIENT LIST); null when CLIENT LIST could not be read (schema 2+)",
+            "consumer (CLIENT LIST); null when CLIENT LIST could not be read (schema 3+)",
         ),
         (
             "client_blocked",
             "boolean",
             True,
             "a client has been blocked in XREADGROUP about as "
-            "long as idle_ms (a BLOCK 0 worker); null when unknown (schema 2+)",
+            "long as idle_ms (a BLOCK 0 worker); null when unknown (schema 3+)",
         ),
         (
             "verdict",
             "string",
             True,
             "liveness at snapshot time with --dead-after 5m: active, "
-            "idle, dead-suspect or unknown, as pelctl inspect says (schema 2+)",
+            "idle, dead-suspect or unknown, as pelctl inspect says (schema 3+)",
         ),
         (
             "verdict_reason",
             "string",
             True,
-            "why, e.g. recent-read, no-signal-below-7.2 (schema 2+)",
+            "why, e.g. recent-read, no-signal-below-7.2 (schema 3+)",
         ),
     ),
     "groups": _KEY
@@ -110,20 +123,22 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("id_ms", "long", False, "millisecond part of the id"),
         ("source", "string", True, "_dlq_source: the stream it came from"),
         ("source_group", "string", True, "_dlq_group"),
-        ("original_id", "string", True, "_dlq_id: its id on the source stream"),
+        ("original_id", "string", True, "the message's first id: its _original_id, else _dlq_id"),
         ("owner", "string", True, "_dlq_owner: last consumer that held it"),
         ("deliveries", "long", True, "_dlq_deliveries"),
         ("idle_ms", "long", True, "_dlq_idle_ms: idle when it was moved"),
         ("reason", "string", True, "_dlq_reason"),
         ("dlq_at", "timestamp", True, "_dlq_at: when it was moved (UTC)"),
         ("payload", "map", True, "original fields (only with --with-payload; null otherwise)"),
+        ("payload_format", "string", True, _FORMAT),
+        ("decoded", "string", True, _DECODED),
     ),
     "streams": _KEY
     + (
         ("length", "long", False, "XLEN"),
         ("groups", "long", False, "consumer groups"),
         ("last_id", "string", True, "id of the newest entry"),
-        ("is_dlq", "boolean", False, "a dead-letter stream (its entries carry _dlq_source)"),
+        ("is_dlq", "boolean", False, "a dead-letter stream (named `<stream>:dlq`)"),
     ),
 }
 

@@ -33,7 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.binary import escape
+from pelctl.core.binary import escape, json_text
+from pelctl.core.decoders import decode
 from pelctl.core.errors import NotFound, OperationFailed, UsageError
 from pelctl.core.models import id_ms
 from pelctl.core.targets import _pairs
@@ -111,11 +112,15 @@ def stream_keys(conn: Connection, match: bytes | None = None) -> Iterator[tuple[
                 yield node, label, key
 
 
-def describe_streams(raw: Any, keys: list[bytes], dlq_marker: bytes) -> list[StreamFacts]:
+def describe_streams(raw: Any, keys: list[bytes]) -> list[StreamFacts]:
     """Lengths, groups, consumers and PEL summaries of ``keys``: two pipelined round trips.
 
-    Keys deleted or retyped since SCAN are left out.
+    Keys deleted or retyped since SCAN are left out. A stream is a DLQ by the one rule of
+    :func:`pelctl.core.dlq.is_dlq_name` (named ``<stream>:dlq``, emptied or not), never by
+    what its entries carry.
     """
+    from pelctl.core.dlq import is_dlq_name
+
     if not keys:
         return []
     with redis_errors("XINFO"):
@@ -130,10 +135,9 @@ def describe_streams(raw: Any, keys: list[bytes], dlq_marker: bytes) -> list[Str
             length, groups_raw, last = replies[3 * i : 3 * i + 3]
             if isinstance(length, Exception) or isinstance(groups_raw, Exception):
                 continue
-            is_dlq = False
+            is_dlq = is_dlq_name(key)
             last_id = None
             if not isinstance(last, Exception) and last:
-                is_dlq = dlq_marker in last[0][1][0::2]
                 last_id = last[0][0]
             groups = []
             for row in groups_raw:
@@ -245,6 +249,26 @@ def _payload_map(pa: Any, flat_fields: list[Any], names: _Names) -> Any:
     return pa.array(values, pa.map_(pa.string(), pa.string()))
 
 
+def decoded_columns(fields: Any) -> tuple[str | None, str | None]:
+    """``(payload_format, decoded)`` of one entry's fields (pairs), or (None, None) when no
+    decoder knows them. ``decoded`` is the JSON text of ``pending -o json``'s object."""
+    d = decode(fields)
+    if d is None:
+        return None, None
+    return d.format, json_text(d.to_json())
+
+
+def _decoded_arrays(pa: Any, flat_fields: list[Any]) -> tuple[Any, Any]:
+    formats: list[str | None] = []
+    docs: list[str | None] = []
+    for flat in flat_fields:
+        fields = None if flat is None else tuple(zip(flat[0::2], flat[1::2], strict=True))
+        fmt, doc = decoded_columns(fields)
+        formats.append(fmt)
+        docs.append(doc)
+    return pa.array(formats, pa.string()), pa.array(docs, pa.string())
+
+
 def pel_batch(
     rows: list[list[Any]],
     origin: Origin,
@@ -268,9 +292,11 @@ def pel_batch(
     if payloads is None:
         payload = pa.nulls(n, schema.field("payload").type)
         ghost = pa.nulls(n, pa.bool_())
+        payload_format = decoded = pa.nulls(n, pa.string())
     else:
         payload = _payload_map(pa, payloads, names)
         ghost = pa.array([p is None for p in payloads], pa.bool_())
+        payload_format, decoded = _decoded_arrays(pa, payloads)
     columns = [
         _const(pa, origin.snapshot_time, schema.field("snapshot_time").type, n),
         _const(pa, origin.server, pa.string(), n),
@@ -285,6 +311,8 @@ def pel_batch(
         pa.array(deliveries, pa.int64()),
         payload,
         ghost,
+        payload_format,
+        decoded,
     ]
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
@@ -509,6 +537,25 @@ def _time_or_none(value: bytes | None) -> datetime | None:
         return None
 
 
+def dlq_original_id(flat: list[bytes], prefix: bytes = DEFAULT_DLQ_PREFIX.encode()) -> bytes | None:
+    """The first id of the message a dead letter holds (``dlq list``'s ORIGINAL ID): the
+    lineage rule of :func:`pelctl.core.lineage.of_dead_letter`, for an envelope prefix
+    ``prefix`` (``_dlq_``; the lineage fields' prefix is the part before ``dlq_``)."""
+    from pelctl.core.lineage import of_dead_letter
+
+    field_prefix = prefix[: -len(b"dlq_")] if prefix.endswith(b"dlq_") else prefix
+    envelope = {prefix + n for n in (b"source", b"group", b"id", b"owner", b"deliveries",
+                                     b"idle_ms", b"reason", b"at")}  # fmt: skip
+    pairs = list(zip(flat[0::2], flat[1::2], strict=True))
+    dlq_id = None
+    for k, v in pairs:
+        if k == prefix + b"id":
+            dlq_id = v
+    fields = [(k, v) for k, v in pairs if k not in envelope]
+    original, _prior = of_dead_letter(fields, dlq_id, None, field_prefix)
+    return original
+
+
 def dlq_batches(
     raw: Any,
     stream: bytes,
@@ -520,7 +567,11 @@ def dlq_batches(
     batch_rows: int = BATCH_ROWS,
     names: _Names | None = None,
 ) -> Iterator[Any]:
-    """Entries of a dead-letter stream (those carrying ``{prefix}source``) as ``dlq`` batches."""
+    """Entries of a dead-letter stream (those carrying ``{prefix}source``) as ``dlq`` batches.
+
+    ``original_id`` is the message's first id, by the rule of ``dlq list``
+    (:func:`pelctl.core.lineage.of_dead_letter`): the ``original_id`` among the original
+    fields (their prefix is ``prefix`` without its ``dlq_``), else ``{prefix}id``."""
     import pyarrow as pa
 
     names = names or _Names()
@@ -537,6 +588,8 @@ def dlq_batches(
         "reason",
         "dlq_at",
         "payload",
+        "payload_format",
+        "decoded",
     )
     records: dict[str, list[Any]] = {k: [] for k in cols}
 
@@ -576,16 +629,19 @@ def dlq_batches(
                 records["source"].append(names(fields[marker]))
                 for col, key in (
                     ("source_group", b"group"),
-                    ("original_id", b"id"),
                     ("owner", b"owner"),
                     ("reason", b"reason"),
                 ):
                     value = fields.get(prefix + key)
                     records[col].append(escape(value) if value is not None else None)
+                first = dlq_original_id(flat, prefix)
+                records["original_id"].append(escape(first) if first is not None else None)
                 records["deliveries"].append(_int_or_none(fields.get(prefix + b"deliveries")))
                 records["idle_ms"].append(_int_or_none(fields.get(prefix + b"idle_ms")))
                 records["dlq_at"].append(_time_or_none(fields.get(prefix + b"at")))
                 if with_payload:
+                    original = [(k, v) for k, v in zip(flat[0::2], flat[1::2], strict=True)
+                                if not k.startswith(prefix)]  # fmt: skip
                     records["payload"].append(
                         [
                             (names(k), escape(v))
@@ -593,8 +649,12 @@ def dlq_batches(
                             if not k.startswith(prefix)
                         ]
                     )
+                    fmt, doc = decoded_columns(original)
                 else:
                     records["payload"].append(None)
+                    fmt = doc = None
+                records["payload_format"].append(fmt)
+                records["decoded"].append(doc)
                 if len(records["id"]) >= batch_rows:
                     yield flush()
             if len(entries) < page:
@@ -818,7 +878,7 @@ def describe_server(
     for (_, label), (node, keys) in by_node.items():
         origin = Origin(when, server, label)
         for i in range(0, len(keys), 200):
-            yield origin, node, describe_streams(node, keys[i : i + 200], dlq_prefix + b"source")
+            yield origin, node, describe_streams(node, keys[i : i + 200])
 
 
 def small_tables(

@@ -22,7 +22,8 @@ Options (all optional but ``url``/``urls``):
   the Parquet files of ``pelctl snapshot`` (docs/spark.md).
 - ``match``: glob on stream names (``SCAN MATCH``); ``group``: glob on group names.
 - ``split_rows`` (default 250000): PEL entries per partition at most, about.
-- ``with_payload`` (``true``/``false``): fetch each entry's fields into ``payload``.
+- ``with_payload`` (``true``/``false``): fetch each entry's fields into ``payload``, and its
+  payload decoded into ``payload_format`` and ``decoded`` (:mod:`pelctl.core.decoders`).
 - ``max_server_ms`` (default 10): the scan engine's bound on each server call.
 - ``dlq_prefix`` (default ``_dlq_``).
 - ``username``, ``password_env`` (name of the environment variable holding the password),
@@ -183,7 +184,6 @@ def plan_partitions(opts: PelOptions, snapshot_time: datetime) -> list[PelPartit
     from pelctl.core.binary import escape, unescape
     from pelctl.spark.snapshot import describe_streams, split_id_range, stream_keys
 
-    prefix = opts.dlq_prefix.encode()
     parts: list[PelPartition] = []
     for url in opts.urls:
         conn = connect_url(opts, url, "spark-plan")
@@ -204,7 +204,7 @@ def plan_partitions(opts: PelOptions, snapshot_time: datetime) -> list[PelPartit
                         )
                     continue
                 for i in range(0, len(keys), 200):
-                    for sf in describe_streams(node, keys[i : i + 200], prefix + b"source"):
+                    for sf in describe_streams(node, keys[i : i + 200]):
                         if opts.table == "dlq":
                             if sf.is_dlq:
                                 parts.append(
@@ -286,7 +286,7 @@ def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
                 names=names,
             )
         else:
-            facts = snap.describe_streams(raw, list(part.streams), prefix + b"source")
+            facts = snap.describe_streams(raw, list(part.streams))
             if opts.group:
                 for sf in facts:
                     sf.groups = [g for g in sf.groups if fnmatchcase(escape(g.name), opts.group)]

@@ -20,7 +20,7 @@ from pelctl.core.binary import escape
 from pelctl.core.dlq import DlqEntry
 from pelctl.core.errors import OperationFailed, PelctlError, StreamNotFound
 from pelctl.core.inspect import DEFAULT_DEAD_AFTER_MS, dlq_key, inspect_stream
-from pelctl.core.models import ConsumerInfo, PendingFilter, StreamSummary
+from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
 from pelctl.redis.connection import Connection
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
 from pelctl.tui.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
@@ -83,6 +83,19 @@ class DlqSnapshot:
     by_source: tuple[tuple[str, int], ...] = ()  # over ``entries``
 
 
+@dataclass(frozen=True, slots=True)
+class EntrySnapshot:
+    """One stream entry for the entry view: its PEL row now (None: no longer pending) and
+    its fields (None: deleted from the stream)."""
+
+    stream: bytes
+    group: bytes
+    id: bytes
+    pending: PendingEntry | None
+    fields: Fields | None
+    taken_at: float
+
+
 # -- the interface --------------------------------------------------------------------------
 
 
@@ -108,6 +121,8 @@ class DataSource(Protocol):
     ) -> GroupSnapshot: ...
 
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot: ...
+
+    def entry(self, stream: bytes, group: bytes, entry_id: bytes) -> EntrySnapshot: ...
 
     def plan(self, request: ActionRequest) -> ActionPlan: ...
 
@@ -271,6 +286,13 @@ class RedisSource:
             time.time(),
             _ranked(escape(e.source) if e.source else "(no envelope)" for e in entries),
         )
+
+    def entry(self, stream: bytes, group: bytes, entry_id: bytes) -> EntrySnapshot:
+        from pelctl.core.pending import read_entry
+
+        with typed_errors("entry"):
+            pending, fields = read_entry(self.poll, stream, group, entry_id)
+        return EntrySnapshot(stream, group, entry_id, pending, fields, time.time())
 
     # -- actions (action connection) ---------------------------------------------------------
     def plan(self, request: ActionRequest) -> ActionPlan:

@@ -241,6 +241,8 @@ def test_replay_options_to_envelope_retries(cli, r, orders) -> None:  # noqa: AN
               "--yes")  # fmt: skip
     assert res.exit_code == 0
     assert entries(r, b"orders")[-1][1] == [b"order_id", b"ord-1", b"amount", b"1.00",
+                                             b"_prior_deliveries", b"6",
+                                             b"_original_id", b"1001-0",
                                              b"_replayed_from", orders[1]]  # fmt: skip
     res = cli("dlq", "replay", "orders:dlq", "--rate", "lots", "--yes")
     assert res.exit_code == 2 and "invalid rate" in res.stderr

@@ -59,8 +59,9 @@ def test_requeue_delivers_held_messages_to_a_live_worker(frameworks, cli, framew
     # The live worker saw the original fields plus pelctl's lineage fields.
     for key, old_id in zip(inc.crash.held_keys, inc.crash.pending_ids, strict=True):
         assert h.processed_fields(key) == [
-            {**h.published[key].fields, b"_retry_count": b"1", b"_original_id": old_id}
-        ]
+            {**h.published[key].fields, b"_retry_count": b"1", b"_prior_deliveries": b"1",
+             b"_original_id": old_id}
+        ]  # fmt: skip
     assert {r["worker"] for r in h.records() if r["key"] in inc.crash.held_keys} == {"live"}
 
 
@@ -145,10 +146,18 @@ def test_dlq_move_then_replay_delivers_held_messages(frameworks, cli, framework,
     h.wait_processed(inc.crash.held_keys, "the replayed messages")
     _assert_all_processed_once(h, f"{framework} dlq move + replay")
     assert r.xlen(dlq) == 0
-    for key in inc.crash.held_keys:
+    for key, old_id in zip(inc.crash.held_keys, inc.crash.pending_ids, strict=True):
         (seen,) = h.processed_fields(key)
         assert not [f for f in seen if f.startswith(b"_dlq_")], seen
         assert b"_replayed_from" in seen
+        # The lineage survived the dead-letter round trip: the first id, the delivery.
+        assert seen[b"_original_id"] == old_id and seen[b"_prior_deliveries"] == b"1"
+        assert seen == {
+            **h.published[key].fields,
+            b"_prior_deliveries": b"1",
+            b"_original_id": old_id,
+            b"_replayed_from": seen[b"_replayed_from"],
+        }
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
@@ -167,5 +176,6 @@ def test_reclaim_once_requeues_held_messages(frameworks, cli, framework):
     _assert_all_processed_once(h, f"{framework} reclaim --once")
     for key, old_id in zip(inc.crash.held_keys, inc.crash.pending_ids, strict=True):
         assert h.processed_fields(key) == [
-            {**h.published[key].fields, b"_retry_count": b"1", b"_original_id": old_id}
-        ]
+            {**h.published[key].fields, b"_retry_count": b"1", b"_prior_deliveries": b"1",
+             b"_original_id": old_id}
+        ]  # fmt: skip

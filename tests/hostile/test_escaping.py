@@ -98,3 +98,50 @@ def test_json_text_over_the_corpus(hostile) -> None:  # noqa: ANN001
 )
 def test_csv_cell(value: object, cell: str) -> None:
     assert csv_cell(value) == cell
+
+
+def test_markdown_cells_cannot_add_a_column(cli, r) -> None:  # noqa: ANN001
+    """A ``|`` in a name is escaped in Markdown tables (whole and streamed), so every row
+    keeps the header's column count."""
+    from pelctl import scenario as sc
+
+    sc.add_entries(r, b"a|b", 3)
+    sc.create_group(r, b"a|b", b"g|h")
+    sc.deliver(r, b"a|b", b"g|h", b"c|d", 3)
+    for args in (("streams",), ("pending", "a|b", "g|h")):
+        out = cli(*args, "-o", "markdown")
+        assert out.exit_code == 0, out.stderr
+        rows = [line for line in out.stdout.splitlines() if line.startswith("|")]
+        assert len(rows) >= 3 and "\\|" in out.stdout
+        columns = {line.replace("\\|", "").count("|") for line in rows}
+        assert len(columns) == 1, out.stdout
+
+
+def test_reclaim_log_lines_carry_no_control_character() -> None:
+    """The sidecar's JSON and text log lines: an error text echoing a hostile name (C1, OSC)
+    is escaped, like every other surface."""
+    import logging
+
+    from pelctl.reclaim.logs import JsonFormatter, TextFormatter
+
+    hostile = "NOGROUP \x1b]52;c;AAAA\x07 \u009b2J g\u202e"
+    record = logging.LogRecord("pelctl.reclaim", logging.ERROR, __file__, 1, hostile, (), None)
+    record.pelctl_fields = {"error": hostile, "group": hostile.encode()}
+    for formatter in (JsonFormatter(), TextFormatter()):
+        line = formatter.format(record)
+        assert_safe(line.encode(), type(formatter).__name__)
+    assert "\\x1b]52" in JsonFormatter().format(record)
+
+
+def test_a_missing_group_names_it_escaped(conn, r) -> None:  # noqa: ANN001
+    """The scan engine's own NOGROUP text (built from the names) holds no raw control."""
+    from pelctl import scenario as sc
+    from pelctl.core.errors import GroupNotFound
+    from pelctl.redis.scan import group_meta
+
+    sc.add_entries(r, b"s\x1b[2J", 1)
+    sc.create_group(r, b"s\x1b[2J", b"g")
+    with pytest.raises(GroupNotFound) as err:
+        group_meta(conn.raw(b"s\x1b[2J"), b"s\x1b[2J", b"\x9b\x1b]0;t\x07")
+    assert_safe(err.value.message.encode(), "group_meta")
+    assert "\\x1b]0;t\\x07" in err.value.message

@@ -25,8 +25,10 @@ def _records(r, fmt):  # noqa: ANN001, ANN202
 
 
 def _literal(r, fmt, name: bytes) -> None:  # noqa: ANN001
-    """The name is shown as the text ``escape`` gives, markup and all (not interpreted)."""
-    assert escape(name) in shown(r, fmt), f"{escape(name)!r} not shown literally"
+    """The name is shown as the text ``escape`` gives, markup and all (not interpreted); in
+    Markdown tables a ``|`` is written ``\\|`` so that it stays inside its cell."""
+    text = escape(name).replace("|", "\\|") if fmt == "markdown" else escape(name)
+    assert text in shown(r, fmt), f"{text!r} not shown literally"
 
 
 # -- one stream per corpus entry: the stream and group roles --------------------------------

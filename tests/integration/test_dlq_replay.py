@@ -54,9 +54,11 @@ def test_replay_puts_each_entry_back_once_with_its_original_fields(r, conn, forc
     assert r.xlen(b"o:dlq") == 0
     copies = entries(r, b"o")[1:]
     # In DLQ order, with the original fields only (envelope and _retry_count removed) plus
-    # the marker.
+    # the lineage (deliveries so far, the first id: here the envelope's) and the marker.
     for i, ((_new_id, flat), dlq_id) in enumerate(zip(copies, ids, strict=True)):
         assert flat == [b"order_id", b"ord-%d" % i, b"amount", b"%d.00" % i,
+                        b"_prior_deliveries", b"%d" % (5 + i % 3),
+                        b"_original_id", b"%d-0" % (1_000 + i),
                         b"_replayed_from", dlq_id]  # fmt: skip
     assert [i.detail for i in res.items] == [c[0].decode() for c in copies]
     marker = raw(r).execute_command("ZRANGE", dlq.marker_key(b"o", b"o:dlq"), 0, -1)
@@ -73,7 +75,14 @@ def test_binary_fields_and_names_replay_byte_for_byte(r, conn, force) -> None:  
     _p, res = replay(conn, key, force=force)
     assert res.applied == 1
     (_id, flat) = entries(r, src)[-1]
-    assert flat == [x for kv in BIN_FIELDS for x in kv] + [b"_replayed_from", dlq_id]
+    assert flat == [x for kv in BIN_FIELDS for x in kv] + [
+        b"_prior_deliveries",
+        b"5",
+        b"_original_id",
+        b"1-0",
+        b"_replayed_from",
+        dlq_id,
+    ]
 
 
 def test_forced_cross_slot_switch_from_the_environment(r, conn, monkeypatch) -> None:  # noqa: ANN001
@@ -164,14 +173,17 @@ def test_keep_envelope_and_keep_retries(r, conn, force) -> None:  # noqa: ANN001
     _p, res = replay(conn, options=dlq.ReplayOptions(keep_envelope=True, keep_retries=True),
                      force=force)  # fmt: skip
     assert res.applied == 1
-    assert entries(r, b"o")[-1][1] == old + [b"_replayed_from", dlq_id]
+    assert entries(r, b"o")[-1][1] == old + [b"_prior_deliveries", b"5", b"_original_id",
+                                             b"1000-0", b"_replayed_from", dlq_id]  # fmt: skip
 
 
 def test_an_earlier_replay_marker_is_replaced(r, conn) -> None:  # noqa: ANN001
     source_stream(r)
     dlq_id = add_dead(r, b"o:dlq", b"o", ((b"a", b"1"), (b"_replayed_from", b"9-9")))
     replay(conn)
-    assert entries(r, b"o")[-1][1] == [b"a", b"1", b"_replayed_from", dlq_id]
+    assert entries(r, b"o")[-1][1] == [b"a", b"1", b"_prior_deliveries", b"5",
+                                       b"_original_id", b"1-0",
+                                       b"_replayed_from", dlq_id]  # fmt: skip
 
 
 @PATHS
@@ -257,6 +269,7 @@ def test_base_targets_and_options_work_too(r, conn) -> None:  # noqa: ANN001
     res = mutations.apply(conn, p)
     assert res.applied_ids == [ids[1]]
     assert entries(r, b"o")[-1][1] == [b"order_id", b"ord-1", b"amount", b"1.00",
+                                        b"_prior_deliveries", b"6", b"_original_id", b"1001-0",
                                         b"_replayed_from", ids[1]]  # fmt: skip
 
 

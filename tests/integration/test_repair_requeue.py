@@ -54,7 +54,7 @@ def test_requeue_adds_a_copy_then_acks(r, conn) -> None:  # noqa: ANN001
     for entry_id in stuck:
         (copy,) = copies[entry_id]
         assert copy == {b"order_id": b"o-1", b"amount": b"9.50", b"_retry_count": b"1",
-                        b"_original_id": entry_id}  # fmt: skip
+                        b"_prior_deliveries": b"1", b"_original_id": entry_id}  # fmt: skip
     # The new ids are what the result reports, and pelctl's consumer is gone.
     new_ids = {i.detail.encode() for i in result.items}
     assert new_ids == {e for e, f in entries(r, S) if b"_original_id" in fields_of(f)}

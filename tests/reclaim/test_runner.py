@@ -30,7 +30,12 @@ def test_the_trap_of_reference_000_an_idle_entry_deep_in_a_fresh_pel(r, cli) -> 
     assert ids[500] not in pending_ids(r)
     assert len(pending_ids(r)) == 999
     (copy,) = copies(r)
-    assert copy == {b"n": b"x", b"_retry_count": b"1", b"_original_id": ids[500]}
+    assert copy == {
+        b"n": b"x",
+        b"_retry_count": b"1",
+        b"_prior_deliveries": b"1",
+        b"_original_id": ids[500],
+    }
 
 
 def test_max_deliveries_lock_keys_and_the_summary(r, cli) -> None:

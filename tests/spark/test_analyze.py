@@ -259,3 +259,31 @@ def test_cli_analyze_from_redis(cli, fleet: Fleet, spark: Any, snapshots: Path) 
     assert {d["consumer"] for d in doc["dead_consumers"]} == {"c2"}
     assert {d["consumer"] for d in doc["liveness_unknown_consumers"]} == {"p1"}
     assert doc["trends"]["snapshots"] == 1 and doc["trends"]["growth_per_hour"] is None
+
+
+def test_version_1_snapshots_still_analyze(
+    spark: Any, snapshots: Path, result: dict[str, Any], tmp_path: Path
+) -> None:
+    """Schema version 2 added payload_format and decoded (pel, dlq): snapshots written
+    before that are read with the columns null and give the same analysis."""
+    import shutil
+
+    from pelctl.spark.analyze import AnalyzeOptions, analyze, load_snapshots
+    from tests.spark.test_snapshot import rewrite_as_version_1
+
+    old = tmp_path / "v1"
+    shutil.copytree(snapshots, old)
+    rewrite_as_version_1(old)
+    options = AnalyzeOptions()
+    again = analyze(load_snapshots(spark, str(old), options), options)
+    for key in ("totals", "groups", "consumers", "deliveries", "poison", "dead_consumers",
+                "dlq", "trends"):  # fmt: skip
+        assert again[key] == result[key], key
+    pel = spark.read.schema(spark_pel_ddl()).parquet(str(old / "pel"))
+    assert pel.where("payload_format IS NOT NULL OR decoded IS NOT NULL").count() == 0
+
+
+def spark_pel_ddl() -> str:
+    from pelctl.spark.schema import spark_ddl
+
+    return spark_ddl("pel")

@@ -127,6 +127,38 @@ def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> Non
     assert {k: unescape(v) for k, v in rows[1]["payload"]} == {"name": b"Jos\xe9", "n": b"1"}
 
 
+def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+    """A stream is a DLQ by its name (``pelctl.core.dlq.is_dlq_name``), emptied or not,
+    never by what its newest entry carries; ``original_id`` is the message's first id (its
+    ``_original_id``, else ``_dlq_id``), as ``dlq list`` shows it. On main both were decided
+    from the entries: the emptied DLQ was a plain stream, the impostor a DLQ, and the
+    requeued-then-dead-lettered message showed its last copy's id."""
+    from pelctl.core import dlq
+    from pelctl.core.binary import unescape
+    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+    from tests.integration.dlq_builders import add_dead
+
+    lineage = ((b"n", b"1"), (b"_original_id", b"7-7"), (b"_prior_deliveries", b"4"))
+    first = add_dead(r, b"orders:dlq", b"orders", lineage, original_id=b"9-9")
+    plain = add_dead(r, b"orders:dlq", b"orders", ((b"n", b"2"),), original_id=b"8-8")
+    add_dead(r, b"emptied:dlq", b"emptied")
+    r.xtrim(b"emptied:dlq", maxlen=0)
+    add_dead(r, b"impostor", b"orders")  # carries _dlq_source, is no DLQ
+    take_snapshot([Target(redis_server.url, conn)], tmp_path)
+    streams = {
+        unescape(row["stream"]): row["is_dlq"]
+        for row in read_table(tmp_path, "streams").to_pylist()
+    }
+    assert streams == {b"orders:dlq": True, b"emptied:dlq": True, b"impostor": False}
+    assert all(dlq.is_dlq_name(k) == v for k, v in streams.items())
+    rows = {row["id"]: row for row in read_table(tmp_path, "dlq").to_pylist()}
+    assert set(rows) == {first.decode(), plain.decode()}
+    listed = {e.id.decode(): e for e in dlq.iter_entries(conn, b"orders:dlq")}
+    for entry_id, original in ((first, "7-7"), (plain, "8-8")):
+        assert rows[entry_id.decode()]["original_id"] == original
+        assert listed[entry_id.decode()].original_id == original.encode()
+
+
 def test_match_and_empty_snapshot_still_writes_every_table(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
     from pelctl.redis.connection import connect
     from pelctl.redis.contexts import ConnectionSettings
@@ -239,3 +271,88 @@ def test_cluster_every_primary(tmp_path: Path) -> None:
         assert sum(b.num_rows for p in parts for b in read_partition(opts, p)) == 300
     finally:
         cluster.stop()
+
+
+def test_payload_format_and_decoded_columns(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+    """--with-payload: next to the raw ``payload`` map, ``payload_format`` and ``decoded``
+    (the JSON text of ``pending -o json``'s decoded object), in ``pel`` and ``dlq``."""
+    import json
+
+    from pelctl import scenario as sc
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+    from tests.integration.dlq_builders import add_dead
+    from tests.payload_builders import faststream_frame, taskiq_data
+
+    frame = faststream_frame({"order": 7}, {"x-trace": "t-1"})
+    ids = {
+        "faststream": r.xadd("jobs", {"__data__": frame}),
+        "taskiq": r.xadd("jobs", {"data": taskiq_data()}),
+        "json": r.xadd("jobs", {"event": '{"type": "paid"}'}),
+        "plain": r.xadd("jobs", {"order_id": "ord-1"}),
+        "ghost": r.xadd("jobs", {"__data__": frame}),
+    }
+    sc.create_group(r, b"jobs", b"g", "0")
+    sc.deliver(r, b"jobs", b"g", b"c", len(ids))
+    r.xdel("jobs", ids["ghost"])
+    add_dead(r, b"jobs:dlq", b"jobs", ((b"__data__", frame), (b"_retry_count", b"2")))
+    conn = connect(ConnectionSettings(url=redis_server.url))
+    try:
+        take_snapshot([Target(redis_server.url, conn)], tmp_path, with_payload=True)
+        take_snapshot([Target(redis_server.url, conn)], tmp_path / "bare")
+    finally:
+        conn.close()
+    rows = {row["id"].encode(): row for row in read_table(tmp_path, "pel").to_pylist()}
+    formats = {kind: rows[i]["payload_format"] for kind, i in ids.items()}
+    assert formats == {"faststream": "faststream", "taskiq": "taskiq", "json": "json",
+                       "plain": None, "ghost": None}  # fmt: skip
+    fs = json.loads(rows[ids["faststream"]]["decoded"])
+    assert fs == {"format": "faststream", "body": {"order": 7}, "body_type": "json",
+                  "headers": {"correlation_id": "c-1", "content-type": "application/json",
+                              "x-trace": "t-1"}}  # fmt: skip
+    assert json.loads(rows[ids["taskiq"]]["decoded"])["task_name"] == "billing.charge"
+    assert rows[ids["plain"]]["decoded"] is None and rows[ids["ghost"]]["decoded"] is None
+    assert "__data__" in dict(rows[ids["faststream"]]["payload"])  # the raw map as before
+    (dead,) = read_table(tmp_path, "dlq").to_pylist()
+    assert dead["payload_format"] == "faststream"
+    assert json.loads(dead["decoded"])["headers"]["x-trace"] == "t-1"
+    assert dict(dead["payload"])["_retry_count"] == "2"
+    for table in ("pel", "dlq"):  # without --with-payload: null, like payload
+        bare = read_table(tmp_path / "bare", table).to_pylist()
+        assert bare and all(x["payload_format"] is None and x["decoded"] is None for x in bare)
+
+
+def rewrite_as_version_1(directory: Path) -> None:
+    """Make a snapshot look written by schema version 1: the pel and dlq files lose the
+    columns version 2 added, and say version 1 in their metadata."""
+    import pyarrow.parquet as pq
+
+    for table in ("pel", "dlq"):
+        for f in (directory / table).rglob("*.parquet"):
+            data = pq.read_table(f).drop_columns(["payload_format", "decoded"])
+            meta = dict(data.schema.metadata or {})
+            meta[b"pelctl.schema_version"] = b"1"
+            pq.write_table(data.replace_schema_metadata(meta), f)
+
+
+def test_version_1_snapshots_read_with_null_new_columns(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+    from pelctl import scenario as sc
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+
+    sc.add_entries(r, b"s", 3, {b"event": b'{"a": 1}'})
+    sc.create_group(r, b"s", b"g", "0")
+    sc.deliver(r, b"s", b"g", b"c", 3)
+    conn = connect(ConnectionSettings(url=redis_server.url))
+    try:
+        take_snapshot([Target(redis_server.url, conn)], tmp_path, with_payload=True)
+        rewrite_as_version_1(tmp_path)
+        take_snapshot([Target(redis_server.url, conn)], tmp_path, with_payload=True)
+    finally:
+        conn.close()
+    rows = read_table(tmp_path, "pel").to_pylist()
+    assert len(rows) == 6
+    assert sorted(str(x["payload_format"]) for x in rows) == ["None"] * 3 + ["json"] * 3
+    assert all(x["payload"] for x in rows)

@@ -153,3 +153,31 @@ def test_options_are_validated(spark: Any) -> None:
         parse_options({"url": "redis://x", "with_payload": "maybe"})
     opts = parse_options({"URL": "localhost:6380", "Split_Rows": "10", "cluster": "false"})
     assert opts.urls == ("localhost:6380",) and opts.split_rows == 10 and opts.cluster is False
+
+
+def test_payloads_decoded_on_the_executors(spark: Any, r, redis_server) -> None:  # noqa: ANN001
+    """``with_payload``: the executors decode payloads too (payload_format, decoded)."""
+    import json
+
+    import pelctl.spark
+    from pelctl import scenario as sc
+    from tests.payload_builders import faststream_frame, taskiq_data
+
+    pelctl.spark.register(spark)
+    r.xadd("jobs", {"__data__": faststream_frame({"order": 7}, {"x-trace": "t-1"})})
+    r.xadd("jobs", {"data": taskiq_data()})
+    sc.create_group(r, b"jobs", b"g", "0")
+    sc.deliver(r, b"jobs", b"g", b"c", 2)
+    df = (
+        spark.read.format("pel")
+        .option("url", redis_server.url)
+        .option("match", "jobs")
+        .option("with_payload", "true")
+        .load()
+    )
+    rows = sorted(df.collect(), key=lambda row: row["id"])
+    assert [row["payload_format"] for row in rows] == ["faststream", "taskiq"]
+    assert json.loads(rows[0]["decoded"])["body"] == {"order": 7}
+    assert json.loads(rows[1]["decoded"])["task_name"] == "billing.charge"
+    got = df.selectExpr("get_json_object(decoded, '$.headers.x-trace') AS trace").collect()
+    assert sorted(str(row["trace"]) for row in got) == ["None", "t-1"]

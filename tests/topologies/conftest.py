@@ -130,6 +130,9 @@ REPAIR_RULES = READ_ONLY_RULES + [
 ]  # fmt: skip
 # Replaying a DLQ into a stream in another cluster slot keeps a marker set beside the target.
 CROSS_SLOT_REPLAY_RULES = ["+zadd", "+zremrangebyscore", "+pexpire"]
+# Replaying a dead letter too wide for one script (about 4,000 fields or more): the client's
+# MULTI/EXEC under WATCH of the marker set, plus the marker set's own rules (above).
+WIDE_REPLAY_RULES = ["+watch", "+multi", "+exec"]
 # Key patterns of a repair user limited to the stream ``s``: the stream, its DLQ, its lock
 # keys, and the replay marker sets (``{s}:pelctl-replayed:<dlq>``).
 REPAIR_KEYS_FOR_S = ["~s", "~s:dlq", "~lock:s:*", "~{s}:pelctl-replayed:*"]

@@ -213,3 +213,51 @@ def test_key_limited_reader_lists_streams_within_its_pattern(acl):
     finally:
         admin.execute_command("ACL", "DELUSER", "orders-ro")
         admin.close()
+
+
+def test_wide_entries_need_only_the_documented_rules(acl):
+    """docs/security.md: requeue and dlq move of a 10,000-field entry (the ordered path) need
+    no rule beyond the repair rules; replaying one needs +watch +multi +exec and the marker
+    set's rules, and each of them is needed."""
+    from tests.integration.test_wide_entries import dead_letter_batch, replayed
+    from tests.integration.wide_support import build_batch, internal_holders, pending
+    from tests.topologies.conftest import CROSS_SLOT_REPLAY_RULES, WIDE_REPLAY_RULES
+
+    admin = acl.admin()
+    url = acl.url_for("repair")
+    try:
+        admin.flushall()
+        batch = build_batch(admin)
+        res = run_pelctl("requeue", "s", "g", "--idle", "30m", "--yes", url=url)
+        assert res.exit_code == 0, res.stderr
+        assert not pending(admin) and not internal_holders(admin)
+        admin.flushall()
+        batch = build_batch(admin, deliveries=9)
+        res = run_pelctl("dlq", "move", "s", "g", "--min-deliveries", "5", "--yes", url=url)
+        assert res.exit_code == 0, res.stderr
+        assert admin.xlen("s:dlq") == len(batch.ids)
+
+        rules = REPAIR_RULES + CROSS_SLOT_REPLAY_RULES + WIDE_REPLAY_RULES
+        wide_url = f"redis://wide:wide-pw@127.0.0.1:{acl.server.port}/0"
+        for missing in [None, *WIDE_REPLAY_RULES, *CROSS_SLOT_REPLAY_RULES]:
+            admin.flushall()
+            ids, _bodies = dead_letter_batch(admin)
+            admin.execute_command("ACL", "SETUSER", "wide", "reset", "on", ">wide-pw",
+                                  *[r for r in rules if r != missing])  # fmt: skip
+            admin.execute_command("ACL", "LOG", "RESET")
+            res = run_pelctl("dlq", "replay", "s:dlq", "--id", ids[1].decode(), "--yes",
+                             url=wide_url)  # fmt: skip
+            if missing is None:
+                assert res.exit_code == 0, res.stderr
+                assert admin.xlen("s:dlq") == len(ids) - 1
+                assert list(replayed(admin)) == [ids[1]]
+            else:
+                assert res.exit_code == 4, (missing, res.stdout, res.stderr)
+                assert "permission denied by the server's ACL" in one_error_line(res)
+                denied = [str(entry.get("object")) for entry in admin.acl_log()]
+                assert missing.lstrip("+") in denied, (missing, denied)
+                assert admin.xlen("s:dlq") == len(ids)  # nothing replayed, nothing lost
+                assert not replayed(admin), missing  # and no copy was written
+    finally:
+        admin.execute_command("ACL", "DELUSER", "wide")
+        admin.close()

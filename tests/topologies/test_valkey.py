@@ -132,3 +132,40 @@ def test_reliable_consumer_on_valkey(valkey_server, vk):
     assert vk.xlen("s:dlq") == 1 + 3
     pending = sc.raw(vk).execute_command("XPENDING", "s", "g")
     assert int(pending[0]) == 5  # only live's fresh entries are left
+
+
+def test_wide_and_huge_entries_on_valkey(valkey_server, vk):
+    """Valkey 8 runs Lua 5.1 too: the same 7,999-value limit (issue 12, part C). A
+    10,000-field entry and a 1 MiB value amid their batch are requeued, dead-lettered and
+    replayed byte for byte, nothing left with a pelctl consumer."""
+    from pelctl.core import dlq as dlqmod
+    from pelctl.core import mutations as m
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.scripts import LUA_UNPACK_MAX
+    from tests.integration.test_wide_entries import replayed, unpack_limit
+    from tests.integration.wide_support import assert_dead_lettered, assert_requeued, build_batch
+
+    assert unpack_limit(vk) == LUA_UNPACK_MAX
+    conn = connect(ConnectionSettings(url=valkey_server.url))
+    try:
+        batch = build_batch(vk)
+        result = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", m.Targets(min_idle_ms=1)))
+        assert (result.applied, result.failed) == (5, ())
+        assert_requeued(vk, batch)
+        vk.flushall()
+        batch = build_batch(vk, deliveries=9)
+        result = m.apply(conn, m.plan(conn, "dlq-move", b"s", b"g", m.Targets(min_idle_ms=1)))
+        assert (result.applied, result.failed) == (5, ())
+        assert_dead_lettered(vk, batch, b"s:dlq")
+        p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True))
+        result = m.apply(conn, p)
+        assert (result.applied, result.failed) == (5, ())
+        copies = replayed(vk)
+        # Byte for byte, then the lineage (9 deliveries, the first id) and the marker.
+        assert sorted(c[0][:-6] for c in copies.values()) == sorted(batch.fields.values())
+        assert sorted(c[0][-6:-2] for c in copies.values()) == sorted(
+            [b"_prior_deliveries", b"9", b"_original_id", i] for i in batch.ids
+        )
+    finally:
+        conn.close()

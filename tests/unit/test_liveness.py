@@ -184,7 +184,7 @@ def test_claim_warnings_name_the_equivalent_requeue() -> None:
 
 def test_analyze_judges_snapshot_rows_with_the_same_decision() -> None:
     """pelctl analyze re-judges snapshot rows at its --dead-after, from what they recorded;
-    rows of schema 1 (no server_version, no client columns) still never make a consumer dead
+    rows of schema 1 and 2 (no server_version, no client columns) still never make a consumer dead
     from idle alone unless the server shows 7.2 semantics (it has inactive_ms)."""
     from pelctl.spark.analyze import consumer_verdicts
 
@@ -196,8 +196,8 @@ def test_analyze_judges_snapshot_rows_with_the_same_decision() -> None:
 
     hour = 3_600_000
     rows = [
-        row("old-7.0", "c", 5, hour),  # schema 1, Redis < 7.2
-        row("old-7.2", "c", 5, hour, hour),  # schema 1, inactive_ms: 7.2 semantics
+        row("old-7.0", "c", 5, hour),  # schema < 3, Redis < 7.2
+        row("old-7.2", "c", 5, hour, hour),  # schema < 3, inactive_ms: 7.2 semantics
         row("r70", "c", 5, hour, server_version="redis 7.0.15"),  # CLIENT LIST failed
         row("r70n", "dead", 5, hour, server_version="redis 7.0.15", client_connected=False,
             client_blocked=False),

@@ -5,6 +5,64 @@
 --   min idle ms, index of its lock key in KEYS ('0' = no lock key)
 -- and answers two values per entry, in order: a status and a detail.
 
+-- The most values one command can take from a table: Redis and Valkey run Lua 5.1, whose
+-- unpack() fails beyond LUAI_MAXCSTACK - 1 = 7,999 values ("too many results to unpack"),
+-- and a script has no other way to pass a variable number of arguments. Measured on
+-- redis-server 7.0.15 and valkey-server 8.0.1; the same number is LUA_UNPACK_MAX in
+-- pelctl/redis/scripts.py (a test compares them). An XADD needing more values (an entry of
+-- about 4,000 fields) cannot be written by a script: the scripts answer 'wide' for it
+-- before any write, and the client moves it by the ordered path.
+local UNPACK_MAX = 7999
+
+-- Payload bytes one call copies before it leaves the rest of its batch for the next call:
+-- the scripts that copy entries answer 'later' (nothing done) for each entry met once the
+-- budget is spent, and the client sends those again. A batch of entries with 1 MiB values
+-- would otherwise hold the server for most of a second (about 8 ms per MiB copied, measured
+-- on redis-server 7.0.15); narrow entries never reach it.
+local CALL_BYTES = 1048576
+local spent = 0
+
+local function budget_spent()
+  return spent >= CALL_BYTES
+end
+
+local function spend(fields)
+  for j = 1, #fields do spent = spent + #fields[j] end
+end
+
+local function error_text(reply)
+  if type(reply) == 'table' and reply.err then return reply.err end
+  if type(reply) == 'table' then return 'error' end
+  return tostring(reply)
+end
+
+local function put_back(stream, group, id, e)
+  -- Undo a take: the entry returns to its owner with its idle time and delivery count.
+  redis.call('XCLAIM', stream, group, e[2], 0, id, 'IDLE', e[3], 'RETRYCOUNT', e[4], 'JUSTID')
+end
+
+-- One entry's work, isolated: a Lua error in it (a redis.call that raised, or a bug) is that
+-- entry's 'fail' and the batch goes on. Work that takes an entry from its owner records it
+-- with hold() before any step that can fail, and clears held_id once done with it: an
+-- error in between puts the entry back first (no function is made per entry: plain values).
+local held_stream, held_group, held_id, held_e = nil, nil, nil, nil
+
+local function hold(stream, group, id, e)
+  held_stream, held_group, held_id, held_e = stream, group, id, e
+end
+
+local function each(work, i)
+  held_id = nil
+  local ok, status, detail = pcall(work, i)
+  if ok then
+    held_id = nil
+    return status, detail
+  end
+  if held_id then pcall(put_back, held_stream, held_group, held_id, held_e) end
+  held_id = nil
+  return 'fail', error_text(status)
+end
+
 local function pel_verify(stream, group, id, owner, deliveries, min_idle)
   -- Still pending, same owner, not re-delivered since the plan, idle enough.
   local e = redis.call('XPENDING', stream, group, id, id, 1)[1]
@@ -27,10 +85,26 @@ end
 
 local function release_consumer(stream, group, name)
   -- pelctl's helper consumer is removed once it holds nothing; a consumer that holds
-  -- entries is never deleted (XGROUP DELCONSUMER would drop them).
-  if #redis.call('XPENDING', stream, group, '-', '+', 1, name) == 0 then
-    redis.call('XGROUP', 'DELCONSUMER', stream, group, name)
-  end
+  -- entries is never deleted (XGROUP DELCONSUMER would drop them). It runs after the
+  -- batch's writes, so it must not raise (an ACL without XGROUP DELCONSUMER would): an
+  -- empty helper consumer left behind holds nothing and is removed by the next run.
+  pcall(function()
+    if #redis.call('XPENDING', stream, group, '-', '+', 1, name) == 0 then
+      redis.call('XGROUP', 'DELCONSUMER', stream, group, name)
+    end
+  end)
+end
+
+local function preflight(...)
+  -- Before any write: a harmless form of a command that must not fail after a copy is
+  -- written (XACK of 0-0 acknowledges nothing, XDEL of 0-0 deletes nothing). An ACL that
+  -- refuses it fails the whole call here, with nothing written.
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r.err then error(r) end
+end
+
+local function can_ack(stream, group)
+  preflight('XACK', stream, group, '0-0')
 end
 
 local function server_ms()
@@ -38,11 +112,67 @@ local function server_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
-local function add_envelope(fields, prefix, stream, group, id, e, reason, at)
-  -- The dead-letter envelope (SPEC 5a): the original fields untouched, then _dlq_*.
-  local out = {}
-  for j = 1, #fields do out[j] = fields[j] end
+-- -- The copies: the one place that decides a copy's fields ---------------------------------
+-- Used by the one-script paths (requeue.lua, dlq_move.lua) and by the ordered path
+-- (lease.lua returns the copy for the client to write), so both write the same bytes. Each
+-- appends the copy to a table (the XADD's arguments, or the lease's reply): one table per
+-- entry, no copying.
+
+-- Counts at or past it read as 0: a sum of two stays below 1e14, which tostring() (%.14g)
+-- still prints as an integer. The same number is COUNT_LIMIT in pelctl/core/lineage.py.
+local COUNT_LIMIT = 1e12
+
+local function count(value)
+  -- A lineage count from its field value: tonumber() with the fraction dropped; anything
+  -- else (not a number, negative, too big) is 0. Python twin: pelctl.core.lineage.count.
+  local n = tonumber(value)
+  if not n or n ~= n or n < 0 or n >= COUNT_LIMIT then return 0 end
+  return math.floor(n)
+end
+
+local function requeue_copy(out, fields, prefix, id, deliveries, lineage)
+  -- Appends to `out` the requeued copy (SPEC 5a; docs/formats.md): the fields without the
+  -- lineage fields, then <prefix>retry_count = retries + 1, <prefix>prior_deliveries =
+  -- prior + deliveries (this entry's PEL count) and <prefix>original_id (the first entry's
+  -- id, kept through every hop). Without lineage (--no-lineage): the fields exactly.
+  -- Returns the retries so far (0 without lineage). Python twin (servers without Lua):
+  -- pelctl.core.lineage.requeue_copy; a test compares the bytes both write.
   local n = #out
+  if not lineage then
+    for j = 1, #fields do out[n + j] = fields[j] end
+    return 0
+  end
+  local RETRY, PRIOR = prefix .. 'retry_count', prefix .. 'prior_deliveries'
+  local ORIGINAL = prefix .. 'original_id'
+  local retries, prior, original = 0, 0, id
+  for j = 1, #fields, 2 do
+    local k = fields[j]
+    if k == RETRY then
+      retries = count(fields[j + 1])
+    elseif k == PRIOR then
+      prior = count(fields[j + 1])
+    elseif k == ORIGINAL then
+      original = fields[j + 1]
+    else
+      out[n + 1] = k
+      out[n + 2] = fields[j + 1]
+      n = n + 2
+    end
+  end
+  out[n + 1] = RETRY;    out[n + 2] = tostring(retries + 1)
+  out[n + 3] = PRIOR;    out[n + 4] = tostring(prior + deliveries)
+  out[n + 5] = ORIGINAL; out[n + 6] = original
+  return retries
+end
+
+local function add_envelope(out, fields, prefix, stream, group, id, e, reason, at)
+  -- Appends to `out` the dead letter (SPEC 5a): the original fields untouched, then _dlq_*.
+  -- The original fields keep their lineage fields: a dead letter's lineage is read from them
+  -- and the envelope (pelctl.core.lineage.of_dead_letter). Python twin (servers without
+  -- Lua): pelctl.core.repair.envelope.
+  local n = #out
+  for j = 1, #fields do out[n + j] = fields[j] end
+  n = n + #fields
   out[n + 1] = prefix .. 'dlq_source';     out[n + 2] = stream
   out[n + 3] = prefix .. 'dlq_group';      out[n + 4] = group
   out[n + 5] = prefix .. 'dlq_id';         out[n + 6] = id
@@ -51,15 +181,19 @@ local function add_envelope(fields, prefix, stream, group, id, e, reason, at)
   out[n + 11] = prefix .. 'dlq_idle_ms';   out[n + 12] = tostring(e[3])
   out[n + 13] = prefix .. 'dlq_reason';    out[n + 14] = reason
   out[n + 15] = prefix .. 'dlq_at';        out[n + 16] = tostring(at)
-  return out
 end
 
-local function put_back(stream, group, id, e)
-  -- Undo a take: the entry returns to its owner with its idle time and delivery count.
-  redis.call('XCLAIM', stream, group, e[2], 0, id, 'IDLE', e[3], 'RETRYCOUNT', e[4], 'JUSTID')
+local function retry_reason(reason, max_retries)
+  if reason == '' then return 'max retries exceeded (' .. max_retries .. ')' end
+  return reason
 end
 
-local function error_text(reply)
-  if type(reply) == 'table' and reply.err then return reply.err end
-  return nil
+local function fits(args)
+  return #args <= UNPACK_MAX
+end
+
+local function xadd(args)
+  -- XADD that never raises: an error (or a call too wide for a script) is returned.
+  if not fits(args) then return {err = 'WIDE ' .. #args .. ' XADD arguments'} end
+  return redis.pcall('XADD', unpack(args))
 end

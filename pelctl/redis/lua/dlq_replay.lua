@@ -1,48 +1,62 @@
 -- pelctl dlq replay, when the dead-letter stream and the target share a slot: per entry, in
 -- one atomic script: the entry is still in the dead-letter stream, XADD its fields (prepared
--- by the client: envelope stripped or kept, retry count reset or kept, plus the replay
--- marker field) to the target, then XDEL it from the dead-letter stream. There is no moment
--- at which the entry is in both streams, or in neither.
+-- by the client: envelope stripped or kept, retry count reset or kept, lineage fields) plus
+-- the replay marker field (none when it is '': --no-lineage) to the target, then XDEL it
+-- from the dead-letter stream. There is no moment at which the entry is in both streams, or
+-- in neither.
 --
 -- An entry whose id is in the target-side marker set was already copied by an interrupted
--- cross-slot run (dlq_replay_add.lua): it is only deleted ('already'), never copied twice.
+-- marker-path run (dlq_replay_add.lua, or the client's path for entries too wide for a
+-- script): it is only deleted ('already'), never copied twice.
+--
+-- The client sends only entries whose XADD fits a script (UNPACK_MAX, see the prelude); one
+-- that does not is answered 'wide' with nothing written. Each entry runs isolated (each()):
+-- an error in one is its 'fail', the batch goes on.
 --
 -- KEYS[1] dead-letter stream, KEYS[2..] targets and their marker sets
--- ARGV: marker field, then per entry: id, target index, marker set index (0: none),
+-- ARGV: marker field ('': none), then per entry: id, target index, marker set index (0: none),
 --       create (1: XADD may create the target, 0: NOMKSTREAM), n, then n field/value strings
--- Reply per entry: replayed <new id> | already '' | skip gone | skip no-target | fail <error>
+-- Reply per entry: replayed <new id> | already '' | skip gone | skip no-target |
+--                  wide <XADD values needed> | fail <error>
 local dlq, marker_field = KEYS[1], ARGV[1]
 local out = {}
-local i = 2
-while i <= #ARGV do
+
+local function replay_one(i)
   local id, t, m = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   local create, n = ARGV[i + 3], tonumber(ARGV[i + 4])
   local first = i + 5
-  i = first + n
-  local status, detail = 'skip', ''
   if #redis.call('XRANGE', dlq, id, id) == 0 then
-    detail = 'gone'  -- replayed or purged since the plan
-  elseif m > 0 and redis.call('ZSCORE', KEYS[m], id) then
+    return 'skip', 'gone'  -- replayed or purged since the plan
+  end
+  if m > 0 and redis.call('ZSCORE', KEYS[m], id) then
     redis.call('XDEL', dlq, id)
-    status = 'already'
-  else
-    local args = {KEYS[t]}
-    if create ~= '1' then args[#args + 1] = 'NOMKSTREAM' end
-    args[#args + 1] = '*'
-    for j = first, first + n - 1 do args[#args + 1] = ARGV[j] end
+    return 'already', ''
+  end
+  local args = {KEYS[t]}
+  if create ~= '1' then args[#args + 1] = 'NOMKSTREAM' end
+  args[#args + 1] = '*'
+  for j = first, first + n - 1 do args[#args + 1] = ARGV[j] end
+  if marker_field ~= '' then  -- '' (--no-lineage): the copy is the prepared fields alone
     args[#args + 1] = marker_field
     args[#args + 1] = id
-    local added = redis.pcall('XADD', unpack(args))
-    local err = error_text(added)
-    if err then
-      status, detail = 'fail', err
-    elseif not added then
-      detail = 'no-target'  -- NOMKSTREAM: the source stream does not exist (any more)
-    else
-      redis.call('XDEL', dlq, id)
-      status, detail = 'replayed', added
-    end
   end
+  if not fits(args) then return 'wide', tostring(#args) end
+  local added = xadd(args)
+  if type(added) == 'table' and added.err then return 'fail', added.err end
+  if not added then
+    return 'skip', 'no-target'  -- NOMKSTREAM: the source stream does not exist (any more)
+  end
+  -- XDEL of an entry just seen in the dead-letter stream cannot fail (the ACL was checked
+  -- by the preflight below, before any write).
+  redis.call('XDEL', dlq, id)
+  return 'replayed', added
+end
+
+if #ARGV >= 2 then preflight('XDEL', dlq, '0-0') end
+local i = 2
+while i <= #ARGV do
+  local status, detail = each(replay_one, i)
+  i = i + 5 + tonumber(ARGV[i + 4])
   out[#out + 1] = status
   out[#out + 1] = detail
 end

@@ -1,24 +1,25 @@
 -- pelctl ghosts --fix (explicit ids, or servers before 7.0): acknowledge PEL entries proven
 -- to have no stream entry any more. Stream ids only grow, so an id missing from the stream
--- can never come back: acknowledging it loses nothing.
+-- can never come back: acknowledging it loses nothing. Each entry runs isolated (each()).
 --
 -- KEYS[1] stream
 -- ARGV: group, then 1 per entry: id
--- Reply per entry: ghost '' | skip present | skip not-pending
+-- Reply per entry: ghost '' | skip present | skip not-pending | fail <error>
 local stream, group = KEYS[1], ARGV[1]
 local out = {}
-for i = 2, #ARGV do
-  local id = ARGV[i]
+
+local function ghost_one(id)
   if not redis.call('XPENDING', stream, group, id, id, 1)[1] then
-    out[#out + 1] = 'skip'
-    out[#out + 1] = 'not-pending'
-  elseif redis.call('XRANGE', stream, id, id)[1] then
-    out[#out + 1] = 'skip'
-    out[#out + 1] = 'present'
-  else
-    redis.call('XACK', stream, group, id)
-    out[#out + 1] = 'ghost'
-    out[#out + 1] = ''
+    return 'skip', 'not-pending'
   end
+  if redis.call('XRANGE', stream, id, id)[1] then return 'skip', 'present' end
+  redis.call('XACK', stream, group, id)
+  return 'ghost', ''
+end
+
+for i = 2, #ARGV do
+  local status, detail = each(ghost_one, ARGV[i])
+  out[#out + 1] = status
+  out[#out + 1] = detail
 end
 return out

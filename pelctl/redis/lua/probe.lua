@@ -11,7 +11,7 @@ for i = 2, #ARGV, 2 do
   local retries = 0
   if fields then
     for j = 1, #fields, 2 do
-      if fields[j] == RETRY then retries = tonumber(fields[j + 1]) or 0 end
+      if fields[j] == RETRY then retries = count(fields[j + 1]) end
     end
   end
   out[#out + 1] = fields and 1 or 0

@@ -13,9 +13,11 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Static
 
 from pelctl.core.binary import escape
+from pelctl.core.decoders import Decoded, decode
 from pelctl.core.dlq import DlqEntry
 from pelctl.core.models import parse_id
 from pelctl.render import dlq as render
+from pelctl.render.payload import UNSET, preview, resolve
 from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ActionRequest
 from pelctl.tui.screens.base import PollingScreen
@@ -25,26 +27,29 @@ from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
 
 
-def dlq_row(e: DlqEntry, now_ms: int) -> KeyedRow:
+def dlq_row(e: DlqEntry, now_ms: int, decoded: Decoded | None = UNSET) -> KeyedRow:
     age = max(0, now_ms - e.time_ms)
     values = (parse_id(e.id), e.source, e.original_id, e.owner, e.deliveries, e.reason, age, None)
     return KeyedRow(
         e.id.decode(),
-        render.entry_row(e, now_ms, width=60),
+        render.entry_row(e, now_ms, width=60, decoded=decoded),
         values,
         render.entry_style(e),
         tiebreak=parse_id(e.id),
     )
 
 
-def entry_detail(e: DlqEntry | None, now_ms: int) -> Table | Text:
+def entry_detail(e: DlqEntry | None, now_ms: int, decoded: Decoded | None = UNSET) -> Table | Text:
     if e is None:
         return Text("no entry selected", style="dim")
     grid = Table.grid(padding=(0, 1))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column(overflow="fold")
+    decoded = resolve(e.fields, decoded)
     for key, value in render.entry_pairs(e, now_ms):
         grid.add_row(text(key), text(value))
+        if key == "id" and decoded is not None:  # up here: the pane is short; all of it: `v`
+            grid.add_row(text("payload"), text(preview(e.fields, width=200, decoded=decoded)))
     grid.add_row("", "")
     for key, value in e.fields:
         grid.add_row(text(escape(key)), text(escape(value)))
@@ -59,6 +64,7 @@ class DlqScreen(PollingScreen):
         Binding("space", "mark", "Mark", show=False),
         Binding("u", "unmark", "Unmark all", show=False),
         Binding("p", "op_dlq_replay", "Replay"),
+        Binding("v", "view_entry", "View entry"),
         Binding("ctrl+r", "refresh", "Refresh", show=False),
     ]
 
@@ -67,6 +73,7 @@ class DlqScreen(PollingScreen):
         self.key = key
         self.source_stream = source
         self.limit = limit
+        self._decoded: dict[bytes, Decoded | None] = {}
 
     def compose(self) -> ComposeResult:
         crumbs = [escape(self.source_stream)] if self.source_stream else []
@@ -96,12 +103,20 @@ class DlqScreen(PollingScreen):
         return self.query_one("#dlq-entries", KeyedTable)
 
     def fetch(self, generation: int, should_stop: Callable[[], bool]) -> DlqSnapshot:
-        return self.pelctl.source.dlq(self.key, limit=self.limit)
+        snap = self.pelctl.source.dlq(self.key, limit=self.limit)
+        # Payloads are decoded here, off the UI thread, once per entry (a dead letter never
+        # changes under its id); show() only looks them up.
+        known = self._decoded
+        self._decoded = {
+            e.id: known[e.id] if e.id in known else decode(e.fields) for e in snap.entries
+        }
+        return snap
 
     def show(self, data: object) -> None:
         assert isinstance(data, DlqSnapshot)
         now_ms = int(data.taken_at * 1000)
-        self.table.sync([dlq_row(e, now_ms) for e in data.entries])
+        decoded = self._decoded
+        self.table.sync([dlq_row(e, now_ms, decoded.get(e.id, UNSET)) for e in data.entries])
         shown = len(data.entries)
         if not data.exists:
             title = f"{escape(self.key)} does not exist (nothing was dead-lettered yet)"
@@ -131,7 +146,9 @@ class DlqScreen(PollingScreen):
 
     def _show_detail(self) -> None:
         now_ms = int(self.data.taken_at * 1000) if isinstance(self.data, DlqSnapshot) else 0
-        self.query_one("#dlq-detail", Static).update(entry_detail(self.selected_entry(), now_ms))
+        e = self.selected_entry()
+        decoded = self._decoded.get(e.id, UNSET) if e is not None else UNSET
+        self.query_one("#dlq-detail", Static).update(entry_detail(e, now_ms, decoded))
 
     def on_data_table_row_highlighted(self, event: KeyedTable.RowHighlighted) -> None:
         self._show_detail()
@@ -139,6 +156,22 @@ class DlqScreen(PollingScreen):
     def on_data_table_row_selected(self, event: KeyedTable.RowSelected) -> None:
         event.stop()
         self.action_mark()
+
+    def action_view_entry(self) -> None:
+        """The dead letter under the cursor: envelope, payload decoded, original fields."""
+        from pelctl.tui.screens.entry import EntryDetail, EntryScreen
+
+        e = self.selected_entry()
+        if e is None:
+            self.notify("no entry to view: the dead-letter stream is empty", severity="warning")
+            return
+        now_ms = int(self.data.taken_at * 1000) if isinstance(self.data, DlqSnapshot) else 0
+        detail = EntryDetail(
+            render.entry_pairs(e, now_ms), e.fields,
+            pel_title="Dead-letter envelope (its PEL data when it was moved)",
+            fields_title="Original fields",
+        )  # fmt: skip
+        self.app.push_screen(EntryScreen(f"{escape(e.dlq)} · {e.id.decode()}", lambda: detail))
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -169,7 +202,8 @@ class DlqScreen(PollingScreen):
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         out: list[tuple[str, str, Callable[[], object]]] = [
-            ("Back", "leave the dead-letter view", self.action_back)
+            ("Back", "leave the dead-letter view", self.action_back),
+            ("View the entry", "payload decoded, envelope, fields", self.action_view_entry),
         ]
         if not self.pelctl.read_only:
             out.append(

@@ -89,6 +89,7 @@ class GroupScreen(PollingScreen):
         Binding("m", "op_dlq_move", "To DLQ"),
         Binding("x", "op_prune", "Prune"),
         Binding("d", "open_dlq", "DLQ"),
+        Binding("v", "view_entry", "View entry"),
         Binding("g", "switch_group", "Group", show=False),
         Binding("ctrl+r", "refresh", "Refresh", show=False),
     ]
@@ -261,6 +262,23 @@ class GroupScreen(PollingScreen):
             snap.dlq if snap and snap.dlq else dlq_key(self.stream), source=self.stream
         )
 
+    def action_view_entry(self) -> None:
+        """The entry under the cursor of the stuck-entries table, read again and decoded."""
+        from pelctl.tui.screens.entry import EntryDetail, EntryScreen
+
+        key = self.entries.cursor_key
+        if key is None:
+            self.notify("no entry to view: the stuck-entries table is empty", severity="warning")
+            return
+        source, stream, group, entry_id = self.pelctl.source, self.stream, self.group, key.encode()
+
+        def load() -> EntryDetail:
+            snap = source.entry(stream, group, entry_id)
+            return EntryDetail(pending_render.pel_pairs(snap.pending, group), snap.fields)
+
+        title = f"{escape(stream)} / {escape(group)} · {key}"
+        self.app.push_screen(EntryScreen(title, load))
+
     def action_switch_group(self) -> None:
         self.pelctl.open_stream(self.stream, replace=True)
 
@@ -402,6 +420,7 @@ class GroupScreen(PollingScreen):
             ("Filter stuck entries…", "consumer, min idle, min deliveries", self.action_filter),
             ("Clear the filter", describe_filter(self.filters), self.action_clear_filter),
             ("Open the dead-letter view", "DLQ of this stream", self.action_open_dlq),
+            ("View the entry", "payload decoded, raw fields, PEL data", self.action_view_entry),
             ("Switch group", "other groups of this stream", self.action_switch_group),
         ]
         for threshold in (60_000, 600_000, 3_600_000):
