@@ -134,7 +134,7 @@ def test_every_repair_answers_the_json_contract(cli, r) -> None:  # noqa: ANN001
         ("dlq-move", ["dlq", "move", "orders", "billing", "--min-deliveries", "5"]),
         ("ghosts-fix", ["ghosts", "orders", "billing", "--fix"]),
         ("consumers-prune", ["consumers", "prune", "orders", "billing", "--inactive", "0",
-                             "--reassign-to", "rescuer"]),
+                             "--reassign-to", "rescuer", "--assume-dead"]),
     ]  # fmt: skip
     for action, args in runs:
         res = cli(*args, "--yes", "-o", "json")
@@ -154,14 +154,15 @@ def test_partial_failure_exits_5_with_the_list(cli, r) -> None:  # noqa: ANN001
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"empty")
     backdate_consumers(r, S, {DEAD: HOUR, b"empty": HOUR})
     res = cli("consumers", "prune", "orders", "billing", "--inactive", "30m", "--yes",
-              "-o", "json")  # fmt: skip
+              "--assume-dead", "-o", "json")  # fmt: skip
     assert res.exit_code == 5, res.stderr
     doc = res.json
     assert doc["applied"] == 1
     assert doc["failed"][0]["id"] == "billing-2"
     assert "holds 20 pending entries" in doc["failed"][0]["reason"]
     assert consumers(r)[DEAD] == 20
-    text = cli("consumers", "prune", "orders", "billing", "--inactive", "30m", "--yes")
+    text = cli("consumers", "prune", "orders", "billing", "--inactive", "30m", "--yes",
+               "--assume-dead")  # fmt: skip
     assert text.exit_code == 5
     assert "billing-2" in text.stdout and "--reassign-to" in text.stdout
 

@@ -31,8 +31,10 @@ def repair_args(
         "ack": (("ack",), ("--all", "--", s, g)),
         "requeue": (("requeue",), ("--all", "--", s, g)),
         "dlq-move": (("dlq", "move"), ("--all", f"--reason={c}", "--", s, g)),
+        # --assume-dead: on Redis 7.0 a quiet consumer's liveness is unknown (issue 14)
         "consumers-prune": (("consumers", "prune"),
-                            ("--inactive=1ms", f"--reassign-to={c}", "--", s, g)),
+                            ("--inactive=1ms", f"--reassign-to={c}", "--assume-dead", "--", s,
+                             g)),
         "ghosts-fix": (("ghosts",), ("--fix", "--", s, g)),
         "dlq-replay": (("dlq", "replay"), (*(f"--id={i.decode()}" for i in dead), "--", d)),
         "dlq-purge": (("dlq", "purge"), ("--all", "--", d)),

@@ -132,6 +132,7 @@ MUTATIONS: dict[str, list[str]] = {
         "1ms",
         "--reassign-to",
         "fresh",
+        "--assume-dead",
         "--yes",
     ],  # fmt: skip
     "ghosts": ["ghosts", "s", "g", "--fix", "--yes"],

@@ -159,6 +159,46 @@ async def test_move_to_dlq_with_a_reason_then_replay_it(demo, make_app, recorder
 
 
 async def test_prune_a_dead_consumer_reassigning_its_entries(demo, make_app, recorder, r):
+    # The live workers name their connections after their consumer and billing-2 has no
+    # such client: evidence that it is dead, which Redis 7.0's idle alone is not.
+    peers = [demo.client(client_name=name) for name in ("billing-1", "billing-3")]
+    for peer in peers:
+        peer.ping()
+    try:
+        await _prune_billing_2(make_app, recorder, r)
+    finally:
+        for peer in peers:
+            peer.close()
+    names = {c["name"] for c in r.xinfo_consumers("orders", "billing")}
+    assert b"billing-2" not in names
+
+
+async def test_prune_refuses_a_consumer_whose_liveness_is_unknown(demo, make_app, recorder, r):
+    """Redis 7.0 without a signal: the plan refuses billing-2 and says why (the CLI's
+    --assume-dead is the way round, once its worker is known to be gone)."""
+    app = make_app(stream=b"orders", group=b"billing")
+    async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
+        screen = await open_group(app, pilot, recorder)
+        consumers = screen.consumers
+        consumers.focus()
+        consumers.move_cursor(row=consumers.get_row_index("billing-2"))
+        await pilot.press("x")
+        await settle(pilot, PromptScreen)
+        app.screen.query_one("#value").value = "billing-1"
+        await pilot.press("enter")
+        planned = await recorder.wait_for(ActionPlanned, timeout=15)
+        assert planned.plan.total == 0
+        (row,) = planned.plan.rows
+        assert row[0] == "billing-2" and row[3] == "refuse"
+        assert "liveness unknown (no-signal-below-7.2)" in row[4]
+        await settle(pilot, ConfirmScreen)
+        assert app.screen.query_one("#apply").disabled
+        await pilot.press("escape")
+        await recorder.wait_for(ActionCancelled)
+    assert r.xinfo_consumers("orders", "billing")[1]["pending"] == 1_210
+
+
+async def _prune_billing_2(make_app, recorder, r) -> None:  # noqa: ANN001
     app = make_app(stream=b"orders", group=b"billing")
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         screen = await open_group(app, pilot, recorder)
@@ -177,8 +217,6 @@ async def test_prune_a_dead_consumer_reassigning_its_entries(demo, make_app, rec
         await recorder.wait_for(Refreshed, view="group", after=1)
         await pilot.pause()
         assert "billing-2" not in consumers.keyed_rows
-    names = {c["name"] for c in r.xinfo_consumers("orders", "billing")}
-    assert b"billing-2" not in names
     # nothing lost: every entry it held is now billing-1's (ghosts are dropped by XCLAIM)
     moved = pending_of(r, b"billing-1")
     assert len(held - moved) == 6  # the demo's six ghosts

@@ -116,8 +116,8 @@ def test_recording_matches_the_live_demo(demo):
         assert a.aggregate.matched == b.aggregate.matched
         # entries read at seed time cross the 1s / 10s edges on a slow machine: compare from 1m
         assert a.aggregate.histogram.counts[3:] == b.aggregate.histogram.counts[3:]
-        assert [(c.name, c.pending, c.verdict) for c in a.consumers] == [
-            (c.name, c.pending, c.verdict) for c in b.consumers
+        assert [(c.name, c.pending, c.verdict, c.verdict_reason) for c in a.consumers] == [
+            (c.name, c.pending, c.verdict, c.verdict_reason) for c in b.consumers
         ]
     assert saved["dlq"][b"orders:dlq"].length == live["dlq"][b"orders:dlq"].length
     assert saved["plans"]["requeue"].title == live["plans"]["requeue"].title

@@ -95,8 +95,8 @@ def test_pelctl_tui_in_a_real_terminal_requeues_through_the_modal(terminal, r, t
     term.keys("Down", "Down", "Enter")
     screen = term.wait_for("Groups of orders", "billing", "shipping", "analytics")
     term.keys("Enter")  # billing: the most pending, listed first
-    screen = term.wait_for(
-        "dead-suspect", "billing-2", "billing-1", "billing-3", "1,210", "Stuck entries"
+    screen = term.wait_for(  # Redis 7.0 without a signal: billing-2's liveness is unknown
+        "unknown", "billing-2", "billing-1", "billing-3", "1,210", "Stuck entries"
     )
     assert "8 delivered 5+ times" in screen
 
@@ -127,7 +127,7 @@ def test_pelctl_tui_in_a_real_terminal_requeues_through_the_modal(terminal, r, t
 
 def test_pelctl_tui_opens_a_group_directly_read_only(terminal, r):
     term = terminal("orders", "billing", "--read-only")
-    screen = term.wait_for("READ-ONLY", "billing-2", "dead-suspect")
+    screen = term.wait_for("READ-ONLY", "billing-2", "no-signal-below-7.2")
     footer = screen.strip().splitlines()[-1]
     assert "Filter" in footer and "Requeue" not in footer and "Claim" not in footer
     term.keys("r", "a")
