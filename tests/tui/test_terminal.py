@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -13,9 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tools import need_binary
+
 PELCTL = Path(sys.executable).parent / "pelctl"
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+@pytest.fixture(autouse=True)
+def _tmux() -> None:
+    need_binary("tmux")
 
 
 class Terminal:
