@@ -6,7 +6,6 @@ summary prints ``fuzz cases tried: N`` so the figure can be quoted.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 
@@ -16,6 +15,7 @@ from hypothesis import HealthCheck, settings
 from tests.conftest import CliResult
 from tests.support import state
 from tests.support.state import ServerState, snapshot
+from tests.support.tools import in_ci
 from tests.topologies import commands as cm
 from tests.topologies import servers as sv
 from tests.topologies.conftest import need
@@ -26,7 +26,7 @@ CASES: Counter[str] = Counter()
 FUZZ = settings(
     deadline=None,
     database=None,
-    derandomize=bool(os.environ.get("CI")),
+    derandomize=in_ci(),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                            HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )  # fmt: skip
