@@ -28,6 +28,8 @@ import redis
 
 from tests.support.tools import in_ci
 
+pytest_plugins = ["tests.support.fakes"]  # the redis84 fixture (fakeredis as Redis 8.4)
+
 
 @dataclass
 class RedisServer:

@@ -283,19 +283,23 @@ def test_auto_picks_the_best_strategy_the_server_has(r, make_runner) -> None:
     assert runner.strategy == "requeue"  # redis-server 7.0 here
 
 
+@pytest.mark.parametrize("lua", [True, False], ids=["scripted", "no-lua-fallback"])
 @pytest.mark.parametrize("to", [None, b"healthy"])
-def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to) -> None:  # noqa: ANN001
-    """fakeredis version=(8,4) is the only XREADGROUP ... CLAIM server available here (it has
-    no Lua without lupa, so the taken entries are settled by the ordered, script-less path)."""
-    import fakeredis
-
+def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84,
+                                                             monkeypatch) -> None:  # fmt: skip
+    """fakeredis as Redis 8.4 (tests/support/fakes.py), the only XREADGROUP ... CLAIM server
+    available here. With Lua (lupa) the taken entries are settled by the repair scripts, as
+    on a real 8.4 server; a server that runs no scripts (some proxies) gets the ordered,
+    script-less path (write first, then ack), kept here on purpose."""
     from pelctl.reclaim.model import ReclaimConfig
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
     from pelctl.redis.contexts import ConnectionSettings
+    from tests.support.fakes import spy_unscripted
 
-    fake = fakeredis.FakeRedis(version=(8, 4), protocol=2)
+    unscripted = spy_unscripted(monkeypatch)
+    fake = redis84(lua=lua)
     ids = sc.add_entries(fake, b"s", 40, {b"n": b"x"})
     sc.create_group(fake, b"s", b"g")
     sc.deliver(fake, b"s", b"g", b"dead", 30)  # 10 entries stay new (never delivered)
@@ -329,6 +333,10 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to) -> None:  # noq
     (dead,) = [f for _id, f in fake.xrange("s:dlq")]
     assert dead[b"_dlq_id"] == ids[4]
     assert json.dumps(report.summary())  # serialisable
+    # The path taken: the scripts (none settled without them), or the fallback for all 6.
+    assert sum(unscripted) == (0 if lua else 6), unscripted
+    assert {c["name"] for c in fake.xinfo_consumers("s", "g")} == (
+        {b"dead", to} if to else {b"dead"})  # fmt: skip
 
 
 def test_the_ghost_sweep_of_xreadgroup_claim_clears_deleted_entries(r, conn) -> None:
