@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
@@ -273,11 +272,15 @@ def test_replay_every_dlq_with_forced_cross_slot(cli, r, orders) -> None:  # noq
     assert [line["stream"] for line in audit_lines()] == ["orders:dlq", "{pay}:dlq"]
 
 
-def test_replay_with_a_rate(cli, r, orders) -> None:  # noqa: ANN001
-    t0 = time.monotonic()
+def test_replay_with_a_rate(cli, r, orders, monkeypatch) -> None:  # noqa: ANN001
+    from pelctl.core import dlq
+    from tests.support.clock import FakeClock
+
+    clock = FakeClock()  # time moves only when the replay sleeps: the pace, exactly
+    monkeypatch.setattr(dlq, "time", clock)
     res = cli("dlq", "replay", "orders:dlq", "--rate", "20/s", "--yes", "-o", "json")
     assert res.exit_code == 0 and res.json["applied"] == 4
-    assert time.monotonic() - t0 >= 0.09  # 4 entries at 20/s, 2 saved up: >= 0.1 s
+    assert clock.elapsed == pytest.approx(0.1)  # 4 entries at 20/s, 2 saved up
     assert len(audit_lines()) == 1 and audit_lines()[0]["params"]["options"]["rate"] == 20
 
 
