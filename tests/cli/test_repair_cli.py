@@ -144,28 +144,42 @@ def test_requeue_json_and_audit(cli, r) -> None:  # noqa: ANN001
 
 
 def test_every_repair_answers_the_json_contract(cli, r) -> None:  # noqa: ANN001
+    """Each repair in turn: the JSON contract, the counts it reports (exact: 0 applied would
+    also exit 0) and who holds what afterwards."""
     stuck, _ = incident(r)
     sc.set_idle(r, S, G, DEAD, stuck[:3], HOUR, deliveries=7)
     raw(r).execute_command("XDEL", S, stuck[10])
     runs = [
         ("claim", ["claim", "orders", "billing", "--to", "rescuer", "--idle", "30m",
-                   "--limit", "2"]),
-        ("ack", ["ack", "orders", "billing", stuck[5].decode()]),
-        ("requeue", ["requeue", "orders", "billing", stuck[6].decode(), stuck[7].decode()]),
-        ("dlq-move", ["dlq", "move", "orders", "billing", "--min-deliveries", "5"]),
-        ("ghosts-fix", ["ghosts", "orders", "billing", "--fix"]),
+                   "--limit", "2"],
+         {"claimed": 2}, {DEAD: 18, ALIVE: 5, b"rescuer": 2}),
+        ("ack", ["ack", "orders", "billing", stuck[5].decode()],
+         {"acked": 1}, {DEAD: 17, ALIVE: 5, b"rescuer": 2}),
+        ("requeue", ["requeue", "orders", "billing", stuck[6].decode(), stuck[7].decode()],
+         {"requeued": 2}, {DEAD: 15, ALIVE: 5, b"rescuer": 2}),
+        # the 3 delivered 7 times: the 2 rescuer claimed and the one billing-2 still held
+        ("dlq-move", ["dlq", "move", "orders", "billing", "--min-deliveries", "5"],
+         {"dlq": 3}, {DEAD: 14, ALIVE: 5, b"rescuer": 0}),
+        ("ghosts-fix", ["ghosts", "orders", "billing", "--fix"],
+         {"ghost": 1}, {DEAD: 13, ALIVE: 5, b"rescuer": 0}),
         ("consumers-prune", ["consumers", "prune", "orders", "billing", "--inactive", "0",
-                             "--reassign-to", "rescuer"]),
+                             "--reassign-to", "rescuer"],
+         {"deleted": 2, "reassigned": 18}, {b"rescuer": 18}),
     ]  # fmt: skip
-    for action, args in runs:
+    for action, args, outcomes, held in runs:
         res = cli(*args, "--yes", "-o", "json")
         assert res.exit_code == 0, (action, res.stderr, res.stdout)
         doc = res.json
         assert set(doc) >= RESULT_KEYS, action
         assert doc["action"] == action and doc["dry_run"] is False and doc["failed"] == []
-        assert doc["applied"] >= 1, (action, doc)
-    assert len(entries(r, b"orders:dlq")) == 3
-    assert b"rescuer" in consumers(r)
+        assert doc["outcomes"] == outcomes, (action, doc)
+        assert doc["applied"] == sum(outcomes.values()) - outcomes.get("reassigned", 0), doc
+        assert consumers(r) == held, (action, consumers(r))
+    dead = {fields_of(flat)[b"_dlq_id"] for _id, flat in entries(r, b"orders:dlq")}
+    assert dead == set(stuck[:3])
+    copies = [fields_of(flat) for _id, flat in entries(r, S)]
+    assert sorted(f[b"_original_id"] for f in copies if b"_original_id" in f) == sorted(
+        stuck[6:8])  # fmt: skip
 
 
 def test_partial_failure_exits_5_with_the_list(cli, r) -> None:  # noqa: ANN001
