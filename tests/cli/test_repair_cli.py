@@ -362,11 +362,11 @@ def test_acl_refusing_scripts_is_one_error_exit_4(cli, secured) -> None:  # noqa
         sc.set_idle(admin, b"acl", b"g", b"c", ids, HOUR)
         admin.execute_command("ACL", "SETUSER", "noeval", "on", ">noeval-pw", "~*", "+@all",
                               "-evalsha", "-eval", "-script")  # fmt: skip
-        before = admin.dump(b"acl")
+        before = snapshot(admin)
         url = f"redis://noeval:noeval-pw@127.0.0.1:{secured.port}/0"
         res = cli("requeue", "acl", "g", "--idle", "1m", "--yes", "--url", url)
         assert_refused(res, 4, "permission denied by the server's ACL")
-        assert admin.dump(b"acl") == before
+        assert_unchanged(before, admin)
         rec = json.loads(audit_path().read_text().splitlines()[-1])
         assert rec["command"] == "requeue" and "error" in rec
     finally:
