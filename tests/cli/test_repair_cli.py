@@ -31,7 +31,7 @@ from tests.integration.repair_support import (
 RESULT_KEYS = {"action", "dry_run", "matched", "applied", "skipped", "failed"}
 
 MUTATIONS = [
-    ["claim", "orders", "billing", "--to", "x", "--idle", "1m"],
+    ["claim", "orders", "billing", "--to", "billing-1", "--idle", "1m"],
     ["ack", "orders", "billing", "--idle", "1m"],
     ["requeue", "orders", "billing", "--idle", "1m"],
     ["dlq", "move", "orders", "billing", "--min-deliveries", "1"],
@@ -128,13 +128,13 @@ def test_every_repair_answers_the_json_contract(cli, r) -> None:  # noqa: ANN001
     raw(r).execute_command("XDEL", S, stuck[10])
     runs = [
         ("claim", ["claim", "orders", "billing", "--to", "rescuer", "--idle", "30m",
-                   "--limit", "2"]),
+                   "--limit", "2", "--create-consumer"]),
         ("ack", ["ack", "orders", "billing", stuck[5].decode()]),
         ("requeue", ["requeue", "orders", "billing", stuck[6].decode(), stuck[7].decode()]),
         ("dlq-move", ["dlq", "move", "orders", "billing", "--min-deliveries", "5"]),
         ("ghosts-fix", ["ghosts", "orders", "billing", "--fix"]),
         ("consumers-prune", ["consumers", "prune", "orders", "billing", "--inactive", "0",
-                             "--reassign-to", "rescuer", "--assume-dead"]),
+                             "--reassign-to", "rescuer", "--assume-dead"]),  # rescuer exists now
     ]  # fmt: skip
     for action, args in runs:
         res = cli(*args, "--yes", "-o", "json")
@@ -174,7 +174,7 @@ def test_terminal_confirmation_shows_the_count(cli, r, monkeypatch, answer: str,
     before = snapshot(r)
     res = cli("ack", "orders", "billing", "--idle", "30m", input=answer)
     assert res.exit_code == code, res.stderr
-    assert "acknowledge 20 entries of orders/billing?" in res.stderr
+    assert "acknowledge 20 entries of orders/billing held by billing-2 on redis://" in res.stderr
     if code == 0:
         assert len(pel(r)) == 5
     else:

@@ -92,8 +92,8 @@ def test_prune_plan_changes_nothing(r, conn) -> None:  # noqa: ANN001
     incident(r)
     _quiet(r, DEAD)
     before = snapshot(r)
-    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
-                  m.Options(inactive_ms=1, reassign_to=b"x", assume_dead=True))  # fmt: skip
+    options = m.Options(inactive_ms=1, reassign_to=b"x", assume_dead=True, create_consumer=True)
+    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(), options)
     assert plan.count >= 1
     assert snapshot(r) == before
 
