@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.integration.repair_support import incident, snapshot
+from tests.integration.repair_support import incident
+from tests.support.state import snapshot
 
 # (command words before the stream, options after the group): each reads a group.
 COMMANDS = [

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from pelctl.demo import free_port
-from tests.integration.repair_support import consumers, incident, snapshot
+from tests.integration.repair_support import consumers, incident
+from tests.support.state import snapshot
 
 KNOWN = "known consumers: billing-1, billing-2"
 PELCTL = Path(sys.executable).parent / "pelctl"
