@@ -32,7 +32,7 @@ function __pelctl_valued --argument-names node opt
         case 'analyze'
             contains -- $opt --url --match -m --master --remote --conf --html --stuck-idle --dead-after --poison-deliveries --since --top --accuracy --split-rows --context --tls-ca --tls-cert --tls-key -o --output
         case 'reclaim'
-            contains -- $opt --group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --summary-every --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'dlq move'
             contains -- $opt --consumer --from -c --idle --min-deliveries --limit -n --dlq --reason --lock-key --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'dlq list'
@@ -443,6 +443,8 @@ complete -c pelctl -n '__pelctl_is \'reclaim\'' -l jitter -x -d 'Random +/- frac
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l batch -x -d 'Entries settled per batch (a stop waits for the batch in flight)'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l once -d 'One pass, print a summary, exit'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l dry-run -d 'Report what the passes would do, change nothing (same as --read-only)'
+complete -c pelctl -n '__pelctl_is \'reclaim\'' -l wait-for-group -l wait -d 'Wait for a stream or group that does not exist yet (logged once, then every --s…'
+complete -c pelctl -n '__pelctl_is \'reclaim\'' -l summary-every -x -d 'Log one summary line (passes, entries found, requeued, skipped, dead-lettered..…'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l max-backoff -x -d 'Longest wait between retries while Redis is unreachable'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l metrics-port -x -d 'Serve Prometheus metrics on this port (/metrics)'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l metrics-addr -x -d 'Address the metrics endpoint binds; 0.0.0.0 exposes it beyond this host (for a…'
