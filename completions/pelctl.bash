@@ -8,7 +8,7 @@
 _pelctl_subcommands() {
     case "$1" in
         "") REPLY="streams inspect pending histogram ghosts version tui claim ack requeue apply snapshot analyze reclaim config demo dlq consumers audit" ;;
-        "config") REPLY="path show contexts" ;;
+        "config") REPLY="path show contexts current-context use-context" ;;
         "demo") REPLY="up down status env" ;;
         "dlq") REPLY="move list show stats replay purge" ;;
         "consumers") REPLY="prune" ;;
@@ -35,7 +35,7 @@ _pelctl_options() {
         "analyze") REPLY="--from-redis --url --match -m --master --remote --conf --html --stuck-idle --dead-after --poison-deliveries --since --top --accuracy --split-rows --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "reclaim") REPLY="--group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --no-lineage --interval --jitter --batch --once --dry-run --wait-for-group --wait --summary-every --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "config"|"demo"|"dlq"|"consumers"|"audit") REPLY="-h --help" ;;
-        "config path"|"config show"|"config contexts"|"demo down"|"demo status"|"demo env") REPLY="--url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "config path"|"config show"|"config contexts"|"config current-context"|"config use-context"|"demo down"|"demo status"|"demo env") REPLY="--url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "demo up") REPLY="--print-url --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "dlq move") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --all -A --dlq --reason --lock-key --field-prefix --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "dlq list") REPLY="--source -s --reason -r --since --until --limit -n --all -A --newest --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
@@ -58,7 +58,7 @@ _pelctl_valued() {
 
 _pelctl_valued_list() {
     case "$1" in
-        ""|"version"|"apply"|"config path"|"config show"|"config contexts"|"demo up"|"demo down"|"demo status"|"demo env") REPLY="--url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        ""|"version"|"apply"|"config path"|"config show"|"config contexts"|"config current-context"|"config use-context"|"demo up"|"demo down"|"demo status"|"demo env") REPLY="--url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "streams") REPLY="--match -m --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "inspect") REPLY="--group -g --oldest --dead-after --lock-key --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
@@ -104,7 +104,7 @@ _pelctl_path_option() {
 # Positional arguments: t text, p path; * marks a variadic one.
 _pelctl_args() {
     case "$1" in
-        "inspect"|"dlq list"|"dlq stats"|"dlq replay"|"dlq purge") REPLY="t" ;;
+        "inspect"|"config use-context"|"dlq list"|"dlq stats"|"dlq replay"|"dlq purge") REPLY="t" ;;
         "pending"|"histogram"|"ghosts"|"tui"|"dlq show"|"consumers prune") REPLY="tt" ;;
         "claim"|"ack"|"requeue"|"dlq move") REPLY="ttt*" ;;
         "apply"|"analyze") REPLY="p" ;;

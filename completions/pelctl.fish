@@ -7,7 +7,7 @@
 # Options that take a value, per command (their next token is not a subcommand).
 function __pelctl_valued --argument-names node opt
     switch "$node"
-        case '' 'version' 'apply' 'config path' 'config show' 'config contexts' 'demo up' 'demo down' 'demo status' 'demo env'
+        case '' 'version' 'apply' 'config path' 'config show' 'config contexts' 'config current-context' 'config use-context' 'demo up' 'demo down' 'demo status' 'demo env'
             contains -- $opt --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'streams'
             contains -- $opt --match -m --url --context --tls-ca --tls-cert --tls-key -o --output
@@ -59,7 +59,7 @@ function __pelctl_subcommands --argument-names node
         case ''
             printf '%s\n' streams inspect pending histogram ghosts version tui claim ack requeue apply snapshot analyze reclaim config demo dlq consumers audit
         case 'config'
-            printf '%s\n' path show contexts
+            printf '%s\n' path show contexts current-context use-context
         case 'demo'
             printf '%s\n' up down status env
         case 'dlq'
@@ -467,7 +467,9 @@ complete -c pelctl -n '__pelctl_is \'reclaim\'' -s h -l help -d 'Show the help a
 # pelctl config
 complete -c pelctl -n '__pelctl_is \'config\'' -a path -d 'Print the config file\'s path (it may not exist yet)'
 complete -c pelctl -n '__pelctl_is \'config\'' -a show -d 'Show the resolved settings (secrets redacted), where the URL came from, and fil…'
-complete -c pelctl -n '__pelctl_is \'config\'' -a contexts -d 'List the contexts in the config file'
+complete -c pelctl -n '__pelctl_is \'config\'' -a contexts -d 'List the contexts in the config file (also: get-contexts)'
+complete -c pelctl -n '__pelctl_is \'config\'' -a current-context -d 'Print the config file\'s current-context (what commands use without --context)'
+complete -c pelctl -n '__pelctl_is \'config\'' -a use-context -d 'Set current-context in the config file (comments and everything else kept)'
 complete -c pelctl -n '__pelctl_is \'config\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl config path
@@ -514,6 +516,36 @@ complete -c pelctl -n '__pelctl_is \'config contexts\'' -l no-color -d 'No colou
 complete -c pelctl -n '__pelctl_is \'config contexts\'' -s v -l verbose -d 'More detail; tracebacks on errors'
 complete -c pelctl -n '__pelctl_is \'config contexts\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'config contexts\'' -s h -l help -d 'Show the help and exit'
+
+# pelctl config current-context
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l askpass -d 'Prompt for the password (read from stdin without a terminal)'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l tls-ca -x -d 'CA bundle for rediss://'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l tls-cert -x -d 'Client certificate for rediss://'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l tls-key -x -d 'Client key for rediss://'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l tls-insecure -d 'Skip TLS certificate verification (prints a warning)'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l cluster -l no-cluster -d 'Force Redis Cluster mode on or off (default: detect)'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -s o -l output -x -a 'table json ndjson csv tsv markdown plain' -d 'Output format (default: table on a terminal; in pipes plain, or ndjson for comm…'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l no-color -d 'No colours (also NO_COLOR)'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -s v -l verbose -d 'More detail; tracebacks on errors'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
+complete -c pelctl -n '__pelctl_is \'config current-context\'' -s h -l help -d 'Show the help and exit'
+
+# pelctl config use-context
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l askpass -d 'Prompt for the password (read from stdin without a terminal)'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l tls-ca -x -d 'CA bundle for rediss://'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l tls-cert -x -d 'Client certificate for rediss://'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l tls-key -x -d 'Client key for rediss://'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l tls-insecure -d 'Skip TLS certificate verification (prints a warning)'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l cluster -l no-cluster -d 'Force Redis Cluster mode on or off (default: detect)'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -s o -l output -x -a 'table json ndjson csv tsv markdown plain' -d 'Output format (default: table on a terminal; in pipes plain, or ndjson for comm…'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l no-color -d 'No colours (also NO_COLOR)'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -s v -l verbose -d 'More detail; tracebacks on errors'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
+complete -c pelctl -n '__pelctl_is \'config use-context\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl demo
 complete -c pelctl -n '__pelctl_is \'demo\'' -a up -d 'Start the demo server (if not running) and seed the incident; print its URL'
