@@ -20,9 +20,9 @@ _pelctl_subcommands() {
 _pelctl_options() {
     case "$1" in
         "") REPLY="--version --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
-        "streams") REPLY="--match -m --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "inspect") REPLY="--group -g --oldest --dead-after --lock-key --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --all -A --with-payload --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "streams") REPLY="--match -m --watch -w --interval --count --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "inspect") REPLY="--group -g --oldest --dead-after --lock-key --watch -w --interval --count --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --all -A --with-payload --max-server-ms --watch -w --interval --count --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "histogram") REPLY="--by --buckets --top --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "ghosts") REPLY="--consumer -c --full --count --limit -n --max-server-ms --fix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "version") REPLY="--server --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
@@ -59,9 +59,9 @@ _pelctl_valued() {
 _pelctl_valued_list() {
     case "$1" in
         ""|"version"|"apply"|"config path"|"config show"|"config contexts"|"config current-context"|"config use-context"|"demo up"|"demo down"|"demo status"|"demo env") REPLY="--url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "streams") REPLY="--match -m --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "inspect") REPLY="--group -g --oldest --dead-after --lock-key --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "streams") REPLY="--match -m --interval --count --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "inspect") REPLY="--group -g --oldest --dead-after --lock-key --interval --count --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --max-server-ms --interval --count --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "histogram") REPLY="--by --buckets --top --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "ghosts") REPLY="--consumer -c --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "tui") REPLY="--refresh --top --dead-after --lock-key --theme --url --context --tls-ca --tls-cert --tls-key -o --output" ;;

@@ -10,11 +10,11 @@ function __pelctl_valued --argument-names node opt
         case '' 'version' 'apply' 'config path' 'config show' 'config contexts' 'config current-context' 'config use-context' 'demo up' 'demo down' 'demo status' 'demo env'
             contains -- $opt --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'streams'
-            contains -- $opt --match -m --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --match -m --interval --count --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'inspect'
-            contains -- $opt --group -g --oldest --dead-after --lock-key --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --oldest --dead-after --lock-key --interval --count --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'pending'
-            contains -- $opt --consumer -c --idle --min-deliveries --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --consumer -c --idle --min-deliveries --limit -n --max-server-ms --interval --count --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'histogram'
             contains -- $opt --by --buckets --top --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'ghosts'
@@ -149,6 +149,9 @@ complete -c pelctl -n '__pelctl_is \'\'' -s h -l help -d 'Show the help and exit
 
 # pelctl streams
 complete -c pelctl -n '__pelctl_is \'streams\'' -l match -s m -x -d 'Glob on stream names (SCAN MATCH)'
+complete -c pelctl -n '__pelctl_is \'streams\'' -l watch -s w -d 'Run again every --interval: redraw on a terminal, append frames in a pipe'
+complete -c pelctl -n '__pelctl_is \'streams\'' -l interval -x -d 'Time between frames with --watch (any duration: 500ms, 2s, 1m)'
+complete -c pelctl -n '__pelctl_is \'streams\'' -l count -x -d 'With --watch: stop after N frames'
 complete -c pelctl -n '__pelctl_is \'streams\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
 complete -c pelctl -n '__pelctl_is \'streams\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'
 complete -c pelctl -n '__pelctl_is \'streams\'' -l askpass -d 'Prompt for the password (read from stdin without a terminal)'
@@ -168,6 +171,9 @@ complete -c pelctl -n '__pelctl_is \'inspect\'' -l group -s g -x -d 'Only this g
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l oldest -x -d 'Oldest entries per group'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l dead-after -x -d 'A consumer holding entries that has not read (Redis 7.2+: not even tried to) fo…'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l lock-key -x -d 'Lock keys your workers hold while processing an entry, e.g'
+complete -c pelctl -n '__pelctl_is \'inspect\'' -l watch -s w -d 'Run again every --interval: redraw on a terminal, append frames in a pipe'
+complete -c pelctl -n '__pelctl_is \'inspect\'' -l interval -x -d 'Time between frames with --watch (any duration: 500ms, 2s, 1m)'
+complete -c pelctl -n '__pelctl_is \'inspect\'' -l count -x -d 'With --watch: stop after N frames'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l askpass -d 'Prompt for the password (read from stdin without a terminal)'
@@ -190,6 +196,9 @@ complete -c pelctl -n '__pelctl_is \'pending\'' -l limit -s n -x -d 'At most N e
 complete -c pelctl -n '__pelctl_is \'pending\'' -l all -s A -d 'Every matching entry, streamed'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l with-payload -d 'Fetch each entry\'s fields'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l max-server-ms -x -d 'Bound on each server call\'s time (page size adapts)'
+complete -c pelctl -n '__pelctl_is \'pending\'' -l watch -s w -d 'Run again every --interval: redraw on a terminal, append frames in a pipe'
+complete -c pelctl -n '__pelctl_is \'pending\'' -l interval -x -d 'Time between frames with --watch (any duration: 500ms, 2s, 1m)'
+complete -c pelctl -n '__pelctl_is \'pending\'' -l count -x -d 'With --watch: stop after N frames'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l askpass -d 'Prompt for the password (read from stdin without a terminal)'
