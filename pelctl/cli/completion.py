@@ -470,7 +470,9 @@ def _lookup(
     params = ctx.params
     if kind == "stream":
         return [CompletionItem(n) for n in _streams(conn, incomplete)]
-    given = params.get("stream") or params.get("streams")
+    given = params.get("stream")
+    if given is None:  # "" is a name: the empty stream
+        given = params.get("streams")
     streams = [given] if isinstance(given, str) else list(given or ())
     if not streams:
         return []  # the stream comes first: nothing to ask yet
@@ -482,8 +484,10 @@ def _lookup(
         return [CompletionItem(name, help=f"{pending:,} pending")
                 for name, pending in sorted(found.items())
                 if name.startswith(incomplete)]  # fmt: skip
-    group = params.get("group") or default_group
-    if kind != "consumer" or not group:
+    group = params.get("group")
+    if group is None:
+        group = default_group
+    if kind != "consumer" or group is None:
         return []
     items: dict[str, str] = {}
     for stream in streams[:5]:
