@@ -60,7 +60,8 @@ HELP_WIDTH = 80
 # Which parameters take names, by parameter name; (command path) -> {name: kind} overrides.
 NAME_KINDS = {
     "stream": "stream", "streams": "stream", "dlq": "stream", "source": "stream",
-    "group": "group", "consumer": "consumer", "to": "consumer", "reassign_to": "consumer",
+    "group": "group", "group_opt": "group", "consumer": "consumer", "to": "consumer",
+    "reassign_to": "consumer",
     "context": "context",
 }  # fmt: skip
 NAME_KINDS_BY_COMMAND = {
@@ -485,6 +486,8 @@ def _lookup(
                 for name, pending in sorted(found.items())
                 if name.startswith(incomplete)]  # fmt: skip
     group = params.get("group")
+    if group is None:  # GROUP or -g/--group, else the context's
+        group = params.get("group_opt")
     if group is None:
         group = default_group
     if kind != "consumer" or group is None:

@@ -23,13 +23,20 @@ import typer
 import typer.main
 
 from pelctl.cli import reference as ref
+from tests.topologies.commands import SPEC_COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def model() -> ref.Command:
-    return ref.build_model()
+    """The generator's model of the app; every test that iterates it first checks that it
+    walked the whole app (an empty walk would pass every "each command ..." test)."""
+    built = ref.build_model()
+    walked = {" ".join(c.path) for c in built.walk()}
+    missing = SPEC_COMMANDS - walked
+    assert not missing, f"the model's walk did not find {sorted(missing)}"
+    return built
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +99,10 @@ def test_every_registered_command_and_option_is_documented(outputs: dict[str, st
     on_disk = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
     headings = set(re.findall(r"^#{2,6} (pelctl(?: [\w-]+)*)$", on_disk, re.MULTILINE))
     missing = []
-    for path, cmd in _registered(typer.main.get_command(_app())):
+    walked = list(_registered(typer.main.get_command(_app())))
+    not_walked = SPEC_COMMANDS - {" ".join(path) for path, _cmd in walked}
+    assert not not_walked, f"the command walk did not find {sorted(not_walked)}"
+    for path, cmd in walked:
         name = " ".join(("pelctl", *path))
         if path and name not in headings:
             missing.append(name)
@@ -116,7 +126,7 @@ def _app() -> typer.Typer:
 
 def test_reference_shows_usage_choices_defaults_and_panels(outputs: dict[str, str]) -> None:
     doc = outputs["docs/commands.md"]
-    assert "pelctl pending [OPTIONS] STREAM GROUP" in doc
+    assert "pelctl pending [OPTIONS] STREAM [GROUP]" in doc
     assert "`table\\|json\\|ndjson\\|csv\\|tsv\\|markdown\\|plain`" in doc
     assert "| `--max-server-ms` | `FLOAT (>= 0.5)` | `10.0` |" in doc
     assert "## Read" in doc and "**Connection**" in doc
