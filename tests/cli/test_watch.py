@@ -87,6 +87,25 @@ def test_csv_frames_each_have_their_header(cli, pel) -> None:  # noqa: ANN001
     assert len(rows) == 3 * (1 + 1 + 2)
 
 
+def _pel_reads(r) -> int:  # noqa: ANN001
+    """XPENDING and XINFO calls the server has answered since the last CONFIG RESETSTAT."""
+    stats = r.info("commandstats")
+    return sum(v["calls"] for k, v in stats.items()
+               if k.startswith(("cmdstat_xpending", "cmdstat_xinfo")))  # fmt: skip
+
+
+@pytest.mark.parametrize("args", [("pending", "s", "g", "-n", "4"), ("inspect", "s")])
+def test_a_frame_reads_the_pel_as_one_run_does(cli, r, pel, args) -> None:  # noqa: ANN001
+    """Bounded: each frame is one run of the command (no extra scan per frame)."""
+    r.config_resetstat()
+    assert cli(*args, "-o", "json").exit_code == 0
+    once = _pel_reads(r)
+    assert once > 0
+    r.config_resetstat()
+    assert cli(*args, *WATCH, "-o", "json").exit_code == 0
+    assert _pel_reads(r) == 3 * once
+
+
 def test_what_cannot_work_ends_at_the_first_frame(cli, pel) -> None:  # noqa: ANN001
     res = cli("inspect", "nope", *WATCH)
     assert res.exit_code == 3 and res.stdout == ""
