@@ -145,6 +145,7 @@ complete -c pelctl -n '__pelctl_is \'\'' -s v -l verbose -d 'More detail; traceb
 complete -c pelctl -n '__pelctl_is \'\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl streams
@@ -243,6 +244,7 @@ complete -c pelctl -n '__pelctl_is \'ghosts\'' -s v -l verbose -d 'More detail; 
 complete -c pelctl -n '__pelctl_is \'ghosts\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'ghosts\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'ghosts\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'ghosts\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'ghosts\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl version
@@ -303,6 +305,7 @@ complete -c pelctl -n '__pelctl_is \'claim\'' -s v -l verbose -d 'More detail; t
 complete -c pelctl -n '__pelctl_is \'claim\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'claim\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'claim\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'claim\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'claim\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl ack
@@ -327,6 +330,7 @@ complete -c pelctl -n '__pelctl_is \'ack\'' -s v -l verbose -d 'More detail; tra
 complete -c pelctl -n '__pelctl_is \'ack\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'ack\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'ack\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'ack\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'ack\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl requeue
@@ -356,6 +360,7 @@ complete -c pelctl -n '__pelctl_is \'requeue\'' -s v -l verbose -d 'More detail;
 complete -c pelctl -n '__pelctl_is \'requeue\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'requeue\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'requeue\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'requeue\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'requeue\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl apply
@@ -373,6 +378,7 @@ complete -c pelctl -n '__pelctl_is \'apply\'' -s v -l verbose -d 'More detail; t
 complete -c pelctl -n '__pelctl_is \'apply\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'apply\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'apply\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'apply\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'apply\'' -s h -l help -d 'Show the help and exit'
 complete -c pelctl -n '__pelctl_is \'apply\'' -F
 
@@ -613,6 +619,7 @@ complete -c pelctl -n '__pelctl_is \'dlq move\'' -s v -l verbose -d 'More detail
 complete -c pelctl -n '__pelctl_is \'dlq move\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'dlq move\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'dlq move\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'dlq move\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'dlq move\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl dlq list
@@ -704,6 +711,7 @@ complete -c pelctl -n '__pelctl_is \'dlq replay\'' -s v -l verbose -d 'More deta
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl dlq purge
@@ -731,6 +739,7 @@ complete -c pelctl -n '__pelctl_is \'dlq purge\'' -s v -l verbose -d 'More detai
 complete -c pelctl -n '__pelctl_is \'dlq purge\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'dlq purge\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'dlq purge\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'dlq purge\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'dlq purge\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl consumers
@@ -755,6 +764,7 @@ complete -c pelctl -n '__pelctl_is \'consumers prune\'' -s v -l verbose -d 'More
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l read-only -d 'Refuse every mutation (also PELCTL_READ_ONLY=1 or the context)'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l dry-run -d 'Print the exact plan and change nothing'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -s y -l yes -d 'Do not ask for confirmation (needed without a terminal)'
+complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l all-rows -d 'A dry run in text shows every row, not the first 20 (JSON, NDJSON, CSV and TSV…'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl audit

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+DRY_RUN_ROWS = 20  # rows a dry run shows in text formats (--all-rows: every one)
 CONNECTION_PANEL = "Connection"
 OUTPUT_PANEL = "Output"
 SAFETY_PANEL = "Safety"
@@ -87,6 +88,10 @@ MUTATION_PARAMS: list[inspect.Parameter] = [
     _param("yes", Annotated[bool, typer.Option(
         "-y", "--yes", help="Do not ask for confirmation (needed without a terminal).",
         rich_help_panel=SAFETY_PANEL)], False),
+    _param("all_rows", Annotated[bool, typer.Option(
+        "--all-rows", help=f"A dry run in text shows every row, not the first "
+        f"{DRY_RUN_ROWS} (JSON, NDJSON, CSV and TSV always hold every row).",
+        rich_help_panel=SAFETY_PANEL)], False),
 ]  # fmt: skip
 
 COMMON_NAMES = [p.name for p in COMMON_PARAMS]
@@ -117,6 +122,14 @@ class Runtime:
     @property
     def yes(self) -> bool:
         return bool(self.options.get("yes"))
+
+    @property
+    def dry_run_rows(self) -> int | None:
+        """How many plan rows a dry run shows: None (every one) with ``--all-rows`` or in a
+        machine format."""
+        if self.options.get("all_rows") or self.out.machine:
+            return None
+        return DRY_RUN_ROWS
 
     # -- connection ------------------------------------------------------------------------
     def settings(self):  # noqa: ANN201 - ConnectionSettings, imported lazily

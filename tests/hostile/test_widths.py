@@ -26,6 +26,7 @@ COMMANDS = {
     "histogram-consumer": ("histogram", "--by", "consumer", "--top", "100", *ALL_ARGS),
     "dlq-list": ("dlq", "list", "--", escape(ALL_DLQ)),
     "dlq-stats": ("dlq", "stats", "--", escape(ALL_DLQ)),
+    "requeue-dry-run": ("requeue", "--dry-run", "--all-rows", "--all", *ALL_ARGS),
 }
 ID = re.compile(r"\b\d{10,}-\d+\b")
 
@@ -58,7 +59,7 @@ def test_every_name_at_once_fits(run, dataset, command: str, width: int) -> None
     r = on_terminal(run, width, *args)
     _assert_fits(r, width, command)
     text = shown(r, "table")
-    if command in ("pending", "pending-payload", "ghosts", "dlq-list"):
+    if command in ("pending", "pending-payload", "ghosts", "dlq-list", "requeue-dry-run"):
         ids = _ids(run, args)
         assert ids and ids <= set(ID.findall(text)), "every id shown whole"
     if command == "histogram-consumer":
