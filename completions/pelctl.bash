@@ -96,7 +96,7 @@ _pelctl_choices() {
 
 _pelctl_path_option() {
     case "$1|$2" in
-        *"|--plan-out") return 0 ;;
+        *"|--tls-ca"|*"|--tls-cert"|*"|--tls-key"|*"|--plan-out") return 0 ;;
         *) return 1 ;;
     esac
 }

@@ -10,6 +10,7 @@ import inspect
 from typing import Annotated, Any
 
 import typer
+from typer.models import DefaultPlaceholder
 
 from pelctl import __version__
 from pelctl.cli import audit as audit_cmds
@@ -28,10 +29,11 @@ from pelctl.cli import spark as spark_cmds
 from pelctl.cli import streams as streams_cmds
 from pelctl.cli import tui as tui_cmds
 from pelctl.cli import version as version_cmds
-from pelctl.cli.options import ALL_NAMES, root_callback_params
+from pelctl.cli.options import ALL_NAMES, PelctlGroup, root_callback_params
 
 app = typer.Typer(
     name="pelctl",
+    cls=PelctlGroup,
     help="Inspect and safely repair Redis Streams consumer groups: what is stuck in the "
     "Pending Entries List, since when, held by whom, delivered how often.",
     no_args_is_help=True,
@@ -91,3 +93,8 @@ for module in (repair_cmds, dlq_cmds, dlq_admin_cmds, consumers_cmds, audit_cmds
 spark_cmds.register(app)
 
 reclaim_cmds.register(app)  # the reclaim loop (SPEC §7)
+
+# Command groups print their help as the root does (no type noise): pelctl/cli/helpfmt.py.
+for group_info in app.registered_groups:
+    if isinstance(group_info.cls, DefaultPlaceholder):  # not chosen by add_typer(cls=...)
+        group_info.cls = PelctlGroup

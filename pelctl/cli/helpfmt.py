@@ -1,0 +1,131 @@
+"""Help screens, printed by typer's rich help with two changes (docs/output.md):
+
+- a command lists its own arguments and options first, then the options every command
+  shares (connection, output, ``--read-only``) in one compact "Global options" panel, one
+  line each; their full help is in ``pelctl --help`` (kubectl: ``kubectl options``);
+- no type noise: flags show no ``<bool>``, an argument no ``<str>``; a value is named
+  (``URL``, ``FILE``, ``TEXT``, ``INTEGER``) or its choices listed (``idle|age|...``).
+
+Loaded only when a help screen is printed (rich is loaded by then anyway).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from typer import rich_utils
+from typer.core import TyperArgument, TyperOption
+
+from pelctl.cli import options
+
+GLOBAL_PANEL = "Global options"
+POINTER = "pelctl --help for details"
+
+_TYPE_WORDS = {
+    "str": "TEXT",
+    "int": "INTEGER",
+    "int range": "INTEGER",
+    "float": "FLOAT",
+    "float range": "FLOAT",
+    "path": "PATH",
+    "file": "FILE",
+}
+
+
+class _ShownOption(TyperOption):
+    """An option as its help shows it: no type for a flag, a word for a value."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:  # noqa: ANN401
+        if self.metavar is not None:
+            return self.metavar or None
+        if self.is_flag or self.count:
+            return None
+        return type_word(super().display_type_rich(ctx))
+
+
+class _ShownArgument(TyperArgument):
+    """An argument as its help shows it: its name says what it is, no ``<str>``."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:  # noqa: ANN401
+        shown = type_word(super().display_type_rich(ctx))
+        return shown if shown not in (None, "TEXT", "TEXT...") else None
+
+
+def type_word(shown: str | None) -> str | None:
+    """``<str>`` -> ``TEXT``, ``<int range>`` -> ``INTEGER``, ``<a|b>`` -> ``a|b``."""
+    if not shown:
+        return None
+    tail = "..." if shown.endswith("...") else ""
+    inner = shown.removesuffix("...").removeprefix("<").removesuffix(">")
+    if inner.startswith("list[") and inner.endswith("]"):  # a repeatable value
+        inner, tail = inner[5:-1], "..."
+    if inner == "bool":
+        return None
+    return _TYPE_WORDS.get(inner, inner) + tail
+
+
+def shown_param(param: Any) -> Any:  # noqa: ANN401 - a typer parameter
+    """A copy of ``param`` that prints as :class:`_ShownOption` / :class:`_ShownArgument`
+    (the command keeps its own, untouched)."""
+    shown = copy.copy(param)
+    if isinstance(param, TyperOption):
+        shown.__class__ = _ShownOption
+    elif isinstance(param, TyperArgument):
+        shown.__class__ = _ShownArgument
+    return shown
+
+
+def is_global(param: Any) -> bool:  # noqa: ANN401
+    """One of the shared options of :data:`pelctl.cli.options.COMMON_PARAMS`, as declared
+    there (a command's own option of the same name is its own)."""
+    declared = options.COMMON_HELP.get(getattr(param, "name", None) or "")
+    return declared is not None and getattr(param, "help", None) == declared
+
+
+def print_help(command: Any, ctx: Any, *, compact_globals: bool) -> None:  # noqa: ANN401
+    """Typer's rich help of ``command`` with its parameters as shown; with
+    ``compact_globals`` the shared options go to one short panel at the end."""
+    params = command.get_params(ctx)
+    shared = [p for p in params if compact_globals and is_global(p)]
+    view = copy.copy(command)
+    view.params = [shown_param(p) for p in params if p not in shared]
+    view.add_help_option = False  # the help option is in params already
+    rich_utils.rich_format_help(obj=view, ctx=ctx, markup_mode=command.rich_markup_mode)
+    if shared:
+        _print_globals(shared)
+
+
+def _label(param: Any) -> str:  # noqa: ANN401
+    short = [o for o in param.opts if not o.startswith("--")]
+    long = [o for o in param.opts if o.startswith("--")]
+    text = ", ".join(short + long)
+    if param.secondary_opts:
+        text += "/" + "/".join(param.secondary_opts)
+    metavar = options.GLOBAL_METAVARS.get(param.name)
+    return f"{text} {metavar}" if metavar else text
+
+
+def _print_globals(params: list[Any]) -> None:
+    from rich.console import Console
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(
+        width=rich_utils.MAX_WIDTH, force_terminal=rich_utils.FORCE_TERMINAL,
+        color_system=rich_utils.COLOR_SYSTEM, highlight=False, markup=False, emoji=False,
+    )  # fmt: skip
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style=rich_utils.STYLE_OPTION)
+    grid.add_column(overflow="ellipsis", no_wrap=True)
+    for p in params:
+        grid.add_row(Text(_label(p)), Text(options.GLOBAL_SHORT_HELP.get(p.name, "")))
+    console.print(
+        Panel(
+            grid,
+            title=f"{GLOBAL_PANEL} ({POINTER})",
+            title_align=rich_utils.ALIGN_OPTIONS_PANEL,
+            border_style=rich_utils.STYLE_OPTIONS_PANEL_BORDER,
+        )
+    )

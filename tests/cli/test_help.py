@@ -1,0 +1,104 @@
+"""Help that reads at 80 columns: a command's own options first, the shared ones in one
+compact "Global options" panel (their full help in `pelctl --help`), no <bool>/<str> type
+noise; the shared options still work before and after the command."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from unittest import mock
+
+import pytest
+
+from tests.conftest import CliResult
+
+MAX_INSPECT_LINES = 40
+NOISE = re.compile(r"<(?:bool|str|int|float|int range|float range|path|list\[[a-z]+\])>")
+
+
+def help_of(*path: str, width: int = 80) -> CliResult:
+    import typer.testing
+    from typer.testing import CliRunner
+
+    from pelctl.cli.app import app
+    from tests.conftest import _cached_command
+
+    with mock.patch.object(typer.testing, "_get_command", _cached_command):
+        res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(width)})
+    assert res.exit_code == 0, res.output
+    return CliResult(res.exit_code, res.stdout, res.stderr)
+
+
+def _commands() -> Iterator[tuple[str, ...]]:
+    from tests.conftest import _built_command
+
+    def walk(cmd, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:  # noqa: ANN001
+        yield path
+        for name, sub in getattr(cmd, "commands", {}).items():
+            yield from walk(sub, (*path, name))
+
+    yield from walk(_built_command(), ())
+
+
+def test_inspect_help_is_short_and_lists_its_own_options_first() -> None:
+    text = help_of("inspect").stdout
+    lines = text.splitlines()
+    assert len(lines) <= MAX_INSPECT_LINES, f"{len(lines)} lines:\n{text}"
+    assert all(len(line) <= 80 for line in lines)
+    at = {name: text.index(name) for name in ("--group", "--oldest", "--dead-after")}
+    panel = text.index("Global options")
+    assert max(at.values()) < panel
+    assert "pelctl --help" in lines[next(i for i, x in enumerate(lines) if "Global options" in x)]
+    globals_ = text[panel:]
+    for option in ("--url URL", "--context NAME", "-o, --output FORMAT", "--read-only",
+                   "--cluster/--no-cluster", "-v, --verbose", "--tls-ca FILE"):  # fmt: skip
+        assert option in globals_, option
+    # One line each: 12 options between the two borders.
+    assert [x[:1] for x in globals_.strip().splitlines()] == ["G"] + ["│"] * 12 + ["╰"]
+    # The long help of the shared options is not repeated here.
+    assert "Put no password here" not in text and "Connection" not in text
+
+
+def test_root_help_keeps_the_full_help_of_the_shared_options() -> None:
+    text = help_of(width=200).stdout
+    assert "Put no password here on shared machines" in text
+    for panel in ("Connection", "Output", "Safety"):
+        assert panel in text
+    assert "Global options" not in text
+
+
+def test_mutating_commands_show_their_safety_options_in_full() -> None:
+    text = help_of("requeue").stdout
+    safety = text.index("Safety")
+    assert safety < text.index("Global options")
+    for option in ("--dry-run", "--yes", "--all-rows", "--plan-out"):
+        assert safety < text.index(option) < text.index("Global options"), option
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_no_type_noise_in_any_help(width: int) -> None:
+    for path in _commands():
+        text = help_of(*path, width=width).stdout
+        assert not NOISE.search(text), f"pelctl {' '.join(path)} --help: {NOISE.search(text)}"
+
+
+def test_value_options_are_named_and_choices_listed() -> None:
+    text = help_of("histogram").stdout
+    assert re.search(r"--by\s+idle\|deliveries\|consumer", text)
+    assert re.search(r"--max-server-ms\s+FLOAT", text)
+    assert re.search(r"--top\s+INTEGER", text)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-o", "json", "--url", "{url}", "streams"),
+        ("streams", "-o", "json", "--url", "{url}"),
+        ("--url", "{url}", "streams", "-o", "json"),
+    ],
+)
+def test_shared_options_work_before_and_after_the_command(cli, redis_server, r, args) -> None:  # noqa: ANN001
+    r.xadd("s", {"f": "v"})
+    res = cli(*(a.format(url=redis_server.url) for a in args), env={"PELCTL_URL": ""})
+    assert res.exit_code == 0, res.stderr
+    assert [s["stream"] for s in res.json] == ["s"]
