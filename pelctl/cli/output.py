@@ -288,11 +288,10 @@ class Output:
                 t.add_column(_text(c.header), justify=c.justify, style=c.style,  # type: ignore[arg-type]
                              width=w, no_wrap=True,
                              overflow="ellipsis" if c.shrinkable else "fold")  # fmt: skip
-            else:
+            else:  # rich squeezes: headers and text wrap (a column is never cropped away)
                 ident = c.key == "id" or c.key.endswith("_id")
-                floor = len(c.header) if not ident else None
                 t.add_column(_text(c.header), justify=c.justify, style=c.style,  # type: ignore[arg-type]
-                             no_wrap=ident, min_width=floor)  # fmt: skip
+                             no_wrap=ident)  # fmt: skip
         styles = data.row_styles or [None] * len(rows)
         for row, style in zip(rows, styles, strict=False):
             t.add_row(*(Text(row[i]) if i < len(row) else Text("") for i in layout.keep),

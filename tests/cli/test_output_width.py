@@ -208,3 +208,48 @@ def test_other_formats_keep_every_column(run, fmt: str) -> None:  # noqa: ANN001
             assert header in text.splitlines()[0]
         assert "…" not in text
         assert "handler error: timeout calling payments-api" in text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_reclaim_once_summary_fits(run, width: int) -> None:  # noqa: ANN001
+    args = ("reclaim", "orders", "--group", "billing", "--idle", "1h", "--once", "--dry-run")
+    shown = run(*args, width=width)
+    _fits(shown, width)
+    header = shown.line_with("STREAM", "SCANNED")
+    row = shown.line_with("orders ")
+    for count in ("1,210", "1,204", "1,246"):  # scanned, requeued, PEL depth: whole
+        assert _whole(count, row), row
+    assert ("DUPLICATE ACKS" in header) == (width >= 200)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_audit_tail_fits(redis_server, r, width: int) -> None:  # noqa: ANN001
+    from pelctl import scenario as sc
+
+    sc.add_entries(r, b"orders", 3)
+    sc.create_group(r, b"orders", b"billing")
+    sc.deliver(r, b"orders", b"billing", b"c", 3)
+    env = {"COLUMNS": "200"}
+    done = invoke(redis_server.url, ("ack", "orders", "billing", "--all", "--yes"), env, False)
+    assert done.exit_code == 0, done.stderr
+    env = {"COLUMNS": str(width), "FORCE_COLOR": "1"}
+    shown = invoke(redis_server.url, ("audit", "tail"), env, terminal=True)
+    _fits(shown, width)
+    row = shown.line_with("ack", "orders/billing")
+    assert _whole("3", row) and shown.lines[0].startswith("TIME ")
+
+
+def test_a_table_too_wide_for_the_terminal_is_squeezed_never_cropped(monkeypatch, capsys) -> None:  # noqa: ANN001
+    """Counts whose columns cannot all fit (no priority, nothing to shorten): rich wraps the
+    headers, and every count is still shown (the old layout cropped the last columns)."""
+    from pelctl.cli.output import Output
+    from pelctl.render.table import Column, TableData
+
+    monkeypatch.setenv("COLUMNS", "40")
+    out = Output("table", no_color=True)
+    cols = tuple(Column(f"c{i}", f"LONG HEADER {i}", "right") for i in range(5))
+    out.table(TableData(cols, [("1,210", "1,204", "6", "33", "1,246")]))
+    text = capsys.readouterr().out
+    assert all(cell_len(line) <= 40 for line in text.splitlines())
+    for count in ("1,210", "1,204", "6", "33", "1,246"):
+        assert _whole(count, text), (count, text)
