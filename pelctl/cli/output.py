@@ -226,31 +226,32 @@ class Output:
 
             return plain
 
-        from rich.cells import cell_len
-
         width = self.console.width
-        layout = fit(columns, natural_widths(columns, sample, cell_len), width, gap=2,
-                     measure=cell_len)  # fmt: skip
-        kept = [columns[i] for i in layout.keep]
+        layout = fit(columns, natural_widths(columns, sample, cells_of), width, gap=2,
+                     measure=cells_of)  # fmt: skip
         slack = max(0, width - layout.width(2))
+        last = len(layout.keep) - 1
+        shown = enumerate(zip(layout.keep, layout.widths, strict=True))
+        plan = [(i, columns[i].shrinkable, columns[i].justify == "right", w, k == last)
+                for k, (i, w) in shown]  # fmt: skip
 
         def fitted(cells: Sequence[str]) -> list[str]:
             spare = slack
             parts = []
-            last = len(kept) - 1
-            for k, (i, c, w) in enumerate(zip(layout.keep, kept, layout.widths, strict=True)):
+            for i, shrinkable, right, w, is_last in plan:
                 cell = cells[i] if i < len(cells) else ""
-                size = cell_len(cell)
+                size = cells_of(cell)
                 if size > w:
-                    if c.shrinkable and size > w + spare:
+                    if shrinkable and size > w + spare:
                         cell = _ellipsis(cell, w + spare)
-                        size = cell_len(cell)
+                        size = cells_of(cell)
                     spare = max(0, spare - (size - w))
-                if k == last and c.justify != "right":
+                if right:
+                    parts.append(" " * (w - size) + cell if size < w else cell)
+                elif is_last:
                     parts.append(cell)
                 else:
-                    pad = " " * max(0, w - size)
-                    parts.append(pad + cell if c.justify == "right" else cell + pad)
+                    parts.append(cell + " " * (w - size) if size < w else cell)
             return parts
 
         return fitted
@@ -270,13 +271,12 @@ class Output:
         never cut or wrapped. Only a terminal too narrow for the columns that can never be
         cut leaves the rest to rich (which then wraps)."""
         from rich import box
-        from rich.cells import cell_len
         from rich.table import Table
         from rich.text import Text
 
         rows = [_clean_row(row) for row in data.rows]
-        layout = fit(data.columns, natural_widths(data.columns, rows, cell_len),
-                     self.console.width, gap=3, measure=cell_len)  # fmt: skip
+        layout = fit(data.columns, natural_widths(data.columns, rows, cells_of),
+                     self.console.width, gap=3, measure=cells_of)  # fmt: skip
         # Title and caption on lines of their own: wrapped at the terminal's width, not
         # at the (maybe narrower) table's.
         if data.title:
@@ -353,6 +353,15 @@ def csv_cell(value: Any) -> str:
 
 def _clean_row(row: Sequence[str]) -> tuple[str, ...]:
     return tuple(clean(cell) for cell in row)
+
+
+def cells_of(text: str) -> int:
+    """Terminal cells ``text`` takes (wide characters count 2); ASCII without a lookup."""
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
 
 
 def _ellipsis(text: str, width: int) -> str:

@@ -253,3 +253,25 @@ def test_a_table_too_wide_for_the_terminal_is_squeezed_never_cropped(monkeypatch
     assert all(cell_len(line) <= 40 for line in text.splitlines())
     for count in ("1,210", "1,204", "6", "33", "1,246"):
         assert _whole(count, text), (count, text)
+
+
+@pytest.mark.parametrize("command", ["pending", "inspect"])
+def test_wide_characters_are_measured_in_cells(redis_server, r, command: str) -> None:  # noqa: ANN001
+    """A consumer named in CJK (two cells a character) is shortened by cells, not by
+    characters: the rows still fit and stay aligned."""
+    from pelctl import scenario as sc
+
+    wide = "消費者" * 15  # 45 characters, 90 cells
+    sc.add_entries(r, b"orders", 4)
+    sc.create_group(r, b"orders", b"billing")
+    ids = sc.deliver(r, b"orders", b"billing", wide.encode(), 2)
+    ids += sc.deliver(r, b"orders", b"billing", b"c", 2)
+    args = ("pending", "orders", "billing") if command == "pending" else ("inspect", "orders")
+    env = {"COLUMNS": "80", "FORCE_COLOR": "1"}
+    shown = invoke(redis_server.url, args, env, terminal=True)
+    _fits(shown, 80)
+    assert any("消費者" in line and "…" in line for line in shown.lines)
+    if command == "pending":
+        rows = [line for line in shown.lines if line[:1].isdigit()]
+        assert [row.split()[0] for row in rows] == [i.decode() for i in ids]
+        assert len({cell_len(row) for row in rows}) == 1  # aligned: DELIVERIES ends each row
