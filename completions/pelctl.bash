@@ -21,12 +21,12 @@ _pelctl_options() {
     case "$1" in
         "") REPLY="--version --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes --all-rows -h --help" ;;
         "streams") REPLY="--match -m --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "inspect") REPLY="--group -g --oldest --dead-after --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "inspect") REPLY="--group -g --oldest --dead-after --lock-key --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --all -A --with-payload --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "histogram") REPLY="--by --buckets --top --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "ghosts") REPLY="--consumer -c --full --count --limit -n --max-server-ms --fix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes --all-rows -h --help" ;;
         "version") REPLY="--server --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "tui") REPLY="--refresh --top --dead-after --theme --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "tui") REPLY="--refresh --top --dead-after --lock-key --theme --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "claim") REPLY="--to --consumer --from -c --idle --min-deliveries --limit -n --all -A --lock-key --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes --all-rows -h --help" ;;
         "ack") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --all -A --lock-key --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes --all-rows -h --help" ;;
         "requeue") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --all -A --lock-key --max-retries --dlq --reason --field-prefix --no-lineage --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes --all-rows -h --help" ;;
@@ -43,7 +43,7 @@ _pelctl_options() {
         "dlq stats") REPLY="--source -s --reason -r --since --until --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "dlq replay") REPLY="--id --source -s --reason -r --since --until --limit -n --to --rate --strip-envelope --keep-envelope --keep-retries --match -m --field-prefix --no-lineage --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes --all-rows -h --help" ;;
         "dlq purge") REPLY="--id --older-than --source -s --reason -r --since --until --limit -n --all -A --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes --all-rows -h --help" ;;
-        "consumers prune") REPLY="--inactive --reassign-to --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes --all-rows -h --help" ;;
+        "consumers prune") REPLY="--inactive --reassign-to --assume-dead --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes --all-rows -h --help" ;;
         "audit tail") REPLY="--lines -n --follow -f --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         *) return 1 ;;
     esac
@@ -60,11 +60,11 @@ _pelctl_valued_list() {
     case "$1" in
         ""|"version"|"apply"|"config path"|"config show"|"config contexts"|"demo up"|"demo down"|"demo status"|"demo env") REPLY="--url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "streams") REPLY="--match -m --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "inspect") REPLY="--group -g --oldest --dead-after --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "inspect") REPLY="--group -g --oldest --dead-after --lock-key --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "histogram") REPLY="--by --buckets --top --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "ghosts") REPLY="--consumer -c --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "tui") REPLY="--refresh --top --dead-after --theme --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "tui") REPLY="--refresh --top --dead-after --lock-key --theme --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "claim") REPLY="--to --consumer --from -c --idle --min-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "ack") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "requeue") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --lock-key --max-retries --dlq --reason --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;

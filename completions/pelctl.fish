@@ -12,7 +12,7 @@ function __pelctl_valued --argument-names node opt
         case 'streams'
             contains -- $opt --match -m --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'inspect'
-            contains -- $opt --group -g --oldest --dead-after --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --oldest --dead-after --lock-key --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'pending'
             contains -- $opt --consumer -c --idle --min-deliveries --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'histogram'
@@ -20,7 +20,7 @@ function __pelctl_valued --argument-names node opt
         case 'ghosts'
             contains -- $opt --consumer -c --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'tui'
-            contains -- $opt --refresh --top --dead-after --theme --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --refresh --top --dead-after --lock-key --theme --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'claim'
             contains -- $opt --to --consumer --from -c --idle --min-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'ack'
@@ -167,7 +167,8 @@ complete -c pelctl -n '__pelctl_is \'streams\'' -s h -l help -d 'Show the help a
 # pelctl inspect
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l group -s g -x -d 'Only this group (default: all, or the context\'s group)'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l oldest -x -d 'Oldest entries per group'
-complete -c pelctl -n '__pelctl_is \'inspect\'' -l dead-after -x -d 'A consumer holding entries and unseen this long is a dead suspect'
+complete -c pelctl -n '__pelctl_is \'inspect\'' -l dead-after -x -d 'A consumer holding entries that has not read (Redis 7.2+: not even tried to) fo…'
+complete -c pelctl -n '__pelctl_is \'inspect\'' -l lock-key -x -d 'Lock keys your workers hold while processing an entry, e.g'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l askpass -d 'Prompt for the password (read from stdin without a terminal)'
@@ -266,7 +267,8 @@ complete -c pelctl -n '__pelctl_is \'version\'' -s h -l help -d 'Show the help a
 # pelctl tui
 complete -c pelctl -n '__pelctl_is \'tui\'' -l refresh -x -d 'Poll interval (1500ms 2s 1m; 0 turns polling off)'
 complete -c pelctl -n '__pelctl_is \'tui\'' -l top -x -d 'Stuck entries shown: the N most idle matching the filter'
-complete -c pelctl -n '__pelctl_is \'tui\'' -l dead-after -x -d 'A consumer holding entries and unseen this long is a dead suspect'
+complete -c pelctl -n '__pelctl_is \'tui\'' -l dead-after -x -d 'A consumer holding entries that has not read (Redis 7.2+: not even tried to) fo…'
+complete -c pelctl -n '__pelctl_is \'tui\'' -l lock-key -x -d 'Lock keys your workers hold while processing an entry, e.g'
 complete -c pelctl -n '__pelctl_is \'tui\'' -l theme -x -d 'dark, light or a Textual theme name (default: PELCTL_THEME, else the terminal\'s…'
 complete -c pelctl -n '__pelctl_is \'tui\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
 complete -c pelctl -n '__pelctl_is \'tui\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'
@@ -747,8 +749,9 @@ complete -c pelctl -n '__pelctl_is \'consumers\'' -a prune -d 'Delete inactive c
 complete -c pelctl -n '__pelctl_is \'consumers\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl consumers prune
-complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l inactive -x -d 'Delete consumers that have not even tried to read for this long (XINFO CONSUMER…'
+complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l inactive -x -d 'Delete consumers quiet this long (XINFO CONSUMERS idle: no read attempt on Redi…'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l reassign-to -x -d 'First claim the entries a consumer holds to this consumer, then delete it'
+complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l assume-dead -d 'Also prune consumers holding entries whose liveness is unknown (below Redis 7.2…'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l plan-out -r -F -d 'Save the plan as JSON to FILE and change nothing (run it later with `pelctl app…'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'

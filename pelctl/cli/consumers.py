@@ -26,8 +26,8 @@ def prune(
         str,
         typer.Option(
             "--inactive",
-            help="Delete consumers that have not even tried to read for "
-            "this long (XINFO CONSUMERS idle), e.g. 1h.",
+            help="Delete consumers quiet this long (XINFO CONSUMERS idle: no read attempt "
+            "on Redis 7.2+, no read that returned entries below), e.g. 1h.",
             rich_help_panel=REPAIR_PANEL,
             show_default=False,
         ),
@@ -41,12 +41,25 @@ def prune(
             show_default=False,
         ),
     ] = None,  # fmt: skip
+    assume_dead: Annotated[
+        bool,
+        typer.Option(
+            "--assume-dead",
+            help="Also prune consumers holding entries whose liveness is unknown (below "
+            "Redis 7.2 idle alone proves nothing): you checked their workers are gone.",
+            rich_help_panel=REPAIR_PANEL,
+        ),
+    ] = False,
     plan_out: PlanOutOpt = None,
 ) -> int:
     """Delete inactive consumers, never losing their pending entries.
 
     XGROUP DELCONSUMER silently drops the entries a consumer holds, so a consumer holding
     entries is refused (exit 5) unless --reassign-to C: its entries are claimed to C first.
+    One holding entries must also look dead (inspect's verdict, with --inactive as
+    --dead-after): an active one is refused, and one whose liveness is unknown (Redis < 7.2
+    without a signal) is refused unless --assume-dead. Consumers holding nothing are deleted
+    once quiet for --inactive (no entry is lost; a live worker's next read recreates it).
     Right before each delete, one script re-checks it holds nothing and is still inactive."""
     from pelctl.cli.mutate import run_mutation
     from pelctl.core.binary import unescape
@@ -57,6 +70,7 @@ def prune(
     options = Options(
         inactive_ms=parse_duration_ms(inactive),
         reassign_to=unescape(reassign_to) if reassign_to else None,
+        assume_dead=assume_dead,
     )
     return run_mutation(rt, "consumers-prune", unescape(stream), unescape(group), Targets(),
                         options, plan_out=plan_out)  # fmt: skip

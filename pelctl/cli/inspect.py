@@ -30,22 +30,40 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--dead-after",
-                help="A consumer holding entries and unseen this long is a dead suspect.",
+                help="A consumer holding entries that has not read (Redis 7.2+: not even "
+                "tried to) for this long is a dead suspect; below 7.2 only with another "
+                "signal, else its liveness is unknown. Any duration.",
             ),  # fmt: skip
         ] = "5m",
+        lock_key: Annotated[
+            Optional[str],
+            typer.Option(
+                "--lock-key",
+                help="Lock keys your workers hold while processing an entry, e.g. "
+                "'lock:{stream}:{id}' (placeholders {stream} {group} {id} {consumer}): a "
+                "consumer holding one for an entry of its PEL is alive.",
+                show_default=False,
+            ),  # fmt: skip
+        ] = None,
     ) -> None:
         """One stream in depth: groups, consumers, oldest pending entries and advice.
 
         Groups: pending, lag, last delivered id, entries read.
-        Consumers: pending, idle, inactive, verdict (active / idle / dead-suspect).
+        Consumers: pending, idle, inactive, verdict (active / idle / dead-suspect / unknown)
+        and its reason.
         Per group: the PEL summary and the oldest pending entries.
         Advice: what looks wrong and the command to run next."""
+        from pelctl.cli.targets import refuse_empty
         from pelctl.core.binary import unescape
         from pelctl.core.durations import parse_duration_ms
         from pelctl.core.inspect import inspect_stream
+        from pelctl.core.repair import check_lock_pattern
         from pelctl.render import inspect as render
 
         dead_ms = parse_duration_ms(dead_after)
+        refuse_empty("--lock-key", lock_key, "a key pattern")
+        if lock_key:
+            check_lock_pattern(lock_key)
         # The context's group applies whichever way the context was chosen (--context,
         # PELCTL_CONTEXT or current-context), not only with --context.
         group = rt.default_group(group)
@@ -56,6 +74,7 @@ def register(app: typer.Typer) -> None:
             unescape(group) if group else None,
             oldest=oldest,
             dead_after_ms=dead_ms,
+            lock_key=lock_key,
         )
         out = rt.out
         if out.fmt in ("json", "ndjson"):

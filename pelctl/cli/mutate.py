@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -45,6 +46,12 @@ def gate(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401 - Mutation, import
     audit.ensure_writable()
 
 
+# warnings(conn, plan) is called once the plan is made, before anything changes; the function
+# it returns gives the lines said on stderr (JSON: a "warnings" list) after a dry run or a
+# saved plan (applied=False) or after the change (applied=True).
+Warnings = Callable[[Any, Any], Callable[[bool], list[str]]]
+
+
 def run_mutation(
     rt: Runtime,
     action: str,
@@ -54,6 +61,7 @@ def run_mutation(
     options: Any,  # noqa: ANN401
     *,
     plan_out: str | None = None,
+    warnings: Warnings | None = None,
 ) -> int:
     from pelctl.core import mutations
 
@@ -63,65 +71,96 @@ def run_mutation(
         gate(rt, mutation)
     conn = rt.connect()
     plan = mutations.plan(conn, action, stream, group, targets, options, detail=previewing)
+    said = warnings(conn, plan) if warnings else None
     if plan_out is not None:
-        return save_plan(rt, plan, plan_out)
+        return save_plan(rt, plan, plan_out, warnings=said)
     if rt.dry_run:
-        return show_dry_run(rt, plan)
-    return confirm_and_apply(rt, conn, plan)
+        return show_dry_run(rt, plan, warnings=said)
+    return confirm_and_apply(rt, conn, plan, warnings=said)
 
 
-def save_plan(rt: Runtime, plan: Any, path: str) -> int:  # noqa: ANN401
+def _warn(rt: Runtime, lines: list[str]) -> None:
+    for line in lines:
+        rt.warn(line)
+
+
+def save_plan(
+    rt: Runtime,
+    plan: Any,  # noqa: ANN401
+    path: str,
+    *,
+    warnings: Callable[[bool], list[str]] | None = None,
+) -> int:
     from pelctl.core import mutations
     from pelctl.core.plan import save
     from pelctl.render import repair as render
 
     saved = save(plan, path)
+    said = warnings(False) if warnings and plan.count else []
     if rt.out.fmt in ("json", "ndjson"):
         doc = render.result_to_json(mutations.dry_run_result(plan))
         doc["plan_file"] = str(saved)
+        if said:
+            doc["warnings"] = said
         rt.out.document(doc)
     else:
         rt.out.line(f"plan saved to {saved}: {render.plan_summary(plan)}")
         rt.info(f"review it, then run: pelctl apply {saved}")
+        _warn(rt, said)
     return 0
 
 
-def show_dry_run(rt: Runtime, plan: Any, header: str | None = None) -> int:  # noqa: ANN401
-    """The plan of a dry run. In text: the summary first, its notes right after it, then
-    the first rows (every one with ``--all-rows``) and how many more there are; JSON, NDJSON,
-    CSV and TSV always hold every row."""
+def show_dry_run(
+    rt: Runtime,
+    plan: Any,  # noqa: ANN401
+    header: str | None = None,
+    *,
+    warnings: Callable[[bool], list[str]] | None = None,
+) -> int:
+    """The plan of a dry run. In text: the summary first, its notes and warnings right after
+    it, then the first rows (every one with ``--all-rows``) and how many more there are;
+    JSON, NDJSON, CSV and TSV always hold every row."""
     from pelctl.core import mutations
     from pelctl.render import repair as render
 
     result = mutations.dry_run_result(plan)
+    said = warnings(False) if warnings and plan.count else []
     out = rt.out
     if out.fmt == "json":
-        out.document(render.result_to_json(result, plan))
+        doc = render.result_to_json(result, plan)
+        if said:
+            doc["warnings"] = said
+        out.document(doc)
         return 0
     if out.fmt == "ndjson":
         out.stream(render.plan_columns(plan), render.plan_rows(plan))
-        out.document(render.result_to_json(result))
+        doc = render.result_to_json(result)
+        if said:
+            doc["warnings"] = said
+        out.document(doc)
         return 0
     if out.fmt in ("csv", "tsv"):
         out.stream(render.plan_columns(plan), render.plan_rows(plan))
+        _warn(rt, said)
         return 0
     if header:
         out.message(header)
     out.message(f"dry run, nothing changed: {render.plan_summary(plan)}")
-    show_notes(rt, plan.notes)
+    show_notes(rt, plan.notes, said)
     show_plan_rows(rt, render.plan_columns(plan), render.plan_rows(plan),
                    len(plan.items) + len(plan.missing))  # fmt: skip
     return 0
 
 
-def show_notes(rt: Runtime, notes: Any) -> None:  # noqa: ANN401
-    """A plan's notes (poison, lock keys, the ordered path) on stderr, in line with what
-    stdout printed before them."""
-    if not notes:
+def show_notes(rt: Runtime, notes: Any, warnings: list[str] | None = None) -> None:  # noqa: ANN401
+    """A plan's notes (poison, lock keys, the ordered path) and warnings on stderr, in line
+    with what stdout printed before them."""
+    if not notes and not warnings:
         return
     sys.stdout.flush()
     for note in notes:
         rt.info(f"note: {note}")
+    _warn(rt, warnings or [])
     sys.stderr.flush()
 
 
@@ -186,6 +225,7 @@ def confirm_and_apply(
     *,
     plan_file: str | None = None,
     preface: str | None = None,
+    warnings: Callable[[bool], list[str]] | None = None,
 ) -> int:
     from pelctl.core import audit, mutations
     from pelctl.core.plan import params_json
@@ -218,7 +258,7 @@ def confirm_and_apply(
         )
     except OSError as err:
         unaudited = audit.not_audited(err, action=plan.action, applied=result.applied)
-    show_result(rt, result)
+    show_result(rt, result, warnings(True) if warnings and result.applied else [])
     if unaudited is not None:
         raise unaudited  # exit 6 (over 5 and 130): the result above lists what failed
     if result.interrupted:
@@ -238,17 +278,22 @@ def record_error(rt: Runtime, record: dict[str, Any]) -> None:
                 f"{err.strerror or err}")  # fmt: skip
 
 
-def show_result(rt: Runtime, result: Any) -> None:  # noqa: ANN401
+def show_result(rt: Runtime, result: Any, warnings: list[str] | None = None) -> None:  # noqa: ANN401
+    """The result; ``warnings`` go to stderr (JSON: the document's ``warnings`` list)."""
     from pelctl.render import repair as render
     from pelctl.render.table import TableData
 
     out = rt.out
     if out.fmt in ("json", "ndjson"):
-        out.document(render.result_to_json(result))
+        doc = render.result_to_json(result)
+        if warnings:
+            doc["warnings"] = list(warnings)
+        out.document(doc)
         return
     if out.fmt in ("csv", "tsv"):
         record = render.result_record(result)
         out.table(TableData(()), [record])
+        _warn(rt, warnings or [])
         return
     out.message(render.result_summary(result))
     if result.failed:
@@ -260,3 +305,4 @@ def show_result(rt: Runtime, result: Any) -> None:  # noqa: ANN401
             rt.info(f"... and {len(result.failed) - len(shown):,} more (use -o json for all)")
     for note in result.notes:
         rt.info(f"note: {note}")
+    _warn(rt, warnings or [])

@@ -320,7 +320,9 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
             raise runner.audit_error  # exit 6: applied (the summary above), not audited
         if any(s.error for s in report.streams):
             return 3
-        return 5 if report.totals.failed else 0
+        if report.totals.failed:
+            return 5
+        return 1 if any(s.skipped for s in report.streams) else 0  # --to looks dead
     finally:
         if runner is not None:
             runner.drop_connection()
@@ -342,7 +344,11 @@ def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) 
     keys = ("scanned", "requeued", "claimed", "dead_lettered", "skipped_alive",
             "duplicate_acks", "ghosts", "failed")  # fmt: skip
     if out.fmt in ("csv", "tsv"):
-        records = [{k: v for k, v in s.items() if k != "error"} for s in summary["streams"]]
+        records = [{k: v for k, v in s.items() if k not in ("error", "skipped")}
+                   for s in summary["streams"]]  # fmt: skip
+        for s in report.streams:
+            if s.skipped:
+                rt.warn(f"{escape(s.stream)}: {s.skipped}")
         out.table(TableData(()), records)
         return
     verb = "would be" if report.read_only else ""
@@ -373,3 +379,5 @@ def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) 
     for s in report.streams:
         if s.error:
             rt.warn(f"{escape(s.stream)}: {s.error}")
+        if s.skipped:
+            rt.warn(f"{escape(s.stream)}: {s.skipped}")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from collections.abc import Callable
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -56,7 +57,10 @@ def register(app: typer.Typer) -> None:
         """Give pending entries to another consumer (XCLAIM with min-idle, JUSTID).
 
         Each entry is re-checked in the same script: an entry a consumer re-read since the
-        plan (or that is no longer idle enough) is skipped and counted, never taken."""
+        plan (or that is no longer idle enough) is skipped and counted, never taken.
+        Claimed entries reach --to only when its worker reads its own pending entries
+        (XREADGROUP with id 0), which framework workers (FastStream, taskiq) do not do on
+        their own: it warns so (JSON: "warnings"); requeue hands entries to any consumer."""
         from pelctl.cli.mutate import run_mutation
         from pelctl.core.binary import unescape
         from pelctl.core.mutations import Options
@@ -66,7 +70,7 @@ def register(app: typer.Typer) -> None:
         targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
         options = Options(to=unescape(to), lock_key=lock_key)
         return run_mutation(rt, "claim", unescape(stream), unescape(group), targets, options,
-                            plan_out=plan_out)  # fmt: skip
+                            plan_out=plan_out, warnings=claim_warnings)  # fmt: skip
 
     @pelctl_command(app, "ack", mutating=True, rich_help_panel=PANEL)
     def ack(
@@ -203,8 +207,18 @@ def register(app: typer.Typer) -> None:
         status = f"{v.still:,} of {v.total:,} still as planned" + (
             f" (changed since: {changed})" if changed else ""
         )
+        said = claim_warnings(conn, plan) if plan.action == "claim" else None
         if rt.dry_run:
-            return show_dry_run(rt, plan, header=f"plan {file}: {status}")
+            return show_dry_run(rt, plan, header=f"plan {file}: {status}", warnings=said)
         return confirm_and_apply(
-            rt, conn, plan, plan_file=str(file), preface=f"plan {file}: {status}"
+            rt, conn, plan, plan_file=str(file), preface=f"plan {file}: {status}", warnings=said
         )
+
+
+def claim_warnings(conn: Any, plan: Any) -> Callable[[bool], list[str]]:  # noqa: ANN401
+    """What a claim says besides its result (pelctl.core.liveness.claim_warnings); the
+    target's verdict is read now, before the claim refreshes its idle time."""
+    from pelctl.core import liveness
+
+    target = liveness.target_verdict(conn, plan.stream, plan.group, plan.options.to)
+    return lambda applied: liveness.claim_warnings(plan, applied=applied, target=target)

@@ -40,9 +40,21 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--dead-after",
-                help="A consumer holding entries and unseen this long is a dead suspect.",
+                help="A consumer holding entries that has not read (Redis 7.2+: not even "
+                "tried to) for this long is a dead suspect; below 7.2 only with another "
+                "signal, else its liveness is unknown. Any duration.",
             ),
         ] = "5m",
+        lock_key: Annotated[
+            Optional[str],
+            typer.Option(
+                "--lock-key",
+                help="Lock keys your workers hold while processing an entry, e.g. "
+                "'lock:{stream}:{id}' (placeholders {stream} {group} {id} {consumer}): a "
+                "consumer holding one for an entry of its PEL is alive.",
+                show_default=False,
+            ),
+        ] = None,
         theme: Annotated[
             Optional[str],
             typer.Option(
@@ -77,12 +89,19 @@ def register(app: typer.Typer) -> None:
                 hint="for scripts use pelctl inspect / pending / streams",
             )
         dead_ms = parse_duration_ms(dead_after)
+        from pelctl.cli.targets import refuse_empty
+
+        refuse_empty("--lock-key", lock_key, "a key pattern")
+        if lock_key:
+            from pelctl.core.repair import check_lock_pattern
+
+            check_lock_pattern(lock_key)
         settings = rt.settings()
 
         from pelctl.tui.app import PelctlApp
         from pelctl.tui.source import RedisSource
 
-        source = RedisSource.connect(settings, dead_after_ms=dead_ms)
+        source = RedisSource.connect(settings, dead_after_ms=dead_ms, lock_key=lock_key)
         if rt.options.get("no_color"):
             import os
 

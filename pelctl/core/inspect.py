@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from bisect import bisect_right
 from collections import Counter
+from dataclasses import dataclass, field
 from functools import partial
+from itertools import compress
 from operator import itemgetter
 
+from pelctl.core import liveness
 from pelctl.core.binary import escape
 from pelctl.core.cmdline import command_line
 from pelctl.core.durations import format_duration_ms
 from pelctl.core.errors import GroupNotFound
 from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
+from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS, ConsumerFacts
 from pelctl.core.models import (
     Advice,
     ConsumerInfo,
@@ -33,19 +38,73 @@ IDLE_THRESHOLDS_MS = (60_000, 600_000, 3_600_000)
 # known even when nothing is idle over the first threshold); above it, only what the server
 # finds idle over the first threshold crosses the wire (XPENDING IDLE windows).
 FULL_SCAN_MAX = 10_000
-ACTIVE_MS = 60_000
-DEFAULT_DEAD_AFTER_MS = 300_000
 DEFAULT_OLDEST = 5
 POISON_DELIVERIES = 5  # deliveries at which an entry counts as a poison suspect
+__all__ = ["DEFAULT_DEAD_AFTER_MS", "dlq_key", "inspect_stream", "pel_health"]
 
 
-def verdict(pending: int, idle_ms: int, dead_after_ms: int = DEFAULT_DEAD_AFTER_MS) -> str:
-    """active: seen within a minute; dead-suspect: holds entries and unseen for dead_after."""
-    if idle_ms < ACTIVE_MS:
-        return "active"
-    if pending > 0 and idle_ms >= dead_after_ms:
-        return "dead-suspect"
-    return "idle"
+@dataclass
+class LivenessTally:
+    """What the inspect scan learns about each consumer's PEL on the way, for
+    :func:`pelctl.core.liveness.judge_group`: how many of its entries were seen, how many of
+    those were delivered at least ``dead_after_ms`` ago, and (with a lock pattern) the ids
+    of its ``lock_k`` newest entries (a worker's entry in flight is usually its newest).
+    C-speed counters; the short walk for lock candidates runs only with a lock pattern."""
+
+    dead_after_ms: int
+    lock_k: int = 0
+    floor: int | None = None  # the scan's XPENDING IDLE floor (None: the whole PEL)
+    seen: Counter[bytes] = field(default_factory=Counter)
+    stale: Counter[bytes] = field(default_factory=Counter)
+    newest: dict[bytes, list[bytes]] = field(default_factory=dict)
+
+    def add(self, page: list) -> None:  # noqa: ANN401 - raw XPENDING rows
+        owners = list(map(_owner_of, page))
+        self.seen.update(owners)
+        if self.floor is not None and self.floor >= self.dead_after_ms:
+            self.stale.update(owners)  # every row of an IDLE-floored scan is that old
+        else:
+            self.stale.update(compress(owners, map(self.dead_after_ms.__le__, map(_idle_of, page))))
+        if self.lock_k:
+            self._newest(page, set(owners))
+
+    def _newest(self, page: list, owners: set[bytes]) -> None:  # noqa: ANN401
+        """Pages come in id order: the newest ids of each consumer are at the end of the
+        last page it appears in. A short walk back from the end of the page."""
+        need = dict.fromkeys(owners, self.lock_k)
+        found: dict[bytes, list[bytes]] = {o: [] for o in owners}
+        left = self.lock_k * len(owners)
+        for row in itertools.islice(reversed(page), left * 8):
+            owner = row[1]
+            if need[owner]:
+                found[owner].append(row[0])
+                need[owner] -= 1
+                left -= 1
+                if not left:
+                    break
+        for owner, ids in found.items():
+            if ids:
+                self.newest[owner] = ids
+
+    def fresh(self, name: bytes, pending: int) -> bool | None:
+        """Was an entry delivered to ``name`` within dead-after? None: cannot tell."""
+        if pending == 0:
+            return False
+        seen, stale = self.seen.get(name, 0), self.stale.get(name, 0)
+        if self.floor is None:
+            return seen > stale
+        if self.floor <= self.dead_after_ms:
+            # Unseen entries are idle below the floor, so below dead-after too.
+            return max(pending, seen) > stale
+        return None if pending > seen else seen > stale
+
+    def candidates(self) -> dict[bytes, list[bytes]]:
+        """Per consumer, the newest ids seen, newest first."""
+        return self.newest
+
+
+_owner_of = itemgetter(1)
+_idle_of = itemgetter(2)
 
 
 def dlq_key(stream: bytes) -> bytes:
@@ -61,9 +120,19 @@ def inspect_stream(
     dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
     pel_scan: bool = True,
     max_server_ms: float = DEFAULT_MAX_SERVER_MS,
+    lock_key: str | None = None,
 ) -> StreamInspection:
     """``pel_scan``: also walk each group's PEL (bounded calls) for the idle-threshold
-    counts, the longest-idle entry and the ghost count; False skips those (cheap refresh)."""
+    counts, the longest-idle entry and the ghost count; False skips those (cheap refresh).
+
+    Each consumer's verdict comes from :func:`pelctl.core.liveness.judge_group` with
+    ``dead_after_ms`` (any duration), the server's idle semantics, what the scan saw of its
+    PEL, its ``lock_key`` locks (a ``--lock-key`` pattern) and at most one ``CLIENT LIST``
+    for the whole stream."""
+    if lock_key:
+        from pelctl.core.repair import check_lock_pattern
+
+        check_lock_pattern(lock_key)
     rows = group_rows(conn, stream)  # raises StreamNotFound / WrongType
     if group is not None:
         rows = [r for r in rows if r[b"name"] == group]
@@ -99,23 +168,12 @@ def inspect_stream(
             bounds_cache.append(stream_bounds(conn, stream))
         return bounds_cache[0]
 
+    consumer_rows = [[_pairs(c) for c in replies[3 + 3 * i]] for i in range(len(rows))]
+    clients = liveness.clients_once(conn, stream)  # one CLIENT LIST for the stream, if needed
+
+    modern = liveness.is_modern(conn.caps)
     for i, row in enumerate(rows):
-        consumers_raw, summary, oldest_rows = replies[3 + 3 * i : 6 + 3 * i]
-        consumers = []
-        for c in consumers_raw:
-            info = _pairs(c)
-            pending = int(info[b"pending"])
-            idle = int(info[b"idle"])
-            inactive = info.get(b"inactive")
-            consumers.append(
-                ConsumerInfo(
-                    name=info[b"name"],
-                    pending=pending,
-                    idle_ms=idle,
-                    inactive_ms=int(inactive) if inactive is not None else None,
-                    verdict=verdict(pending, idle, dead_after_ms),
-                )
-            )
+        summary, oldest_rows = replies[4 + 3 * i], replies[5 + 3 * i]
         count, min_id, max_id, per = summary
         pel = PelSummary(
             count=int(count),
@@ -126,11 +184,42 @@ def inspect_stream(
         lag = row.get(b"lag")
         entries_read = row.get(b"entries-read")
         idle_counts, ghosts = None, None
+        tally = LivenessTally(dead_after_ms, liveness.LOCK_PROBES_PER_CONSUMER if lock_key else 0)
         if pel_scan:
             idle_counts, ghosts = pel_health(
                 conn, stream, row[b"name"], int(count), max_server_ms=max_server_ms,
-                bounds=bounds_of(),
+                bounds=bounds_of(), tally=tally,
             )  # fmt: skip
+        facts = [
+            ConsumerFacts(
+                f.name,
+                f.pending,
+                f.idle_ms,
+                f.inactive_ms,
+                tally.fresh(f.name, f.pending) if pel_scan else None,
+            )  # fmt: skip
+            for f in liveness.consumer_facts(consumer_rows[i])
+        ]
+        judged = liveness.judge_group(
+            facts,
+            modern=modern,
+            dead_after_ms=dead_after_ms,
+            locks=liveness.lock_probe(conn, stream, row[b"name"], lock_key, tally.candidates())
+            if lock_key
+            else None,
+            clients=clients,
+        )
+        consumers = [
+            ConsumerInfo(
+                name=f.name,
+                pending=f.pending,
+                idle_ms=f.idle_ms,
+                inactive_ms=f.inactive_ms,
+                verdict=judged[f.name].verdict,
+                verdict_reason=judged[f.name].reason,
+            )
+            for f in facts
+        ]
         groups.append(
             GroupInfo(
                 name=row[b"name"],
@@ -169,6 +258,7 @@ def pel_health(
     thresholds_ms: tuple[int, ...] = IDLE_THRESHOLDS_MS,
     max_server_ms: float = DEFAULT_MAX_SERVER_MS,
     bounds: StreamBounds | None = None,
+    tally: LivenessTally | None = None,
 ) -> tuple[IdleCounts, int]:
     """Idle-threshold counts, the longest-idle entry and the ghost count of one group.
 
@@ -181,6 +271,8 @@ def pel_health(
         return IdleCounts(edges, (0,) * len(edges), 0, None), 0
     raw = conn.raw(stream)
     floor = None if pending <= FULL_SCAN_MAX else edges[0]
+    if tally is not None:
+        tally.floor = floor
     scan = PelScan(raw, stream, group, min_idle_ms=floor, max_server_ms=max_server_ms)
     counter: Counter[int] = Counter()
     bucket_of = partial(bisect_right, edges)
@@ -192,6 +284,8 @@ def pel_health(
         scanned += len(page)
         poison += sum(1 for d in map(deliveries_of, page) if d >= POISON_DELIVERIES)
         counter.update(map(bucket_of, map(idle_of, page)))
+        if tally is not None:
+            tally.add(page)
         top = max(page, key=idle_of)
         if longest_row is None or top[2] > longest_row[2]:
             longest_row = top
@@ -213,7 +307,8 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
     out: list[Advice] = []
     for g in groups:
         names = (stream, g.name)
-        dead = [c for c in g.consumers if c.verdict == "dead-suspect"]
+        dead = [c for c in g.consumers if c.verdict == liveness.DEAD_SUSPECT]
+        unknown = [c for c in g.consumers if c.verdict == liveness.UNKNOWN and c.pending]
         if dead:
             held = sum(c.pending for c in dead)
             idle = min(c.idle_ms for c in dead)
@@ -231,6 +326,8 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
                     ),
                 )
             )
+        if unknown:
+            out.append(_unknown_advice(names, unknown))
         if g.lag and g.lag > 0 and not g.consumers:
             out.append(Advice(f"group {escape(g.name)} has a lag of {g.lag:,} and no consumers"))
         poison = g.idle_counts.poison if g.idle_counts is not None else 0
@@ -257,7 +354,7 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
                 )
             )
         hour = _idle_at_least(g, 3_600_000)
-        if hour and not dead:
+        if hour and not dead and not unknown:  # their advice already covers them
             out.append(
                 Advice(
                     f"group {escape(g.name)} has {hour:,} "
@@ -270,6 +367,34 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
             Advice(f"dead-letter stream {escape(dlq_key(stream))} holds {_entries(dlq_len)}")
         )
     return out
+
+
+def _unknown_advice(names: tuple[bytes, bytes], unknown: list[ConsumerInfo]) -> Advice:
+    """Consumers holding entries whose liveness nothing shows: say so, say how to find out,
+    and offer the repair only for once their worker is known to be gone."""
+    held = sum(c.pending for c in unknown)
+    idle = min(c.idle_ms for c in unknown)
+    n = len(unknown)
+    who = ", ".join(escape(c.name) for c in unknown[:3]) + ("…" if n > 3 else "")
+    blocked = any(c.verdict_reason.startswith(liveness.BLOCKED_READER) for c in unknown)
+    why = (
+        "a client has been blocked in XREADGROUP as long (a BLOCK 0 worker?)"
+        if blocked
+        else "below Redis 7.2 idle does not refresh while a worker waits in XREADGROUP"
+    )
+    repair = (
+        command_line("requeue", names, [("--consumer", unknown[0].name), "--dry-run"])
+        if n == 1
+        else command_line("requeue", names, [("--idle", format_duration_ms(idle)), "--dry-run"])
+    )
+    name = f"a client named {escape(unknown[0].name)}" if n == 1 else "clients named like them"
+    return Advice(
+        f"{n} consumer{'s' if n != 1 else ''} ({who}) hold{'s' if n == 1 else ''} "
+        f"{_entries(held)} in group {escape(names[1])}, quiet for > {format_duration_ms(idle)}, "
+        f"liveness unknown ({why}); once {'its worker is' if n == 1 else 'their workers are'} "
+        f"known to be gone (the process; {name} in CLIENT LIST; inspect --lock-key):",
+        repair,
+    )
 
 
 def _entries(n: int) -> str:

@@ -33,7 +33,8 @@ class ConsumerInfo:
     pending: int
     idle_ms: int
     inactive_ms: int | None  # Redis 7.2+; None where the server lacks it
-    verdict: str  # active | idle | dead-suspect
+    verdict: str  # active | idle | dead-suspect | unknown (pelctl.core.liveness)
+    verdict_reason: str = ""  # a short machine token: recent-read, no-signal-below-7.2, ...
 
 
 @dataclass(frozen=True, slots=True)

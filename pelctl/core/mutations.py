@@ -87,6 +87,7 @@ class Options:
     no_lineage: bool = False
     inactive_ms: int | None = None  # consumers-prune
     reassign_to: bytes | None = None  # consumers-prune
+    assume_dead: bool = False  # consumers-prune: also those whose liveness is unknown
     full: bool = False  # ghosts-fix: check every entry, not only up to max-deleted-entry-id
 
 

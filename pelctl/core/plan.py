@@ -287,6 +287,7 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
             "inactive_ms": o.inactive_ms,
             "reassign_to": _b(o.reassign_to),
             "full": o.full,
+            "assume_dead": o.assume_dead,
         },
         "count": plan.count,
         "items": [item_to_json(i) for i in plan.items] if items else [],
@@ -336,6 +337,7 @@ def from_json(data: Any) -> Plan:
         inactive_ms=_opt_int(o, "inactive_ms"),
         reassign_to=_name(o, "reassign_to"),
         full=_bool(o, "full"),
+        assume_dead=_bool(o, "assume_dead"),
     )
     for needed in mutation.needs:
         if getattr(options, needed) in (None, ""):

@@ -873,7 +873,15 @@ def plan_prune(
     detail: bool = False,
 ) -> Plan:
     """Consumers quiet for at least ``inactive_ms`` (XINFO CONSUMERS ``idle``: since their
-    last attempted interaction, stricter than 7.2's ``inactive``)."""
+    last attempted interaction on 7.2+, their last read that returned entries before).
+
+    One holding entries is pruned only when its verdict (:mod:`pelctl.core.liveness`, with
+    ``inactive_ms`` as ``--dead-after``) is ``dead-suspect``, or ``unknown`` with
+    ``assume_dead`` (below Redis 7.2 idle alone proves nothing); an ``active`` one (a client
+    named like it, ...) is refused. One holding nothing is deleted whatever its verdict:
+    deleting it drops no entry, and a live worker's next read recreates it."""
+    from pelctl.core import liveness
+
     del detail
     if options.inactive_ms is None:
         raise UsageError("consumers prune needs --inactive DURATION")
@@ -883,18 +891,50 @@ def plan_prune(
     rows = _consumers(conn, stream, group)
     names = {row[b"name"] for row in rows}
     to = options.reassign_to
-    for row in rows:
+    quiet = [
+        row
+        for row in rows
+        if int(row[b"idle"]) >= options.inactive_ms  # type: ignore[call-overload]
+        and row[b"name"] != to
+        and (targets.consumer is None or row[b"name"] == targets.consumer)
+    ]
+    clients = liveness.clients_once(conn, stream)  # one CLIENT LIST at most
+    judged = (
+        liveness.group_verdicts(
+            conn, stream, group, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
+        )  # fmt: skip
+        if any(int(row[b"pending"]) for row in quiet)  # type: ignore[call-overload]
+        else {}
+    )
+    unknown = 0
+    for row in quiet:
         name = row[b"name"]
         idle = int(row[b"idle"])  # type: ignore[call-overload]
         pending = int(row[b"pending"])  # type: ignore[call-overload]
-        if idle < options.inactive_ms or name == to:
-            continue
-        if targets.consumer is not None and name != targets.consumer:
-            continue
         if pending == 0:
             items.append(PlanItem(name, name, idle, 0, "delete"))
+            continue
+        verdict = judged[name][1]  # type: ignore[index]
+        why = f"{verdict.verdict}: {verdict.reason}"
+        if verdict.verdict == liveness.ACTIVE:
+            items.append(PlanItem(name, name, idle, pending, "refuse", f"alive ({why})"))
+        elif verdict.verdict == liveness.UNKNOWN and not options.assume_dead:
+            unknown += 1
+            items.append(
+                PlanItem(
+                    name,
+                    name,
+                    idle,
+                    pending,
+                    "refuse",
+                    f"liveness unknown ({verdict.reason}); once its worker is known to "
+                    "be gone: --assume-dead",
+                )  # fmt: skip
+            )
         elif to is not None:
-            items.append(PlanItem(name, name, idle, pending, "reassign+delete", f"to {escape(to)}"))
+            items.append(
+                PlanItem(name, name, idle, pending, "reassign+delete", f"to {escape(to)} ({why})")
+            )
         else:
             items.append(
                 PlanItem(
@@ -906,10 +946,29 @@ def plan_prune(
                     f"holds {pending:,} pending entries; reassign them with --reassign-to CONSUMER",
                 )  # fmt: skip
             )
+    if unknown:
+        notes.append(
+            f"{unknown:,} consumer{'s' if unknown != 1 else ''} holding entries "
+            f"{'have' if unknown != 1 else 'has'} no sign of life or death (below Redis 7.2 "
+            "idle does not refresh while a worker waits in XREADGROUP): check the workers are "
+            "gone (the process; CLIENT LIST), then pass --assume-dead"
+        )
     if to is not None and to not in names and any(i.action == "reassign+delete" for i in items):
         notes.append(
             f"consumer {escape(to)} does not exist yet: XCLAIM creates it; make sure a worker "
             "reads its pending entries under that name"
+        )
+    target = (
+        liveness.target_verdict(
+            conn, stream, group, to, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
+        )  # fmt: skip
+        if to is not None and any(i.action == "reassign+delete" for i in items)
+        else None
+    )
+    if target is not None and target.verdict in (liveness.DEAD_SUSPECT, liveness.UNKNOWN):
+        notes.append(
+            f"the reassign target {escape(to)} looks {target.verdict} "  # type: ignore[arg-type]
+            f"({target.reason}): entries reassigned to it wait until its worker reads them"
         )
     return Plan(
         action=mutation.name,

@@ -198,6 +198,7 @@ class StreamPass:
     oldest_idle_ms: int | None = None  # pel_oldest_idle_seconds, in ms
     error: str | None = None  # why the stream was skipped (not found, ...)
     strategy: str = ""
+    skipped: str | None = None  # why nothing was handed out this pass (--to looks dead)
 
 
 @dataclass
@@ -249,6 +250,7 @@ class PassReport:
                     "oldest_idle_ms": s.oldest_idle_ms,
                     "duration_s": round(s.duration_s, 4),
                     **({"error": s.error} if s.error else {}),
+                    **({"skipped": s.skipped} if s.skipped else {}),
                 }
                 for s in self.streams
             ],

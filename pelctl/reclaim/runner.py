@@ -127,6 +127,8 @@ class Runner:
         self.totals = PassCounts()
         self._signals = 0
         self._strategy: str | None = None
+        # stream -> the last verdict of --to (logged when it changes)
+        self._target_seen: dict[bytes, tuple[str, str]] = {}
         # Set when an audit line failed under the "stop" policy: the loop ends, exit 6.
         self.audit_error: NotAudited | None = None
         if metrics is not None:
@@ -231,7 +233,8 @@ class Runner:
         error: BaseException | None = None
         try:
             try:
-                run_stream(run, strategy)
+                if self._target_alive(conn, sp):
+                    run_stream(run, strategy)
             finally:
                 sp.duration_s = time.perf_counter() - t0
             self._measure(conn, sp)
@@ -244,6 +247,42 @@ class Runner:
             raise
         finally:
             self._publish(sp, trail, error)
+
+    def _target_alive(self, conn: Connection, sp: StreamPass) -> bool:
+        """With ``--to C``: judge C as ``inspect`` does (:mod:`pelctl.core.liveness`, dead
+        after ``max(--idle, 5m)``, ``--lock-key`` counted). A dead suspect gets nothing this
+        pass (entries claimed to a dead consumer are stranded: the trap of reference 001);
+        an unknown one (Redis < 7.2, no signal) is warned about and served. Logged when the
+        verdict changes. Redis counts a claim as C's activity, so this catches a target
+        that was quiet before the loop handed it entries, not one that dies later."""
+        from pelctl.core import liveness
+
+        cfg = self.cfg
+        if cfg.to is None:
+            return True
+        dead_after = max(cfg.idle_ms, liveness.DEFAULT_DEAD_AFTER_MS)
+        verdict = liveness.target_verdict(
+            conn, sp.stream, cfg.group, cfg.to, dead_after_ms=dead_after, lock_key=cfg.lock_key
+        )
+        if verdict is None:
+            return True  # not a consumer yet: the first claim creates it
+        seen = (verdict.verdict, verdict.reason)
+        changed = self._target_seen.get(sp.stream) != seen
+        self._target_seen[sp.stream] = seen
+        if verdict.verdict == liveness.DEAD_SUSPECT:
+            sp.skipped = (f"--to {escape(cfg.to)} looks dead ({verdict.reason}): nothing "
+                          "handed to it this pass")  # fmt: skip
+            event(self.log, logging.WARNING if changed else logging.DEBUG, "target-dead-suspect",
+                  stream=sp.stream, group=cfg.group, to=cfg.to, reason=verdict.reason,
+                  detail="entries claimed to a dead consumer would wait for good: start its "
+                  "worker, or use --strategy requeue")  # fmt: skip
+            return False
+        if verdict.verdict == liveness.UNKNOWN and changed:
+            event(self.log, logging.WARNING, "target-liveness-unknown", stream=sp.stream,
+                  group=cfg.group, to=cfg.to, reason=verdict.reason,
+                  detail="make sure its worker runs and reads its own pending entries "
+                  "(XREADGROUP with id 0)")  # fmt: skip
+        return True
 
     def _measure(self, conn: Connection, sp: StreamPass) -> None:
         """PEL depth after the pass, and the longest idle left: entries the pass found but
@@ -275,6 +314,8 @@ class Runner:
             "oldest_idle_ms": sp.oldest_idle_ms, "duration_s": round(sp.duration_s, 4),
             "read_only": cfg.read_only,
         }  # fmt: skip
+        if sp.skipped:
+            fields["skipped"] = sp.skipped
         busy = c.changed or c.failed or c.skipped_alive or c.duplicate_acks
         level = logging.WARNING if c.failed else logging.INFO if busy else logging.DEBUG
         if cfg.read_only and c.scanned:

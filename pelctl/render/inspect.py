@@ -27,8 +27,15 @@ CONSUMER_COLUMNS = (
     Column("idle", "IDLE", "right"),
     Column("inactive", "INACTIVE", "right", priority=1),
     Column("verdict", "VERDICT"),
+    Column("verdict_reason", "REASON"),
 )
-VERDICT_STYLES = {"active": "green", "idle": "yellow", "dead-suspect": "bold red"}
+# unknown (below Redis 7.2, no signal either way) has its own colour: not fine, not dead.
+VERDICT_STYLES = {
+    "active": "green",
+    "idle": "yellow",
+    "dead-suspect": "bold red",
+    "unknown": "magenta",
+}
 
 
 def summary_pairs(r: StreamInspection) -> list[tuple[str, str]]:
@@ -73,8 +80,11 @@ def consumer_row(c: ConsumerInfo) -> tuple[str, ...]:
         escape(c.name),
         fmt_int(c.pending),
         format_duration_ms(c.idle_ms),
-        format_duration_ms(c.inactive_ms),
+        "never"
+        if c.inactive_ms is not None and c.inactive_ms < 0
+        else format_duration_ms(c.inactive_ms),
         c.verdict,
+        c.verdict_reason,
     )
 
 
@@ -167,6 +177,7 @@ def consumer_json(c: ConsumerInfo) -> dict[str, Any]:
         "idle_ms": c.idle_ms,
         "inactive_ms": c.inactive_ms,
         "verdict": c.verdict,
+        "verdict_reason": c.verdict_reason,
     }
 
 

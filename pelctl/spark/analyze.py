@@ -11,7 +11,10 @@ plain dict (the ``-o json`` document, also rendered as tables and as the HTML re
 - ``consumers``: stuck entries per consumer (top N);
 - ``deliveries``: the delivery-count distribution (exact counts per bucket);
 - ``poison``: entries delivered at least ``poison_deliveries`` times (count + top N);
-- ``dead_consumers``: consumers holding entries and unseen for ``dead_after_ms``;
+- ``dead_consumers``: consumers holding entries that ``pelctl inspect`` would call dead
+  suspects with ``--dead-after dead_after_ms`` (:mod:`pelctl.core.liveness`: below Redis 7.2
+  never from idle alone); ``liveness_unknown_consumers``: those holding entries whose
+  liveness the snapshot cannot tell;
 - ``dlq``: dead-letter entries by source stream and reason;
 - ``trends``: across every snapshot in the directory: fleet pending per snapshot and per
   hour, fleet growth per hour, the groups growing fastest.
@@ -55,7 +58,7 @@ HOUR_MS = 3_600_000
 @dataclass(frozen=True)
 class AnalyzeOptions:
     stuck_idle_ms: int = 300_000  # an entry idle this long is stuck
-    dead_after_ms: int = 300_000  # a consumer holding entries, unseen this long, is dead
+    dead_after_ms: int = 300_000  # inspect's --dead-after (pelctl.core.liveness)
     poison_deliveries: int = 5  # delivered this often: a poison candidate
     top: int = 20  # rows in the top-N lists
     accuracy: int = DEFAULT_ACCURACY  # percentile_approx accuracy
@@ -279,8 +282,9 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, 
     ).collect()
     stream_rows = tables.streams.select("server", "stream", "is_dlq").collect()
     consumer_rows = tables.consumers.select(
-        "server", "stream", "group", "consumer", "pending", "idle_ms", "inactive_ms"
-    ).collect()
+        "server", "stream", "group", "consumer", "pending", "idle_ms", "inactive_ms",
+        "server_version", "client_connected", "client_blocked",
+    ).collect()  # fmt: skip
 
     out_groups: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
@@ -354,21 +358,27 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, 
             .collect()
         )
 
-    dead = sorted(
-        (
-            r.asDict()
-            for r in consumer_rows
-            if (r["pending"] or 0) > 0 and (r["idle_ms"] or 0) >= o.dead_after_ms
-        ),
-        key=lambda d: (
-            -d["pending"],
-            -d["idle_ms"],
-            d["server"],
-            d["stream"],
-            d["group"],
-            d["consumer"],
-        ),
-    )
+    # The verdict of inspect (pelctl.core.liveness) with --dead-after: below Redis 7.2 a
+    # consumer quiet for long is a dead suspect only when the snapshot saw a signal (its
+    # group's other workers had named clients, it had none); otherwise its liveness is unknown.
+    judged = consumer_verdicts(consumer_rows, o.dead_after_ms)
+
+    def by_weight(d: dict[str, Any]) -> tuple:
+        return (-d["pending"], -d["idle_ms"], d["server"], d["stream"], d["group"],
+                d["consumer"])  # fmt: skip
+
+    def listed(verdict: str) -> list[dict[str, Any]]:
+        return sorted(
+            (
+                {**_consumer_record(r), "verdict_reason": judged[i].reason}
+                for i, r in enumerate(consumer_rows)
+                if judged[i].verdict == verdict and (r["pending"] or 0) > 0
+            ),
+            key=by_weight,
+        )
+
+    dead = listed("dead-suspect")
+    unknown = listed("unknown")
 
     # Job: dead-letter entries by source and reason (only when there is a DLQ stream).
     dlq_rows = []
@@ -399,6 +409,7 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, 
         "stuck": stuck_total,
         "poison": poison_total,
         "dead_consumers": len(dead),
+        "liveness_unknown": len(unknown),
         "dlq_entries": dlq["entries"],
         "snapshot_time": _ms_iso(max((g["snapshot_ms"] for g in group_rows), default=None)),
     }
@@ -431,10 +442,69 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, 
         },
         "dead_consumers": dead[: o.top],
         "dead_consumers_total": len(dead),
+        "liveness_unknown_consumers": unknown[: o.top],
         "dlq": dlq,
         "trends": trends,
         "elapsed_s": round(time.perf_counter() - t0, 3),
     }
+
+
+def _consumer_record(row: Any) -> dict[str, Any]:  # noqa: ANN401 - a Spark Row
+    return {k: row[k] for k in ("server", "stream", "group", "consumer", "pending", "idle_ms",
+                                "inactive_ms")}  # fmt: skip
+
+
+def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
+    """The verdict of each consumer row (same order), from what its snapshot recorded: the
+    server version (7.2 semantics or not) and the client signals. Snapshots older than
+    schema 3 have neither: 7.2 semantics are assumed for a server whose rows carry
+    ``inactive_ms`` (only 7.2+ has it), and no client signal is taken as absent."""
+    from pelctl.core import liveness
+    from pelctl.redis.capabilities import Capabilities, _parse_version
+
+    modern_servers = {r["server"] for r in rows if r["inactive_ms"] is not None}
+
+    def modern(row: Any) -> bool:  # noqa: ANN401
+        label = row["server_version"]
+        if not label:
+            return row["server"] in modern_servers
+        kind, _, version = label.partition(" ")
+        return Capabilities(kind, _parse_version(version)).has("consumer_inactive")
+
+    groups: dict[tuple[str, str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r["server"], r["stream"], r["group"]), []).append(i)
+    out: list[Any] = [None] * len(rows)
+    for members in groups.values():
+        facts = [
+            liveness.ConsumerFacts(
+                rows[i]["consumer"].encode(),
+                int(rows[i]["pending"] or 0),
+                int(rows[i]["idle_ms"] or 0),
+                rows[i]["inactive_ms"],
+            )  # fmt: skip
+            for i in members
+        ]
+        seen = [rows[i]["client_connected"] for i in members]
+        if all(v is None for v in seen):
+            recorded = any(rows[i]["server_version"] for i in members)
+            view = liveness.Clients(missing=liveness.CLIENT_LIST_UNAVAILABLE if recorded else None)
+        else:
+            view = liveness.Clients(
+                frozenset(f.name for f, v in zip(facts, seen, strict=True) if v),
+                # a blocked client as long as the consumer's idle: the snapshot matched it
+                tuple((b"", f.idle_ms // 1000) for f, i in zip(facts, members, strict=True)
+                      if rows[i]["client_blocked"]),
+            )  # fmt: skip
+        judged = liveness.judge_group(
+            facts,
+            modern=modern(rows[members[0]]),
+            dead_after_ms=dead_after_ms,
+            clients=lambda v=view: v,
+        )
+        for f, i in zip(facts, members, strict=True):
+            out[i] = judged[f.name]
+    return out
 
 
 def group_stats(pel: Any, o: AnalyzeOptions) -> list[Any]:

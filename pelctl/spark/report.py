@@ -179,8 +179,9 @@ def tables(result: dict[str, Any]) -> list[tuple[TableData, list[dict[str, Any]]
             TableData(
                 kcols,
                 [_cells(kcols, r) for r in result["dead_consumers"]],
-                title=f"Dead consumers (holding entries, unseen >= {dead_after})",
-                caption=None if result["dead_consumers"] else "none",
+                title=f"Dead consumers (holding entries, dead suspects at --dead-after "
+                f"{dead_after})",
+                caption=_unknown_caption(result, bool(result["dead_consumers"])),
             ),
             result["dead_consumers"],
         )
@@ -699,4 +700,16 @@ def _html_table(data: TableData, limit: int = 50) -> str:
     return (
         f'<div class="panel"><h2>{_e(data.title)}</h2><table><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table>{caption}{more}</div>"
+    )
+
+
+def _unknown_caption(result: dict[str, Any], any_dead: bool) -> str | None:
+    """The dead-consumers table's caption: also how many consumers holding entries have an
+    unknown liveness (below Redis 7.2 idle alone proves nothing; pelctl.core.liveness)."""
+    n = (result.get("totals") or {}).get("liveness_unknown") or 0
+    if not n:
+        return None if any_dead else "none"
+    return (
+        f"{n:,} more consumer{'s' if n != 1 else ''} holding entries: liveness unknown "
+        "(Redis < 7.2, no signal either way)"
     )

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 2  # 2: payload_format and decoded (pel, dlq)
+# 2: payload_format and decoded (pel, dlq); 3: consumers gained server_version ...
+# verdict_reason (liveness, issue 14)
+SCHEMA_VERSION = 3
 TABLES = ("pel", "consumers", "groups", "dlq", "streams")
 PARTITION_COLUMN = "snapshot_at"
 
@@ -59,8 +61,48 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("group", "string", False, "consumer group"),
         ("consumer", "string", False, "consumer name"),
         ("pending", "long", False, "entries it holds"),
-        ("idle_ms", "long", False, "ms since its last attempted interaction"),
+        (
+            "idle_ms",
+            "long",
+            False,
+            "ms since its last read attempt (Redis 7.2+); below 7.2 "
+            "since its last read that returned entries",
+        ),
         ("inactive_ms", "long", True, "ms since its last successful read (Redis 7.2+)"),
+        (
+            "server_version",
+            "string",
+            True,
+            "server and version of the node, e.g. `redis "
+            "7.0.15`: below 7.2 idle_ms proves nothing about liveness (schema 3+)",
+        ),
+        (
+            "client_connected",
+            "boolean",
+            True,
+            "a connected client was named like the "
+            "consumer (CLIENT LIST); null when CLIENT LIST could not be read (schema 3+)",
+        ),
+        (
+            "client_blocked",
+            "boolean",
+            True,
+            "a client has been blocked in XREADGROUP about as "
+            "long as idle_ms (a BLOCK 0 worker); null when unknown (schema 3+)",
+        ),
+        (
+            "verdict",
+            "string",
+            True,
+            "liveness at snapshot time with --dead-after 5m: active, "
+            "idle, dead-suspect or unknown, as pelctl inspect says (schema 3+)",
+        ),
+        (
+            "verdict_reason",
+            "string",
+            True,
+            "why, e.g. recent-read, no-signal-below-7.2 (schema 3+)",
+        ),
     ),
     "groups": _KEY
     + (

@@ -380,24 +380,73 @@ def _pel_out(raw, stream, rows, origin, stream_text, group_text, names, with_pay
     return pel_batch(rows, origin, stream_text, group_text, names, payloads)
 
 
-def consumers_batch(facts: list[StreamFacts], origin: Origin, names: _Names) -> Any:
+@dataclass(frozen=True)
+class NodeLiveness:
+    """What a node says about its consumers' liveness, read once per node and snapshot: its
+    idle semantics and one ``CLIENT LIST`` (see :mod:`pelctl.core.liveness`)."""
+
+    server_version: str  # "redis 7.0.15"
+    modern: bool  # 7.2 semantics of idle / inactive
+    clients: Any  # pelctl.core.liveness.Clients
+
+
+def node_liveness(conn: Connection, raw: Any) -> NodeLiveness:
+    from pelctl.core import liveness
+
+    return NodeLiveness(conn.caps.label, liveness.is_modern(conn.caps), liveness.read_clients(raw))
+
+
+def consumers_batch(
+    facts: list[StreamFacts], origin: Origin, names: _Names, alive: NodeLiveness | None = None
+) -> Any:
+    """Consumer rows; with ``alive`` also the server version, the client signals and the
+    verdict (``pelctl.core.liveness`` with the default --dead-after), else those are null."""
     import pyarrow as pa
 
-    records: dict[str, list[Any]] = {
-        k: [] for k in ("stream", "group", "consumer", "pending", "idle_ms", "inactive_ms")
-    }
+    from pelctl.core import liveness
+
+    keys = ("stream", "group", "consumer", "pending", "idle_ms", "inactive_ms",
+            "server_version", "client_connected", "client_blocked", "verdict",
+            "verdict_reason")  # fmt: skip
+    records: dict[str, list[Any]] = {k: [] for k in keys}
     for sf in facts:
         for g in sf.groups:
+            judged = {}
+            group_names: set[bytes] = set()
+            if alive is not None:
+                group_facts = liveness.consumer_facts(g.consumer_rows)
+                group_names = {f.name for f in group_facts}
+                judged = liveness.judge_group(
+                    group_facts, modern=alive.modern,
+                    dead_after_ms=liveness.DEFAULT_DEAD_AFTER_MS,
+                    clients=lambda: alive.clients,  # noqa: B023 - called at once
+                )  # fmt: skip
             for c in g.consumer_rows:
                 inactive = c.get(b"inactive")
+                name = c[b"name"]
+                idle = int(c[b"idle"])
                 records["stream"].append(names(sf.stream))
                 records["group"].append(names(g.name))
-                records["consumer"].append(names(c[b"name"]))
+                records["consumer"].append(names(name))
                 records["pending"].append(int(c[b"pending"]))
-                records["idle_ms"].append(int(c[b"idle"]))
+                records["idle_ms"].append(idle)
                 records["inactive_ms"].append(
                     int(inactive) if inactive is not None and int(inactive) >= 0 else None
                 )
+                seen = alive is not None and alive.clients.missing is None
+                verdict = judged.get(name)
+                records["server_version"].append(alive.server_version if alive else None)
+                records["client_connected"].append(
+                    name in alive.clients.names if seen else None  # type: ignore[union-attr]
+                )
+                records["client_blocked"].append(
+                    any(abs(s * 1000 - idle) <= liveness.BLOCKED_MATCH_MS
+                        for n, s in alive.clients.blocked_readers  # type: ignore[union-attr]
+                        if n not in group_names)
+                    if seen else None
+                )  # fmt: skip
+                records["verdict"].append(verdict.verdict if verdict else None)
+                records["verdict_reason"].append(verdict.reason if verdict else None)
     return _records_batch(pa, "consumers", records, origin)
 
 
@@ -848,12 +897,13 @@ def small_tables(
     names = _Names()
     batches: dict[str, list[Any]] = {t: [] for t in ("streams", "groups", "consumers", "dlq")}
     for target in targets:
+        alive = _NodeCache(target.conn)
         for origin, node, facts in describe_server(
             target.conn, target.server, when, match, dlq_prefix
         ):
             batches["streams"].append(streams_batch(facts, origin, names))
             batches["groups"].append(groups_batch(facts, origin, names))
-            batches["consumers"].append(consumers_batch(facts, origin, names))
+            batches["consumers"].append(consumers_batch(facts, origin, names, alive(node)))
             for sf in facts:
                 if sf.is_dlq:
                     batches["dlq"].extend(
@@ -879,11 +929,12 @@ def _snapshot_server(
     target, writer, when, match, with_payload, prefix, max_server_ms, names, progress
 ):
     streams = groups = 0
+    alive = _NodeCache(target.conn)
     for origin, node, facts in describe_server(target.conn, target.server, when, match, prefix):
         streams += len(facts)
         writer.write("streams", streams_batch(facts, origin, names))
         writer.write("groups", groups_batch(facts, origin, names))
-        writer.write("consumers", consumers_batch(facts, origin, names))
+        writer.write("consumers", consumers_batch(facts, origin, names, alive(node)))
         for sf in facts:
             if sf.is_dlq:
                 for batch in dlq_batches(
@@ -907,6 +958,19 @@ def _snapshot_server(
                 ):
                     writer.write("pel", batch)
     return streams, groups
+
+
+class _NodeCache:
+    """One :class:`NodeLiveness` (one CLIENT LIST) per node of a server, per snapshot."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.seen: dict[int, NodeLiveness] = {}
+
+    def __call__(self, node: Any) -> NodeLiveness:  # noqa: ANN401
+        if id(node) not in self.seen:
+            self.seen[id(node)] = node_liveness(self.conn, node)
+        return self.seen[id(node)]
 
 
 def read_table(out_dir: str | os.PathLike[str], table: str) -> Any:

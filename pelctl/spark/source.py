@@ -290,12 +290,11 @@ def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
             if opts.group:
                 for sf in facts:
                     sf.groups = [g for g in sf.groups if fnmatchcase(escape(g.name), opts.group)]
-            build = {
-                "groups": snap.groups_batch,
-                "consumers": snap.consumers_batch,
-                "streams": snap.streams_batch,
-            }[part.table]
-            batch = build(facts, origin, names)
+            if part.table == "consumers":
+                batch = snap.consumers_batch(facts, origin, names, snap.node_liveness(conn, raw))
+            else:
+                build = {"groups": snap.groups_batch, "streams": snap.streams_batch}[part.table]
+                batch = build(facts, origin, names)
             if batch.num_rows:
                 yield batch
     finally:

@@ -162,12 +162,14 @@ class RedisSource:
         read_only: bool = False,
         action_factory: Callable[[], Connection] | None = None,
         dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
+        lock_key: str | None = None,
     ) -> None:
         self.poll = poll
         self.read_only = read_only
         self._action_factory = action_factory
         self._action: Connection | None = None
-        self.dead_after_ms = dead_after_ms
+        self.dead_after_ms = dead_after_ms  # any duration (inspect's --dead-after)
+        self.lock_key = lock_key  # --lock-key: a held lock makes its consumer alive
         self.server = f"{poll.settings.redacted_url} ({poll.caps.label})"
 
     @classmethod
@@ -233,7 +235,12 @@ class RedisSource:
     ) -> GroupSnapshot:
         with typed_errors("group"):
             found = inspect_stream(
-                self.poll, stream, group, oldest=0, dead_after_ms=self.dead_after_ms
+                self.poll,
+                stream,
+                group,
+                oldest=0,
+                dead_after_ms=self.dead_after_ms,
+                lock_key=self.lock_key,
             )
             info = found.groups[0]
             agg = aggregate_pel(

@@ -206,7 +206,8 @@ def test_verbose_before_subcommand(cli) -> None:  # noqa: ANN001
 
 @pytest.fixture
 def colourful(data, r) -> None:  # noqa: ANN001
-    """A dead-suspect consumer, so inspect has coloured rows."""
+    """A consumer quiet for 2h (on Redis 7.0 its liveness is unknown), so inspect has
+    coloured rows."""
     from pelctl.redis.timeshift import backdate_consumers
 
     backdate_consumers(r, b"s", {b"c2": 2 * HOUR})

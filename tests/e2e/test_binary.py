@@ -147,11 +147,13 @@ def test_terminal_gets_a_coloured_table(served, r) -> None:  # noqa: ANN001
 
     backdate_consumers(r, b"jobs", {b"w-2": 2 * HOUR})
     out = _run_in_pty(["inspect", "jobs"], {})
-    assert "Consumers of workers" in out and "dead-suspect" in out
+    # Redis 7.0: quiet for 2h with no other signal is "unknown" (coloured as such), and the
+    # advice hedges before offering the requeue.
+    assert "Consumers of workers" in out and "no-signal-below-7.2" in out
     assert COLOR.search(out)
-    assert "pelctl requeue jobs workers --consumer" in out
+    assert "liveness unknown" in out and "pelctl requeue jobs workers --consumer" in out
     plain = _run_in_pty(["inspect", "jobs"], {"NO_COLOR": "1"})
-    assert "dead-suspect" in plain and not COLOR.search(plain)
+    assert "no-signal-below-7.2" in plain and not COLOR.search(plain)
 
 
 # -- the demo -----------------------------------------------------------------------------
@@ -197,7 +199,9 @@ def test_demo_up_status_env_down(tmp_path, cli) -> None:  # noqa: ANN001
         assert set(groups) == {"billing", "shipping", "analytics"}
         billing = {c["name"]: c for c in groups["billing"]["consumers"]}
         assert billing["billing-2"]["pending"] == 1_210
-        assert billing["billing-2"]["verdict"] == "dead-suspect"
+        # Redis 7.0, no signal: the crashed consumer is not called dead from idle alone.
+        assert billing["billing-2"]["verdict"] == "unknown"
+        assert billing["billing-2"]["verdict_reason"] == "no-signal-below-7.2"
         assert doc["dlq"] == {"stream": "orders:dlq", "length": 14}
         rows = cli(
             "pending",

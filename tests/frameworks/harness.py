@@ -364,6 +364,7 @@ class Harness:
         body: str = "raw",
         idle_timeout_ms: int | None = None,
         gated: bool = False,
+        client_name: str | None = None,
     ) -> Worker:
         """Start a worker process reading the group as ``consumer``.
 
@@ -372,9 +373,11 @@ class Harness:
         before it connects (hides the libraries' start-up time, ~2 s here, in a scenario).
         ``body`` (FastStream): ``raw``, ``lenient`` or ``strict`` handler signature.
         ``idle_timeout_ms`` (taskiq): the broker's own XAUTOCLAIM threshold.
+        ``client_name``: the name of its connections (default ``fw:STREAM:CONSUMER:N``; the
+        consumer's own name makes pelctl see the worker as connected).
         """
         n = len(self.workers)
-        client_name = f"fw:{self.stream}:{consumer}:{n}"
+        client_name = client_name or f"fw:{self.stream}:{consumer}:{n}"
         journal_path = self.workdir / f"{consumer}-{n}.jsonl"
         log_path = self.workdir / f"{consumer}-{n}.log"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS", "FW_"))}

@@ -23,6 +23,9 @@ pytestmark = pytest.mark.slow
 
 HELD = 3
 TASKIQ_IDLE_TIMEOUT_MS = 600_000  # taskiq-redis's default idle_timeout (its own XAUTOCLAIM)
+CLAIM_WARNING = (
+    "warning: claimed entries reach live only when its worker reads its own pending entries"
+)
 
 
 def _assert_all_processed_once(h: Harness, figure: str) -> None:
@@ -69,6 +72,7 @@ def test_faststream_leaves_entries_claimed_to_it_pending_until_requeued(framewor
 
     res = cli("claim", h.stream, h.group, "--to", "live", "--consumer", "victim", "--yes")
     assert res.exit_code == 0, res.stdout + res.stderr
+    assert CLAIM_WARNING in res.stderr  # what this test shows, said by the claim itself
     _wait_pel(h, "live", held)
 
     # The live worker keeps reading (a new message is processed), but only new entries.
@@ -97,6 +101,7 @@ def test_taskiq_processes_entries_claimed_to_it_only_through_its_own_autoclaim(f
 
     res = cli("claim", h.stream, h.group, "--to", "live", "--consumer", "victim", "--yes")
     assert res.exit_code == 0, res.stdout + res.stderr
+    assert CLAIM_WARNING in res.stderr and "taskiq only through its own XAUTOCLAIM" in res.stderr
     _wait_pel(h, "live", held)
 
     h.wait_processed(h.publish(1, prefix="tick"), "a new message after the claim")

@@ -18,10 +18,13 @@ from tests.integration.repair_support import (
     incident,
     pel,
     raw,
-    snapshot,
 )
+from tests.support.state import assert_unchanged, snapshot
 
 PRUNE = m.Options(inactive_ms=HOUR // 2)
+# Redis 7.0 (the session server) cannot tell a dead consumer from one waiting in XREADGROUP:
+# the tests about what prune does with a dead one say it is (see the liveness tests below).
+PRUNE_DEAD = m.Options(inactive_ms=HOUR // 2, assume_dead=True)
 
 
 def _quiet(r, *names: bytes) -> None:  # noqa: ANN001
@@ -34,13 +37,15 @@ def test_prune_refuses_a_consumer_holding_entries(r, conn) -> None:  # noqa: ANN
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"empty")
     _quiet(r, DEAD, b"empty")
     before = pel(r)
-    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(), PRUNE)
+    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(), PRUNE_DEAD)
     assert {i.id: i.action for i in plan.items} == {DEAD: "refuse", b"empty": "delete"}
     result = m.apply(conn, plan)
     assert result.applied == 1
     (refused,) = result.failed
     assert refused.id == DEAD and refused.outcome == "refused" and "20 pending" in refused.detail
-    assert pel(r) == {k: v for k, v in before.items()} or set(pel(r)) == set(before)
+    # The refused consumer's entries are untouched: same ids, owners and delivery counts.
+    assert {k: (o, d) for k, (o, _i, d) in pel(r).items()} == {
+        k: (o, d) for k, (o, _i, d) in before.items()}  # fmt: skip
     assert set(consumers(r)) == {DEAD, ALIVE}
     assert consumers(r)[DEAD] == 20
 
@@ -50,7 +55,8 @@ def test_prune_with_reassign_moves_every_entry_first(r, conn) -> None:  # noqa: 
     _quiet(r, DEAD)
     ids_before = set(pel(r))
     plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
-                  m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE))  # fmt: skip
+                  m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE,
+                            assume_dead=True))  # fmt: skip
     assert [(i.id, i.action, i.deliveries) for i in plan.items] == [
         (DEAD, "reassign+delete", 1_234)
     ]
@@ -89,9 +95,75 @@ def test_prune_plan_changes_nothing(r, conn) -> None:  # noqa: ANN001
     _quiet(r, DEAD)
     before = snapshot(r)
     plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
-                  m.Options(inactive_ms=1, reassign_to=b"x"))  # fmt: skip
-    assert plan.count >= 1
-    assert snapshot(r) == before
+                  m.Options(inactive_ms=1, reassign_to=b"x", assume_dead=True))  # fmt: skip
+    assert {i.id: i.action for i in plan.items} == {DEAD: "reassign+delete",
+                                                    ALIVE: "reassign+delete"}  # fmt: skip
+    assert_unchanged(before, r)
+
+
+# -- prune follows the liveness verdict (issue 14) ----------------------------------------
+
+
+def test_prune_refuses_a_consumer_whose_liveness_is_unknown_on_7_0(r, conn) -> None:  # noqa: ANN001
+    """Quiet for an hour on Redis 7.0 says nothing (a worker waiting in XREADGROUP never
+    refreshes idle): holding entries, it is refused, even with --reassign-to, unless
+    --assume-dead. A quiet consumer holding nothing is deleted either way."""
+    incident(r)
+    raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"empty")
+    _quiet(r, DEAD, b"empty")
+    before_pel = pel(r)
+    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
+                  m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE))  # fmt: skip
+    items = {i.id: (i.action, i.note) for i in plan.items}
+    assert items[b"empty"] == ("delete", "")
+    assert items[DEAD] == (
+        "refuse",
+        "liveness unknown (no-signal-below-7.2); once its worker is known to be gone: "
+        "--assume-dead",
+    )
+    assert any("--assume-dead" in n for n in plan.notes)
+    result = m.apply(conn, plan)
+    assert result.outcome_counts() == {"deleted": 1, "refused": 1, "reassigned": 0}
+    assert consumers(r) == {DEAD: 20, ALIVE: 5}  # only the empty consumer went
+    assert pel(r).keys() == before_pel.keys()
+
+
+def test_prune_refuses_a_consumer_with_a_connected_client_even_assumed_dead(
+    r, conn, redis_server
+) -> None:  # noqa: ANN001
+    incident(r)
+    _quiet(r, DEAD)
+    worker = redis_server.client(client_name=DEAD.decode())
+    try:
+        worker.ping()
+        plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
+                      m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE,
+                                assume_dead=True))  # fmt: skip
+    finally:
+        worker.close()
+    assert [(i.id, i.action, i.note) for i in plan.items] == [
+        (DEAD, "refuse", "alive (active: client-connected)")
+    ]
+
+
+def test_prune_reassigns_a_consumer_its_peers_show_dead(r, conn, redis_server) -> None:  # noqa: ANN001
+    """The group's live worker names its connection after its consumer; the quiet one has
+    no such client: evidence enough on 7.0, without --assume-dead."""
+    incident(r)
+    _quiet(r, DEAD)
+    ids = set(pel(r))
+    peer = redis_server.client(client_name=ALIVE.decode())
+    try:
+        peer.ping()
+        plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
+                      m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE))  # fmt: skip
+    finally:
+        peer.close()
+    assert [(i.id, i.action, i.note) for i in plan.items] == [
+        (DEAD, "reassign+delete", "to billing-1 (dead-suspect: no-client-peers-connected)")
+    ]
+    assert m.apply(conn, plan).outcome_counts() == {"deleted": 1, "reassigned": 20}
+    assert set(pel(r)) == ids and DEAD not in consumers(r)
 
 
 # -- ghosts --fix ------------------------------------------------------------------------------

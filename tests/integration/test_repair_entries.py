@@ -21,8 +21,8 @@ from tests.integration.repair_support import (
     incident,
     pel,
     raw,
-    snapshot,
 )
+from tests.support.state import assert_unchanged, snapshot
 
 IDLE = m.Targets(min_idle_ms=HOUR // 2)
 
@@ -189,4 +189,4 @@ def test_entry_plans_change_nothing(r, conn) -> None:  # noqa: ANN001
                             ("requeue", m.Options(lock_key="l:{id}"))]:  # fmt: skip
         plan = m.plan(conn, action, S, G, m.Targets(every=True), options, detail=True)
         assert plan.count == 11
-    assert snapshot(r) == before
+    assert_unchanged(before, r)

@@ -108,6 +108,10 @@ def test_consumers_deliveries_poison_dead(
     assert all(p["deliveries"] == 12 and p["consumer"] == "p1" for p in poison["entries"])
     dead = {d["consumer"]: d["pending"] for d in result["dead_consumers"]}
     assert dead == fleet.expected["dead"]
+    assert [d["verdict_reason"] for d in result["dead_consumers"]] == ["no-client-peers-connected"]
+    unknown = {d["consumer"]: d["pending"] for d in result["liveness_unknown_consumers"]}
+    assert unknown == fleet.expected["unknown"]
+    assert result["totals"]["liveness_unknown"] == 1
     assert all(d["idle_ms"] >= 45 * 60_000 for d in result["dead_consumers"])
 
 
@@ -252,7 +256,8 @@ def test_cli_analyze_from_redis(cli, fleet: Fleet, spark: Any, snapshots: Path) 
     assert doc["totals"]["poison"] == 150 and doc["totals"]["dlq_entries"] == 12
     stuck = {c["consumer"]: c["stuck"] for c in doc["consumers"]}
     assert stuck == {"c2": 700}  # the only entries idle >= 1h
-    assert {d["consumer"] for d in doc["dead_consumers"]} == {"c2", "p1"}
+    assert {d["consumer"] for d in doc["dead_consumers"]} == {"c2"}
+    assert {d["consumer"] for d in doc["liveness_unknown_consumers"]} == {"p1"}
     assert doc["trends"]["snapshots"] == 1 and doc["trends"]["growth_per_hour"] is None
 
 

@@ -77,6 +77,30 @@ def test_contents_match_the_fleet(fleet: Fleet, snapshots: Path) -> None:
     assert e["dlq_at"] == datetime.fromtimestamp(fleet.base_ms / 1000, UTC)
 
 
+def test_consumer_rows_carry_the_server_version_and_the_verdict(
+    fleet: Fleet, snapshots: Path
+) -> None:  # noqa: E501
+    """Issue 14: a consumer row says what Redis version its idle time comes from, what
+    CLIENT LIST said, and inspect's verdict: on Redis 7.0 p1, quiet for 45 minutes with no
+    signal, is unknown; c2, whose peers' connections are named and who has none, is dead."""
+    from pelctl.spark.snapshot import read_table
+
+    rows = read_table(snapshots, "consumers").to_pylist()
+    latest = max(r["snapshot_time"] for r in rows)
+    got = {
+        r["consumer"]: (r["client_connected"], r["client_blocked"], r["verdict"],
+                        r["verdict_reason"])
+        for r in rows
+        if r["snapshot_time"] == latest
+    }  # fmt: skip
+    # c1 (named connection): active or merely quiet, depending on when the session snapshots
+    assert got["c1"][:2] == (True, False) and got["c1"][2] in ("active", "idle")
+    assert got["c2"] == (False, False, "dead-suspect", "no-client-peers-connected")
+    assert got["p1"] == (False, False, "unknown", "no-signal-below-7.2")
+    versions = {r["server_version"] for r in rows if r["snapshot_time"] == latest}
+    assert len(versions) == 1 and versions.pop().startswith("redis 7.0.")
+
+
 def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
     from pelctl import scenario as sc
     from pelctl.core.binary import unescape

@@ -27,7 +27,7 @@ def _scan_engine_rows(urls: list[str]) -> dict[tuple, tuple[int, int]]:
         conn = connect(ConnectionSettings(url=url))
         try:
             for node, _label, key in stream_keys(conn):
-                for sf in describe_streams(node, [key], b"_dlq_source"):
+                for sf in describe_streams(node, [key]):
                     for g in sf.groups:
                         for row in PelScan(node, sf.stream, g.name).rows():
                             k = (

@@ -211,7 +211,7 @@ def main(out: str) -> None:
     server = start_redis()
     try:
         seed(server.client())
-        time.sleep(0.2)
+        time.sleep(0.2)  # not a test wait: the recording's "live" consumers idle a moment
         data = record(server.url)
     finally:
         server.stop()

@@ -1,5 +1,7 @@
 """Every operator action through the confirmation modal, against the demo on a real server:
-the app's messages say what happened, and the server state afterwards proves it."""
+the app's messages say what happened, and the server state afterwards proves it. A cancel,
+an empty plan and every read-only refusal leave the whole server as it was (every key of
+every database: values, groups, consumers, PEL owners and delivery counts, seen-times)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pelctl.tui.screens.confirm import ConfirmScreen
 from pelctl.tui.screens.dlq import DlqScreen
 from pelctl.tui.screens.group import GroupScreen
 from pelctl.tui.screens.prompt import PromptScreen
+from tests.support.state import assert_unchanged, snapshot
 from tests.tui.conftest import settle
 
 
@@ -103,10 +106,12 @@ async def test_ack_cursor_row_cancel_and_two_connections(demo, make_app, recorde
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         screen = await open_group(app, pilot, recorder)
         before = r.xpending("orders", "billing")["pending"]
+        whole = snapshot(demo)
         await pilot.press("a")
         await confirm(pilot, recorder, key="n")
         await recorder.wait_for(ActionCancelled)
-        assert r.xpending("orders", "billing")["pending"] == before
+        await settle(pilot, GroupScreen)
+        assert_unchanged(whole, demo, what="a cancelled ack")
 
         screen.entries.move_cursor(row=3)
         target = screen.entries.cursor_key
@@ -159,6 +164,46 @@ async def test_move_to_dlq_with_a_reason_then_replay_it(demo, make_app, recorder
 
 
 async def test_prune_a_dead_consumer_reassigning_its_entries(demo, make_app, recorder, r):
+    # The live workers name their connections after their consumer and billing-2 has no
+    # such client: evidence that it is dead, which Redis 7.0's idle alone is not.
+    peers = [demo.client(client_name=name) for name in ("billing-1", "billing-3")]
+    for peer in peers:
+        peer.ping()
+    try:
+        await _prune_billing_2(make_app, recorder, r)
+    finally:
+        for peer in peers:
+            peer.close()
+    names = {c["name"] for c in r.xinfo_consumers("orders", "billing")}
+    assert b"billing-2" not in names
+
+
+async def test_prune_refuses_a_consumer_whose_liveness_is_unknown(demo, make_app, recorder, r):
+    """Redis 7.0 without a signal: the plan refuses billing-2 and says why (the CLI's
+    --assume-dead is the way round, once its worker is known to be gone)."""
+    app = make_app(stream=b"orders", group=b"billing")
+    async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
+        screen = await open_group(app, pilot, recorder)
+        consumers = screen.consumers
+        consumers.focus()
+        consumers.move_cursor(row=consumers.get_row_index("billing-2"))
+        await pilot.press("x")
+        await settle(pilot, PromptScreen)
+        app.screen.query_one("#value").value = "billing-1"
+        await pilot.press("enter")
+        planned = await recorder.wait_for(ActionPlanned, timeout=15)
+        assert planned.plan.total == 0
+        (row,) = planned.plan.rows
+        assert row[0] == "billing-2" and row[3] == "refuse"
+        assert "liveness unknown (no-signal-below-7.2)" in row[4]
+        await settle(pilot, ConfirmScreen)
+        assert app.screen.query_one("#apply").disabled
+        await pilot.press("escape")
+        await recorder.wait_for(ActionCancelled)
+    assert r.xinfo_consumers("orders", "billing")[1]["pending"] == 1_210
+
+
+async def _prune_billing_2(make_app, recorder, r) -> None:  # noqa: ANN001
     app = make_app(stream=b"orders", group=b"billing")
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         screen = await open_group(app, pilot, recorder)
@@ -177,8 +222,6 @@ async def test_prune_a_dead_consumer_reassigning_its_entries(demo, make_app, rec
         await recorder.wait_for(Refreshed, view="group", after=1)
         await pilot.pause()
         assert "billing-2" not in consumers.keyed_rows
-    names = {c["name"] for c in r.xinfo_consumers("orders", "billing")}
-    assert b"billing-2" not in names
     # nothing lost: every entry it held is now billing-1's (ghosts are dropped by XCLAIM)
     moved = pending_of(r, b"billing-1")
     assert len(held - moved) == 6  # the demo's six ghosts
@@ -188,6 +231,7 @@ async def test_prune_refuses_a_live_consumer(demo, make_app, recorder, r):
     app = make_app(stream=b"orders", group=b"billing")
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         screen = await open_group(app, pilot, recorder)
+        whole = snapshot(demo)
         consumers = screen.consumers
         consumers.focus()
         consumers.move_cursor(row=consumers.get_row_index("billing-1"))
@@ -202,7 +246,9 @@ async def test_prune_refuses_a_live_consumer(demo, make_app, recorder, r):
         await pilot.press("y")  # does nothing on an empty plan
         await pilot.press("escape")
         await recorder.wait_for(ActionCancelled)
+        await settle(pilot, GroupScreen)
     assert b"billing-1" in {c["name"] for c in r.xinfo_consumers("orders", "billing")}
+    assert_unchanged(whole, demo, what="an empty prune plan, cancelled")
 
 
 async def test_read_only_hides_and_refuses_every_action(demo, make_app, recorder, r):
@@ -214,7 +260,7 @@ async def test_read_only_hides_and_refuses_every_action(demo, make_app, recorder
         keys = set(screen.active_bindings)
         assert not {"c", "r", "a", "m", "x"} & keys
         assert {"f", "escape", "d"} <= keys
-        before = r.xpending("orders", "billing")["pending"]
+        whole = snapshot(demo)
         await pilot.press("r", "a", "m", "c", "x")
         await pilot.pause()
         assert isinstance(app.screen, GroupScreen) and recorder.count(ActionPlanned) == 0
@@ -233,4 +279,9 @@ async def test_read_only_hides_and_refuses_every_action(demo, make_app, recorder
         await pilot.press("d")
         await settle(pilot, DlqScreen)
         assert "p" not in app.screen.active_bindings
-    assert r.xpending("orders", "billing")["pending"] == before
+        # ... nor on the DLQ view
+        replay = ActionRequest("dlq_replay", b"orders", dlq=b"orders:dlq", ids=(b"1-0",))
+        app.screen.run_operator_action(replay)
+        await recorder.wait_for(ActionRefused, where=lambda m: m.action == "dlq_replay")
+        await settle(pilot, DlqScreen)
+    assert_unchanged(whole, demo, what="read-only: keys, a scripted action, the data source")

@@ -8,7 +8,7 @@ from pelctl.tui.messages import Refreshed
 from pelctl.tui.screens.filter import FilterScreen
 from pelctl.tui.screens.group import GroupScreen
 from pelctl.tui.source import GroupSnapshot
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, until
 
 
 async def open_billing(pilot, recorder):  # noqa: ANN001, ANN201
@@ -24,9 +24,11 @@ async def test_group_view_shows_consumers_verdicts_histogram_and_stuck_entries(
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         screen, snap = await open_billing(pilot, recorder)
         assert isinstance(snap, GroupSnapshot)
-        verdicts = {c.name: c.verdict for c in snap.consumers}
-        assert verdicts[b"billing-2"] == "dead-suspect"
-        assert verdicts[b"billing-1"] == "active"
+        verdicts = {c.name: (c.verdict, c.verdict_reason) for c in snap.consumers}
+        # Redis 7.0: crashed an hour ago, but nothing tells it from a worker waiting in
+        # XREADGROUP, so its liveness is unknown (not dead).
+        assert verdicts[b"billing-2"] == ("unknown", "no-signal-below-7.2")
+        assert verdicts[b"billing-1"] == ("active", "recent-read")
         agg = snap.aggregate
         assert agg.complete and agg.matched == snap.pending == agg.total_pending
         assert agg.histogram.total == agg.matched
@@ -38,7 +40,11 @@ async def test_group_view_shows_consumers_verdicts_histogram_and_stuck_entries(
         assert [e.idle_ms for e in agg.top] == sorted((e.idle_ms for e in agg.top), reverse=True)
 
         consumers = screen.consumers
-        assert consumers.get_row("billing-2")[-1].plain == "dead-suspect"
+        assert [c.plain for c in consumers.get_row("billing-2")[-2:]] == [
+            "unknown",
+            "no-signal-below-7.2",
+        ]
+        assert "1 unknown" in str(consumers.border_title)
         entries = screen.entries
         assert entries.row_count == 50
         assert "50 most idle of 1,246 matching" in str(entries.border_title)
@@ -127,12 +133,12 @@ async def header_ready(pilot, table, x: int, column: str) -> None:  # noqa: ANN0
     """Wait until the header cell under ``x`` is ``column``: column widths are recomputed
     when the table is idle, and a click before that lands on the old layout."""
     want = table.get_column_index(column)
-    for _ in range(100):
+
+    def there() -> bool:
         meta = pilot.app.screen.get_style_at(table.region.x + x, table.region.y + 1).meta
-        if meta.get("column") == want:
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"header {column} never reached x={x}")
+        return meta.get("column") == want
+
+    await until(pilot, there, f"header {column} at x={x}")
 
 
 async def test_sorting_by_key_and_by_clicking_a_header(demo, make_app, recorder):
@@ -179,3 +185,47 @@ async def test_depth_history_lasts_the_session_across_screens(demo, make_app, re
         assert points == [first, first - 10, first - 10]
         spark = app.screen.query_one("#depth")
         assert spark.points == tuple(points)
+
+
+async def test_dead_after_below_a_minute_and_the_signals_of_named_peers(
+    demo, make_app, recorder, r
+):
+    """Issue 14: a killed worker holding 28 entries for 42 s showed `active` at --dead-after
+    20s. On Redis 7.0 its liveness is unknown (its own colour); once the live workers name
+    their connections after their consumer, it is a dead suspect."""
+    from pelctl import scenario as sc
+    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.render.inspect import VERDICT_STYLES
+    from pelctl.tui.source import RedisSource
+
+    sc.add_entries(r, b"orders", 28, {b"order": b"late"})
+    held = sc.deliver(r, b"orders", b"billing", b"billing-4", 28)
+    sc.set_idle(r, b"orders", b"billing", b"billing-4", held, 42_000)
+    backdate_consumers(r, b"orders", {b"billing-4": 42_000})
+    source = RedisSource.connect(ConnectionSettings(url=demo.url), dead_after_ms=20_000)
+    app = make_app(source=source, stream=b"orders", group=b"billing")
+    async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
+        screen, snap = await open_billing(pilot, recorder)
+        verdicts = {c.name: (c.verdict, c.verdict_reason) for c in snap.consumers}
+        assert verdicts[b"billing-4"] == ("unknown", "no-signal-below-7.2")
+        row = screen.consumers.keyed_rows["billing-4"]
+        assert row.style == VERDICT_STYLES["unknown"]
+        assert len(set(VERDICT_STYLES.values())) == len(VERDICT_STYLES)  # its own style
+        assert "2 unknown" in str(screen.consumers.border_title)  # billing-2 and billing-4
+
+        peers = [demo.client(client_name=n) for n in ("billing-1", "billing-3")]
+        try:
+            for peer in peers:
+                peer.ping()
+            screen.refresh_now()
+            msg = await recorder.wait_for(Refreshed, view="group", after=1)
+        finally:
+            for peer in peers:
+                peer.close()
+        verdicts = {c.name: (c.verdict, c.verdict_reason) for c in msg.data.consumers}
+        assert verdicts[b"billing-4"] == ("dead-suspect", "no-client-peers-connected")
+        assert verdicts[b"billing-2"] == ("dead-suspect", "no-client-peers-connected")
+        await pilot.pause()
+        assert screen.consumers.keyed_rows["billing-4"].style == "bold red"
+        assert "2 dead-suspect" in str(screen.consumers.border_title)

@@ -26,11 +26,20 @@ from pelctl.tui.widgets.idle_chart import IdleChart
 from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
 
-VERDICT_RANK = {"dead-suspect": 2, "idle": 1, "active": 0}
+# Sorting the verdict column puts what needs a look first: dead suspects, then consumers
+# whose liveness is unknown (below Redis 7.2, no signal), then idle, then active ones.
+VERDICT_RANK = {"dead-suspect": 3, "unknown": 2, "idle": 1, "active": 0}
 
 
 def consumer_row(c: ConsumerInfo) -> KeyedRow:
-    values = (c.name, c.pending, c.idle_ms, c.inactive_ms, VERDICT_RANK.get(c.verdict, 0))
+    values = (
+        c.name,
+        c.pending,
+        c.idle_ms,
+        c.inactive_ms,
+        VERDICT_RANK.get(c.verdict, 0),
+        c.verdict_reason,
+    )
     return KeyedRow(
         escape(c.name),
         inspect_render.consumer_row(c),
@@ -149,10 +158,11 @@ class GroupScreen(PollingScreen):
         snap = data
         agg = snap.aggregate
         self.consumers.sync([consumer_row(c) for c in snap.consumers])
-        dead = sum(1 for c in snap.consumers if c.verdict == "dead-suspect")
         title = f"Consumers ({len(snap.consumers)})"
-        if dead:
-            title += f" · {dead} dead-suspect"
+        for verdict in ("dead-suspect", "unknown"):
+            n = sum(1 for c in snap.consumers if c.verdict == verdict)
+            if n:
+                title += f" · {n} {verdict}"
         self.consumers.border_title = content(title)
         self.show_progress(agg)
         self.entries.sync([entry_row(e) for e in agg.top])

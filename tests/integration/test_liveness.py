@@ -1,0 +1,178 @@
+"""Liveness verdicts on Redis 7.0 (the session's redis-server), with consumers really blocked
+in XREADGROUP while holding entries (issue 14).
+
+Below 7.2 a consumer waiting in XREADGROUP on a quiet stream never refreshes its idle time,
+so idle alone says nothing: the verdict is ``unknown`` unless a real signal says more — a
+held lock key, a client named like the consumer, its peers' named clients, a fresh delivery.
+The same verdict feeds the advice, ``consumers prune`` and the reclaim loop's ``--to``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pelctl import scenario as sc
+from pelctl.core.inspect import inspect_stream
+from tests.integration.readers import Readers, wait_for
+
+S, G = b"jobs", b"workers"
+DEAD_AFTER_MS = 1_000
+
+
+def verdicts(conn, **kwargs) -> dict[bytes, tuple[str, str]]:  # noqa: ANN001
+    (group,) = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS, **kwargs).groups
+    return {c.name: (c.verdict, c.verdict_reason) for c in group.consumers}
+
+
+def quiet_past_dead_after(r, *names: bytes) -> None:  # noqa: ANN001
+    """Wait until XINFO says each consumer has been idle past --dead-after (on 7.0 a
+    waiting reader never refreshes it) and its entries were delivered that long ago."""
+
+    def quiet() -> bool:
+        idle = {c["name"]: c["idle"] for c in r.xinfo_consumers(S, G)}
+        rows = r.xpending_range(S, G, "-", "+", 1000)
+        return all(idle.get(n, 0) > DEAD_AFTER_MS + 200 for n in names) and all(
+            row["time_since_delivered"] > DEAD_AFTER_MS + 200
+            for row in rows
+            if row["consumer"] in names
+        )
+
+    wait_for(quiet, f"{names} to be quiet for longer than --dead-after")
+
+
+@pytest.fixture
+def jobs(r):  # noqa: ANN001, ANN201
+    sc.create_group(r, S, G)  # MKSTREAM; the readers add the entries they take
+    return r
+
+
+@pytest.fixture
+def readers(redis_server):  # noqa: ANN001, ANN201
+    group = Readers(redis_server.port, S, G)
+    yield group
+    group.kill_all()
+
+
+def test_a_waiting_reader_is_unknown_not_dead_on_7_0(jobs, conn, readers, r):  # noqa: ANN001
+    """A worker polling with a short BLOCK (as FastStream does) and one blocked with BLOCK 0,
+    both holding entries: neither refreshes idle on 7.0, so neither is called dead."""
+    assert not conn.caps.has("consumer_inactive"), "this file is about Redis < 7.2"
+    readers.start(b"poller", count=3, block_ms=50, name="pid-1234")
+    readers.start(b"blocker", count=2, block_ms=0)
+    readers.go()
+    quiet_past_dead_after(r, b"poller", b"blocker")
+    assert verdicts(conn) == {
+        b"poller": ("unknown", "no-signal-below-7.2"),
+        b"blocker": ("unknown", "no-signal-below-7.2"),
+    }
+    # What main called them (the bug of issue 14): dead suspects, with the advice to take
+    # their entries. Now the advice hedges and says how to confirm.
+    result = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS)
+    (advice,) = [a for a in result.advice if "liveness unknown" in a.message]
+    assert advice.message.startswith("2 consumers (blocker, poller) hold 5 entries")
+    assert "once their workers are known to be gone" in advice.message
+    assert "CLIENT LIST" in advice.message and "--lock-key" in advice.message
+    assert not [a for a in result.advice if "unseen for" in a.message]
+
+
+def test_a_client_named_like_the_consumer_is_alive(jobs, conn, readers, r):  # noqa: ANN001
+    readers.start(b"poller", count=3, block_ms=50, name="poller")
+    readers.start(b"blocker", count=2, block_ms=0, name="blocker")
+    readers.go()
+    quiet_past_dead_after(r, b"poller", b"blocker")
+    assert verdicts(conn) == {
+        b"poller": ("active", "client-connected"),
+        b"blocker": ("active", "client-connected"),
+    }
+    result = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS)
+    assert not [a for a in result.advice if "poller" in a.message or "blocker" in a.message]
+
+
+def test_a_held_lock_key_is_alive(jobs, conn, readers, r):  # noqa: ANN001
+    poller = readers.start(b"poller", count=3, block_ms=50)
+    blocker = readers.start(b"blocker", count=2, block_ms=0)
+    readers.go()
+    quiet_past_dead_after(r, b"poller", b"blocker")
+    r.set(b"lock:jobs:" + poller.held[1], b"poller", px=60_000)
+    got = verdicts(conn, lock_key="lock:{stream}:{id}")
+    assert got[b"poller"] == ("active", "lock-held")
+    assert got[b"blocker"] == ("unknown", "no-signal-below-7.2")
+    r.set(b"lock:jobs:" + blocker.held[0], b"blocker", px=60_000)
+    assert verdicts(conn, lock_key="lock:{stream}:{id}")[b"blocker"] == ("active", "lock-held")
+    assert verdicts(conn)[b"blocker"] == ("unknown", "no-signal-below-7.2")  # no pattern given
+
+
+def test_peers_with_named_clients_make_an_unnamed_quiet_consumer_dead(jobs, conn, readers, r):  # noqa: ANN001
+    readers.start(b"w-1", count=2, block_ms=50, name="w-1")
+    victim = readers.start(b"w-2", count=3, block_ms=50, name="w-2")
+    readers.start(b"w-3", count=2, block_ms=0, name="w-3")
+    readers.go()
+    victim.kill()  # its connection is gone: what Redis sees when the process dies
+    quiet_past_dead_after(r, b"w-1", b"w-2", b"w-3")
+    assert verdicts(conn) == {
+        b"w-1": ("active", "client-connected"),
+        b"w-2": ("dead-suspect", "no-client-peers-connected"),
+        b"w-3": ("active", "client-connected"),
+    }
+    result = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS)
+    (advice,) = [a for a in result.advice if "w-2" in a.message]
+    assert advice.message.startswith("1 consumer (w-2) holds 3 entries in group workers")
+    assert advice.command == "pelctl requeue jobs workers --consumer w-2 --dry-run"
+
+
+def test_a_fresh_delivery_is_alive(jobs, conn, r):  # noqa: ANN001
+    """An entry of its PEL delivered within --dead-after (from the scan inspect already does)
+    is a sign of life even when XINFO says the consumer itself has been quiet for long."""
+    from pelctl.redis.timeshift import backdate_consumers
+
+    sc.add_entries(r, S, 4, {b"job": b"j"})
+    held = sc.deliver(r, S, G, b"c", 4)
+    sc.set_idle(r, S, G, b"c", held[:3], 3_600_000)  # three old, one fresh
+    backdate_consumers(r, S, {b"c": 3_600_000})
+    got = verdicts(conn)
+    assert got[b"c"] == ("active", "recent-delivery")
+    sc.set_idle(r, S, G, b"c", held[3:], 3_600_000)
+    backdate_consumers(r, S, {b"c": 3_600_000})
+    assert verdicts(conn)[b"c"] == ("unknown", "no-signal-below-7.2")
+
+
+def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, readers, r, redis_server):  # noqa: ANN001
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+
+    readers.start(b"poller", count=3, block_ms=50, name="poller")
+    readers.go()
+    quiet_past_dead_after(r, b"poller")
+    r.execute_command("ACL", "SETUSER", "liveness-reader", "reset", "on", ">pw-liveness",
+                      "~*", "+@read", "+client|setname", "+info", "+ping",
+                      "-client|list")  # fmt: skip
+    try:
+        url = f"redis://liveness-reader:pw-liveness@127.0.0.1:{redis_server.port}/0"
+        limited = connect(ConnectionSettings(url=url))
+        try:
+            got = verdicts(limited)
+        finally:
+            limited.close()
+    finally:
+        r.execute_command("ACL", "DELUSER", "liveness-reader")
+    assert got == {b"poller": ("unknown", "no-signal-below-7.2,client-list-denied")}
+
+
+def test_one_client_list_per_inspect_and_none_when_nothing_is_undecided(jobs, conn, readers, r):  # noqa: ANN001
+    """The cost stays bounded: CLIENT LIST runs once for the whole stream, and only when a
+    consumer is still undecided after the cheap signals."""
+    readers.start(b"poller", count=3, block_ms=50)
+    sc.create_group(r, S, b"other")
+    r.xreadgroup("other", "o-1", {S: ">"}, count=2)
+    readers.go()
+
+    def client_list_calls() -> int:
+        stats = r.info("commandstats")
+        return int(stats.get("cmdstat_client|list", {}).get("calls", 0))
+
+    before = client_list_calls()
+    inspect_stream(conn, S, dead_after_ms=3_600_000)  # everybody read within the hour
+    assert client_list_calls() == before
+    quiet_past_dead_after(r, b"poller")
+    inspect_stream(conn, S, dead_after_ms=DEAD_AFTER_MS)  # two groups, undecided in both
+    assert client_list_calls() == before + 1
