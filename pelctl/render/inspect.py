@@ -27,7 +27,7 @@ CONSUMER_COLUMNS = (
     Column("idle", "IDLE", "right"),
     Column("inactive", "INACTIVE", "right", priority=1),
     Column("verdict", "VERDICT"),
-    Column("verdict_reason", "REASON"),
+    Column("verdict_reason", "REASON", shrinkable=True, min_width=16),
 )
 # unknown (below Redis 7.2, no signal either way) has its own colour: not fine, not dead.
 VERDICT_STYLES = {
