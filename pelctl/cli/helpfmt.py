@@ -1,8 +1,9 @@
 """Help screens, printed by typer's rich help with two changes (docs/output.md):
 
 - a command lists its own arguments and options first, then the options every command
-  shares (connection, output, ``--read-only``) in one compact "Global options" panel, one
-  line each; their full help is in ``pelctl --help`` (kubectl: ``kubectl options``);
+  shares (connection, output, ``--read-only``) by name in one compact "Global options"
+  panel (three lines at 80 columns); what they do is in ``pelctl --help`` (kubectl points
+  to ``kubectl options`` the same way);
 - no type noise: flags show no ``<bool>``, an argument no ``<str>``; a value is named
   (``URL``, ``FILE``, ``TEXT``, ``INTEGER``) or its choices listed (``idle|age|...``).
 
@@ -34,7 +35,8 @@ _TYPE_WORDS = {
 
 
 class _ShownOption(TyperOption):
-    """An option as its help shows it: no type for a flag, a word for a value."""
+    """An option as its help shows it: no type for a flag, a word for a value; its range
+    (``x>=1``) with its help, not in the narrow type column."""
 
     def display_type_rich(self, ctx: Any) -> str | None:  # noqa: ANN401
         if self.metavar is not None:
@@ -42,6 +44,9 @@ class _ShownOption(TyperOption):
         if self.is_flag or self.count:
             return None
         return type_word(super().display_type_rich(ctx))
+
+    def _get_number_range_help_str(self) -> str | None:
+        return None
 
 
 class _ShownArgument(TyperArgument):
@@ -70,7 +75,10 @@ def shown_param(param: Any) -> Any:  # noqa: ANN401 - a typer parameter
     (the command keeps its own, untouched)."""
     shown = copy.copy(param)
     if isinstance(param, TyperOption):
+        limits = param._get_number_range_help_str()
         shown.__class__ = _ShownOption
+        if limits:
+            shown.help = f"{param.help or ''} ({limits})".strip()  # no [ ]: markup
     elif isinstance(param, TyperArgument):
         shown.__class__ = _ShownArgument
     return shown
@@ -107,23 +115,21 @@ def _label(param: Any) -> str:  # noqa: ANN401
 
 
 def _print_globals(params: list[Any]) -> None:
+    """The shared options by name, in columns (three lines at 80 columns), in a panel that
+    points to ``pelctl --help`` for what they do."""
+    from rich.columns import Columns
     from rich.console import Console
     from rich.panel import Panel
-    from rich.table import Table
     from rich.text import Text
 
     console = Console(
         width=rich_utils.MAX_WIDTH, force_terminal=rich_utils.FORCE_TERMINAL,
         color_system=rich_utils.COLOR_SYSTEM, highlight=False, markup=False, emoji=False,
     )  # fmt: skip
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(no_wrap=True, style=rich_utils.STYLE_OPTION)
-    grid.add_column(overflow="ellipsis", no_wrap=True)
-    for p in params:
-        grid.add_row(Text(_label(p)), Text(options.GLOBAL_SHORT_HELP.get(p.name, "")))
+    names = [Text(_label(p), style=rich_utils.STYLE_OPTION) for p in params]
     console.print(
         Panel(
-            grid,
+            Columns(names, padding=(0, 2), column_first=True),
             title=f"{GLOBAL_PANEL} ({POINTER})",
             title_align=rich_utils.ALIGN_OPTIONS_PANEL,
             border_style=rich_utils.STYLE_OPTIONS_PANEL_BORDER,

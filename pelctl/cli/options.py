@@ -95,22 +95,9 @@ MUTATION_PARAMS: list[inspect.Parameter] = [
         rich_help_panel=SAFETY_PANEL)], False),
 ]  # fmt: skip
 
-# The shared options in a command's help: one line each in the "Global options" panel
-# (pelctl/cli/helpfmt.py); the full help above is what `pelctl --help` and the docs show.
-GLOBAL_SHORT_HELP = {
-    "url": "Redis URL (env PELCTL_URL, REDIS_URL)",
-    "context": "Context from the config file (env PELCTL_CONTEXT)",
-    "askpass": "Prompt for the password",
-    "tls_ca": "CA bundle for rediss://",
-    "tls_cert": "Client certificate for rediss://",
-    "tls_key": "Client key for rediss://",
-    "tls_insecure": "Skip TLS certificate verification",
-    "cluster": "Force Redis Cluster mode on or off",
-    "output": "table json ndjson csv tsv markdown plain",
-    "no_color": "No colours (also NO_COLOR)",
-    "verbose": "More detail; tracebacks on errors",
-    "read_only": "Refuse every mutation",
-}
+# The shared options in a command's help are listed by name in one "Global options" panel
+# (pelctl/cli/helpfmt.py), with these value names; their full help above is what
+# `pelctl --help` and the docs show.
 GLOBAL_METAVARS = {"url": "URL", "context": "NAME", "tls_ca": "FILE", "tls_cert": "FILE",
                    "tls_key": "FILE", "output": "FORMAT"}  # fmt: skip
 COMMON_HELP = {p.name: p.annotation.__metadata__[0].help for p in COMMON_PARAMS}

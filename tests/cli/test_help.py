@@ -1,5 +1,5 @@
-"""Help that reads at 80 columns: a command's own options first, the shared ones in one
-compact "Global options" panel (their full help in `pelctl --help`), no <bool>/<str> type
+"""Help that reads at 80 columns: a command's own options first, the shared ones by name in
+one compact "Global options" panel (what they do: `pelctl --help`), no <bool>/<str> type
 noise; the shared options still work before and after the command."""
 
 from __future__ import annotations
@@ -50,12 +50,14 @@ def test_inspect_help_is_short_and_lists_its_own_options_first() -> None:
     assert max(at.values()) < panel
     assert "pelctl --help" in lines[next(i for i, x in enumerate(lines) if "Global options" in x)]
     globals_ = text[panel:]
-    for option in ("--url URL", "--context NAME", "-o, --output FORMAT", "--read-only",
-                   "--cluster/--no-cluster", "-v, --verbose", "--tls-ca FILE"):  # fmt: skip
+    for option in ("--url URL", "--context NAME", "--askpass", "--tls-ca FILE",
+                   "--tls-cert FILE", "--tls-key FILE", "--tls-insecure",
+                   "--cluster/--no-cluster", "-o, --output FORMAT", "--no-color",
+                   "-v, --verbose", "--read-only"):  # fmt: skip
         assert option in globals_, option
-    # One line each: 12 options between the two borders.
-    assert [x[:1] for x in globals_.strip().splitlines()] == ["G"] + ["│"] * 12 + ["╰"]
-    # The long help of the shared options is not repeated here.
+    # By name, in columns: three lines between the two borders at 80 columns.
+    assert [x[:1] for x in globals_.strip().splitlines()] == ["G", "│", "│", "│", "╰"]
+    # What they do is in `pelctl --help`, not repeated on every command.
     assert "Put no password here" not in text and "Connection" not in text
 
 
@@ -85,8 +87,10 @@ def test_no_type_noise_in_any_help(width: int) -> None:
 def test_value_options_are_named_and_choices_listed() -> None:
     text = help_of("histogram").stdout
     assert re.search(r"--by\s+idle\|deliveries\|consumer", text)
-    assert re.search(r"--max-server-ms\s+FLOAT", text)
-    assert re.search(r"--top\s+INTEGER", text)
+    assert re.search(r"--max-server-ms\s+FLOAT\s+Bound", text)
+    # A range goes with the help, not in the type column (which would squeeze the help).
+    assert re.search(r"--top\s+INTEGER\s+--by consumer", text)
+    assert "(x>=1)" in text
 
 
 @pytest.mark.parametrize(
