@@ -99,7 +99,7 @@ def test_no_dlq_at_all(cli, r) -> None:  # noqa: ANN001
     res = cli("dlq", "list", "-o", "plain")
     assert res.exit_code == 0 and "no dead-letter streams found" in res.stderr
     assert cli("dlq", "stats", "-o", "json").json["total"] == 0
-    res = cli("dlq", "replay", "--yes")
+    res = cli("dlq", "replay", "--all", "--yes")
     assert res.exit_code == 0 and "no dead-letter streams found" in res.stderr
 
 
@@ -211,7 +211,8 @@ def test_replay_confirmation_on_a_terminal(cli, r, orders, monkeypatch) -> None:
     monkeypatch.setattr("pelctl.cli.mutate.interactive", lambda: True)
     before = snapshot(r)
     res = cli("dlq", "replay", "orders:dlq", input="n\n")
-    assert res.exit_code == 1 and "replay 4 entries from orders:dlq to orders?" in res.stderr
+    assert res.exit_code == 1, res.stderr
+    assert "replay 4 entries from orders:dlq to orders on redis://127.0.0.1:" in res.stderr
     assert "aborted: nothing changed" in res.stderr
     assert_unchanged(before, r)
     res = cli("dlq", "replay", "orders:dlq", "-o", "plain", input="y\n")
@@ -268,9 +269,9 @@ def test_replay_every_dlq_with_forced_cross_slot(cli, r, orders) -> None:  # noq
     sc.add_entries(r, b"{pay}", 1)
     fill(r, b"{pay}:dlq", b"{pay}", 3)
     env = {"PELCTL_FORCE_CROSS_SLOT": "1"}
-    res = cli("dlq", "replay", "--dry-run", env=env)
+    res = cli("dlq", "replay", "--all", "--dry-run", env=env)
     assert "different cluster slots" in res.stderr
-    res = cli("dlq", "replay", "--yes", "-o", "json", env=env)
+    res = cli("dlq", "replay", "--all", "--yes", "-o", "json", env=env)
     assert res.exit_code == 0, res.stderr
     doc = res.json
     assert (doc["matched"], doc["applied"]) == (7, 7)

@@ -130,7 +130,7 @@ def _app() -> typer.Typer:
 
 def test_reference_shows_usage_choices_defaults_and_panels(outputs: dict[str, str]) -> None:
     doc = outputs["docs/commands.md"]
-    assert "pelctl pending [OPTIONS] STREAM GROUP" in doc
+    assert "pelctl pending [OPTIONS] STREAM [GROUP]" in doc
     assert "`table\\|json\\|ndjson\\|csv\\|tsv\\|markdown\\|plain`" in doc
     assert "| `--max-server-ms` | `FLOAT (>= 0.5)` | `10.0` |" in doc
     assert "## Read" in doc and "**Connection**" in doc
@@ -209,8 +209,9 @@ def test_bash_completes_commands_options_and_choices(
         # stream and group names are not guessed
         ("pelctl pending ", []),
         ("pelctl inspect orders st", []),
-        # a subcommand name in argument position is an argument
-        ("pelctl inspect demo ", [o for o in _opts(model, "inspect") if o.startswith("-")]),
+        # a subcommand name in argument position is an argument (inspect STREAM [GROUP])
+        ("pelctl inspect demo billing ", [o for o in _opts(model, "inspect") if o.startswith("-")]),
+        ("pelctl inspect demo -", [o for o in _opts(model, "inspect") if o.startswith("-")]),
         ("pelctl -- -", []),
     ]
     results = run_bash(script, [line for line, _ in cases])

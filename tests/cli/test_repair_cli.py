@@ -32,7 +32,7 @@ from tests.support.state import assert_unchanged, differences, snapshot
 RESULT_KEYS = {"action", "dry_run", "matched", "applied", "skipped", "failed"}
 
 MUTATIONS = [
-    ["claim", "orders", "billing", "--to", "x", "--idle", "1m"],
+    ["claim", "orders", "billing", "--to", "billing-1", "--idle", "1m"],
     ["ack", "orders", "billing", "--idle", "1m"],
     ["requeue", "orders", "billing", "--idle", "1m"],
     ["dlq", "move", "orders", "billing", "--min-deliveries", "1"],
@@ -151,7 +151,7 @@ def test_every_repair_answers_the_json_contract(cli, r) -> None:  # noqa: ANN001
     raw(r).execute_command("XDEL", S, stuck[10])
     runs = [
         ("claim", ["claim", "orders", "billing", "--to", "rescuer", "--idle", "30m",
-                   "--limit", "2"],
+                   "--limit", "2", "--create-consumer"],
          {"claimed": 2}, {DEAD: 18, ALIVE: 5, b"rescuer": 2}),
         ("ack", ["ack", "orders", "billing", stuck[5].decode()],
          {"acked": 1}, {DEAD: 17, ALIVE: 5, b"rescuer": 2}),
@@ -209,7 +209,7 @@ def test_terminal_confirmation_shows_the_count(cli, r, monkeypatch, answer: str,
     before = snapshot(r)
     res = cli("ack", "orders", "billing", "--idle", "30m", input=answer)
     assert res.exit_code == code, res.stderr
-    assert "acknowledge 20 entries of orders/billing?" in res.stderr
+    assert "acknowledge 20 entries of orders/billing held by billing-2 on redis://" in res.stderr
     if code == 0:
         assert len(pel(r)) == 5
     else:

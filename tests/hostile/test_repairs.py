@@ -121,8 +121,9 @@ def test_confirmation_prompt(run, dataset, hostile_server, hostile, command: str
     check(r, "table", f"{command} (answered no)", code=1)
     assert_unchanged(before, hostile_server, what=f"{command} answered no")
     assert "?" in r.stderr and "aborted: nothing changed" in r.stderr
-    if command == "ack":
-        assert f"of {t.arg}/{t.arg}?" in r.stderr
+    if command == "ack":  # issue 17: the question names the owners and the server
+        question = r.stderr.split(f"of {t.arg}/{t.arg} held by ", 1)[1].split("? [y/N]")[0]
+        assert t.arg in question and " on redis://127.0.0.1:" in question
 
 
 # -- results ---------------------------------------------------------------------------------

@@ -266,7 +266,7 @@ def test_base_targets_and_options_work_too(r, conn) -> None:  # noqa: ANN001
     source_stream(r)
     ids = fill(r, b"o:dlq", b"o", 3)
     p = mutations.plan(conn, "dlq-replay", b"o:dlq", b"", Targets(ids=(ids[1],)), Options())
-    assert p.mutation.prompt(p) == "replay 1 entry from o:dlq to o?"
+    assert p.mutation.prompt(p) == f"replay 1 entry from o:dlq to o on {p.server}?"
     res = mutations.apply(conn, p)
     assert res.applied_ids == [ids[1]]
     assert entries(r, b"o")[-1][1] == [b"order_id", b"ord-1", b"amount", b"1.00",
@@ -314,7 +314,7 @@ def test_purge_needs_a_selection_and_deletes_only_it(r, conn) -> None:  # noqa: 
     t = dlq.DlqTargets(end=dlq.parse_time_bound("7d", end=True))
     p = dlq.plan_dlq(conn, "dlq-purge", b"o:dlq", t, Options())
     assert [i.id for i in p.items] == old and {i.action for i in p.items} == {"purge"}
-    assert p.mutation.prompt(p) == "permanently delete 4 entries from o:dlq?"
+    assert p.mutation.prompt(p) == f"permanently delete 4 entries from o:dlq on {p.server}?"
     r.xdel(b"o:dlq", old[0])
     res = mutations.apply(conn, p)
     assert res.outcome_counts() == {"purged": 3, "gone": 1}

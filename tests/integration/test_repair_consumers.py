@@ -95,7 +95,8 @@ def test_prune_plan_changes_nothing(r, conn) -> None:  # noqa: ANN001
     _quiet(r, DEAD)
     before = snapshot(r)
     plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
-                  m.Options(inactive_ms=1, reassign_to=b"x", assume_dead=True))  # fmt: skip
+                  m.Options(inactive_ms=1, reassign_to=b"x", assume_dead=True,
+                            create_consumer=True))  # fmt: skip
     assert {i.id: i.action for i in plan.items} == {DEAD: "reassign+delete",
                                                     ALIVE: "reassign+delete"}  # fmt: skip
     assert_unchanged(before, r)

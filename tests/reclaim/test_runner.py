@@ -154,6 +154,11 @@ def test_a_read_only_loop_changes_nothing_pass_after_pass(r, redis_server, spawn
 def test_claim_strategy_gives_entries_to_a_live_consumer(r, cli) -> None:
     ids = build_pel(r, 50, idle={5: HOUR, 6: HOUR})
     res = cli(*RECLAIM, "--strategy", "claim", "--to", "healthy", "-o", "json")
+    assert res.exit_code == 3  # issue 17: not a consumer of the group (a typo?)
+    assert "--to healthy: no such consumer in s/g" in res.stderr and "claimed" in res.stdout
+    assert res.json["claimed"] == 0
+    res = cli(*RECLAIM, "--strategy", "claim", "--to", "healthy", "--create-consumer",
+              "-o", "json")  # fmt: skip
     assert res.exit_code == 0, res.stderr
     assert res.json["claimed"] == 2 and res.json["requeued"] == 0
     rows = sc.raw(r).execute_command("XPENDING", "s", "g", "-", "+", 100, "healthy")
@@ -316,7 +321,7 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84,
         return Connection(ConnectionSettings(url="redis://fake"), fake, caps)
 
     cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=30_000, strategy="auto", to=to,
-                        batch=3, once=True)  # fmt: skip
+                        batch=3, once=True, create_consumer=True)  # fmt: skip
     runner = Runner(cfg, connect, audit=False)
     report = runner.run_pass()
     assert runner.strategy == "xreadgroup-claim"

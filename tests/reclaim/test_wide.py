@@ -45,7 +45,7 @@ def test_requeue_and_autoclaim_settle_a_wide_and_a_huge_entry(r, make_runner, st
 def test_max_deliveries_sends_a_wide_and_a_huge_entry_to_the_dlq(r, make_runner, strategy) -> None:  # noqa: ANN001
     batch = build_batch(r, deliveries=7)
     to = b"healthy" if strategy == "claim" else None
-    runner = make_runner(strategy=strategy, max_deliveries=3, to=to)
+    runner = make_runner(strategy=strategy, max_deliveries=3, to=to, create_consumer=True)
     t = runner.run_pass().totals
     assert (t.dead_lettered, t.failed) == (5, 0)
     assert_dead_lettered(r, batch, b"s:dlq")
@@ -55,7 +55,8 @@ def test_max_deliveries_sends_a_wide_and_a_huge_entry_to_the_dlq(r, make_runner,
 
 def test_claim_strategy_moves_a_wide_entry_to_the_live_consumer(r, make_runner) -> None:  # noqa: ANN001
     batch = build_batch(r)
-    t = make_runner(strategy="claim", to=b"healthy", max_deliveries=None).run_pass().totals
+    runner = make_runner(strategy="claim", to=b"healthy", max_deliveries=None, create_consumer=True)
+    t = runner.run_pass().totals
     assert (t.claimed, t.failed) == (5, 0)
     assert pending(r) == {i: b"healthy" for i in batch.ids}
     assert not internal_holders(r)

@@ -146,6 +146,7 @@ MUTATIONS: dict[str, list[str]] = {
         "1ms",
         "--reassign-to",
         "fresh",
+        "--create-consumer",
         "--assume-dead",
         "--yes",
     ],  # fmt: skip

@@ -60,7 +60,8 @@ async def test_requeue_marked_entries_through_the_modal(demo, make_app, recorder
         plan = await confirm(pilot, recorder)
         assert plan.request.ids == tuple(sorted((first.encode(), second.encode())))
         assert plan.total == 2 and plan.rows[0][4] == "requeue"
-        assert plan.title == "requeue 2 entries of orders/billing?"
+        # issue 17: the question names the consumer and the server
+        assert plan.title == f"requeue 2 entries of orders/billing held by billing-2 on {demo.url}?"
         applied = await recorder.wait_for(ActionApplied, timeout=15)
         assert applied.outcome.applied == 2 and applied.outcome.ok
         await recorder.wait_for(Refreshed, view="group", after=1)

@@ -118,7 +118,7 @@ def test_pelctl_tui_in_a_real_terminal_requeues_through_the_modal(terminal, r, t
     held = {c["name"]: c["pending"] for c in before["consumers"]}
     assert held[b"billing-2"] == 1_210
     term.keys("r")  # requeue the entry under the cursor: the most idle one
-    screen = term.wait_for("requeue 1 entry of orders/billing?", "Apply to 1")
+    screen = term.wait_for("requeue 1 entry of orders/billing held by billing-2", "Apply to 1")
     term.keys("y")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
