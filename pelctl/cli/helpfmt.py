@@ -5,7 +5,11 @@
   panel (three lines at 80 columns); what they do is in ``pelctl --help`` (kubectl points
   to ``kubectl options`` the same way);
 - no type noise: flags show no ``<bool>``, an argument no ``<str>``; a value is named
-  (``URL``, ``FILE``, ``TEXT``, ``INTEGER``) or its choices listed (``idle|age|...``).
+  (``URL``, ``FILE``, ``TEXT``, ``INTEGER``) or its choices listed (``idle|age|...``);
+- the description reflowed to the terminal: typer's rich mode keeps a docstring's line
+  breaks, so lines wrapped at 88 in the source would leave one word on a line of its own
+  at 80 columns. A line that starts a list item (``- ``) or a label (``Groups: ...``), or
+  is indented, still starts a line.
 
 Loaded only when a help screen is printed (rich is loaded by then anyway).
 """
@@ -13,6 +17,8 @@ Loaded only when a help screen is printed (rich is loaded by then anyway).
 from __future__ import annotations
 
 import copy
+import inspect
+import re
 from typing import Any
 
 from typer import rich_utils
@@ -70,6 +76,31 @@ def type_word(shown: str | None) -> str | None:
     return _TYPE_WORDS.get(inner, inner) + tail
 
 
+# A line that starts one of its own: a list item, a short label ("Per group: "), indented.
+_OWN_LINE = re.compile(r"^(?:\s|[-*\u2022] |[A-Z][\w /-]{0,24}: )")
+
+
+def reflow(help_text: str | None) -> str | None:
+    """``help_text`` with the lines of each paragraph joined, but for lines of their own
+    (:data:`_OWN_LINE`); ``\\b`` paragraphs and anything after ``\\f`` as typed."""
+    if not help_text:
+        return help_text
+    text, cut, tail = inspect.cleandoc(help_text).partition("\f")
+    out = []
+    for para in text.split("\n\n"):
+        if para.startswith("\b"):
+            out.append(para)
+            continue
+        lines: list[str] = []
+        for line in para.split("\n"):
+            if lines and line.strip() and not _OWN_LINE.match(line) and lines[-1].strip():
+                lines[-1] = f"{lines[-1].rstrip()} {line.strip()}"
+            else:
+                lines.append(line)
+        out.append("\n".join(lines))
+    return "\n\n".join(out) + cut + tail
+
+
 def shown_param(param: Any) -> Any:  # noqa: ANN401 - a typer parameter
     """A copy of ``param`` that prints as :class:`_ShownOption` / :class:`_ShownArgument`
     (the command keeps its own, untouched)."""
@@ -98,6 +129,7 @@ def print_help(command: Any, ctx: Any, *, compact_globals: bool) -> None:  # noq
     shared = [p for p in params if compact_globals and is_global(p)]
     view = copy.copy(command)
     view.params = [shown_param(p) for p in params if p not in shared]
+    view.help = reflow(command.help)
     view.add_help_option = False  # the help option is in params already
     rich_utils.rich_format_help(obj=view, ctx=ctx, markup_mode=command.rich_markup_mode)
     if shared:
