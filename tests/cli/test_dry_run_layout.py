@@ -110,13 +110,13 @@ def test_a_small_plan_shows_every_row_and_no_more_line(stuck, mixed) -> None:  #
 
 
 def test_dlq_replay_dry_run_leads_with_its_summaries(r, mixed) -> None:  # noqa: ANN001
-    """Two dead-letter streams (found by discovery): each summary first, then the first 20
+    """Two dead-letter streams (found by discovery, --all): each summary first, then the first 20
     rows of both, then how many more."""
     for source in (b"orders", b"payments"):
         sc.add_entries(r, source, 1)
     fill(r, b"orders:dlq", b"orders", N)
     fill(r, b"payments:dlq", b"payments", 5)
-    code, output, _ = mixed("dlq", "replay", "--dry-run")
+    code, output, _ = mixed("dlq", "replay", "--all", "--dry-run")
     assert code == 0
     lines = output.splitlines()
     head = "dry run, nothing changed: dlq-replay:"
@@ -125,5 +125,5 @@ def test_dlq_replay_dry_run_leads_with_its_summaries(r, mixed) -> None:  # noqa:
     assert lines[2] == "" and lines[3].split()[:2] == ["DLQ", "ID"]
     assert [line.split()[0] for line in lines[4:24]] == ["orders:dlq"] * 20
     assert lines[24:] == ["... and 1,195 more (--all-rows or -o json for all)"]
-    doc = json.loads(mixed("dlq", "replay", "--dry-run", "-o", "json")[2])
+    doc = json.loads(mixed("dlq", "replay", "--all", "--dry-run", "-o", "json")[2])
     assert sum(len(d["plan"]) for d in doc["dlqs"]) == N + 5
