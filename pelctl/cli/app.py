@@ -10,6 +10,7 @@ import inspect
 from typing import Annotated, Any
 
 import typer
+from typer.models import DefaultPlaceholder
 
 from pelctl import __version__
 from pelctl.cli import audit as audit_cmds
@@ -29,7 +30,7 @@ from pelctl.cli import spark as spark_cmds
 from pelctl.cli import streams as streams_cmds
 from pelctl.cli import tui as tui_cmds
 from pelctl.cli import version as version_cmds
-from pelctl.cli.options import ALL_NAMES, root_callback_params
+from pelctl.cli.options import ALL_NAMES, PelctlGroup, root_callback_params
 
 app = typer.Typer(
     name="pelctl",
@@ -42,7 +43,7 @@ app = typer.Typer(
     # Completion is pelctl's own (`pelctl completion SHELL`, live names): the root group
     # answers _PELCTL_COMPLETE; typer's --install-completion/--show-completion stay off.
     add_completion=False,
-    cls=completion_cmds.PelctlGroup,
+    cls=completion_cmds.RootGroup,
 )
 
 
@@ -95,3 +96,8 @@ for module in (repair_cmds, dlq_cmds, dlq_admin_cmds, consumers_cmds, audit_cmds
 spark_cmds.register(app)
 
 reclaim_cmds.register(app)  # the reclaim loop (SPEC §7)
+
+# Command groups print their help as the root does (no type noise): pelctl/cli/helpfmt.py.
+for group_info in app.registered_groups:
+    if isinstance(group_info.cls, DefaultPlaceholder):  # not chosen by add_typer(cls=...)
+        group_info.cls = PelctlGroup

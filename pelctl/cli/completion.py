@@ -48,6 +48,8 @@ from typer._click.shell_completion import (
 )
 from typer.core import TyperGroup
 
+from pelctl.cli.options import PelctlCommand, PelctlGroup
+
 PROG = "pelctl"
 COMPLETE_VAR = "_PELCTL_COMPLETE"
 TIMEOUT_S = 0.5  # one server reply (and the connect)
@@ -80,7 +82,7 @@ class Shell(StrEnum):
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("completion", rich_help_panel="Other")
+    @app.command("completion", rich_help_panel="Other", cls=PelctlCommand)
     def completion(
         shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.", show_default=False)],
     ) -> None:
@@ -103,8 +105,9 @@ def script(shell: str) -> str:
     return comp.source().strip("\n") + "\n"
 
 
-class PelctlGroup(TyperGroup):
-    """The root group: answers ``_PELCTL_COMPLETE`` requests (before any parsing)."""
+class RootGroup(PelctlGroup):
+    """The root group: pelctl's help, and answers ``_PELCTL_COMPLETE`` requests (before any
+    parsing)."""
 
     def _main_shell_completion(
         self,

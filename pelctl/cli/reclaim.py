@@ -396,8 +396,12 @@ def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) 
         out.table(TableData(()), records)
         return
     verb = "would be" if report.read_only else ""
-    columns = (Column("stream", "STREAM"),) + tuple(
-        Column(k, k.upper().replace("_", " "), justify="right") for k in keys
+    # Narrow terminals (docs/output.md): duplicate acks, skipped and ghosts go first (the
+    # line below the table counts the first two); the name is shortened.
+    dropped_first = {"duplicate_acks": 3, "skipped_alive": 2, "ghosts": 1}
+    columns = (Column("stream", "STREAM", shrinkable=True, min_width=12),) + tuple(
+        Column(k, k.upper().replace("_", " "), justify="right", priority=dropped_first.get(k, 0))
+        for k in keys
     ) + (Column("pel_depth", "PEL", justify="right"),)  # fmt: skip
     rows = []
     for s in report.streams:

@@ -53,7 +53,7 @@ WatchOpt = Annotated[
 IntervalOpt = Annotated[
     str,
     typer.Option(
-        "--interval", help="Time between frames with --watch (any duration: 500ms, 2s, 1m).",
+        "--interval", help="Time between --watch frames (any duration).",
         rich_help_panel=WATCH_PANEL,
     ),
 ]  # fmt: skip
