@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+from textual.widgets import Input
+
 from pelctl.core.models import PendingFilter
 from pelctl.tui.app import PelctlApp
 from tests.tui.recorded import FIXED_NOW, RecordedSource
@@ -41,6 +43,9 @@ async def settled(pilot) -> None:  # noqa: ANN001
     for _ in range(3):
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
+    # A focused input's cursor blinks on a timer: the screenshot would catch it on or off.
+    for box in pilot.app.screen.query(Input):
+        box.cursor_blink = False  # shown, steadily
     await pilot.pause(0.1)
 
 
@@ -80,7 +85,7 @@ def test_confirm_modal_shows_the_plan(snap_compare):  # noqa: ANN001
 def test_dead_letter_view(snap_compare):  # noqa: ANN001
     async def run(pilot) -> None:  # noqa: ANN001
         await settled(pilot)
-        await pilot.press("d")
+        await pilot.press("D")
         await settled(pilot)
 
     assert snap_compare(make(), terminal_size=SIZE, run_before=run)
@@ -102,3 +107,42 @@ def test_group_picker(snap_compare):  # noqa: ANN001
         await settled(pilot)
 
     assert snap_compare(make(None, None), terminal_size=SIZE, run_before=run)
+
+
+def test_entry_view(snap_compare):  # noqa: ANN001
+    """d (describe) on the stuck entries: the recorded entry's PEL row and fields."""
+
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        await pilot.press("j", "d")
+        await settled(pilot)
+
+    assert snap_compare(make(), terminal_size=SIZE, run_before=run)
+
+
+def test_command_line_completes(snap_compare):  # noqa: ANN001
+    """: with a jump being typed: the name completed in place (tab takes it)."""
+
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        await pilot.press("colon", *"stream ord")
+        await settled(pilot)
+        box = pilot.app.screen.query_one("#command")
+        for _ in range(100):
+            if box._suggestion:
+                break
+            await pilot.pause(0.02)
+
+    assert snap_compare(make(), terminal_size=SIZE, run_before=run)
+
+
+def test_prune_dialog_at_80x24(snap_compare):  # noqa: ANN001
+    """The smallest terminal: the prune dialog's text wraps, its box and buttons fit."""
+
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        pilot.app.screen.consumers.focus()
+        await pilot.press("x")
+        await settled(pilot)
+
+    assert snap_compare(make(), terminal_size=(80, 24), run_before=run)
