@@ -6,6 +6,9 @@ Fixtures:
 - ``conn``: a pelctl ``Connection`` to it;
 - ``cli``: run the typer app in-process (``cli("inspect", "s", "-o", "json")``);
 - every test gets its own XDG config/state dirs and no PELCTL_*/REDIS_* variables.
+
+Under CI (``CI`` set: .ci/run exports it) a skipped test fails the session: see
+``pytest_sessionfinish`` below and tests/support/tools.py, the one guard for missing tools.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ from unittest import mock
 
 import pytest
 import redis
+
+from tests.support.tools import in_ci
+
+pytest_plugins = ["tests.support.fakes"]  # the redis84 fixture (fakeredis as Redis 8.4)
 
 
 @dataclass
@@ -148,3 +155,29 @@ def cli(redis_server: RedisServer) -> Callable[..., CliResult]:
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return invoke
+
+
+# -- no skip hides under CI ----------------------------------------------------------------
+
+
+def _skipped(config: pytest.Config) -> list:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return list(reporter.stats.get("skipped", [])) if reporter is not None else []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under CI, any skipped test fails the run (exit 1), whatever skipped it."""
+    if in_ci() and _skipped(session.config) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
+    skipped = _skipped(config)
+    if not (in_ci() and skipped):
+        return
+    terminalreporter.write_sep(
+        "=", f"CI is set and {len(skipped)} test(s) were skipped: the run fails", red=True
+    )
+    for report in skipped[:50]:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        terminalreporter.write_line(f"SKIPPED {report.nodeid}: {reason}")

@@ -121,7 +121,7 @@ def test_streams_screen_and_palette(tui_data, make_app) -> None:
             await pilot.press("ctrl+p")
             await until(pilot, lambda: type(app.screen).__name__ == "CommandPalette", "palette")
             await pilot.press(*"open")
-            await pilot.pause(0.3)
+            await until(pilot, lambda: "Open stream" in drawn(app), "palette matches")
             text = assert_drawn_safe(app, "command palette")
             assert "Open stream" in text
             await pilot.press("escape")
@@ -211,7 +211,8 @@ def test_names_as_stream_and_group(tui_data, make_app) -> None:
                 await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "ack modal")
                 text = assert_drawn_safe(app, f"ack modal {key}")
                 if "\\n" not in t.arg:
-                    assert f"of {t.arg}/{t.arg}?" in text
+                    # "acknowledge 1 entry of X/X held by X on redis://...?" (issue 17)
+                    assert f"of {t.arg}/{t.arg} held by" in text
                 await pilot.press("n")
                 await until(pilot, lambda: isinstance(app.screen, GroupScreen), "cancelled")
                 assert_drawn_safe(app, f"after cancel {key}")
@@ -264,7 +265,8 @@ def test_group_picker_and_notifications(tui_data, make_app) -> None:
             app.screen.notify(f"NOGROUP No such key '{raw}'", title=raw, severity="error")
             app.notify(f"refresh failed: {raw}\nhint: {raw}", severity="warning")
             app.screen.status_bar.set_state(error=f"NOGROUP '{raw}'", failures=2)  # stale data
-            await pilot.pause(0.2)
+            await until(pilot, lambda: "refresh failed" in drawn(app) and "NOGROUP No such key"
+                        in drawn(app), "notifications drawn")  # fmt: skip
             assert_drawn_safe(app, "notifications")
             titles = {n.title for n in app._notifications}
             assert {"not found", "cannot open"} <= titles

@@ -23,7 +23,7 @@ from pelctl.tui.screens.help import HelpScreen
 from pelctl.tui.screens.prompt import PromptScreen
 from pelctl.tui.screens.streams import StreamsScreen
 from pelctl.tui.widgets.depth_sparkline import describe
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, until
 
 # The streams of the demo, as the list sorts them.
 STREAMS = ["legacy", "notifications", "orders", "orders:dlq", "{payments}", "{payments}:dlq"]
@@ -213,11 +213,8 @@ async def test_colon_jumps_with_completion(demo, make_app, recorder):
         await pilot.press("colon", *"stream or")
         line = await wait_screen(pilot, CommandLineScreen)
         box = line.query_one("#command")
-        await pilot.pause(0.1)  # the suggestion comes from a worker of the Input
-        for _ in range(50):
-            if box._suggestion:
-                break
-            await pilot.pause(0.05)
+        # shown ahead of the cursor (from the Input's worker); tab completes either way
+        await until(pilot, lambda: box._suggestion == "stream orders", "the suggestion")
         await pilot.press("tab")
         assert box.value == "stream orders"
         await pilot.press("enter")
@@ -240,10 +237,8 @@ async def test_colon_jumps_with_completion(demo, make_app, recorder):
         await pilot.press("tab")
         assert box.value == "group"
         await pilot.press(*" sh")
-        for _ in range(100):  # the groups arrive from a worker, then the suggestion
-            if box._suggestion == "group shipping":
-                break
-            await pilot.pause(0.05)
+        # the groups arrive from a worker, then the suggestion
+        await until(pilot, lambda: box._suggestion == "group shipping", "the groups' names")
         await pilot.press("tab", "enter")
         shipping = await wait_screen(pilot, GroupScreen)
         await recorder.wait_for(
@@ -262,11 +257,7 @@ async def test_colon_jumps_with_completion(demo, make_app, recorder):
         await settle(pilot, StreamsScreen)
         assert len(app.screen_stack) == 2
         await pilot.press("colon", "q", "enter")
-        for _ in range(100):
-            if not app.is_running:
-                break
-            await pilot.pause(0.05)
-        assert not app.is_running
+        await until(pilot, lambda: not app.is_running, "the app quits")
 
 
 # -- filters --------------------------------------------------------------------------------

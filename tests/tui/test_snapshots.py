@@ -10,6 +10,7 @@ from textual.widgets import Input
 
 from pelctl.core.models import PendingFilter
 from pelctl.tui.app import PelctlApp
+from tests.tui.conftest import until
 from tests.tui.recorded import FIXED_NOW, RecordedSource
 
 SIZE = (130, 38)
@@ -40,13 +41,18 @@ def make(
 
 
 async def settled(pilot) -> None:  # noqa: ANN001
+    """Workers done, screen not busy, no animation pending: the conditions, not a delay."""
+    app = pilot.app
     for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
+        await app.workers.wait_for_complete()
         await pilot.pause()
+    await until(pilot, lambda: not getattr(app.screen, "busy", False) and not app.workers._workers,
+                "the screen settled")  # fmt: skip
     # A focused input's cursor blinks on a timer: the screenshot would catch it on or off.
-    for box in pilot.app.screen.query(Input):
+    for box in app.screen.query(Input):
         box.cursor_blink = False  # shown, steadily
-    await pilot.pause(0.1)
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
 
 
 def test_streams_list(snap_compare):  # noqa: ANN001
@@ -128,10 +134,7 @@ def test_command_line_completes(snap_compare):  # noqa: ANN001
         await pilot.press("colon", *"stream ord")
         await settled(pilot)
         box = pilot.app.screen.query_one("#command")
-        for _ in range(100):
-            if box._suggestion:
-                break
-            await pilot.pause(0.02)
+        await until(pilot, lambda: box._suggestion, "the completion is shown")
 
     assert snap_compare(make(), terminal_size=SIZE, run_before=run)
 
