@@ -13,6 +13,7 @@ import typer
 
 from pelctl import __version__
 from pelctl.cli import audit as audit_cmds
+from pelctl.cli import completion as completion_cmds
 from pelctl.cli import config as config_cmds
 from pelctl.cli import consumers as consumers_cmds
 from pelctl.cli import demo as demo_cmds
@@ -38,7 +39,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    # Completion is pelctl's own (`pelctl completion SHELL`, live names): the root group
+    # answers _PELCTL_COMPLETE; typer's --install-completion/--show-completion stay off.
     add_completion=False,
+    cls=completion_cmds.PelctlGroup,
 )
 
 
@@ -80,7 +84,7 @@ _root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.param
 app.callback()(_root)
 
 for module in (streams_cmds, inspect_cmds, pending_cmds, histogram_cmds, ghosts_cmds,
-               config_cmds, demo_cmds, version_cmds, tui_cmds):  # fmt: skip
+               config_cmds, demo_cmds, version_cmds, tui_cmds, completion_cmds):  # fmt: skip
     module.register(app)
 
 # the repairs (SPEC §3, §5)

@@ -7,10 +7,12 @@ from typing import Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.watch import watchable
 
 
 def register(app: typer.Typer) -> None:
     @pelctl_command(app, "inspect", rich_help_panel="Read")
+    @watchable
     def inspect_cmd(
         rt: Runtime,
         stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],

@@ -312,7 +312,9 @@ def pelctl_command(
         def wrapper(**kwargs: Any) -> None:
             given = {k: kwargs.pop(k) for k in shared}
             ctx: typer.Context = kwargs.pop("pelctl_ctx")
-            command = ctx.command_path.split(" ", 1)[-1].replace(" ", "-")
+            # the path below the program's name ("python -m pelctl" has spaces too)
+            root = ctx.find_root().info_name or ""
+            command = ctx.command_path[len(root) :].strip().replace(" ", "-")
             rt = Runtime(merged_options(ctx, given), command, pipe_default)
             run_command(rt, func, kwargs)
 
