@@ -140,7 +140,8 @@ def _config(mod: Module) -> str:
         'source_paths = ["pelctl"]\n'
         f"only_mutate = {toml_list(mod.paths)}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(mod.tests)}\n"
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "--timeout=600"]\n'
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", "not slow",'
+        ' "--timeout=600"]\n'
         "use_git_change_detection = false\n"
         "timeout_multiplier = 10.0\n"
     )

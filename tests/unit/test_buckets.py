@@ -12,12 +12,14 @@ from collections import Counter
 
 import pytest
 
+from pelctl.core.errors import UsageError
 from pelctl.core.histogram import (
     DEFAULT_DELIVERY_EDGES,
     DEFAULT_TIME_EDGES_MS,
     _age_page,
     _edge_buckets,
     count_idle,
+    parse_edges,
 )
 from pelctl.core.inspect import at_least, count_poison, count_thresholds
 
@@ -159,3 +161,51 @@ def test_poison_count_of_a_page():
 
 def test_default_delivery_edges_put_five_in_its_own_bucket():
     assert 5 in DEFAULT_DELIVERY_EDGES and 4 in DEFAULT_DELIVERY_EDGES
+
+
+def test_age_pages_add_up_in_the_same_bucket():
+    """Two pages that each fall in one bucket: the second adds to the first's count."""
+    counts = [0] * 4
+    _age_page(age_rows([500, 400]), NOW, EDGES, counts)
+    _age_page(age_rows([300, 200, 100]), NOW, EDGES, counts)
+    assert counts == [0, 5, 0, 0]
+
+
+# --buckets: the accepted edges and the exact refusals (message and hint).
+@pytest.mark.parametrize(
+    ("by", "text", "edges"),
+    [
+        ("deliveries", "1,2", (1, 2)),  # 1 is a valid first edge (positive)
+        ("deliveries", " 2 , 5,10 ", (2, 5, 10)),
+        ("idle", "1s,10s,1m", (1_000, 10_000, 60_000)),
+        ("age", "1,2ms", (1, 2)),
+        ("idle", "1s,,2s,", (1_000, 2_000)),  # empty parts are ignored
+    ],
+)
+def test_parse_edges_accepts(by, text, edges):
+    assert parse_edges(by, text) == edges
+
+
+@pytest.mark.parametrize(
+    ("by", "text", "message", "hint"),
+    [
+        ("consumer", "1s", "--buckets does not apply to --by consumer (one bucket per consumer)",
+         None),
+        ("idle", " , ", "--buckets needs at least one edge, e.g. --buckets 1s,10s,1m", None),
+        ("deliveries", "2,x", "invalid delivery count 'x' in --buckets",
+         "--by deliveries takes whole numbers: --buckets 2,5,10"),
+        ("deliveries", "0,5", "--buckets edges must be positive and strictly increasing",
+         "e.g. --buckets 1s,10s,1m,10m,1h"),
+        ("deliveries", "2,2", "--buckets edges must be positive and strictly increasing",
+         "e.g. --buckets 1s,10s,1m,10m,1h"),
+        ("idle", "1s,1000ms", "--buckets edges must be positive and strictly increasing",
+         "e.g. --buckets 1s,10s,1m,10m,1h"),
+        ("idle", "2s,1s", "--buckets edges must be positive and strictly increasing",
+         "e.g. --buckets 1s,10s,1m,10m,1h"),
+    ],
+)  # fmt: skip
+def test_parse_edges_refuses(by, text, message, hint):
+    with pytest.raises(UsageError) as info:
+        parse_edges(by, text)
+    assert str(info.value) == message
+    assert info.value.hint == hint
