@@ -78,7 +78,7 @@ def _ms(value: Duration) -> int:
     if isinstance(value, timedelta):
         return int(value.total_seconds() * 1000)
     if isinstance(value, str):
-        from pelctl.core.durations import parse_duration_ms
+        from pelctl.base.durations import parse_duration_ms
 
         return parse_duration_ms(value)
     if isinstance(value, float):
@@ -444,7 +444,7 @@ class ReliableConsumer:
             info = {_text(k): v for k, v in pairs}
             if _text(info.get(b"name", b"")) == self._bgroup:
                 depth = int(info[b"pending"])
-        from pelctl.core.binary import escape
+        from pelctl.base.binary import escape
 
         labels = (escape(self._bstream), escape(self._bgroup))
         if depth is not None:
@@ -453,7 +453,7 @@ class ReliableConsumer:
 
     def _observe(self, seconds: float) -> None:
         if self.metrics is not None:
-            from pelctl.core.binary import escape
+            from pelctl.base.binary import escape
 
             self.metrics.duration.labels(escape(self._bstream), escape(self._bgroup)).observe(
                 seconds

@@ -28,8 +28,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pelctl.core.errors import OperationFailed
-from pelctl.core.paths import state_dir
+from pelctl.base.errors import OperationFailed
+from pelctl.base.paths import state_dir
 
 INSTALL_HINT = (
     "redis-server is not installed; on Debian/Ubuntu: sudo apt-get install redis-server "

@@ -29,9 +29,9 @@ def tail(
     In pipes (or -o ndjson / json) the records themselves, one JSON object a line."""
     import sys
 
+    from pelctl.base.binary import json_text
+    from pelctl.base.paths import audit_path
     from pelctl.core import audit
-    from pelctl.core.binary import json_text
-    from pelctl.core.paths import audit_path
     from pelctl.render.table import Column
 
     path = audit_path()

@@ -469,7 +469,7 @@ def _connect(o: dict[str, Any]) -> tuple[Any, str | None]:
 def _lookup(
     kind: str, conn: Any, ctx: Context, incomplete: str, default_group: str | None
 ) -> list[CompletionItem]:  # noqa: ANN401
-    from pelctl.core.binary import escape, unescape
+    from pelctl.base.binary import escape, unescape
 
     params = ctx.params
     if kind == "stream":
@@ -508,7 +508,7 @@ def _lookup(
 def _streams(conn: Any, incomplete: str) -> list[str]:  # noqa: ANN401
     """Stream names starting with ``incomplete``: SCAN MATCH on the part typed before any
     backslash escape (the rest is matched here, on the escaped names), bounded."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
 
     literal = incomplete.split("\\", 1)[0].encode("utf-8", "surrogateescape")
     pattern = re.sub(rb"([*?\[\]\\])", rb"\\\1", literal) + b"*"

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
 @pelctl_command(config_app, "path")
 def path(rt: Runtime) -> None:
     """Print the config file's path (it may not exist yet)."""
-    from pelctl.core.paths import config_path
+    from pelctl.base.paths import config_path
 
     rt.out.line(str(config_path()))
 
@@ -26,7 +26,7 @@ def path(rt: Runtime) -> None:
 @pelctl_command(config_app, "show")
 def show(rt: Runtime) -> None:
     """Show the resolved settings (secrets redacted), where the URL came from, and file paths."""
-    from pelctl.core.paths import audit_path, config_path
+    from pelctl.base.paths import audit_path, config_path
 
     s = rt.settings()
     info = {
@@ -105,7 +105,7 @@ def _list_contexts(rt: Runtime) -> None:
 @pelctl_command(config_app, "current-context")
 def current_context(rt: Runtime) -> None:
     """Print the config file's current-context (what commands use without --context)."""
-    from pelctl.core.errors import OperationFailed
+    from pelctl.base.errors import OperationFailed
     from pelctl.redis.contexts import load_config
 
     cfg = load_config()

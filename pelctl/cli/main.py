@@ -30,7 +30,7 @@ def _report_click_error(err: Exception) -> int:
         return 1
     if not (hasattr(err, "format_message") and hasattr(err, "exit_code")):
         raise err
-    from pelctl.core.binary import clean
+    from pelctl.base.binary import clean
 
     if name == "NoSuchOption":
         # click's own suggestion compares with every long option, the leading dashes

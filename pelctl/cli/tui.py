@@ -71,9 +71,9 @@ def register(app: typer.Typer) -> None:
         Repairs are hidden and refused with --read-only."""
         import sys
 
-        from pelctl.core.binary import unescape
-        from pelctl.core.durations import parse_duration_ms
-        from pelctl.core.errors import UsageError
+        from pelctl.base.binary import unescape
+        from pelctl.base.durations import parse_duration_ms
+        from pelctl.base.errors import UsageError
 
         refresh_ms = parse_duration_ms(refresh)
         if 0 < refresh_ms < 200:

@@ -1,4 +1,4 @@
-"""The audit log: one JSON line per mutation, appended to :func:`pelctl.core.paths.audit_path`.
+"""The audit log: one JSON line per mutation, appended to :func:`pelctl.base.paths.audit_path`.
 
 The file is created with mode 0600 (and tightened to 0600 if it was looser), its directory
 with 0700. Server URLs are redacted; the parameters recorded are the repair's targets and options
@@ -30,10 +30,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import NotAudited, OperationFailed
+from pelctl.base.binary import escape
+from pelctl.base.errors import NotAudited, OperationFailed
+from pelctl.base.paths import audit_path, state_dir
 from pelctl.core.mutations import RepairResult
-from pelctl.core.paths import audit_path, state_dir
 
 MAX_IDS = 1_000
 MAX_FAILED = 100
@@ -167,7 +167,7 @@ def append(record: dict[str, Any], path: Path | None = None) -> Path:
 
     Raises ``OSError`` when the line could not be written whole (a full disk, a file-size
     limit, the file replaced by a directory): callers that already changed something turn it
-    into :class:`~pelctl.core.errors.NotAudited` with :func:`not_audited`. A line left
+    into :class:`~pelctl.base.errors.NotAudited` with :func:`not_audited`. A line left
     unfinished by an earlier failure is closed first, so it never swallows this one.
     """
     path = path or audit_path()

@@ -49,9 +49,9 @@ from typing import Any
 
 import redis.exceptions as rex
 
+from pelctl.base.binary import escape
+from pelctl.base.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core import lineage
-from pelctl.core.binary import escape
-from pelctl.core.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core.models import id_ms, parse_id
 from pelctl.core.mutations import (
     APPLIED,
@@ -244,7 +244,7 @@ def parse_time_bound(text: str, *, now_ms: int | None = None, end: bool = False)
     ISO-8601 time (``2025-01-31T14:00``, UTC unless an offset is given) is absolute; a full
     stream id (``1700000000000-0``) is used as is.
     """
-    from pelctl.core.durations import parse_duration_ms
+    from pelctl.base.durations import parse_duration_ms
 
     raw = text.strip()
     if _FULL_ID.match(raw):
@@ -1248,7 +1248,7 @@ def _run_batches(
 
 
 def _is_connection_error(err: BaseException) -> bool:
-    from pelctl.core.errors import ConnectionFailed
+    from pelctl.base.errors import ConnectionFailed
 
     cause = err.__cause__ or err
     return isinstance(err, ConnectionFailed) or isinstance(

@@ -12,11 +12,11 @@ from functools import partial
 from itertools import compress
 from operator import itemgetter
 
+from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
+from pelctl.base.errors import GroupNotFound
 from pelctl.core import liveness
-from pelctl.core.binary import escape
 from pelctl.core.cmdline import command_line
-from pelctl.core.durations import format_duration_ms
-from pelctl.core.errors import GroupNotFound
 from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
 from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS, ConsumerFacts
 from pelctl.core.models import (

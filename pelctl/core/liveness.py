@@ -397,7 +397,7 @@ def claim_warnings(plan: object, *, applied: bool, target: Judgement | None = No
     own PEL (``XREADGROUP`` with id ``0``), which framework workers rarely do; ``requeue``
     hands entries to any healthy consumer. ``target``: the verdict of the ``--to`` consumer,
     warned about when it is not ``active``."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
     from pelctl.core.cmdline import command_line
 
     stream, group = plan.stream, plan.group  # type: ignore[attr-defined]

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from pelctl.core.errors import UsageError
+from pelctl.base.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pelctl.redis.connection import Connection
@@ -315,7 +315,7 @@ class Mutation:
     def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
         """What ``items`` (``n`` of them) are, named: ``3 entries of orders/billing held by
         billing-2 to orders:dlq``. ``dead``: requeued entries that go to the DLQ instead."""
-        from pelctl.core.binary import escape
+        from pelctl.base.binary import escape
 
         items = list(items)
         where = f"{escape(plan.stream)}/{escape(plan.group)}"
@@ -364,7 +364,7 @@ class Mutation:
 
 def name_list(names: Iterable[bytes], limit: int = 3) -> str:
     """The most frequent names, escaped: ``billing-2, billing-1 and 3 more``."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
 
     counted = Counter(names)
     shown = ", ".join(escape(n) for n, _ in counted.most_common(limit))
@@ -374,7 +374,7 @@ def name_list(names: Iterable[bytes], limit: int = 3) -> str:
 
 def on_server(server: str, context: str | None = None) -> str:
     """`` on redis://127.0.0.1:6379/0 (context prod)`` (the URL is already redacted)."""
-    from pelctl.core.binary import clean
+    from pelctl.base.binary import clean
 
     text = f" on {server}" if server else ""
     if context:

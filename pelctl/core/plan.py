@@ -20,7 +20,7 @@ never trusts it blindly:
   still as planned; the scripts then re-verify each entry again, atomically with its
   change: still pending, same owner, same delivery count, still idle enough.
 
-Names and ids are written with :func:`pelctl.core.binary.escape`, so binary names survive.
+Names and ids are written with :func:`pelctl.base.binary.escape`, so binary names survive.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.binary import escape, unescape
-from pelctl.core.errors import ConfigError, OperationFailed, PelctlError, UsageError
+from pelctl.base.binary import escape, unescape
+from pelctl.base.errors import ConfigError, OperationFailed, PelctlError, UsageError
+from pelctl.base.paths import plan_key_path
 from pelctl.core.mutations import SKIP_ACTIONS, Options, Plan, PlanItem, Targets, get
-from pelctl.core.paths import plan_key_path
 from pelctl.core.targets import require_group, require_stream
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import redis.exceptions as rex
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import UsageError
+from pelctl.base.binary import escape
+from pelctl.base.errors import UsageError
 from pelctl.core.lineage import no_lineage_note, requeue_copy
 from pelctl.core.models import PendingFilter
 from pelctl.core.mutations import (

@@ -6,9 +6,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
+from pelctl.base.errors import ConsumerNotFound, GroupNotFound, StreamNotFound, WrongType
 from pelctl.core.cmdline import command_line
-from pelctl.core.errors import ConsumerNotFound, GroupNotFound, StreamNotFound, WrongType
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from pelctl.core.errors import UsageError
+from pelctl.base.errors import UsageError
 
 STRATEGIES = ("requeue", "claim", "autoclaim", "xreadgroup-claim", "auto")
 # Strategies that take entries in the same command that finds them (XAUTOCLAIM, XREADGROUP
@@ -56,7 +56,7 @@ class ReclaimConfig:
 
     def params(self) -> dict[str, object]:
         """The settings as JSON (audit lines, the start log line)."""
-        from pelctl.core.binary import escape
+        from pelctl.base.binary import escape
 
         return {
             "strategy": self.strategy,
@@ -219,7 +219,7 @@ class PassReport:
         return total
 
     def summary(self) -> dict[str, object]:
-        from pelctl.core.binary import escape
+        from pelctl.base.binary import escape
 
         t = self.totals
         out: dict[str, object] = {

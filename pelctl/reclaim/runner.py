@@ -48,8 +48,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import (
+from pelctl.base.binary import escape
+from pelctl.base.errors import (
     AuthFailed,
     ConnectionFailed,
     GroupNotFound,

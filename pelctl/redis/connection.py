@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.client import CaseInsensitiveDict
 
-from pelctl.core.errors import ConnectionFailed, UsageError
+from pelctl.base.errors import ConnectionFailed, UsageError
 from pelctl.redis.capabilities import Capabilities, from_info
 from pelctl.redis.contexts import ConnectionSettings
 from pelctl.redis.errors import redis_errors

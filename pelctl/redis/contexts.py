@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.errors import ConfigError
-from pelctl.core.paths import config_path
+from pelctl.base.errors import ConfigError
+from pelctl.base.paths import config_path
 from pelctl.redis.url import (
     SCHEMES,
     check_url,
@@ -292,8 +292,8 @@ def _timeout_from_env(env: dict[str, str]) -> float:
     text = env.get("PELCTL_TIMEOUT", "").strip()
     if not text:
         return ConnectionSettings.socket_timeout
-    from pelctl.core.durations import parse_duration_ms
-    from pelctl.core.errors import InvalidDuration
+    from pelctl.base.durations import parse_duration_ms
+    from pelctl.base.errors import InvalidDuration
 
     try:
         ms = parse_duration_ms(text)

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import redis
 import redis.exceptions as rex
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import GroupNotFound, StreamNotFound, UsageError
+from pelctl.base.binary import escape
+from pelctl.base.errors import GroupNotFound, StreamNotFound, UsageError
 from pelctl.redis.errors import redis_errors
 
 # One raw XPENDING row: [id, consumer, idle_ms, deliveries]

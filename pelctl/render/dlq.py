@@ -7,10 +7,10 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from pelctl.core.binary import escape, to_json_text
+from pelctl.base.binary import escape, to_json_text
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.decoders import Decoded, decode
 from pelctl.core.dlq import DlqEntry, DlqStats
-from pelctl.core.durations import format_duration_ms
 from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult
 from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pelctl.core.binary import escape
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.histogram import Bucket, Histogram
 from pelctl.render.table import Column, TableData, fmt_int
 

@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.errors import UsageError
+from pelctl.base.errors import UsageError
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, spark_ddl
 
 DEFAULT_ACCURACY = 10_000
@@ -194,7 +194,7 @@ _PEL_COLUMNS = (
 def load_from_redis(spark: Any, urls: list[str], reader_options: dict[str, str]) -> Tables:
     """Read live Redis: the PEL through the ``pel`` data source (executors scan the PELs in
     parallel, one task per server/stream/group/id range), the small tables on the driver."""
-    from pelctl.core.binary import unescape
+    from pelctl.base.binary import unescape
     from pelctl.spark import register
     from pelctl.spark.snapshot import Target, now_ms_precision, small_tables
     from pelctl.spark.source import connect_url, parse_options

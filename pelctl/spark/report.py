@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pelctl.core.binary import clean
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.binary import clean
+from pelctl.base.durations import format_duration_ms
 from pelctl.render.table import Column, TableData, fmt_int
 
 PALETTE = ("#2563eb", "#f59e0b", "#dc2626", "#16a34a", "#7c3aed", "#0891b2", "#db2777")

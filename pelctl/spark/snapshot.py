@@ -33,9 +33,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.binary import escape, json_text
+from pelctl.base.binary import escape, json_text
+from pelctl.base.errors import NotFound, OperationFailed, UsageError
 from pelctl.core.decoders import decode
-from pelctl.core.errors import NotFound, OperationFailed, UsageError
 from pelctl.core.models import id_ms
 from pelctl.core.targets import _pairs
 from pelctl.redis.connection import Connection

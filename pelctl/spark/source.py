@@ -181,7 +181,7 @@ class PelPartition(InputPartition):
 
 def plan_partitions(opts: PelOptions, snapshot_time: datetime) -> list[PelPartition]:
     """Discover streams and groups (on the driver) and cut the work into partitions."""
-    from pelctl.core.binary import escape, unescape
+    from pelctl.base.binary import escape, unescape
     from pelctl.spark.snapshot import describe_streams, split_id_range, stream_keys
 
     parts: list[PelPartition] = []
@@ -254,7 +254,7 @@ def read_partition(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
 
 
 def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
     from pelctl.spark import snapshot as snap
 
     conn = connect_url(opts, part.server)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pelctl.core.binary import escape
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import PendingFilter
 from pelctl.render.table import Column
 

@@ -15,7 +15,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import PendingEntry, PendingFilter
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from pelctl.core.binary import clean, escape
+from pelctl.base.binary import clean, escape
 from pelctl.tui import theme as themes
 from pelctl.tui.aggregate import DEFAULT_TOP_N
 from pelctl.tui.commands import PelctlCommands
@@ -107,7 +107,7 @@ class PelctlApp(App[None]):
         self._load_groups(stream, replace)
 
     def _load_groups(self, stream: bytes, replace: bool) -> None:
-        from pelctl.core.errors import PelctlError
+        from pelctl.base.errors import PelctlError
 
         def work() -> None:
             try:
@@ -183,8 +183,8 @@ class PelctlApp(App[None]):
         return {"stream": streams, "dlq": dlqs}
 
     def run_jump(self, line: str, under: Screen | None = None) -> None:
+        from pelctl.base.errors import UsageError
         from pelctl.core.dlq import is_dlq_name
-        from pelctl.core.errors import UsageError
         from pelctl.core.inspect import dlq_key
         from pelctl.tui import jumps
         from pelctl.tui.screens.group import GroupScreen

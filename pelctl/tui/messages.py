@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from pelctl.core.errors import PelctlError
+from pelctl.base.errors import PelctlError
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
 from pelctl.tui.aggregate import PelAggregate
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from pelctl.core.errors import ReadOnlyRefused
+from pelctl.base.errors import ReadOnlyRefused
 from pelctl.tui.actions import (
     ACTIONS,
     PREVIEW_ROWS,
@@ -120,7 +120,7 @@ def plan(source: RedisSource, request: ActionRequest) -> ActionPlan:
 
 def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:  # noqa: ANN401
     """The command layer's plan as the modal shows it (rows from the shared renderers)."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
 
     if request.action == "dlq_replay":
         from pelctl.render import dlq as render_dlq
@@ -246,7 +246,7 @@ def _params(request: ActionRequest, core_plan: Any) -> dict[str, Any]:  # noqa: 
 
 
 def to_outcome(request: ActionRequest, result: Any) -> ActionOutcome:  # noqa: ANN401
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
 
     if request.action == "dlq_replay":
         from pelctl.render.dlq import result_summary

@@ -187,7 +187,7 @@ def test_dlq_move_killed_at_random_points_never_loses(
 def test_ctrl_c_mid_requeue_stops_cleanly_and_is_audited(r, raw, redis_server) -> None:  # noqa: ANN001
     import json
 
-    from pelctl.core.paths import audit_path
+    from pelctl.base.paths import audit_path
 
     n = max(ENTRIES // 5, 1_000)
     originals = build(r, n)

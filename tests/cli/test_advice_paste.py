@@ -9,7 +9,7 @@ import shlex
 import pytest
 
 from pelctl import scenario as sc
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from pelctl.core.cmdline import command_line
 from pelctl.redis.timeshift import backdate_consumers
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from pelctl import scenario as sc
+from pelctl.base.paths import audit_path
 from pelctl.core import plan as plans
-from pelctl.core.paths import audit_path
 from tests.conftest import CliResult
 from tests.integration.repair_support import DEAD, G, S, incident, pel, raw
 from tests.support.state import assert_unchanged, snapshot
@@ -208,8 +208,8 @@ def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None: 
 
 
 def test_plan_files_hold_only_repairs_of_a_group(r, conn, tmp_path) -> None:  # noqa: ANN001
+    from pelctl.base.errors import UsageError
     from pelctl.core import dlq
-    from pelctl.core.errors import UsageError
 
     sc.raw(r).execute_command("XADD", b"orders:dlq", "*", "a", "1", "_dlq_source", "orders")
     p = dlq.plan_dlq(conn, "dlq-purge", b"orders:dlq", dlq.DlqTargets(every=True))

@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from pelctl import scenario as sc
-from pelctl.core.paths import audit_path
+from pelctl.base.paths import audit_path
 from pelctl.demo import free_port
 from tests.cli.conftest import PASSWORD
 from tests.conftest import CliResult

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from pelctl.core.binary import escape, to_json_text
+from pelctl.base.binary import escape, to_json_text
 from tests.frameworks.harness import FASTSTREAM, TASKIQ, Harness
 from tests.hostile.corpus import assert_safe
 

@@ -24,7 +24,7 @@ import pytest
 import redis
 
 from pelctl import scenario as sc
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from tests.conftest import RedisServer, start_redis
 from tests.hostile.corpus import BIG, SMALL, Hostile
 from tests.integration.dlq_builders import add_dead

@@ -19,7 +19,7 @@ import pytest
 import redis
 
 from pelctl import scenario as sc
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from tests.hostile.checks import FORMATS, TEXT_FORMATS, check, shown
 from tests.hostile.corpus import BIG, BY_KEY, SMALL, Hostile, assert_safe
 from tests.hostile.test_terminal import on_terminal

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from pelctl.base.binary import clean, escape, json_text, unescape
 from pelctl.cli.output import csv_cell
-from pelctl.core.binary import clean, escape, json_text, unescape
 from tests.hostile.corpus import CORPUS, assert_safe
 
 CONTROLS = [chr(c) for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))]
@@ -136,7 +136,7 @@ def test_reclaim_log_lines_carry_no_control_character() -> None:
 def test_a_missing_group_names_it_escaped(conn, r) -> None:  # noqa: ANN001
     """The scan engine's own NOGROUP text (built from the names) holds no raw control."""
     from pelctl import scenario as sc
-    from pelctl.core.errors import GroupNotFound
+    from pelctl.base.errors import GroupNotFound
     from pelctl.redis.scan import group_meta
 
     sc.add_entries(r, b"s\x1b[2J", 1)

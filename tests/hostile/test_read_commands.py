@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl.core.binary import escape, to_json_text, unescape
+from pelctl.base.binary import escape, to_json_text, unescape
 from tests.hostile.checks import FORMATS, TEXT_FORMATS, check, shown
 from tests.hostile.conftest import ALL, ALL_DLQ, ALL_GROUP, WORKER
 from tests.hostile.corpus import CORPUS, SMALL

@@ -12,7 +12,7 @@ from unittest import mock
 
 import pytest
 
-from pelctl.core.binary import escape, unescape
+from pelctl.base.binary import escape, unescape
 from tests.hostile.checks import FORMATS, check, shown
 from tests.hostile.conftest import ALL, ALL_DLQ, ALL_GROUP, Target, build_all, build_one
 from tests.hostile.corpus import BY_KEY, CORPUS, SMALL

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from tests.hostile.checks import FORMATS, assert_spreadsheet_safe
 from tests.hostile.corpus import CORPUS, SMALL, assert_safe
 
@@ -18,7 +18,7 @@ T0 = "2026-01-01T00:00:00Z"
 
 
 def hostile_result(corpus: tuple = CORPUS) -> dict[str, Any]:
-    """Names as snapshots store them (escaped, ``pelctl.core.binary.escape``); reasons and
+    """Names as snapshots store them (escaped, ``pelctl.base.binary.escape``); reasons and
     sources as the DLQ section keeps them (text)."""
     names = [escape(h.raw) for h in corpus]
     texts = [h.raw.decode("utf-8", "replace") for h in corpus]

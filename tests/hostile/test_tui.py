@@ -18,7 +18,7 @@ import pytest
 import redis
 
 from pelctl import scenario as sc
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from tests.hostile.conftest import ALL, ALL_DLQ, ALL_GROUP, Target
 from tests.hostile.corpus import BY_KEY, SMALL, assert_safe
 

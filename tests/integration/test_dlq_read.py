@@ -10,8 +10,8 @@ from collections import Counter
 import pytest
 
 from pelctl import scenario as sc
+from pelctl.base.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core import dlq
-from pelctl.core.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core.inspect import inspect_stream
 from pelctl.core.streams import list_streams
 from tests.integration.dlq_builders import add_dead, envelope, fill

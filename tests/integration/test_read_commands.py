@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 from pelctl import scenario as sc
-from pelctl.core.binary import escape, to_json_text, unescape
+from pelctl.base.binary import escape, to_json_text, unescape
 from pelctl.core.inspect import inspect_stream
 from pelctl.core.models import PendingFilter
 from pelctl.core.pending import iter_pending

@@ -10,11 +10,11 @@ from dataclasses import replace
 import pytest
 
 from pelctl import scenario as sc
+from pelctl.base.errors import ConfigError, StreamNotFound
+from pelctl.base.paths import audit_path
 from pelctl.core import audit
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
-from pelctl.core.errors import ConfigError, StreamNotFound
-from pelctl.core.paths import audit_path
 from pelctl.redis.connection import connect
 from pelctl.redis.contexts import ConnectionSettings
 from tests.conftest import start_redis
@@ -153,7 +153,7 @@ def test_unwritable_audit_log_stops_before_any_change(tmp_path, monkeypatch) -> 
         target.parent.mkdir()
         os.chmod(target.parent, 0o500)
     monkeypatch.setenv("PELCTL_AUDIT_LOG", str(target))
-    from pelctl.core.errors import OperationFailed
+    from pelctl.base.errors import OperationFailed
 
     with pytest.raises(OperationFailed, match="cannot write the audit log"):
         audit.ensure_writable()

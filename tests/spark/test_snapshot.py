@@ -103,7 +103,7 @@ def test_consumer_rows_carry_the_server_version_and_the_verdict(
 
 def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
     from pelctl import scenario as sc
-    from pelctl.core.binary import unescape
+    from pelctl.base.binary import unescape
     from pelctl.redis.connection import connect
     from pelctl.redis.contexts import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
@@ -133,8 +133,8 @@ def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: 
     ``_original_id``, else ``_dlq_id``), as ``dlq list`` shows it. On main both were decided
     from the entries: the emptied DLQ was a plain stream, the impostor a DLQ, and the
     requeued-then-dead-lettered message showed its last copy's id."""
+    from pelctl.base.binary import unescape
     from pelctl.core import dlq
-    from pelctl.core.binary import unescape
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
     from tests.integration.dlq_builders import add_dead
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.spark
 
 def _scan_engine_rows(urls: list[str]) -> dict[tuple, tuple[int, int]]:
     """(server, stream, group, id, consumer) -> (idle_ms, deliveries), via PelScan."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
     from pelctl.redis.connection import connect
     from pelctl.redis.contexts import ConnectionSettings
     from pelctl.redis.scan import PelScan

@@ -23,7 +23,7 @@ def test_capabilities_of_valkey(valkey_server, vk):
 
 
 def test_missing_features_say_what_they_need(valkey_server, vk):
-    from pelctl.core.errors import NeedsServerVersion
+    from pelctl.base.errors import NeedsServerVersion
     from pelctl.redis.connection import connect
     from pelctl.redis.contexts import ConnectionSettings
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.binary import escape, unescape
+from pelctl.base.binary import escape, unescape
 from pelctl.core.dlq import DlqEntry
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, StreamSummary
 from pelctl.render.table import Column
@@ -151,7 +151,7 @@ class RecordedSource:
     def entry(self, stream: bytes, group: bytes, entry_id: bytes) -> EntrySnapshot:
         """The entry view's read (``d``/``v``): recorded for every entry the group
         snapshots show."""
-        from pelctl.core.errors import OperationFailed
+        from pelctl.base.errors import OperationFailed
 
         self.calls.append(f"entry {escape(stream)} {escape(group)} {escape(entry_id)}")
         try:

@@ -317,7 +317,7 @@ async def test_read_only_hides_and_refuses_every_action(demo, make_app, recorder
         # the data source refuses on its own as well
         import pytest
 
-        from pelctl.core.errors import ReadOnlyRefused
+        from pelctl.base.errors import ReadOnlyRefused
 
         with pytest.raises(ReadOnlyRefused):
             app.source.plan(ActionRequest("ack", b"orders", b"billing", ids=(b"1-0",)))

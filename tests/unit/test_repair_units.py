@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from pelctl.base.errors import UsageError
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
-from pelctl.core.errors import UsageError
 from pelctl.core.repair import envelope, lock_key, normalize_ids
 from pelctl.redis.scripts import crc16, hash_tag, key_slot, same_slot, script
 

@@ -25,7 +25,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from pelctl.core.errors import NotFound, OperationFailed, PelctlError, ReadOnlyRefused
+from pelctl.base.errors import NotFound, OperationFailed, PelctlError, ReadOnlyRefused
 from pelctl.tui.actions import ACTIONS, ActionPlan, ActionRequest, is_dangerous
 from pelctl.tui.aggregate import ScanCancelled
 from pelctl.tui.messages import (

@@ -14,8 +14,8 @@ from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Input, Label
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import PelctlError
+from pelctl.base.binary import escape
+from pelctl.base.errors import PelctlError
 from pelctl.tui import jumps
 from pelctl.tui.text import content
 

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Input, Static
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from pelctl.core.decoders import Decoded, decode
 from pelctl.core.dlq import DlqEntry
 from pelctl.core.models import parse_id

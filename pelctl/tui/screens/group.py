@@ -10,8 +10,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer
 
-from pelctl.core.binary import escape
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, parse_id
 from pelctl.render import inspect as inspect_render
 from pelctl.render import pending as pending_render

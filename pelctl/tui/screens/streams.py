@@ -9,8 +9,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import PelctlError
+from pelctl.base.binary import escape
+from pelctl.base.errors import PelctlError
 from pelctl.render import streams as render
 from pelctl.render.table import Column, fmt_int
 from pelctl.tui.screens.base import PollingScreen
