@@ -66,7 +66,7 @@ from pelctl.reclaim.strategies import (
 )
 from pelctl.redis.capabilities import Capabilities, from_info
 from pelctl.redis.connection import Connection, strip_callbacks
-from pelctl.redis.contexts import ConnectionSettings
+from pelctl.redis.settings import ConnectionSettings
 
 log = logging.getLogger("pelctl.consumer")
 

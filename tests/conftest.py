@@ -84,7 +84,7 @@ def r(redis_server: RedisServer) -> Iterator[redis.Redis]:
 @pytest.fixture
 def conn(redis_server: RedisServer, r: redis.Redis):  # noqa: ANN201
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     c = connect(ConnectionSettings(url=redis_server.url))
     yield c

@@ -44,7 +44,7 @@ def _raw(url: str) -> redis.Redis:
 def prepare_pelctl(url: str, stream: bytes, group: bytes) -> Callable[[], int]:
     from pelctl.core import mutations
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     conn = connect(ConnectionSettings(url=url, client_name="pelctl:bench:requeue"))
 

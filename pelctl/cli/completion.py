@@ -453,8 +453,8 @@ def _connect(o: dict[str, Any]) -> tuple[Any, str | None]:
     """A pelctl Connection and the context's default group."""
     from dataclasses import replace
 
+    from pelctl.config import load_config, resolve_settings
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import load_config, resolve_settings
 
     settings = resolve_settings(
         url=o.get("url"), context=o.get("context"), tls_ca=o.get("tls_ca"),
@@ -532,7 +532,7 @@ def _rows(conn: Any, what: str, *keys: bytes) -> list[dict[bytes, Any]]:  # noqa
 
 
 def _contexts(incomplete: str) -> list[CompletionItem]:
-    from pelctl.redis.contexts import load_config
+    from pelctl.config import load_config
     from pelctl.redis.url import redact
 
     try:

@@ -66,7 +66,7 @@ def get_contexts(rt: Runtime) -> None:
 
 
 def _list_contexts(rt: Runtime) -> None:
-    from pelctl.redis.contexts import load_config
+    from pelctl.config import load_config
     from pelctl.redis.url import redact
     from pelctl.render.table import Column, TableData
 
@@ -106,7 +106,7 @@ def _list_contexts(rt: Runtime) -> None:
 def current_context(rt: Runtime) -> None:
     """Print the config file's current-context (what commands use without --context)."""
     from pelctl.base.errors import OperationFailed
-    from pelctl.redis.contexts import load_config
+    from pelctl.config import load_config
 
     cfg = load_config()
     for warning in cfg.warnings:
@@ -130,7 +130,7 @@ def use_context(
     name: Annotated[str, typer.Argument(help="A context of the config file.", show_default=False)],
 ) -> None:
     """Set current-context in the config file (comments and everything else kept)."""
-    from pelctl.redis.contexts import set_current_context
+    from pelctl.config import set_current_context
 
     before = set_current_context(name)
     for warning in before.warnings:

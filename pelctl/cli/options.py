@@ -142,7 +142,7 @@ class Runtime:
     # -- connection ------------------------------------------------------------------------
     def settings(self):  # noqa: ANN201 - ConnectionSettings, imported lazily
         if self._settings is None:
-            from pelctl.redis.contexts import load_config, resolve_settings
+            from pelctl.config import load_config, resolve_settings
 
             o = self.options
             config = load_config()

@@ -21,7 +21,7 @@ SPARK_PANEL = "Spark"
 
 def _targets(rt: Runtime, urls: list[str]) -> list[Any]:
     """Connection settings for each ``--url`` (or the usual one: env, context, default)."""
-    from pelctl.redis.contexts import load_config, resolve_settings
+    from pelctl.config import load_config, resolve_settings
 
     o = rt.options
     if not urls:

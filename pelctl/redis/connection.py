@@ -20,8 +20,8 @@ from redis.client import CaseInsensitiveDict
 
 from pelctl.base.errors import ConnectionFailed, UsageError
 from pelctl.redis.capabilities import Capabilities, from_info
-from pelctl.redis.contexts import ConnectionSettings
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.settings import ConnectionSettings
 from pelctl.redis.url import check_url, scheme
 
 

@@ -147,7 +147,7 @@ def connect_url(opts: PelOptions, url: str, command: str = "spark-source") -> An
     """Open a pelctl Connection for ``url`` with the secret taken from the environment."""
     from pelctl import __version__
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.redis.url import strip_credentials
 
     full = url if "://" in url else f"redis://{url}"

@@ -428,7 +428,7 @@ password = "{PASSWORD}"
 
 def test_client_name_is_set(conn, redis_server) -> None:  # noqa: ANN001
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     c = connect(ConnectionSettings(url=redis_server.url).with_client_name("inspect"))
     try:

@@ -218,7 +218,7 @@ async def _until(pilot, condition: Callable[[], object], what: str, timeout: flo
 @pytest.mark.parametrize("framework", (FASTSTREAM, TASKIQ))
 def test_tui_entry_view(frameworks, redis_server, framework: str) -> None:  # noqa: ANN001
     """``v`` on the stuck-entries table shows what the library was given."""
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.screens.entry import EntryScreen
     from pelctl.tui.screens.group import GroupScreen

@@ -183,7 +183,7 @@ def test_on_a_real_terminal(hostile_server, payloads, key: str) -> None:  # noqa
 
 @pytest.fixture
 def make_app(hostile_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.source import RedisSource
 

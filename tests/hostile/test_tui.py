@@ -43,7 +43,7 @@ def tui_data(hostile_server, dataset) -> dict[str, Target]:  # noqa: ANN001
 
 @pytest.fixture
 def make_app(hostile_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.source import RedisSource
 

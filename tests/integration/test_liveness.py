@@ -147,7 +147,7 @@ def test_a_fresh_delivery_is_alive(jobs, conn, r):  # noqa: ANN001
 
 def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, readers, r, redis_server):  # noqa: ANN001
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     readers.start(b"poller", count=3, block_ms=50, name="poller")
     readers.go()

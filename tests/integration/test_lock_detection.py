@@ -96,7 +96,7 @@ def test_a_given_pattern_is_used_as_is(r, conn) -> None:  # noqa: ANN001
 
 def test_lock_keys_the_acl_hides_are_not_an_error(r, redis_server) -> None:  # noqa: ANN001
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     quiet_group(r)
     r.execute_command("ACL", "SETUSER", "jobs-only", "on", ">pw-jobs", "~jobs*", "+@all")

@@ -16,7 +16,7 @@ from pelctl.core import audit
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
 from pelctl.redis.connection import connect
-from pelctl.redis.contexts import ConnectionSettings
+from pelctl.redis.settings import ConnectionSettings
 from tests.conftest import start_redis
 from tests.integration.repair_support import DEAD, HOUR, G, S, incident, pel, raw
 

@@ -202,7 +202,7 @@ _RACER = textwrap.dedent(
     import os, sys, time
     from pelctl.core import mutations as m
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     conn = connect(ConnectionSettings(url=sys.argv[1]))
     plan = m.plan(conn, "requeue", b"orders", b"billing", m.Targets(min_idle_ms=1_800_000))
     open(sys.argv[2] + ".ready", "w").close()

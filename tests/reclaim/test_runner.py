@@ -306,7 +306,7 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84,
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from tests.support.fakes import spy_unscripted
 
     unscripted = spy_unscripted(monkeypatch)

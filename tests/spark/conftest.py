@@ -199,7 +199,7 @@ def fleet() -> Iterator[Fleet]:
 
 def _targets(urls: list[str]) -> list[Any]:
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target
 
     return [Target(u, connect(ConnectionSettings(url=u))) for u in urls]

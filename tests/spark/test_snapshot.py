@@ -105,7 +105,7 @@ def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> Non
     from pelctl import scenario as sc
     from pelctl.base.binary import unescape
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
 
     sc.add_entries(r, b"bin\xff", 5, {b"name": b"Jos\xe9", b"n": b"1"})
@@ -161,7 +161,7 @@ def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: 
 
 def test_match_and_empty_snapshot_still_writes_every_table(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.schema import TABLES
     from pelctl.spark.snapshot import Target, list_snapshots, read_table, take_snapshot
 
@@ -244,7 +244,7 @@ def test_cluster_every_primary(tmp_path: Path) -> None:
     """Snapshot and data-source partitions cover every primary of a Redis Cluster."""
     from pelctl import scenario as sc
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
     from pelctl.spark.source import parse_options, plan_partitions, read_partition
     from tests.topologies.servers import start_cluster
@@ -280,7 +280,7 @@ def test_payload_format_and_decoded_columns(r, redis_server, tmp_path: Path) -> 
 
     from pelctl import scenario as sc
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
     from tests.integration.dlq_builders import add_dead
     from tests.payload_builders import faststream_frame, taskiq_data
@@ -339,7 +339,7 @@ def rewrite_as_version_1(directory: Path) -> None:
 def test_version_1_snapshots_read_with_null_new_columns(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
     from pelctl import scenario as sc
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
 
     sc.add_entries(r, b"s", 3, {b"event": b'{"a": 1}'})

@@ -18,8 +18,8 @@ def _scan_engine_rows(urls: list[str]) -> dict[tuple, tuple[int, int]]:
     """(server, stream, group, id, consumer) -> (idle_ms, deliveries), via PelScan."""
     from pelctl.base.binary import escape
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
     from pelctl.redis.scan import PelScan
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import describe_streams, stream_keys
 
     out = {}

@@ -78,7 +78,7 @@ def test_streams_table_output_on_cluster(cluster, cl):
 
 def test_scan_streams_visits_every_primary(cluster, cl):
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     keys = one_key_per_node(cluster, cl, "scan")
     for key in keys:
@@ -358,7 +358,7 @@ def test_acl_repair_user_on_the_cluster(cluster, cl):
 
 def test_raw_without_a_key_reaches_a_primary(cluster, cl):
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     conn = connect(ConnectionSettings(url=cluster.url))
     try:

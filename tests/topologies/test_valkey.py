@@ -25,7 +25,7 @@ def test_capabilities_of_valkey(valkey_server, vk):
 def test_missing_features_say_what_they_need(valkey_server, vk):
     from pelctl.base.errors import NeedsServerVersion
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     conn = connect(ConnectionSettings(url=valkey_server.url))
     try:
@@ -145,8 +145,8 @@ def test_wide_and_huge_entries_on_valkey(valkey_server, vk):
     from pelctl.core import dlq as dlqmod
     from pelctl.core import mutations as m
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
     from pelctl.redis.scripts import LUA_UNPACK_MAX
+    from pelctl.redis.settings import ConnectionSettings
     from tests.integration.test_wide_entries import replayed, unpack_limit
     from tests.integration.wide_support import assert_dead_lettered, assert_requeued, build_batch
 

@@ -35,7 +35,7 @@ def idle_of(vk) -> dict[bytes, int]:  # noqa: ANN001
 def test_polling_is_alive_and_killed_is_dead_suspect_on_valkey(valkey_server, vk, readers):  # noqa: ANN001
     from pelctl.core.inspect import inspect_stream
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     readers.start(b"poller", count=3, block_ms=50)
     victim = readers.start(b"victim", count=4, block_ms=50)

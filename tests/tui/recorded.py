@@ -175,7 +175,7 @@ class RecordedSource:
 
 def record(url: str) -> dict[str, Any]:
     """Read the demo on ``url`` through the real RedisSource; times moved to FIXED_NOW."""
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.source import RedisSource
 
     source = RedisSource.connect(ConnectionSettings(url=url))

@@ -194,7 +194,7 @@ async def test_dead_after_below_a_minute_and_the_signals_of_named_peers(
     20s. On Redis 7.0 its liveness is unknown (its own colour); once the live workers name
     their connections after their consumer, it is a dead suspect."""
     from pelctl import scenario as sc
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.redis.timeshift import backdate_consumers
     from pelctl.render.inspect import VERDICT_STYLES
     from pelctl.tui.source import RedisSource
