@@ -55,7 +55,7 @@ class RedisServer:
 
 
 def start_redis(*extra: str) -> RedisServer:
-    from pelctl.demo import start_server
+    from pelctl.demo.server import start_server
 
     workdir = tempfile.mkdtemp(prefix="pelctl-test-")
     proc, port, workdir = start_server(workdir=workdir, extra_args=extra)
@@ -64,7 +64,7 @@ def start_redis(*extra: str) -> RedisServer:
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
-    from pelctl.demo import find_redis_server
+    from pelctl.demo.server import find_redis_server
 
     if find_redis_server() is None:
         pytest.fail("redis-server is not installed (apt-get install redis-server)")

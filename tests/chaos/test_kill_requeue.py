@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pytest
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
 
 pytestmark = pytest.mark.slow

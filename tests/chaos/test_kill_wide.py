@@ -23,7 +23,7 @@ import textwrap
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.integration.wide_support import (
     HOUR,
     build_batch,

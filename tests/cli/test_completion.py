@@ -31,10 +31,10 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from pelctl import scenario as sc
 from pelctl.cli import completion
 from pelctl.cli import reference as ref
-from pelctl.demo import free_port
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port
 from tests.support.tools import need_binary
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.integration.dlq_builders import add_dead, entries, fill
 from tests.support.state import assert_unchanged, snapshot
 

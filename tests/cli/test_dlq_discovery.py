@@ -9,7 +9,7 @@ stream. Any other dead-letter stream works when the operator names it.
 
 from __future__ import annotations
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.integration.dlq_builders import fill
 
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.demo import scenario as sc
+from pelctl.demo.timeshift import backdate_consumers
 from tests.integration.repair_support import ALIVE, DEAD, HOUR, G, S, incident
 
 SECOND = 1_000

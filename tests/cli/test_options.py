@@ -10,8 +10,8 @@ import re
 import pytest
 
 from pelctl import __version__
-from pelctl import scenario as sc
-from pelctl.demo import free_port
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port
 from tests.cli.conftest import PASSWORD
 
 COLOR = re.compile(r"\x1b\[(?:\d+;)*(?:3[0-7]|9[0-7]|38;[25];[\d;]+)m")
@@ -208,7 +208,7 @@ def test_verbose_before_subcommand(cli) -> None:  # noqa: ANN001
 def colourful(data, r) -> None:  # noqa: ANN001
     """A consumer quiet for 2h (on Redis 7.0 its liveness is unknown), so inspect has
     coloured rows."""
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo.timeshift import backdate_consumers
 
     backdate_consumers(r, b"s", {b"c2": 2 * HOUR})
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.base.paths import audit_path
 from pelctl.core import plan as plans
+from pelctl.demo import scenario as sc
 from tests.conftest import CliResult
 from tests.integration.repair_support import DEAD, G, S, incident, pel, raw
 from tests.support.state import assert_unchanged, snapshot

@@ -9,9 +9,9 @@ import stat
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.base.paths import audit_path
-from pelctl.demo import free_port
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port
 from tests.cli.conftest import PASSWORD
 from tests.conftest import CliResult
 from tests.integration.repair_support import (
@@ -101,7 +101,7 @@ DRY_RUN_PLANS = {
 
 @pytest.mark.parametrize("args", MUTATIONS, ids=lambda a: " ".join(a[:2]))
 def test_dry_run_changes_nothing_and_shows_the_plan(cli, r, args: list[str]) -> None:  # noqa: ANN001
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo.timeshift import backdate_consumers
 
     stuck, _ = incident(r)
     raw(r).execute_command("XDEL", S, stuck[0])
@@ -183,7 +183,7 @@ def test_every_repair_answers_the_json_contract(cli, r) -> None:  # noqa: ANN001
 
 
 def test_partial_failure_exits_5_with_the_list(cli, r) -> None:  # noqa: ANN001
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo.timeshift import backdate_consumers
 
     incident(r)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"empty")

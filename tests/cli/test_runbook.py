@@ -14,9 +14,9 @@ import shlex
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.demo import seed
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import seed
+from pelctl.demo.timeshift import backdate_consumers
 
 ORDERS, BILLING = b"orders", b"billing"
 QUIET_MS = 10 * 60_000  # past the default --dead-after (5m)

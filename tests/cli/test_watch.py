@@ -23,8 +23,8 @@ import time
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.demo import free_port, start_server
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port, start_server
 from tests.conftest import RedisServer, start_redis
 
 FRAME_LINE = re.compile(r"^# \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z frame (\d+)$")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.demo import free_port
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port
 
 PELCTL = Path(sys.executable).parent / "pelctl"
 HOUR = 3_600_000
@@ -143,7 +143,7 @@ def _run_in_pty(args: list[str], env: dict[str, str]) -> str:
 
 
 def test_terminal_gets_a_coloured_table(served, r) -> None:  # noqa: ANN001
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo.timeshift import backdate_consumers
 
     backdate_consumers(r, b"jobs", {b"w-2": 2 * HOUR})
     out = _run_in_pty(["inspect", "jobs"], {})

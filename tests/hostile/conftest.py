@@ -23,8 +23,8 @@ from unittest import mock
 import pytest
 import redis
 
-from pelctl import scenario as sc
 from pelctl.base.binary import escape
+from pelctl.demo import scenario as sc
 from tests.conftest import RedisServer, start_redis
 from tests.hostile.corpus import BIG, SMALL, Hostile
 from tests.integration.dlq_builders import add_dead

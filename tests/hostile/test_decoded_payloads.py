@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import pytest
 import redis
 
-from pelctl import scenario as sc
 from pelctl.base.binary import escape
+from pelctl.demo import scenario as sc
 from tests.hostile.checks import FORMATS, TEXT_FORMATS, check, shown
 from tests.hostile.corpus import BIG, BY_KEY, SMALL, Hostile, assert_safe
 from tests.hostile.test_terminal import on_terminal

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
-from pelctl import scenario as sc
 from pelctl.base.binary import escape
+from pelctl.demo import scenario as sc
 from tests.hostile.conftest import ALL, ALL_DLQ, ALL_GROUP, Target
 from tests.hostile.corpus import BY_KEY, SMALL, assert_safe
 

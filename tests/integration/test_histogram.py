@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core.histogram import DEFAULT_TIME_EDGES_MS, histogram
+from pelctl.demo import scenario as sc
 
 S, G = b"hist:s", b"g"
 MIN, HOUR = 60_000, 3_600_000

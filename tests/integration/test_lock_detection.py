@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core.inspect import LOCK_DETECT_KEYS, LOCK_PATTERNS, inspect_stream
 from pelctl.core.repair import lock_key
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.demo import scenario as sc
+from pelctl.demo.timeshift import backdate_consumers
 
 S, G = b"jobs", b"workers"
 HOUR = 3_600_000

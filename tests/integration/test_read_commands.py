@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.base.binary import escape, to_json_text, unescape
 from pelctl.core.inspect import inspect_stream
 from pelctl.core.models import PendingFilter
 from pelctl.core.pending import iter_pending
+from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
 
 HOUR = 3_600_000
@@ -221,7 +221,7 @@ def test_inspect_verdicts_and_advice(shop, conn, raw, redis_server) -> None:  # 
     """Redis 7.0: b-2 quiet for 2h is not called dead from idle alone (a worker blocked in
     XREADGROUP on a quiet stream looks the same); once the group's other workers name their
     connections after their consumer, b-2 having none is evidence, and it is."""
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo.timeshift import backdate_consumers
 
     backdate_consumers(raw, ORDERS, {b"b-2": 2 * HOUR})
     raw_idle = {c[b"name"]: int(c[b"idle"]) for c in xinfo_consumers(raw, ORDERS, b"billing")}

@@ -9,12 +9,12 @@ from dataclasses import replace
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.base.errors import ConfigError, StreamNotFound
 from pelctl.base.paths import audit_path
 from pelctl.core import audit
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
+from pelctl.demo import scenario as sc
 from pelctl.redis.connection import connect
 from pelctl.redis.settings import ConnectionSettings
 from tests.conftest import start_redis

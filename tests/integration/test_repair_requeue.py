@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core import mutations as m
+from pelctl.demo import scenario as sc
 from tests.integration.repair_support import (
     DEAD,
     HOUR,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 
 HOUR = 3_600_000
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core import audit
+from pelctl.demo import scenario as sc
 from tests.integration.repair_support import HOUR, pel
 
 

@@ -13,7 +13,7 @@ import json
 import logging
 import signal
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.reclaim.conftest import HOUR, build_pel, copies, pending_ids
 
 LOOP = ("-g", "g", "--idle", "30s", "--interval", "20ms")

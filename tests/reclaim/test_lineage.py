@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from pelctl.reclaim.model import ReclaimConfig
 from tests.reclaim.conftest import HOUR, pending_ids
 

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.reclaim.conftest import HOUR, build_pel, copies, pending_ids
 from tests.support.state import assert_unchanged, snapshot
 

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.demo.timeshift import backdate_consumers
 from tests.reclaim.conftest import HOUR, build_pel, pending_ids
 
 RECLAIM = ("reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--strategy", "claim",

@@ -102,8 +102,8 @@ def test_consumer_rows_carry_the_server_version_and_the_verdict(
 
 
 def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
-    from pelctl import scenario as sc
     from pelctl.base.binary import unescape
+    from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
@@ -242,7 +242,7 @@ def test_docs_show_the_schema_as_it_is() -> None:
 
 def test_cluster_every_primary(tmp_path: Path) -> None:
     """Snapshot and data-source partitions cover every primary of a Redis Cluster."""
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
@@ -278,7 +278,7 @@ def test_payload_format_and_decoded_columns(r, redis_server, tmp_path: Path) -> 
     (the JSON text of ``pending -o json``'s decoded object), in ``pel`` and ``dlq``."""
     import json
 
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
@@ -337,7 +337,7 @@ def rewrite_as_version_1(directory: Path) -> None:
 
 
 def test_version_1_snapshots_read_with_null_new_columns(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot

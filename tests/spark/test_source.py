@@ -160,7 +160,7 @@ def test_payloads_decoded_on_the_executors(spark: Any, r, redis_server) -> None:
     import json
 
     import pelctl.spark
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
     from tests.payload_builders import faststream_frame, taskiq_data
 
     pelctl.spark.register(spark)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.support.state import assert_unchanged, snapshot
 from tests.topologies import commands as cm
 from tests.topologies import servers as sv

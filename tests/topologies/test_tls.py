@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.topologies.runner import one_error_line, run_pelctl
 
 

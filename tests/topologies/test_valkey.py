@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.support.state import assert_unchanged, snapshot
 from tests.topologies import commands as cm
 from tests.topologies.runner import one_error_line, run_pelctl

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.integration.readers import Readers, wait_for
 from tests.topologies.runner import run_pelctl
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 import redis
 
-from pelctl.demo import seed
+from pelctl.demo.server import seed
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -226,7 +226,7 @@ def main(out: str) -> None:
     import os
     import tempfile
 
-    from pelctl.demo import seed
+    from pelctl.demo.server import seed
     from tests.conftest import start_redis
 
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="pelctl-record-")

@@ -9,8 +9,8 @@ from bisect import bisect_right
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core.models import PendingFilter
+from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
 from pelctl.tui.aggregate import IDLE_EDGES_MS, PelAggregator, ScanCancelled, aggregate_pel
 
