@@ -66,6 +66,7 @@ from pelctl.reclaim.strategies import (
 )
 from pelctl.redis.capabilities import Capabilities, from_info
 from pelctl.redis.connection import Connection, strip_callbacks
+from pelctl.redis.replies import field_pairs, pairs
 from pelctl.redis.settings import ConnectionSettings
 
 log = logging.getLogger("pelctl.consumer")
@@ -350,7 +351,7 @@ class ReliableConsumer:
         message = Message(
             stream=self.stream,
             id=t.id.decode() if self._decode else t.id,
-            fields={flat[i]: flat[i + 1] for i in range(0, len(flat), 2)},
+            fields=pairs(flat),
             delivery=t.deliveries + 1,
             claimed=not t.new,
             idle_ms=t.idle_ms,
@@ -438,10 +439,8 @@ class ReliableConsumer:
             return
         depth = None
         for flat in groups:  # RESP2: flat pairs; RESP3: a map
-            pairs = (
-                flat.items() if isinstance(flat, dict) else zip(flat[::2], flat[1::2], strict=True)
-            )
-            info = {_text(k): v for k, v in pairs}
+            items = flat.items() if isinstance(flat, dict) else field_pairs(flat)
+            info = {_text(k): v for k, v in items}
             if _text(info.get(b"name", b"")) == self._bgroup:
                 depth = int(info[b"pending"])
         from pelctl.base.binary import escape

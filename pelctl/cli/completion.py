@@ -527,8 +527,10 @@ def _streams(conn: Any, incomplete: str) -> list[str]:  # noqa: ANN401
 
 
 def _rows(conn: Any, what: str, *keys: bytes) -> list[dict[bytes, Any]]:  # noqa: ANN401
+    from pelctl.redis.replies import rows
+
     reply = conn.raw(keys[0]).execute_command("XINFO", what, *keys)
-    return [{row[i]: row[i + 1] for i in range(0, len(row), 2)} for row in reply]
+    return rows(reply)
 
 
 def _contexts(incomplete: str) -> list[CompletionItem]:

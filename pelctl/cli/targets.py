@@ -264,6 +264,7 @@ def reclaim_streams(
 
 def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:  # noqa: ANN401
     from pelctl.redis.errors import redis_errors
+    from pelctl.redis.replies import pairs
 
     with redis_errors("TYPE"):
         if conn.raw(name).execute_command("TYPE", name) == b"stream":
@@ -271,4 +272,4 @@ def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:  # noqa
         if conn.raw(stream).execute_command("TYPE", stream) != b"stream":
             return False
         rows = conn.raw(stream).execute_command("XINFO", "GROUPS", stream)
-    return any(dict(zip(r[0::2], r[1::2], strict=True)).get(b"name") == name for r in rows)
+    return any(pairs(r).get(b"name") == name for r in rows)

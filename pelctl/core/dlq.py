@@ -73,6 +73,7 @@ from pelctl.core.mutations import (
 from pelctl.core.mutations import plan as plan_mutation
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import field_pairs
 from pelctl.redis.scripts import (
     DEFAULT_BATCH,
     DEFAULT_DEPTH,
@@ -170,7 +171,7 @@ def parse_entry(entry_id: bytes, flat: Sequence[bytes], prefix: str = "_",
     names = envelope_names(prefix)
     env: dict[bytes, bytes] = {}
     fields: list[tuple[bytes, bytes]] = []
-    raw = tuple(zip(flat[0::2], flat[1::2], strict=True))
+    raw = field_pairs(flat)
     for k, v in raw:
         name = names.get(k)
         if name is None:
@@ -979,7 +980,7 @@ class _Replayer:
                 flat = by_id.get(item.id)
                 if flat is None:
                     continue
-                pairs = zip(flat[0::2], flat[1::2], strict=True)
+                pairs = field_pairs(flat)
                 fields = replay_fields(pairs, self.prefix, keep_envelope=self.keep_envelope,
                                        keep_retries=self.keep_retries,
                                        no_lineage=self.no_lineage)  # fmt: skip

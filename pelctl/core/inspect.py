@@ -29,9 +29,10 @@ from pelctl.core.models import (
     StreamInspection,
 )
 from pelctl.core.mutations import POISON_DELIVERIES
-from pelctl.core.targets import _pairs, group_rows
+from pelctl.core.targets import group_rows
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
 
 # Idle thresholds counted by inspect (> 1m, > 10m, > 1h), from one bounded scan.
@@ -207,7 +208,7 @@ def inspect_stream(
             bounds_cache.append(stream_bounds(conn, stream))
         return bounds_cache[0]
 
-    consumer_rows = [[_pairs(c) for c in replies[3 + 3 * i]] for i in range(len(rows))]
+    consumer_rows = [reply_rows(replies[3 + 3 * i]) for i in range(len(rows))]
     clients = liveness.clients_once(conn, stream)  # one CLIENT LIST for the stream, if needed
 
     modern = liveness.is_modern(conn.caps)

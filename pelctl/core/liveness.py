@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pelctl.redis.replies import rows
+
 if TYPE_CHECKING:  # pragma: no cover
     from pelctl.redis.connection import Connection
 
@@ -385,7 +387,7 @@ def _consumer_rows(conn: Connection, stream: bytes, group: bytes) -> list[dict[b
 
     with redis_errors("XINFO CONSUMERS"):
         reply = conn.raw(stream).execute_command("XINFO", "CONSUMERS", stream, group)
-    return [{r[i]: r[i + 1] for i in range(0, len(r), 2)} for r in reply]
+    return rows(reply)
 
 
 # -- what a consumer does with entries claimed to it ---------------------------------------------

@@ -42,6 +42,8 @@ from pelctl.core.pending import iter_pending
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import pairs as reply_pairs
+from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import PelScan
 from pelctl.redis.scripts import (
     DEFAULT_BATCH,
@@ -152,7 +154,7 @@ def entries_added(conn: Connection, stream: bytes) -> int | None:
     smaller value than a plan recorded means the stream was deleted and created again."""
     with redis_errors():
         xinfo = conn.raw(stream).execute_command("XINFO", "STREAM", stream)
-    fields = {xinfo[i]: xinfo[i + 1] for i in range(0, len(xinfo), 2)}
+    fields = reply_pairs(xinfo)
     added = fields.get(b"entries-added")
     return int(added) if added is not None else None  # type: ignore[call-overload]
 
@@ -936,8 +938,8 @@ def apply_dlq_move(
 
 def _consumers(conn: Connection, stream: bytes, group: bytes) -> list[dict[bytes, object]]:
     with redis_errors("XINFO CONSUMERS"):
-        rows = conn.raw(stream).execute_command("XINFO", "CONSUMERS", stream, group)
-    return [{row[i]: row[i + 1] for i in range(0, len(row), 2)} for row in rows]
+        reply = conn.raw(stream).execute_command("XINFO", "CONSUMERS", stream, group)
+    return reply_rows(reply)
 
 
 def plan_prune(

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from pelctl.core.dlq import is_dlq_name
 from pelctl.core.models import StreamSummary, id_ms
-from pelctl.core.targets import _pairs
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import pairs
 
 
 def list_streams(
@@ -46,7 +46,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
         if isinstance(groups, Exception):
             continue
         for row in groups:
-            info = _pairs(row)
+            info = pairs(row)
             if info.get(b"pending"):
                 pipe.execute_command("XPENDING", key, info[b"name"], "-", "+", 1)
                 plan.append((i, key))
@@ -68,7 +68,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
         pending = 0
         lag_total: int | None = 0
         for row in groups:
-            info = _pairs(row)
+            info = pairs(row)
             pending += int(info.get(b"pending") or 0)
             lag = info.get(b"lag", None) if b"lag" in info else None
             if lag is None:
