@@ -14,8 +14,8 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from pelctl.base.binary import clean, escape
+from pelctl.core.aggregate import DEFAULT_TOP_N
 from pelctl.tui import theme as themes
-from pelctl.tui.aggregate import DEFAULT_TOP_N
 from pelctl.tui.commands import PelctlCommands
 from pelctl.tui.messages import ChooseGroup, OpenCommandLine, OpenDlq, OpenStream
 from pelctl.tui.source import DataSource, GroupChoice

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from pelctl.base.errors import PelctlError
+from pelctl.core.aggregate import PelAggregate
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
-from pelctl.tui.aggregate import PelAggregate
 
 if TYPE_CHECKING:
     from textual.screen import Screen

@@ -18,12 +18,12 @@ from typing import Protocol
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import OperationFailed, PelctlError, StreamNotFound
+from pelctl.core.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
 from pelctl.core.dlq import DlqEntry
 from pelctl.core.inspect import DEFAULT_DEAD_AFTER_MS, dlq_key, inspect_stream
 from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
 from pelctl.redis.connection import Connection
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
-from pelctl.tui.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
 
 ProgressFn = Callable[[PelAggregate], None]
 StopFn = Callable[[], bool]

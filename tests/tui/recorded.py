@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from pelctl.base.binary import escape, unescape
+from pelctl.core.aggregate import IdleHistogram, PelAggregate
 from pelctl.core.dlq import DlqEntry
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, StreamSummary
 from pelctl.render.table import Column
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
-from pelctl.tui.aggregate import IdleHistogram, PelAggregate
 from pelctl.tui.source import (
     DlqSnapshot,
     EntrySnapshot,

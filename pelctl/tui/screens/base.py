@@ -26,8 +26,8 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from pelctl.base.errors import NotFound, OperationFailed, PelctlError, ReadOnlyRefused
+from pelctl.core.aggregate import ScanCancelled
 from pelctl.tui.actions import ACTIONS, ActionPlan, ActionRequest, is_dangerous
-from pelctl.tui.aggregate import ScanCancelled
 from pelctl.tui.messages import (
     ActionApplied,
     ActionCancelled,

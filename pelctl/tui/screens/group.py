@@ -12,12 +12,12 @@ from textual.widgets import Footer
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
+from pelctl.core.aggregate import PelAggregate
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, parse_id
 from pelctl.render import inspect as inspect_render
 from pelctl.render import pending as pending_render
 from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ACTIONS, ActionRequest, describe_filter, is_filtered
-from pelctl.tui.aggregate import PelAggregate
 from pelctl.tui.messages import OpenDlq, OpenStream
 from pelctl.tui.screens.base import PollingScreen
 from pelctl.tui.session import Session
