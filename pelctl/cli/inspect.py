@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.base.durations import parse_duration_ms
         from pelctl.cli.targets import refuse_empty
         from pelctl.core.inspect import inspect_stream
-        from pelctl.core.repair import check_lock_pattern
+        from pelctl.core.locks import check_lock_pattern
         from pelctl.render import inspect as render
 
         dead_ms = parse_duration_ms(dead_after)

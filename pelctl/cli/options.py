@@ -318,7 +318,9 @@ class PelctlCommand(TyperCommand):
             return super().format_help(ctx, formatter)
         from pelctl.cli.helpfmt import print_help
 
-        return print_help(self, ctx, compact_globals=True)
+        return print_help(
+            self, ctx, compact_globals=True, shared_help=COMMON_HELP, metavars=GLOBAL_METAVARS
+        )
 
 
 class PelctlGroup(TyperGroup):
@@ -330,7 +332,9 @@ class PelctlGroup(TyperGroup):
             return super().format_help(ctx, formatter)
         from pelctl.cli.helpfmt import print_help
 
-        return print_help(self, ctx, compact_globals=False)
+        return print_help(
+            self, ctx, compact_globals=False, shared_help=COMMON_HELP, metavars=GLOBAL_METAVARS
+        )
 
 
 def pelctl_command(

@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
         if lock_key:
-            from pelctl.core.repair import check_lock_pattern
+            from pelctl.core.locks import check_lock_pattern
 
             check_lock_pattern(lock_key)
         settings = rt.settings()

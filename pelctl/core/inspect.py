@@ -167,7 +167,7 @@ def inspect_stream(
     entries already read (:func:`detect_lock_key`); a pattern found is then used like a
     given one: for the verdicts, and offered as ``--lock-key`` in the advice."""
     if lock_key:
-        from pelctl.core.repair import check_lock_pattern
+        from pelctl.core.locks import check_lock_pattern
 
         check_lock_pattern(lock_key)
     given_lock = lock_key
@@ -399,7 +399,7 @@ def detect_lock_key(
     (newest first); ``sample``: more (id, owner) pairs (the oldest rows). At most
     LOCK_DETECT_PER_CONSUMER ids a consumer, LOCK_DETECT_IDS in all, ``budget`` EXISTS in one
     pipeline. A key the ACL hides is a key not seen, never an error."""
-    from pelctl.core.repair import lock_key as render
+    from pelctl.core.locks import lock_key as render
 
     pairs: dict[bytes, bytes] = {}
     for owner, ids in candidates.items():

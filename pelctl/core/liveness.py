@@ -266,7 +266,7 @@ def lock_probe(
     a worker's entry in flight is usually its newest); a consumer without any gets its lowest
     ids from one bounded ``XPENDING ... COUNT n consumer``. At most ``LOCK_PROBES_MAX`` keys,
     one pipeline."""
-    from pelctl.core.repair import lock_key
+    from pelctl.core.locks import lock_key
     from pelctl.redis.errors import redis_errors
 
     def probe(consumers: Sequence[ConsumerFacts]) -> set[bytes]:

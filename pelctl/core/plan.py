@@ -349,7 +349,7 @@ def from_json(data: Any) -> Plan:
 
     check_lineage(options)
     if options.lock_key is not None:
-        from pelctl.core.repair import check_lock_pattern
+        from pelctl.core.locks import check_lock_pattern
 
         check_lock_pattern(options.lock_key)
     plan = Plan(

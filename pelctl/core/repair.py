@@ -23,6 +23,7 @@ import redis.exceptions as rex
 from pelctl.base.binary import escape
 from pelctl.base.errors import UsageError
 from pelctl.core.lineage import no_lineage_note, requeue_copy
+from pelctl.core.locks import check_lock_pattern, lock_key
 from pelctl.core.models import PendingFilter
 from pelctl.core.mutations import (
     APPLIED,
@@ -88,26 +89,6 @@ def normalize_ids(ids: Iterable[bytes]) -> tuple[bytes, ...]:
     return tuple(out)
 
 
-# -- lock keys -------------------------------------------------------------------------------
-
-_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(stream|group|id|consumer)\}")
-
-
-def lock_key(pattern: str, stream: bytes, group: bytes, entry_id: bytes, owner: bytes) -> bytes:
-    """Render ``--lock-key``: ``{stream} {group} {id} {consumer}`` are replaced, ``{{``/``}}``
-    are literal braces, any other ``{...}`` is kept as written (a cluster hash tag)."""
-    values = {"stream": stream, "group": group, "id": entry_id, "consumer": owner}
-    out = bytearray()
-    pos = 0
-    for m in _PLACEHOLDER.finditer(pattern):
-        out += pattern[pos : m.start()].encode()
-        token = m.group(0)
-        out += b"{" if token == "{{" else b"}" if token == "}}" else values[m.group(1)]
-        pos = m.end()
-    out += pattern[pos:].encode()
-    return bytes(out)
-
-
 def check_lineage(options: Options) -> None:
     """``--no-lineage`` leaves out the retry count that ``--max-retries`` counts with."""
     if options.no_lineage and options.max_retries is not None:
@@ -116,14 +97,6 @@ def check_lineage(options: Options) -> None:
             "poison message would be requeued forever",
             hint="quarantine poison entries first (pelctl dlq move STREAM GROUP "
             "--min-deliveries N), then requeue the rest with --no-lineage",
-        )
-
-
-def check_lock_pattern(pattern: str) -> None:
-    if "{id}" not in pattern:
-        raise UsageError(
-            f"--lock-key {pattern!r} has no {{id}}: one lock would cover every entry",
-            hint="e.g. --lock-key 'lock:{stream}:{id}'",
         )
 
 

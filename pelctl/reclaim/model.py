@@ -74,7 +74,7 @@ class ReclaimConfig:
         }
 
     def validate(self) -> None:
-        from pelctl.core.repair import check_lock_pattern
+        from pelctl.core.locks import check_lock_pattern
 
         if not self.streams:
             raise UsageError("give at least one stream")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pelctl.core.inspect import LOCK_DETECT_KEYS, LOCK_PATTERNS, inspect_stream
-from pelctl.core.repair import lock_key
+from pelctl.core.locks import lock_key
 from pelctl.demo import scenario as sc
 from pelctl.demo.timeshift import backdate_consumers
 
