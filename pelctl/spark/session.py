@@ -227,7 +227,7 @@ def build_session(
 
 
 def under_spark_submit() -> bool:
-    """Started by ``spark-submit`` (pelctl/spark/job.py): the JVM and its settings exist."""
+    """Started by ``spark-submit`` (pelctl/cli/spark_job.py): the JVM and its settings exist."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
