@@ -26,7 +26,6 @@ from pelctl.base.binary import clean, json_text
 from pelctl.render.table import Column, TableData, fit, natural_widths
 
 FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
-TEXT_FORMATS = ("table", "plain", "markdown")
 _TABULATE = {"plain": "plain", "markdown": "github"}
 
 

@@ -87,12 +87,6 @@ class PelAggregate:
         return self.matched > len(self.top)
 
 
-def empty_aggregate(
-    filters: PendingFilter = PendingFilter(), top_n: int = DEFAULT_TOP_N
-) -> PelAggregate:
-    return PelAggregator(filters, top_n).snapshot(complete=False)
-
-
 class PelAggregator:
     """Counters and a bounded top-N heap, fed one page of raw XPENDING rows at a time."""
 

@@ -52,7 +52,7 @@ import redis.exceptions as rex
 from pelctl.base.binary import escape
 from pelctl.base.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core import lineage
-from pelctl.core.models import id_ms, parse_id
+from pelctl.core.models import id_ms
 from pelctl.core.mutations import (
     APPLIED,
     ItemResult,
@@ -1371,10 +1371,6 @@ def params(plan: Plan) -> dict[str, Any]:
                                "keep_retries": o.keep_retries})  # fmt: skip
     out["options"]["no_lineage"] = o.no_lineage
     return out
-
-
-def sort_ids(ids: Iterable[bytes]) -> list[bytes]:
-    return sorted(ids, key=parse_id)
 
 
 __all__ = [

@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pelctl.base.errors import UsageError
@@ -442,8 +442,3 @@ def apply(
     return mutation.executor(
         conn, plan, progress=progress, force_cross_slot=force_cross_slot, batch_size=batch_size
     )
-
-
-def with_items(p: Plan, items: Iterable[PlanItem]) -> Plan:
-    """A copy of ``p`` with other items (a TUI selection, a trimmed plan)."""
-    return replace(p, items=tuple(items))

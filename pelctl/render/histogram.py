@@ -142,10 +142,6 @@ GHOST_COLUMNS = (
     Column("deliveries", "DELIVERIES", "right", priority=1),
     Column("reason", "REASON", shrinkable=True, min_width=12),
 )
-GHOST_REASONS = {
-    "trimmed": "below the stream's first entry (trimmed)",
-    "deleted": "missing from the stream (deleted)",
-}
 
 
 def ghost_row(g: Any) -> tuple[str, ...]:
