@@ -1,4 +1,4 @@
-"""Connection settings and kubectl-style contexts from ``~/.config/pelctl/config.toml``.
+"""Contexts and resolved connection settings from ``~/.config/pelctl/config.toml``.
 
 Precedence for every setting: flag > environment > context > default, with one rule above
 it: credentials belong to their source. A context's password, user and TLS settings are only
