@@ -287,3 +287,22 @@ def spark_pel_ddl() -> str:
     from pelctl.spark.schema import spark_ddl
 
     return spark_ddl("pel")
+
+
+def test_thresholds_and_buckets_come_from_core() -> None:
+    """analyze judges as inspect and histogram do: the same poison threshold and dead-after,
+    the same delivery buckets and labels (imported, not copied)."""
+    from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
+    from pelctl.core.inspect import POISON_DELIVERIES
+    from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS
+    from pelctl.render.histogram import bucket_label
+    from pelctl.spark.analyze import DELIVERY_BUCKETS, AnalyzeOptions
+
+    o = AnalyzeOptions()
+    assert (o.poison_deliveries, o.dead_after_ms) == (POISON_DELIVERIES, DEFAULT_DEAD_AFTER_MS)
+    assert [lo for _label, lo, _hi in DELIVERY_BUCKETS] == [0, *DEFAULT_DELIVERY_EDGES]
+    edges = (*DEFAULT_DELIVERY_EDGES, None)
+    assert [label for label, _lo, _hi in DELIVERY_BUCKETS] == [
+        bucket_label(Bucket(lo, hi, 0), "deliveries")
+        for lo, hi in zip((0, *DEFAULT_DELIVERY_EDGES), edges, strict=True)
+    ]
