@@ -282,9 +282,7 @@ def _static(root: Any) -> Any:
     return root
 
 
-def _chart(
-    kind: str, title: str, colors: Sequence[str], opacity: str = "1", **config: Any
-) -> Any:
+def _chart(kind: str, title: str, colors: Sequence[str], opacity: str = "1", **config: Any) -> Any:
     import pygal
     from pygal.style import Style
 
