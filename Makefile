@@ -55,7 +55,7 @@ lint: setup
 	$(BIN)/lint-imports --no-cache
 
 docs: setup  ## regenerate docs/commands.md and completions/ from the typer app
-	$(BIN)/python -m pelctl.cli.reference --write
+	$(BIN)/python tools/docs_reference.py --write
 
 bench: setup
 	$(BIN)/python -m benchmarks
