@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
 
         -o json gives {"by", "total", "buckets": [{"lo", "hi", "count"}]} (milliseconds for
         idle/age; hi is exclusive and null for the open last bucket; --by consumer buckets
-        carry "label" instead)."""
+        carry "consumer" instead)."""
         from pelctl.cli.progress import ScanProgress
         from pelctl.core.binary import unescape
         from pelctl.core.errors import UsageError

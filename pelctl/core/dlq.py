@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import redis.exceptions as rex
 
@@ -643,6 +643,8 @@ def dlq_filter(targets: Targets) -> DlqFilter:
 
 class DlqMutation(Mutation):
     """A mutation of a dead-letter stream: the plan's ``stream`` is the DLQ, no group."""
+
+    missing_outcome: ClassVar[str] = "gone"
 
     def prompt(self, plan: Plan) -> str:
         n = plan.count

@@ -91,8 +91,10 @@ TAMPERINGS = [
     ("an id replaced by garbage, resealed", _first_item("id", "garbage"), True,
      "not a stream id"),
     ("an id past 2^64, resealed", _first_item("id", f"{2**64}-0"), True, "2^64"),
-    ("an item action changed, resealed", _first_item("action", "requeue"), True,
+    ("an item outcome changed, resealed", _first_item("outcome", "requeued"), True,
      "not one this repair makes"),
+    ("an item given a key plans do not have, resealed", _first_item("action", "requeue"),
+     True, "not one a plan item has"),
     ("an item removed", lambda d: d["items"].pop(), False, "changed after it was made"),
     ("the seal removed", lambda d: d.pop("seal"), False, "not sealed"),
     ("an old unsealed plan", lambda d: (d.pop("seal"), d.__setitem__("version", 1)), False,
@@ -204,7 +206,7 @@ def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None: 
     key = Path(os.environ["XDG_STATE_HOME"]) / "pelctl" / "plan.key"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and len(key.read_text().strip()) == 64
     doc = json.loads(path.read_text())
-    assert doc["version"] == 2 and doc["db"] == 0 and doc["server_id"]
+    assert doc["version"] == 3 and doc["db"] == 0 and doc["server_id"]
     assert doc["seal"]["alg"] == "HMAC-SHA256" and doc["seal"]["key_id"] == plans.key_id(
         key.read_text().strip().encode())  # fmt: skip
     # One item a line: a reviewer reads (and greps) it.
@@ -214,7 +216,7 @@ def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None: 
     assert res.json["applied"] == 20 and res.json["outcomes"] == {"acked": 20}
     assert set(pel(r)).isdisjoint(stuck) and DEAD not in {o for o, *_ in pel(r).values()}
     (rec,) = [json.loads(line) for line in audit_path().read_text().splitlines()]
-    assert rec["command"] == "ack" and rec["plan_file"] == str(path) and rec["stream"] == "orders"
+    assert rec["action"] == "ack" and rec["plan_file"] == str(path) and rec["stream"] == "orders"
     assert rec["group"] == G.decode()
 
 

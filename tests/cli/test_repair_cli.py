@@ -117,7 +117,7 @@ def test_requeue_json_and_audit(cli, r) -> None:  # noqa: ANN001
         "action": "requeue", "dry_run": False, "matched": 20, "applied": 20, "skipped": 0,
         "failed": []}  # fmt: skip
     rec = json.loads(audit_path().read_text().splitlines()[-1])
-    assert rec["command"] == "requeue" and rec["result"]["applied"] == 20
+    assert rec["action"] == "requeue" and rec["applied"] == 20
     assert rec["ids"] == [i.decode() for i in stuck]
     assert stat.S_IMODE(os.stat(audit_path()).st_mode) == 0o600
 
@@ -235,7 +235,7 @@ def test_audit_has_no_password_and_tail_shows_it(cli, secured) -> None:  # noqa:
     tail = cli("audit", "tail", "-o", "json")
     assert tail.exit_code == 0
     (rec,) = tail.json
-    assert rec["command"] == "requeue" and rec["stream"] == "pw"
+    assert rec["action"] == "requeue" and rec["stream"] == "pw"
     plain = cli("audit", "tail", "-o", "plain")
     assert "requeue" in plain.stdout and "pw/g" in plain.stdout
 
@@ -332,7 +332,7 @@ def test_acl_refusing_scripts_is_one_error_exit_4(cli, secured) -> None:  # noqa
         assert_refused(res, 4, "permission denied by the server's ACL")
         assert admin.dump(b"acl") == before
         rec = json.loads(audit_path().read_text().splitlines()[-1])
-        assert rec["command"] == "requeue" and "error" in rec
+        assert rec["action"] == "requeue" and "error" in rec
     finally:
         admin.execute_command("ACL", "DELUSER", "noeval")
         admin.close()

@@ -71,7 +71,7 @@ async def test_requeue_marked_entries_through_the_modal(demo, make_app, recorder
     assert {c[b"_original_id"] for c in copies} == {first.encode(), second.encode()}
     assert all(c[b"_retry_count"] == b"1" for c in copies)
     line = audit_lines()[-1]
-    assert line["surface"] == "tui" and line["command"] == "requeue"
+    assert line["surface"] == "tui" and line["action"] == "requeue"
     assert sorted(line["ids"]) == sorted([first, second])
 
 
@@ -155,7 +155,7 @@ async def test_move_to_dlq_with_a_reason_then_replay_it(demo, make_app, recorder
     assert r.xlen("orders:dlq") == 14
     replayed = [f for _id, f in r.xrevrange("orders", count=3) if b"_replayed_from" in f]
     assert replayed and replayed[0][b"_replayed_from"] == newest_id
-    assert [line["command"] for line in audit_lines()][-2:] == ["dlq-move", "dlq-replay"]
+    assert [line["action"] for line in audit_lines()][-2:] == ["dlq-move", "dlq-replay"]
 
 
 async def test_prune_a_dead_consumer_reassigning_its_entries(demo, make_app, recorder, r):
