@@ -39,11 +39,12 @@ demo: setup  ## start the throwaway demo server with its incident and inspect it
 demo-down:
 	$(BIN)/pelctl demo down
 
+# -rs lists every skipped test with its reason; with CI set (.ci/run) any skip fails the run.
 test: setup-spark  ## the whole suite, as CI runs it
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
 
 test-fast: setup
-	$(BIN)/python -m pytest -q -x -m "not slow and not spark"
+	$(BIN)/python -m pytest -q -rs -x -m "not slow and not spark"
 
 lint: setup
 	$(BIN)/ruff check .

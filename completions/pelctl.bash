@@ -22,28 +22,28 @@ _pelctl_options() {
         "") REPLY="--version --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "streams") REPLY="--match -m --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "inspect") REPLY="--group -g --oldest --dead-after --lock-key --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --all -A --with-payload --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "histogram") REPLY="--by --buckets --top --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "ghosts") REPLY="--consumer -c --full --count --limit -n --max-server-ms --fix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "pending") REPLY="--group -g --consumer -c --idle --min-deliveries --below-deliveries --limit -n --all -A --with-payload --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "histogram") REPLY="--group -g --by --buckets --top --max-server-ms --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "ghosts") REPLY="--group -g --consumer -c --full --count --limit -n --max-server-ms --fix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "version") REPLY="--server --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "tui") REPLY="--refresh --top --dead-after --lock-key --theme --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "claim") REPLY="--to --consumer --from -c --idle --min-deliveries --limit -n --all -A --lock-key --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
-        "ack") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --all -A --lock-key --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
-        "requeue") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --all -A --lock-key --max-retries --dlq --reason --field-prefix --no-lineage --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "claim") REPLY="--to --group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --all -A --lock-key --create-consumer --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "ack") REPLY="--group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --all -A --lock-key --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "requeue") REPLY="--group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --all -A --lock-key --max-retries --dlq --reason --field-prefix --no-lineage --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "apply") REPLY="--url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "snapshot") REPLY="--out --url --match -m --with-payload --dlq-prefix --max-server-ms --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "analyze") REPLY="--from-redis --url --match -m --master --remote --conf --html --stuck-idle --dead-after --poison-deliveries --since --top --accuracy --split-rows --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "reclaim") REPLY="--group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --no-lineage --interval --jitter --batch --once --dry-run --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
+        "reclaim") REPLY="--group -g --idle --strategy --to --create-consumer --max-deliveries --dlq --reason --lock-key --field-prefix --no-lineage --interval --jitter --batch --once --dry-run --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "config"|"demo"|"dlq"|"consumers"|"audit") REPLY="-h --help" ;;
         "config path"|"config show"|"config contexts"|"demo down"|"demo status"|"demo env") REPLY="--url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "demo up") REPLY="--print-url --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "dlq move") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --all -A --dlq --reason --lock-key --field-prefix --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "dlq move") REPLY="--group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --all -A --dlq --reason --lock-key --field-prefix --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "dlq list") REPLY="--source -s --reason -r --since --until --limit -n --all -A --newest --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "dlq show") REPLY="--field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         "dlq stats") REPLY="--source -s --reason -r --since --until --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
-        "dlq replay") REPLY="--id --source -s --reason -r --since --until --limit -n --to --rate --strip-envelope --keep-envelope --keep-retries --match -m --field-prefix --no-lineage --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "dlq replay") REPLY="--id --source -s --reason -r --since --until --limit -n --to --rate --strip-envelope --keep-envelope --keep-retries --all -A --match -m --field-prefix --no-lineage --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "dlq purge") REPLY="--id --older-than --source -s --reason -r --since --until --limit -n --all -A --match -m --field-prefix --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
-        "consumers prune") REPLY="--inactive --reassign-to --assume-dead --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
+        "consumers prune") REPLY="--inactive --group -g --reassign-to --create-consumer --assume-dead --plan-out --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only --dry-run -y --yes -h --help" ;;
         "audit tail") REPLY="--lines -n --follow -f --url --context --askpass --tls-ca --tls-cert --tls-key --tls-insecure --cluster --no-cluster -o --output --no-color -v --verbose --read-only -h --help" ;;
         *) return 1 ;;
     esac
@@ -61,23 +61,23 @@ _pelctl_valued_list() {
         ""|"version"|"apply"|"config path"|"config show"|"config contexts"|"demo up"|"demo down"|"demo status"|"demo env") REPLY="--url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "streams") REPLY="--match -m --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "inspect") REPLY="--group -g --oldest --dead-after --lock-key --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "pending") REPLY="--consumer -c --idle --min-deliveries --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "histogram") REPLY="--by --buckets --top --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "ghosts") REPLY="--consumer -c --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "pending") REPLY="--group -g --consumer -c --idle --min-deliveries --below-deliveries --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "histogram") REPLY="--group -g --by --buckets --top --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "ghosts") REPLY="--group -g --consumer -c --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "tui") REPLY="--refresh --top --dead-after --lock-key --theme --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "claim") REPLY="--to --consumer --from -c --idle --min-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "ack") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "requeue") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --lock-key --max-retries --dlq --reason --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "claim") REPLY="--to --group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "ack") REPLY="--group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "requeue") REPLY="--group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --lock-key --max-retries --dlq --reason --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "snapshot") REPLY="--out --url --match -m --dlq-prefix --max-server-ms --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "analyze") REPLY="--url --match -m --master --remote --conf --html --stuck-idle --dead-after --poison-deliveries --since --top --accuracy --split-rows --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "reclaim") REPLY="--group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "dlq move") REPLY="--consumer --from -c --idle --min-deliveries --limit -n --dlq --reason --lock-key --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "dlq move") REPLY="--group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --dlq --reason --lock-key --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "dlq list") REPLY="--source -s --reason -r --since --until --limit -n --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "dlq show") REPLY="--field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "dlq stats") REPLY="--source -s --reason -r --since --until --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "dlq replay") REPLY="--id --source -s --reason -r --since --until --limit -n --to --rate --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "dlq purge") REPLY="--id --older-than --source -s --reason -r --since --until --limit -n --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
-        "consumers prune") REPLY="--inactive --reassign-to --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
+        "consumers prune") REPLY="--inactive --group -g --reassign-to --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         "audit tail") REPLY="--lines -n --url --context --tls-ca --tls-cert --tls-key -o --output" ;;
         *) return 1 ;;
     esac
@@ -104,11 +104,11 @@ _pelctl_path_option() {
 # Positional arguments: t text, p path; * marks a variadic one.
 _pelctl_args() {
     case "$1" in
-        "inspect"|"dlq list"|"dlq stats"|"dlq replay"|"dlq purge") REPLY="t" ;;
-        "pending"|"histogram"|"ghosts"|"tui"|"dlq show"|"consumers prune") REPLY="tt" ;;
+        "inspect"|"pending"|"histogram"|"ghosts"|"tui"|"dlq show"|"consumers prune") REPLY="tt" ;;
         "claim"|"ack"|"requeue"|"dlq move") REPLY="ttt*" ;;
         "apply"|"analyze") REPLY="p" ;;
         "reclaim") REPLY="t*" ;;
+        "dlq list"|"dlq stats"|"dlq replay"|"dlq purge") REPLY="t" ;;
         *) return 1 ;;
     esac
 }

@@ -14,19 +14,19 @@ function __pelctl_valued --argument-names node opt
         case 'inspect'
             contains -- $opt --group -g --oldest --dead-after --lock-key --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'pending'
-            contains -- $opt --consumer -c --idle --min-deliveries --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --consumer -c --idle --min-deliveries --below-deliveries --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'histogram'
-            contains -- $opt --by --buckets --top --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --by --buckets --top --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'ghosts'
-            contains -- $opt --consumer -c --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --consumer -c --limit -n --max-server-ms --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'tui'
             contains -- $opt --refresh --top --dead-after --lock-key --theme --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'claim'
-            contains -- $opt --to --consumer --from -c --idle --min-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --to --group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'ack'
-            contains -- $opt --consumer --from -c --idle --min-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --lock-key --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'requeue'
-            contains -- $opt --consumer --from -c --idle --min-deliveries --limit -n --lock-key --max-retries --dlq --reason --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --lock-key --max-retries --dlq --reason --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'snapshot'
             contains -- $opt --out --url --match -m --dlq-prefix --max-server-ms --context --tls-ca --tls-cert --tls-key -o --output
         case 'analyze'
@@ -34,7 +34,7 @@ function __pelctl_valued --argument-names node opt
         case 'reclaim'
             contains -- $opt --group -g --idle --strategy --to --max-deliveries --dlq --reason --lock-key --field-prefix --interval --jitter --batch --max-backoff --metrics-port --metrics-addr --on-audit-failure --log-format --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'dlq move'
-            contains -- $opt --consumer --from -c --idle --min-deliveries --limit -n --dlq --reason --lock-key --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --group -g --consumer --from -c --idle --min-deliveries --below-deliveries --limit -n --dlq --reason --lock-key --field-prefix --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'dlq list'
             contains -- $opt --source -s --reason -r --since --until --limit -n --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'dlq show'
@@ -46,7 +46,7 @@ function __pelctl_valued --argument-names node opt
         case 'dlq purge'
             contains -- $opt --id --older-than --source -s --reason -r --since --until --limit -n --match -m --field-prefix --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'consumers prune'
-            contains -- $opt --inactive --reassign-to --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
+            contains -- $opt --inactive --group -g --reassign-to --plan-out --url --context --tls-ca --tls-cert --tls-key -o --output
         case 'audit tail'
             contains -- $opt --lines -n --url --context --tls-ca --tls-cert --tls-key -o --output
         case '*'
@@ -164,7 +164,7 @@ complete -c pelctl -n '__pelctl_is \'streams\'' -l read-only -d 'Refuse every mu
 complete -c pelctl -n '__pelctl_is \'streams\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl inspect
-complete -c pelctl -n '__pelctl_is \'inspect\'' -l group -s g -x -d 'Only this group (default: all, or the context\'s group)'
+complete -c pelctl -n '__pelctl_is \'inspect\'' -l group -s g -x -d 'Only this group (the same as the GROUP argument)'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l oldest -x -d 'Oldest entries per group'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l dead-after -x -d 'A consumer holding entries that has not read (Redis 7.2+: not even tried to) fo…'
 complete -c pelctl -n '__pelctl_is \'inspect\'' -l lock-key -x -d 'Lock keys your workers hold while processing an entry, e.g'
@@ -183,9 +183,11 @@ complete -c pelctl -n '__pelctl_is \'inspect\'' -l read-only -d 'Refuse every mu
 complete -c pelctl -n '__pelctl_is \'inspect\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl pending
-complete -c pelctl -n '__pelctl_is \'pending\'' -l consumer -s c -x -d 'Only entries held by this consumer'
+complete -c pelctl -n '__pelctl_is \'pending\'' -l group -s g -x -d 'Consumer group (the same as the GROUP argument)'
+complete -c pelctl -n '__pelctl_is \'pending\'' -l consumer -s c -x -d 'Only entries held by this consumer (one of the group: an unknown name is exit 3)'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l idle -x -d 'Only entries idle at least this long (30s, 5m, 1h)'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l min-deliveries -x -d 'Only entries delivered at least N times'
+complete -c pelctl -n '__pelctl_is \'pending\'' -l below-deliveries -x -d 'Only entries delivered fewer than N times'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l limit -s n -x -d 'At most N entries (default 100)'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l all -s A -d 'Every matching entry, streamed'
 complete -c pelctl -n '__pelctl_is \'pending\'' -l with-payload -d 'Fetch each entry\'s fields'
@@ -205,6 +207,7 @@ complete -c pelctl -n '__pelctl_is \'pending\'' -l read-only -d 'Refuse every mu
 complete -c pelctl -n '__pelctl_is \'pending\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl histogram
+complete -c pelctl -n '__pelctl_is \'histogram\'' -l group -s g -x -d 'Consumer group (the same as the GROUP argument)'
 complete -c pelctl -n '__pelctl_is \'histogram\'' -l by -x -a 'idle deliveries consumer age' -d 'What to count: idle time, delivery count, owner, or age (now minus the id\'s tim…'
 complete -c pelctl -n '__pelctl_is \'histogram\'' -l buckets -x -d 'Bucket edges, comma-separated: durations for idle/age (1s,10s,1m,1h), whole num…'
 complete -c pelctl -n '__pelctl_is \'histogram\'' -l top -x -d '--by consumer: the N largest owners, the rest in one bucket'
@@ -224,7 +227,8 @@ complete -c pelctl -n '__pelctl_is \'histogram\'' -l read-only -d 'Refuse every 
 complete -c pelctl -n '__pelctl_is \'histogram\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl ghosts
-complete -c pelctl -n '__pelctl_is \'ghosts\'' -l consumer -s c -x -d 'Only entries held by this consumer'
+complete -c pelctl -n '__pelctl_is \'ghosts\'' -l group -s g -x -d 'Consumer group (the same as the GROUP argument)'
+complete -c pelctl -n '__pelctl_is \'ghosts\'' -l consumer -s c -x -d 'Only entries held by this consumer (one of the group: an unknown name is exit 3)'
 complete -c pelctl -n '__pelctl_is \'ghosts\'' -l full -d 'Check every entry against the stream, not only ids up to the stream\'s max-delet…'
 complete -c pelctl -n '__pelctl_is \'ghosts\'' -l count -d 'Only the counts (trimmed, deleted, total)'
 complete -c pelctl -n '__pelctl_is \'ghosts\'' -l limit -s n -x -d 'At most N ghosts'
@@ -283,13 +287,16 @@ complete -c pelctl -n '__pelctl_is \'tui\'' -l read-only -d 'Refuse every mutati
 complete -c pelctl -n '__pelctl_is \'tui\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl claim
-complete -c pelctl -n '__pelctl_is \'claim\'' -l to -x -d 'Consumer that receives the entries (a live one)'
-complete -c pelctl -n '__pelctl_is \'claim\'' -l consumer -l from -s c -x -d 'Only entries held by this consumer'
+complete -c pelctl -n '__pelctl_is \'claim\'' -l to -x -d 'Consumer that receives the entries (a live one of the group; see --create-consu…'
+complete -c pelctl -n '__pelctl_is \'claim\'' -l group -s g -x -d 'Consumer group (the same as the GROUP argument)'
+complete -c pelctl -n '__pelctl_is \'claim\'' -l consumer -l from -s c -x -d 'Only entries held by this consumer (one of the group: an unknown name is exit 3)'
 complete -c pelctl -n '__pelctl_is \'claim\'' -l idle -x -d 'Only entries idle at least this long (30s, 5m, 1h); re-checked when applied'
 complete -c pelctl -n '__pelctl_is \'claim\'' -l min-deliveries -x -d 'Only entries delivered at least N times'
+complete -c pelctl -n '__pelctl_is \'claim\'' -l below-deliveries -x -d 'Only entries delivered fewer than N times (e.g'
 complete -c pelctl -n '__pelctl_is \'claim\'' -l limit -s n -x -d 'At most N entries (in id order)'
 complete -c pelctl -n '__pelctl_is \'claim\'' -l all -s A -d 'Every pending entry (needed when no id or filter is given)'
 complete -c pelctl -n '__pelctl_is \'claim\'' -l lock-key -x -d 'Skip entries whose lock key exists (a slow but alive consumer), e.g'
+complete -c pelctl -n '__pelctl_is \'claim\'' -l create-consumer -d 'Allow a receiving consumer the group does not have yet (the claim creates it)'
 complete -c pelctl -n '__pelctl_is \'claim\'' -l plan-out -r -F -d 'Save the plan as JSON to FILE and change nothing (run it later with `pelctl app…'
 complete -c pelctl -n '__pelctl_is \'claim\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'
 complete -c pelctl -n '__pelctl_is \'claim\'' -l context -x -d 'Named context from the config file (env: PELCTL_CONTEXT)'
@@ -308,9 +315,11 @@ complete -c pelctl -n '__pelctl_is \'claim\'' -s y -l yes -d 'Do not ask for con
 complete -c pelctl -n '__pelctl_is \'claim\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl ack
-complete -c pelctl -n '__pelctl_is \'ack\'' -l consumer -l from -s c -x -d 'Only entries held by this consumer'
+complete -c pelctl -n '__pelctl_is \'ack\'' -l group -s g -x -d 'Consumer group (the same as the GROUP argument)'
+complete -c pelctl -n '__pelctl_is \'ack\'' -l consumer -l from -s c -x -d 'Only entries held by this consumer (one of the group: an unknown name is exit 3)'
 complete -c pelctl -n '__pelctl_is \'ack\'' -l idle -x -d 'Only entries idle at least this long (30s, 5m, 1h); re-checked when applied'
 complete -c pelctl -n '__pelctl_is \'ack\'' -l min-deliveries -x -d 'Only entries delivered at least N times'
+complete -c pelctl -n '__pelctl_is \'ack\'' -l below-deliveries -x -d 'Only entries delivered fewer than N times (e.g'
 complete -c pelctl -n '__pelctl_is \'ack\'' -l limit -s n -x -d 'At most N entries (in id order)'
 complete -c pelctl -n '__pelctl_is \'ack\'' -l all -s A -d 'Every pending entry (needed when no id or filter is given)'
 complete -c pelctl -n '__pelctl_is \'ack\'' -l lock-key -x -d 'Skip entries whose lock key exists (a slow but alive consumer), e.g'
@@ -332,9 +341,11 @@ complete -c pelctl -n '__pelctl_is \'ack\'' -s y -l yes -d 'Do not ask for confi
 complete -c pelctl -n '__pelctl_is \'ack\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl requeue
-complete -c pelctl -n '__pelctl_is \'requeue\'' -l consumer -l from -s c -x -d 'Only entries held by this consumer'
+complete -c pelctl -n '__pelctl_is \'requeue\'' -l group -s g -x -d 'Consumer group (the same as the GROUP argument)'
+complete -c pelctl -n '__pelctl_is \'requeue\'' -l consumer -l from -s c -x -d 'Only entries held by this consumer (one of the group: an unknown name is exit 3)'
 complete -c pelctl -n '__pelctl_is \'requeue\'' -l idle -x -d 'Only entries idle at least this long (30s, 5m, 1h); re-checked when applied'
 complete -c pelctl -n '__pelctl_is \'requeue\'' -l min-deliveries -x -d 'Only entries delivered at least N times'
+complete -c pelctl -n '__pelctl_is \'requeue\'' -l below-deliveries -x -d 'Only entries delivered fewer than N times (e.g'
 complete -c pelctl -n '__pelctl_is \'requeue\'' -l limit -s n -x -d 'At most N entries (in id order)'
 complete -c pelctl -n '__pelctl_is \'requeue\'' -l all -s A -d 'Every pending entry (needed when no id or filter is given)'
 complete -c pelctl -n '__pelctl_is \'requeue\'' -l lock-key -x -d 'Skip entries whose lock key exists (a slow but alive consumer), e.g'
@@ -432,6 +443,7 @@ complete -c pelctl -n '__pelctl_is \'reclaim\'' -l group -s g -x -d 'Consumer gr
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l idle -x -d 'Recover entries idle at least this long (30s, 5m)'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l strategy -x -a 'requeue claim autoclaim xreadgroup-claim auto' -d 'requeue: re-add for any healthy consumer; claim: give to --to; autoclaim: XAUTO…'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l to -x -d 'Live consumer that receives the entries (claim strategy; optional with autoclai…'
+complete -c pelctl -n '__pelctl_is \'reclaim\'' -l create-consumer -d 'Allow a receiving consumer the group does not have yet (the claim creates it)'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l max-deliveries -x -d 'Hand a message out at most N times: an idle entry already delivered N times goe…'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l dlq -x -d 'Dead-letter stream (default: STREAM:dlq)'
 complete -c pelctl -n '__pelctl_is \'reclaim\'' -l reason -x -d '_dlq_reason of dead-lettered entries (default: max deliveries exceeded (N))'
@@ -591,9 +603,11 @@ complete -c pelctl -n '__pelctl_is \'dlq\'' -a purge -d 'Delete dead-letter entr
 complete -c pelctl -n '__pelctl_is \'dlq\'' -s h -l help -d 'Show the help and exit'
 
 # pelctl dlq move
-complete -c pelctl -n '__pelctl_is \'dlq move\'' -l consumer -l from -s c -x -d 'Only entries held by this consumer'
+complete -c pelctl -n '__pelctl_is \'dlq move\'' -l group -s g -x -d 'Consumer group (the same as the GROUP argument)'
+complete -c pelctl -n '__pelctl_is \'dlq move\'' -l consumer -l from -s c -x -d 'Only entries held by this consumer (one of the group: an unknown name is exit 3)'
 complete -c pelctl -n '__pelctl_is \'dlq move\'' -l idle -x -d 'Only entries idle at least this long (30s, 5m, 1h); re-checked when applied'
 complete -c pelctl -n '__pelctl_is \'dlq move\'' -l min-deliveries -x -d 'Only entries delivered at least N times'
+complete -c pelctl -n '__pelctl_is \'dlq move\'' -l below-deliveries -x -d 'Only entries delivered fewer than N times (e.g'
 complete -c pelctl -n '__pelctl_is \'dlq move\'' -l limit -s n -x -d 'At most N entries (in id order)'
 complete -c pelctl -n '__pelctl_is \'dlq move\'' -l all -s A -d 'Every pending entry (needed when no id or filter is given)'
 complete -c pelctl -n '__pelctl_is \'dlq move\'' -l dlq -x -d 'Dead-letter stream (default: STREAM:dlq)'
@@ -689,6 +703,7 @@ complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l to -x -d 'Replay into this
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l rate -x -d 'At most this many entries per second (200/s, 1000/m, 50/h); default: as fast as…'
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l strip-envelope -l keep-envelope -d 'Remove the _dlq_* envelope from the replayed copy (default), or keep it'
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l keep-retries -d 'Keep _retry_count on the copy (default: removed, the count restarts)'
+complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l all -s A -d 'Every entry of every *:dlq stream (needed when no DLQ, id or filter is given)'
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l match -s m -x -d 'Without DLQ: only dead-letter streams matching this glob'
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l field-prefix -x -d 'Prefix of the fields pelctl adds (_retry_count, _original_id, _dlq_*)'
 complete -c pelctl -n '__pelctl_is \'dlq replay\'' -l no-lineage -d 'Copies carry exactly the entry\'s own fields, no _retry_count, _prior_deliveries…'
@@ -741,7 +756,9 @@ complete -c pelctl -n '__pelctl_is \'consumers\'' -s h -l help -d 'Show the help
 
 # pelctl consumers prune
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l inactive -x -d 'Delete consumers quiet this long (XINFO CONSUMERS idle: no read attempt on Redi…'
-complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l reassign-to -x -d 'First claim the entries a consumer holds to this consumer, then delete it'
+complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l group -s g -x -d 'Consumer group (the same as the GROUP argument)'
+complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l reassign-to -x -d 'First claim the entries a consumer holds to this consumer (one of the group; se…'
+complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l create-consumer -d 'Allow a receiving consumer the group does not have yet (the claim creates it)'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l assume-dead -d 'Also prune consumers holding entries whose liveness is unknown (below Redis 7.2…'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l plan-out -r -F -d 'Save the plan as JSON to FILE and change nothing (run it later with `pelctl app…'
 complete -c pelctl -n '__pelctl_is \'consumers prune\'' -l url -x -d 'Redis URL (redis://, rediss://, unix://, redis+sentinel://)'

@@ -9,6 +9,9 @@ Fixtures:
   (tests/schemas/checker.py);
 - every test gets its own XDG config/state dirs and no PELCTL_*/REDIS_* variables, and
   every audit line it writes is validated against docs/schemas/audit-line.json.
+
+Under CI (``CI`` set: .ci/run exports it) a skipped test fails the session: see
+``pytest_sessionfinish`` below and tests/support/tools.py, the one guard for missing tools.
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ from unittest import mock
 
 import pytest
 import redis
+
+from tests.support.tools import in_ci
+
+pytest_plugins = ["tests.support.fakes"]  # the redis84 fixture (fakeredis as Redis 8.4)
 
 
 @dataclass
@@ -167,3 +174,29 @@ def cli(redis_server: RedisServer) -> Callable[..., CliResult]:
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return invoke
+
+
+# -- no skip hides under CI ----------------------------------------------------------------
+
+
+def _skipped(config: pytest.Config) -> list:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return list(reporter.stats.get("skipped", [])) if reporter is not None else []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under CI, any skipped test fails the run (exit 1), whatever skipped it."""
+    if in_ci() and _skipped(session.config) and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
+    skipped = _skipped(config)
+    if not (in_ci() and skipped):
+        return
+    terminalreporter.write_sep(
+        "=", f"CI is set and {len(skipped)} test(s) were skipped: the run fails", red=True
+    )
+    for report in skipped[:50]:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        terminalreporter.write_line(f"SKIPPED {report.nodeid}: {reason}")

@@ -7,7 +7,16 @@ from typing import Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
-from pelctl.cli.targets import REPAIR_PANEL, GroupArg, PlanOutOpt, StreamArg, refuse_empty
+from pelctl.cli.targets import (
+    REPAIR_PANEL,
+    CreateConsumerOpt,
+    GroupArg,
+    PlanOutOpt,
+    RepairGroupOpt,
+    StreamArg,
+    pick_group,
+    refuse_empty,
+)
 
 consumers_app = typer.Typer(help="Consumers of a group: prune the dead ones.",
                             no_args_is_help=True)  # fmt: skip
@@ -21,7 +30,6 @@ def register(app: typer.Typer) -> None:
 def prune(
     rt: Runtime,
     stream: StreamArg,
-    group: GroupArg,
     inactive: Annotated[
         str,
         typer.Option(
@@ -32,15 +40,19 @@ def prune(
             show_default=False,
         ),
     ],  # fmt: skip
+    group: GroupArg = None,
+    group_opt: RepairGroupOpt = None,
     reassign_to: Annotated[
         Optional[str],
         typer.Option(
             "--reassign-to",
-            help="First claim the entries a consumer holds to this consumer, then delete it.",
+            help="First claim the entries a consumer holds to this consumer (one of the "
+            "group; see --create-consumer), then delete it.",
             rich_help_panel=REPAIR_PANEL,
             show_default=False,
         ),
     ] = None,  # fmt: skip
+    create_consumer: CreateConsumerOpt = False,
     assume_dead: Annotated[
         bool,
         typer.Option(
@@ -67,10 +79,12 @@ def prune(
     from pelctl.core.mutations import Options, Targets
 
     refuse_empty("--reassign-to", reassign_to)
+    group, _ = pick_group(rt, group, group_opt)
     options = Options(
         inactive_ms=parse_duration_ms(inactive),
         reassign_to=unescape(reassign_to) if reassign_to else None,
         assume_dead=assume_dead,
+        create_consumer=create_consumer,
     )
     return run_mutation(rt, "consumers-prune", unescape(stream), unescape(group), Targets(),
                         options, plan_out=plan_out)  # fmt: skip

@@ -14,6 +14,7 @@ from pelctl.cli.options import Runtime, pelctl_command
 from pelctl.cli.targets import (
     REPAIR_PANEL,
     AllOpt,
+    BelowDeliveriesOpt,
     ConsumerOpt,
     FieldPrefixOpt,
     GroupArg,
@@ -23,8 +24,10 @@ from pelctl.cli.targets import (
     LockKeyOpt,
     MinDeliveriesOpt,
     PlanOutOpt,
+    RepairGroupOpt,
     StreamArg,
     build_targets,
+    pick_group,
     refuse_empty,
     refuse_empty_prefix,
 )
@@ -43,11 +46,13 @@ def register(app: typer.Typer) -> None:
 def move(
     rt: Runtime,
     stream: StreamArg,
-    group: GroupArg,
+    group: GroupArg = None,
     ids: IdsArg = None,
+    group_opt: RepairGroupOpt = None,
     consumer: ConsumerOpt = None,
     idle: IdleOpt = None,
     min_deliveries: MinDeliveriesOpt = None,
+    below_deliveries: BelowDeliveriesOpt = None,
     limit: LimitOpt = None,
     every: AllOpt = False,
     dlq: Annotated[
@@ -82,7 +87,9 @@ def move(
     refuse_empty("--dlq", dlq, "a stream name")
     refuse_empty("--lock-key", lock_key, "a key pattern")
     refuse_empty_prefix(field_prefix)
-    targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
+    group, ids = pick_group(rt, group, group_opt, ids or [])
+    lock_key = lock_key or rt.settings().lock_key
+    targets = build_targets(ids, consumer, idle, min_deliveries, limit, every, below_deliveries)
     s = unescape(stream)
     options = Options(
         dlq=unescape(dlq) if dlq else default_dlq(s), reason=reason, lock_key=lock_key,

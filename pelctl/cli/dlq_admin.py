@@ -330,6 +330,15 @@ def replay_cmd(
             rich_help_panel=REPAIR_PANEL,
         ),
     ] = False,  # fmt: skip
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            "-A",
+            help="Every entry of every *:dlq stream (needed when no DLQ, id or filter is given).",
+            rich_help_panel=TARGETS_PANEL,
+        ),
+    ] = False,  # fmt: skip
     match: MatchOpt = None,
     field_prefix: FieldPrefixOpt = "_",
     no_lineage: NoLineageOpt = False,
@@ -343,8 +352,10 @@ def replay_cmd(
     and the target share a cluster slot (always on a single server) copy and delete run in
     one script; otherwise a marker set beside the target makes a rerun after a crash skip
     what was already copied. Rerun an interrupted replay as is.
-    Without DLQ (every *:dlq stream), an entry whose _dlq_source is not the stream its DLQ
-    belongs to (orders for orders:dlq) is refused: name the DLQ to replay it."""
+    Like every repair it needs a target: a DLQ (named, or chosen with --match), --id, a
+    filter, or --all for every *:dlq stream. Without DLQ, an entry whose _dlq_source is not
+    the stream its DLQ belongs to (orders for orders:dlq) is refused: name the DLQ to
+    replay it."""
     from pelctl.core.binary import unescape
     from pelctl.core.dlq import DlqTargets, ReplayOptions, normalize_ids, parse_rate
 
@@ -353,7 +364,7 @@ def replay_cmd(
     f = _filter(source, reason, since, until)
     targets = DlqTargets(
         ids=normalize_ids(unescape(i) for i in ids or ()), limit=limit, source=f.source,
-        reason=f.reason, start=f.start, end=f.end,
+        reason=f.reason, start=f.start, end=f.end, every=every,
     )  # fmt: skip
     options = ReplayOptions(
         to=unescape(to) if to is not None else None, field_prefix=field_prefix,

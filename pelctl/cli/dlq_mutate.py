@@ -43,6 +43,8 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
     mutation = mutations.get(action)
     if not rt.dry_run:
         gate(rt, mutation)  # read-only, --yes without a terminal, audit log writable
+    # Ids, a filter or --all (a replay: or a DLQ, named or --match): before connecting.
+    core.require_targets(action, targets, named=dlq is not None or match is not None)
     conn = rt.connect()
     keys = dlq_keys(conn, dlq, match, options.field_prefix)
     if not keys:
@@ -51,7 +53,10 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
     single = dlq is not None
     if not single and isinstance(targets, core.DlqTargets):
         # Found by discovery, not named: only entries of the DLQ's own stream are replayed.
-        targets = replace(targets, discovered=True)
+        # Chosen with --match and nothing narrower: every entry of those (the user's pick).
+        every = targets.every or (match is not None and not targets.ids
+                                  and not targets.filter.active)  # fmt: skip
+        targets = replace(targets, discovered=True, every=every)
     plans = [core.plan_dlq(conn, action, key, targets, options, detail=rt.dry_run)
              for key in keys]  # fmt: skip
     if rt.dry_run:
@@ -94,12 +99,13 @@ def _confirm(rt: Runtime, plans: list[Any]) -> bool:
         rt.info(render.plan_summary(p))
         for note in p.notes:
             rt.info(f"note: {note}")
+    from pelctl.core.dlq import combined_prompt
+
+    context = rt.settings().context
     if len(plans) == 1:
-        question = plans[0].mutation.prompt(plans[0])
+        question = plans[0].mutation.prompt(plans[0], context)
     else:
-        total = sum(p.count for p in plans)
-        question = (f"{plans[0].mutation.verb} {total:,} entr{'y' if total == 1 else 'ies'} "
-                    f"from {len(plans)} dead-letter streams?")  # fmt: skip
+        question = combined_prompt(plans, context)
     try:
         return typer.confirm(question, default=False, err=True)
     except (typer.Abort, EOFError):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
-from pelctl.cli.targets import refuse_empty
+from pelctl.cli.targets import GroupArg, GroupOpt, pick_group, refuse_empty
 
 if TYPE_CHECKING:
     from pelctl.core.ghosts import GhostStats
@@ -23,11 +23,16 @@ def register(app: typer.Typer) -> None:
     def ghosts_cmd(
         rt: Runtime,
         stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],
-        group: Annotated[str, typer.Argument(help="Consumer group.", show_default=False)],
+        group: GroupArg = None,
+        group_opt: GroupOpt = None,
         consumer: Annotated[
             Optional[str],
             typer.Option(
-                "--consumer", "-c", help="Only entries held by this consumer.", show_default=False
+                "--consumer",
+                "-c",
+                help="Only entries held by this consumer (one of the "
+                "group: an unknown name is exit 3).",
+                show_default=False,
             ),  # fmt: skip
         ] = None,
         full: Annotated[
@@ -75,6 +80,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.render import histogram as render
 
         refuse_empty("--consumer", consumer)
+        group, _ = pick_group(rt, group, group_opt)
         if fix:
             from pelctl.cli.mutate import run_mutation
             from pelctl.core.mutations import Options, Targets

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.targets import GroupArg, GroupOpt, pick_group
 
 
 class HistogramBy(StrEnum):
@@ -22,7 +23,8 @@ def register(app: typer.Typer) -> None:
     def histogram_cmd(
         rt: Runtime,
         stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],
-        group: Annotated[str, typer.Argument(help="Consumer group.", show_default=False)],
+        group: GroupArg = None,
+        group_opt: GroupOpt = None,
         by: Annotated[
             HistogramBy,
             typer.Option(
@@ -73,6 +75,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.core.histogram import histogram, parse_edges
         from pelctl.render import histogram as render
 
+        group, _ = pick_group(rt, group, group_opt)
         by_name = by.value
         edges = parse_edges(by_name, buckets) if buckets else None
         if top is not None and by_name != "consumer":

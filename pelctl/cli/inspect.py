@@ -16,11 +16,19 @@ def register(app: typer.Typer) -> None:
         stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],
         group: Annotated[
             Optional[str],
+            typer.Argument(
+                help="Only this group (or -g/--group; default: all, or the context's group).",
+                show_default=False,
+            ),  # fmt: skip
+        ] = None,
+        group_opt: Annotated[
+            Optional[str],
             typer.Option(
                 "--group",
                 "-g",
-                help="Only this group (default: all, or the context's group).",
+                help="Only this group (the same as the GROUP argument).",
                 show_default=False,
+                metavar="GROUP",
             ),  # fmt: skip
         ] = None,
         oldest: Annotated[
@@ -41,7 +49,9 @@ def register(app: typer.Typer) -> None:
                 "--lock-key",
                 help="Lock keys your workers hold while processing an entry, e.g. "
                 "'lock:{stream}:{id}' (placeholders {stream} {group} {id} {consumer}): a "
-                "consumer holding one for an entry of its PEL is alive.",
+                "consumer holding one for an entry of its PEL is alive, and the advice's "
+                "repairs skip lock-held entries. Default: the context's lock_key, else a few "
+                "common patterns are tried on a bounded sample of entries.",
                 show_default=False,
             ),  # fmt: skip
         ] = None,
@@ -52,7 +62,10 @@ def register(app: typer.Typer) -> None:
         Consumers: pending, idle, inactive, verdict (active / idle / dead-suspect / unknown)
         and its reason.
         Per group: the PEL summary and the oldest pending entries.
-        Advice: what looks wrong and the command to run next."""
+        Advice: a runbook, safe to follow in order: per group, poison suspects to the
+        dead-letter stream first, then the entries of dead (or, hedged, unknown) consumers
+        requeued one consumer at a time, poison left out (--below-deliveries) and lock-held
+        entries skipped (--lock-key) when lock keys are in use."""
         from pelctl.cli.targets import refuse_empty
         from pelctl.core.binary import unescape
         from pelctl.core.durations import parse_duration_ms
@@ -66,7 +79,10 @@ def register(app: typer.Typer) -> None:
             check_lock_pattern(lock_key)
         # The context's group applies whichever way the context was chosen (--context,
         # PELCTL_CONTEXT or current-context), not only with --context.
-        group = rt.default_group(group)
+        from pelctl.cli.targets import pick_group
+
+        group, _ = pick_group(rt, group, group_opt, required=False)
+        lock_key = lock_key or rt.settings().lock_key
         conn = rt.connect()
         result = inspect_stream(
             conn,

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
-from pelctl.cli.targets import refuse_empty
+from pelctl.cli.targets import GroupArg, GroupOpt, pick_group, refuse_empty
 
 DEFAULT_LIMIT = 100
 
@@ -17,11 +17,16 @@ def register(app: typer.Typer) -> None:
     def pending(
         rt: Runtime,
         stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],
-        group: Annotated[str, typer.Argument(help="Consumer group.", show_default=False)],
+        group: GroupArg = None,
+        group_opt: GroupOpt = None,
         consumer: Annotated[
             Optional[str],
             typer.Option(
-                "--consumer", "-c", help="Only entries held by this consumer.", show_default=False
+                "--consumer",
+                "-c",
+                help="Only entries held by this consumer (one of the "
+                "group: an unknown name is exit 3).",
+                show_default=False,
             ),  # fmt: skip
         ] = None,
         idle: Annotated[
@@ -38,6 +43,15 @@ def register(app: typer.Typer) -> None:
                 "--min-deliveries",
                 min=1,
                 help="Only entries delivered at least N times.",
+                show_default=False,
+            ),  # fmt: skip
+        ] = None,
+        below_deliveries: Annotated[
+            Optional[int],
+            typer.Option(
+                "--below-deliveries",
+                min=1,
+                help="Only entries delivered fewer than N times.",
                 show_default=False,
             ),  # fmt: skip
         ] = None,
@@ -83,10 +97,17 @@ def register(app: typer.Typer) -> None:
         if all_entries and limit is not None:
             raise UsageError("--all and --limit exclude each other")
         refuse_empty("--consumer", consumer)
+        group, _ = pick_group(rt, group, group_opt)
+        if min_deliveries is not None and below_deliveries is not None:
+            from pelctl.core.mutations import Targets
+
+            Targets(min_deliveries=min_deliveries, below_deliveries=below_deliveries,
+                    every=True).require_some()  # fmt: skip
         filters = PendingFilter(
             consumer=unescape(consumer) if consumer else None,
             min_idle_ms=parse_duration_ms(idle) if idle is not None else None,
             min_deliveries=min_deliveries,
+            below_deliveries=below_deliveries,
         )
         cap = None if all_entries else (limit or DEFAULT_LIMIT)
         conn = rt.connect()

@@ -12,7 +12,12 @@ from typing import Annotated, Any, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
-from pelctl.cli.targets import refuse_empty, refuse_empty_prefix
+from pelctl.cli.targets import (
+    CreateConsumerOpt,
+    reclaim_streams,
+    refuse_empty,
+    refuse_empty_prefix,
+)
 
 PANEL = "Long-running"
 LOOP_PANEL = "Loop"
@@ -49,7 +54,9 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--group",
                 "-g",
-                help="Consumer group (default: the context's default group).",
+                help="Consumer group (default: the context's default group). Without it, "
+                "a last STREAM that is no stream but a group of the first is read as the "
+                "group (with a warning).",
                 show_default=False,
             ),
         ] = None,
@@ -83,6 +90,7 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        create_consumer: CreateConsumerOpt = False,
         max_deliveries: Annotated[
             int,
             typer.Option(
@@ -257,21 +265,20 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
     refuse_empty("--group", o["group"], "a group name")
     refuse_empty_prefix(o["field_prefix"])
     settings = rt.settings()
-    group = rt.default_group(o["group"])
-    if not group:
-        raise UsageError("reclaim needs --group G (or a default group in the context)")
     if not o["idle"]:
         raise UsageError(
             "reclaim needs --idle DURATION: how long an entry may stay unacknowledged",
             hint="set it well above your longest processing time, e.g. --idle 5m",
         )
+    streams, group = reclaim_streams(rt, o["streams"], o["group"])
     read_only = bool(settings.read_only or o["dry_run"])
     cfg = ReclaimConfig(
-        streams=tuple(unescape(s) for s in o["streams"]),
+        streams=tuple(unescape(s) for s in streams),
         group=unescape(group),
         idle_ms=parse_duration_ms(o["idle"]),
         strategy=o["strategy"].value,
         to=unescape(o["to"]) if o["to"] else None,
+        create_consumer=o["create_consumer"],
         interval_s=parse_duration_ms(o["interval"]) / 1000.0,
         jitter=o["jitter"],
         max_deliveries=o["max_deliveries"] or None,

@@ -11,7 +11,9 @@ from pelctl.cli.options import Runtime, pelctl_command
 from pelctl.cli.targets import (
     REPAIR_PANEL,
     AllOpt,
+    BelowDeliveriesOpt,
     ConsumerOpt,
+    CreateConsumerOpt,
     FieldPrefixOpt,
     GroupArg,
     IdleOpt,
@@ -21,8 +23,10 @@ from pelctl.cli.targets import (
     MinDeliveriesOpt,
     NoLineageOpt,
     PlanOutOpt,
+    RepairGroupOpt,
     StreamArg,
     build_targets,
+    pick_group,
     refuse_empty,
     refuse_empty_prefix,
 )
@@ -35,23 +39,27 @@ def register(app: typer.Typer) -> None:
     def claim(
         rt: Runtime,
         stream: StreamArg,
-        group: GroupArg,
         to: Annotated[
             str,
             typer.Option(
                 "--to",
-                help="Consumer that receives the entries (a live one).",
+                help="Consumer that receives the entries (a live one of the group; see "
+                "--create-consumer).",
                 rich_help_panel=REPAIR_PANEL,
                 show_default=False,
             ),
         ],
+        group: GroupArg = None,
         ids: IdsArg = None,
+        group_opt: RepairGroupOpt = None,
         consumer: ConsumerOpt = None,
         idle: IdleOpt = None,
         min_deliveries: MinDeliveriesOpt = None,
+        below_deliveries: BelowDeliveriesOpt = None,
         limit: LimitOpt = None,
         every: AllOpt = False,
         lock_key: LockKeyOpt = None,
+        create_consumer: CreateConsumerOpt = False,
         plan_out: PlanOutOpt = None,
     ) -> int:
         """Give pending entries to another consumer (XCLAIM with min-idle, JUSTID).
@@ -67,8 +75,11 @@ def register(app: typer.Typer) -> None:
 
         refuse_empty("--to", to)
         refuse_empty("--lock-key", lock_key, "a key pattern")
-        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
-        options = Options(to=unescape(to), lock_key=lock_key)
+        group, ids = pick_group(rt, group, group_opt, ids or [])
+        lock_key = lock_key or rt.settings().lock_key
+        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every,
+                                below_deliveries)  # fmt: skip
+        options = Options(to=unescape(to), lock_key=lock_key, create_consumer=create_consumer)
         return run_mutation(rt, "claim", unescape(stream), unescape(group), targets, options,
                             plan_out=plan_out, warnings=claim_warnings)  # fmt: skip
 
@@ -76,11 +87,13 @@ def register(app: typer.Typer) -> None:
     def ack(
         rt: Runtime,
         stream: StreamArg,
-        group: GroupArg,
+        group: GroupArg = None,
         ids: IdsArg = None,
+        group_opt: RepairGroupOpt = None,
         consumer: ConsumerOpt = None,
         idle: IdleOpt = None,
         min_deliveries: MinDeliveriesOpt = None,
+        below_deliveries: BelowDeliveriesOpt = None,
         limit: LimitOpt = None,
         every: AllOpt = False,
         lock_key: LockKeyOpt = None,
@@ -94,7 +107,10 @@ def register(app: typer.Typer) -> None:
         from pelctl.core.mutations import Options
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
-        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
+        group, ids = pick_group(rt, group, group_opt, ids or [])
+        lock_key = lock_key or rt.settings().lock_key
+        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every,
+                                below_deliveries)  # fmt: skip
         return run_mutation(rt, "ack", unescape(stream), unescape(group), targets,
                             Options(lock_key=lock_key), plan_out=plan_out)  # fmt: skip
 
@@ -102,11 +118,13 @@ def register(app: typer.Typer) -> None:
     def requeue(
         rt: Runtime,
         stream: StreamArg,
-        group: GroupArg,
+        group: GroupArg = None,
         ids: IdsArg = None,
+        group_opt: RepairGroupOpt = None,
         consumer: ConsumerOpt = None,
         idle: IdleOpt = None,
         min_deliveries: MinDeliveriesOpt = None,
+        below_deliveries: BelowDeliveriesOpt = None,
         limit: LimitOpt = None,
         every: AllOpt = False,
         lock_key: LockKeyOpt = None,
@@ -161,7 +179,10 @@ def register(app: typer.Typer) -> None:
         if (dlq or reason) and max_retries is None:
             raise UsageError("--dlq and --reason go with --max-retries",
                              hint="to quarantine entries now, use: pelctl dlq move")  # fmt: skip
-        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every)
+        group, ids = pick_group(rt, group, group_opt, ids or [])
+        lock_key = lock_key or rt.settings().lock_key
+        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every,
+                                below_deliveries)  # fmt: skip
         s = unescape(stream)
         dlq_key = None
         if max_retries is not None:
@@ -192,6 +213,8 @@ def register(app: typer.Typer) -> None:
         refused (exit 2), as is one whose stream was recreated since. Entries no longer
         pending, now held by another consumer, re-delivered, or less idle than planned are
         skipped and counted. --dry-run only reports how many still match."""
+        from dataclasses import replace
+
         from pelctl.cli.mutate import confirm_and_apply, gate, show_dry_run
         from pelctl.core.plan import check_target, load, verify
 
@@ -202,6 +225,7 @@ def register(app: typer.Typer) -> None:
             gate(rt, plan.mutation)
         conn = rt.connect()
         check_target(conn, plan)
+        plan = replace(plan, context=conn.settings.context)  # the prompt names it
         v = verify(conn, plan)
         changed = ", ".join(f"{k} {n:,}" for k, n in sorted(v.changed.items()))
         status = f"{v.still:,} of {v.total:,} still as planned" + (

@@ -14,7 +14,24 @@ TARGETS_PANEL = "Targets"
 REPAIR_PANEL = "Repair"
 
 StreamArg = Annotated[str, typer.Argument(help="Stream key.", show_default=False)]
-GroupArg = Annotated[str, typer.Argument(help="Consumer group.", show_default=False)]
+# A group is the argument after the stream or -g/--group, on every command that takes one
+# (both accepted, the same value twice is fine, two different ones are refused); without
+# either, the context's group. See pick_group.
+GroupArg = Annotated[
+    Optional[str],
+    typer.Argument(help="Consumer group (or -g/--group; default: the context's group).",
+                   show_default=False),
+]  # fmt: skip
+GroupOpt = Annotated[
+    Optional[str],
+    typer.Option("--group", "-g", help="Consumer group (the same as the GROUP argument).",
+                 show_default=False, metavar="GROUP"),
+]  # fmt: skip
+RepairGroupOpt = Annotated[
+    Optional[str],
+    typer.Option("--group", "-g", help="Consumer group (the same as the GROUP argument).",
+                 show_default=False, metavar="GROUP", rich_help_panel=TARGETS_PANEL),
+]  # fmt: skip
 IdsArg = Annotated[
     Optional[list[str]],
     typer.Argument(
@@ -25,7 +42,8 @@ IdsArg = Annotated[
 ConsumerOpt = Annotated[
     Optional[str],
     typer.Option(
-        "--consumer", "--from", "-c", help="Only entries held by this consumer.",
+        "--consumer", "--from", "-c", help="Only entries held by this consumer (one of the "
+        "group: an unknown name is exit 3).",
         rich_help_panel=TARGETS_PANEL, show_default=False,
     ),
 ]  # fmt: skip
@@ -40,6 +58,14 @@ MinDeliveriesOpt = Annotated[
     Optional[int],
     typer.Option(
         "--min-deliveries", min=1, help="Only entries delivered at least N times.",
+        rich_help_panel=TARGETS_PANEL, show_default=False,
+    ),
+]  # fmt: skip
+BelowDeliveriesOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--below-deliveries", min=1, help="Only entries delivered fewer than N times (e.g. "
+        "5: leaves poison suspects out, for dlq move --min-deliveries 5).",
         rich_help_panel=TARGETS_PANEL, show_default=False,
     ),
 ]  # fmt: skip
@@ -63,6 +89,15 @@ LockKeyOpt = Annotated[
         "--lock-key", help="Skip entries whose lock key exists (a slow but alive consumer), "
         "e.g. 'lock:{stream}:{id}'. Placeholders {stream} {group} {id} {consumer}; {{ }} are "
         "literal braces.", rich_help_panel=REPAIR_PANEL, show_default=False,
+    ),
+]  # fmt: skip
+CreateConsumerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--create-consumer", help="Allow a receiving consumer the group does not have yet "
+        "(the claim creates it). Without it an unknown name is refused (exit 3): a typo "
+        "would park entries with a consumer nobody reads as.",
+        rich_help_panel=REPAIR_PANEL,
     ),
 ]  # fmt: skip
 PlanOutOpt = Annotated[
@@ -98,6 +133,7 @@ def build_targets(
     min_deliveries: int | None,
     limit: int | None,
     every: bool,
+    below_deliveries: int | None = None,
 ) -> Any:  # noqa: ANN401 - pelctl.core.mutations.Targets, imported lazily
     """Turn the shared options into :class:`pelctl.core.mutations.Targets` (validated)."""
     from pelctl.core.binary import unescape
@@ -116,9 +152,54 @@ def build_targets(
         min_deliveries=min_deliveries,
         limit=limit,
         every=every,
+        below_deliveries=below_deliveries,
     )
     targets.require_some()
     return targets
+
+
+def pick_group(
+    rt: Any,  # noqa: ANN401 - Runtime (no import cycle with options)
+    positional: str | None,
+    option: str | None,
+    ids: list[str] | None = None,
+    *,
+    required: bool = True,
+) -> tuple[str | None, list[str] | None]:
+    """The group from the argument after the stream or ``-g/--group`` (the same value twice
+    is fine; two different values are refused, exit 2), else the context's group.
+
+    With ``-g`` the argument after the stream is free for what follows it: on a repair that
+    takes entry ids (``ids`` not None) an id there is the first id (``requeue orders -g
+    billing 1700000000000-0``). Returns (group, ids)."""
+    from pelctl.core.errors import UsageError
+
+    if option is not None:
+        refuse_empty("--group", option, "a group name")
+        if positional is not None and positional != option:
+            if ids is not None and _looks_like_id(positional):
+                return option, [positional, *ids]
+            raise UsageError(
+                f"two groups given: {positional!r} (argument) and {option!r} (-g/--group)",
+                hint="give the group once: after the stream, or with -g/--group",
+            )
+        return option, ids
+    if positional is not None:
+        return positional, ids
+    default = rt.default_group(None)
+    if default or not required:
+        return default, ids
+    raise UsageError(
+        "missing the consumer group",
+        hint="give it after the stream (pelctl pending orders billing) or with -g/--group "
+        "(or set group in the context)",
+    )
+
+
+def _looks_like_id(text: str) -> bool:
+    import re
+
+    return re.fullmatch(r"\d+(-\d+)?", text.strip()) is not None
 
 
 def refuse_empty(option: str, value: str | None, what: str = "a consumer name") -> None:
@@ -145,3 +226,49 @@ def refuse_empty_prefix(field_prefix: str) -> None:
             "original_id and dlq_*, like an application's own fields",
             hint="keep the default (_) or choose another non-empty prefix",
         )
+
+
+def reclaim_streams(
+    rt: Any,  # noqa: ANN401 - Runtime
+    streams: list[str],
+    group: str | None,
+) -> tuple[list[str], str]:
+    """``reclaim STREAM... --group G``: the streams and the group. ``reclaim orders billing``
+    without ``--group``, where ``billing`` is no stream but a group of ``orders``, reads
+    ``billing`` as the group and says so (one ``TYPE`` and one ``XINFO GROUPS``); any other
+    missing group is exit 2."""
+    from pelctl.core.binary import unescape
+    from pelctl.core.cmdline import command_line
+    from pelctl.core.errors import UsageError
+
+    if group is not None:
+        return streams, group
+    if len(streams) >= 2:
+        first, last = unescape(streams[0]), unescape(streams[-1])
+        try:
+            found = _is_group_not_stream(rt.connect(), first, last)
+        finally:
+            rt.close()  # the loop opens its own connections
+        if found:
+            rt.warn(f"reading {streams[-1]!r} as the group: it is a group of {streams[0]!r}, "
+                    f"not a stream (write: --group {streams[-1]})")  # fmt: skip
+            return streams[:-1], streams[-1]
+    default = rt.default_group(None)
+    if default:
+        return streams, default
+    raise UsageError(
+        "reclaim needs --group G (or a default group in the context)",
+        hint=f"e.g. {command_line('reclaim', streams, [('--group', 'GROUP'), ('--idle', '5m')])}",
+    )
+
+
+def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:  # noqa: ANN401
+    from pelctl.redis.errors import redis_errors
+
+    with redis_errors("TYPE"):
+        if conn.raw(name).execute_command("TYPE", name) == b"stream":
+            return False
+        if conn.raw(stream).execute_command("TYPE", stream) != b"stream":
+            return False
+        rows = conn.raw(stream).execute_command("XINFO", "GROUPS", stream)
+    return any(dict(zip(r[0::2], r[1::2], strict=True)).get(b"name") == name for r in rows)

@@ -66,6 +66,8 @@ from pelctl.core.mutations import (
     build_result,
     declare,
     get,
+    name_list,
+    on_server,
     status_of,
 )
 from pelctl.core.mutations import plan as plan_mutation
@@ -641,19 +643,54 @@ def dlq_filter(targets: Targets) -> DlqFilter:
     return DlqFilter()
 
 
+def require_targets(action: str, targets: Targets, *, named: bool) -> None:
+    """Like every repair, a DLQ mutation never takes everything by accident (exit 2).
+    ``dlq-replay`` needs a DLQ (``named``: given, or chosen with ``--match``), entry ids, a
+    filter or ``--all``; ``dlq-purge`` deletes for good, so naming the DLQ is not enough:
+    ids, a filter or ``--all``."""
+    if targets.ids or dlq_filter(targets).active or targets.every:
+        return
+    if action == "dlq-replay":
+        if named:
+            return
+        raise UsageError(
+            "no dead-letter entries targeted: replay needs a DLQ, a filter or --all",
+            hint="name the DLQ (pelctl dlq replay orders:dlq), filter (--source, --reason, "
+            "--since, --until, --id), or --all for every *:dlq stream",
+        )
+    raise UsageError(
+        "no entries targeted: purge deletes for good",
+        hint="give --id, a filter (--older-than, --source, --reason, --since, --until) "
+        "or --all for the whole dead-letter stream",
+    )
+
+
 class DlqMutation(Mutation):
     """A mutation of a dead-letter stream: the plan's ``stream`` is the DLQ, no group."""
 
     missing_outcome: ClassVar[str] = "gone"
 
-    def prompt(self, plan: Plan) -> str:
-        n = plan.count
-        where = escape(plan.stream)
+    def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
+        """``14 entries from orders:dlq to orders`` (replay: where each entry goes)."""
+        del dead
+        text = f"{n:,} {self.noun(n)} from {escape(plan.stream)}"
         if self.name == "dlq-replay":
-            targets = {i.owner for i in plan.actionable}
-            to = f" to {escape(next(iter(targets)))}" if len(targets) == 1 else ""
-            return f"replay {n:,} {self.noun(n)} from {where}{to}?"
-        return f"{self.verb} {n:,} {self.noun(n)} from {where}?"
+            targets = [i.owner for i in items if i.owner]
+            if targets:
+                text += f" to {name_list(targets)}"
+        return text
+
+
+def combined_prompt(plans: Sequence[Plan], context: str | None = None) -> str:
+    """The one question for several dead-letter streams: each one named with its count."""
+    first = plans[0]
+    total = sum(p.count for p in plans)
+    each = ", ".join(f"{escape(p.stream)} ({p.count:,})" for p in plans[:5])
+    if len(plans) > 5:
+        each += f" and {len(plans) - 5:,} more"
+    where = on_server(first.server, context)
+    noun = "entry" if total == 1 else "entries"
+    return f"{first.mutation.verb} {total:,} {noun} from {len(plans)} DLQs: {each}{where}?"
 
 
 # Outcomes of replay/purge that changed something. ``mutations.APPLIED_OUTCOMES`` does not
@@ -676,6 +713,7 @@ def _stamp(conn: Connection, dlq: bytes) -> dict[str, object]:
     run_id, added = identity(conn, dlq)
     return {
         "server": conn.settings.redacted_url,
+        "context": conn.settings.context,
         "server_id": run_id,
         "db": server_db(conn, dlq),
         "stream_added": added,
@@ -722,6 +760,7 @@ def plan_replay(
     make pelctl write into ``payments``."""
     del group, detail
     dlq = stream
+    require_targets("dlq-replay", targets, named=not getattr(targets, "discovered", False))
     to = options.to
     if to is not None and to == dlq:
         raise UsageError("--to is the dead-letter stream itself")
@@ -798,12 +837,7 @@ def plan_purge(
     """Planner of ``dlq-purge``: needs ids, a filter, or ``every`` (``--all``)."""
     del group, detail
     dlq = stream
-    if not (targets.ids or dlq_filter(targets).active or targets.every):
-        raise UsageError(
-            "no entries targeted: purge deletes for good",
-            hint="give --id, a filter (--older-than, --source, --reason, --since, --until) "
-            "or --all for the whole dead-letter stream",
-        )
+    require_targets("dlq-purge", targets, named=True)
     require_dlq(conn, dlq)
     entries, missing = _select(conn, dlq, targets, options.field_prefix)
     now = int(time.time() * 1000)
@@ -1285,6 +1319,7 @@ REPLAY = declare(
         "put dead-lettered entries back on their source stream (or --to), exactly once",
         plan_replay,
         apply_replay,
+        past="replayed",
     )  # fmt: skip
 )
 PURGE = declare(
@@ -1294,6 +1329,7 @@ PURGE = declare(
         "delete entries from the dead-letter stream for good (XDEL)",
         plan_purge,
         apply_purge,
+        past="permanently deleted",
     )  # fmt: skip
 )
 
@@ -1363,5 +1399,6 @@ __all__ = [
     "plan_dlq",
     "replay_fields",
     "require_dlq",
+    "require_targets",
     "stats",
 ]

@@ -50,6 +50,11 @@ class GroupNotFound(NotFound):
     pass
 
 
+class ConsumerNotFound(NotFound):
+    """A consumer name that matches none of the group's consumers (a ``--consumer`` filter,
+    a ``--to`` target): an error, never an empty success."""
+
+
 class WrongType(NotFound):
     """The key exists but is not a stream: there is no stream by that name (exit 3)."""
 

@@ -121,6 +121,10 @@ def iter_ghosts(
     """
     if check:
         require_group(conn, stream, group)
+        if consumer is not None:
+            from pelctl.core.targets import require_consumer
+
+            require_consumer(conn, stream, group, consumer)
     stats = stats if stats is not None else GhostStats()
     bounds = bounds or stream_bounds(conn, stream)
     stats.bounds = bounds

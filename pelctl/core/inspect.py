@@ -27,6 +27,7 @@ from pelctl.core.models import (
     PendingEntry,
     StreamInspection,
 )
+from pelctl.core.mutations import POISON_DELIVERIES
 from pelctl.core.targets import _pairs, group_rows
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -39,8 +40,30 @@ IDLE_THRESHOLDS_MS = (60_000, 600_000, 3_600_000)
 # finds idle over the first threshold crosses the wire (XPENDING IDLE windows).
 FULL_SCAN_MAX = 10_000
 DEFAULT_OLDEST = 5
-POISON_DELIVERIES = 5  # deliveries at which an entry counts as a poison suspect
-__all__ = ["DEFAULT_DEAD_AFTER_MS", "dlq_key", "inspect_stream", "pel_health"]
+# Lock-key patterns tried when none is given (no --lock-key, no context lock_key), on a
+# bounded sample of the entries inspect already read (each consumer's newest ids, the
+# oldest rows): at most LOCK_DETECT_IDS ids a group and LOCK_DETECT_KEYS EXISTS a call, in
+# one pipeline, and only for a group whose advice would repair something.
+LOCK_PATTERNS = (
+    "lock:{stream}:{id}",
+    "lock:{{{stream}}}:{id}",  # lock:{orders}:<id>, a cluster hash tag
+    "lock:{stream}:{group}:{id}",
+    "lock:{id}",
+)
+LOCK_DETECT_PER_CONSUMER = 4
+LOCK_DETECT_IDS = 32
+LOCK_DETECT_KEYS = 128
+# Dead (or unknown) consumers named one by one in the advice, each with its own command.
+ADVICE_CONSUMERS = 5
+__all__ = [
+    "DEFAULT_DEAD_AFTER_MS",
+    "LOCK_PATTERNS",
+    "POISON_DELIVERIES",
+    "detect_lock_key",
+    "dlq_key",
+    "inspect_stream",
+    "pel_health",
+]
 
 
 @dataclass
@@ -57,10 +80,14 @@ class LivenessTally:
     seen: Counter[bytes] = field(default_factory=Counter)
     stale: Counter[bytes] = field(default_factory=Counter)
     newest: dict[bytes, list[bytes]] = field(default_factory=dict)
+    poison: Counter[bytes] = field(default_factory=Counter)  # per consumer, for the advice
 
     def add(self, page: list) -> None:  # noqa: ANN401 - raw XPENDING rows
         owners = list(map(_owner_of, page))
         self.seen.update(owners)
+        self.poison.update(
+            compress(owners, map(POISON_DELIVERIES.__le__, map(_deliveries_of, page)))
+        )
         if self.floor is not None and self.floor >= self.dead_after_ms:
             self.stale.update(owners)  # every row of an IDLE-floored scan is that old
         else:
@@ -105,6 +132,7 @@ class LivenessTally:
 
 _owner_of = itemgetter(1)
 _idle_of = itemgetter(2)
+_deliveries_of = itemgetter(3)
 
 
 def dlq_key(stream: bytes) -> bytes:
@@ -121,6 +149,7 @@ def inspect_stream(
     pel_scan: bool = True,
     max_server_ms: float = DEFAULT_MAX_SERVER_MS,
     lock_key: str | None = None,
+    detect_locks: bool = True,
 ) -> StreamInspection:
     """``pel_scan``: also walk each group's PEL (bounded calls) for the idle-threshold
     counts, the longest-idle entry and the ghost count; False skips those (cheap refresh).
@@ -128,11 +157,20 @@ def inspect_stream(
     Each consumer's verdict comes from :func:`pelctl.core.liveness.judge_group` with
     ``dead_after_ms`` (any duration), the server's idle semantics, what the scan saw of its
     PEL, its ``lock_key`` locks (a ``--lock-key`` pattern) and at most one ``CLIENT LIST``
-    for the whole stream."""
+    for the whole stream.
+
+    Without ``lock_key`` and with ``detect_locks``, a group whose advice would repair
+    something (poison suspects, a consumer holding entries quiet for ``dead_after_ms``)
+    gets the common patterns of :data:`LOCK_PATTERNS` tried on a bounded sample of the
+    entries already read (:func:`detect_lock_key`); a pattern found is then used like a
+    given one: for the verdicts, and offered as ``--lock-key`` in the advice."""
     if lock_key:
         from pelctl.core.repair import check_lock_pattern
 
         check_lock_pattern(lock_key)
+    given_lock = lock_key
+    budget = LOCK_DETECT_KEYS  # EXISTS calls left for detect_lock_key
+    lock_by: dict[bytes, str | None] = {}  # per group: the pattern given or found there
     rows = group_rows(conn, stream)  # raises StreamNotFound / WrongType
     if group is not None:
         rows = [r for r in rows if r[b"name"] == group]
@@ -172,6 +210,7 @@ def inspect_stream(
     clients = liveness.clients_once(conn, stream)  # one CLIENT LIST for the stream, if needed
 
     modern = liveness.is_modern(conn.caps)
+    poison_by: dict[bytes, Counter[bytes]] = {}
     for i, row in enumerate(rows):
         summary, oldest_rows = replies[4 + 3 * i], replies[5 + 3 * i]
         count, min_id, max_id, per = summary
@@ -184,12 +223,16 @@ def inspect_stream(
         lag = row.get(b"lag")
         entries_read = row.get(b"entries-read")
         idle_counts, ghosts = None, None
-        tally = LivenessTally(dead_after_ms, liveness.LOCK_PROBES_PER_CONSUMER if lock_key else 0)
+        lock_key = given_lock
+        probe_k = (liveness.LOCK_PROBES_PER_CONSUMER if lock_key
+                   else LOCK_DETECT_PER_CONSUMER if detect_locks else 0)  # fmt: skip
+        tally = LivenessTally(dead_after_ms, probe_k)
         if pel_scan:
             idle_counts, ghosts = pel_health(
                 conn, stream, row[b"name"], int(count), max_server_ms=max_server_ms,
                 bounds=bounds_of(), tally=tally,
             )  # fmt: skip
+        poison_by[row[b"name"]] = tally.poison
         facts = [
             ConsumerFacts(
                 f.name,
@@ -200,6 +243,18 @@ def inspect_stream(
             )  # fmt: skip
             for f in liveness.consumer_facts(consumer_rows[i])
         ]
+        if (
+            not lock_key
+            and detect_locks
+            and budget > 0
+            and _would_repair(facts, dead_after_ms, idle_counts, oldest_rows)
+        ):
+            sample = [(bytes(r[0]), bytes(r[1])) for r in oldest_rows]
+            lock_key, used = detect_lock_key(
+                conn, stream, row[b"name"], tally.candidates(), sample, budget=budget
+            )
+            budget -= used
+        lock_by[row[b"name"]] = lock_key
         judged = liveness.judge_group(
             facts,
             modern=modern,
@@ -243,7 +298,7 @@ def inspect_stream(
         groups=tuple(groups),
         server=conn.caps.label,
         now_ms=now,
-        advice=tuple(advise(stream, groups, dlq_len)),
+        advice=tuple(advise(stream, groups, dlq_len, lock_by=lock_by, poison_by=poison_by)),
         dlq=dlq if dlq_len is not None else None,
         dlq_length=dlq_len,
     )
@@ -301,50 +356,141 @@ def pel_health(
     return IdleCounts(edges, counts, scanned, longest, poison), ghosts
 
 
-def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[Advice]:
-    """Runbook lines; each command is copy-pastable (:func:`pelctl.core.cmdline.command_line`:
-    quoted, escaped, and ``--`` before names that start with ``-``)."""
+def _would_repair(
+    facts: list[ConsumerFacts],
+    dead_after_ms: int,
+    idle_counts: IdleCounts | None,
+    oldest_rows: list,  # noqa: ANN401 - raw XPENDING rows
+) -> bool:
+    """Would the group's advice offer a repair (so lock keys matter)? Poison suspects, or
+    a consumer holding entries that has been quiet for ``dead_after_ms``."""
+    if idle_counts is not None and idle_counts.poison:
+        return True
+    if any(int(r[3]) >= POISON_DELIVERIES for r in oldest_rows):
+        return True
+    return any(f.pending and f.idle_ms >= dead_after_ms for f in facts)
+
+
+def detect_lock_key(
+    conn: Connection,
+    stream: bytes,
+    group: bytes,
+    candidates: dict[bytes, list[bytes]],
+    sample: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
+    *,
+    budget: int = LOCK_DETECT_KEYS,
+) -> tuple[str | None, int]:
+    """(the first pattern of :data:`LOCK_PATTERNS` with a lock key held for one of the
+    entries, the number of keys probed). ``candidates``: per consumer, ids already read
+    (newest first); ``sample``: more (id, owner) pairs (the oldest rows). At most
+    LOCK_DETECT_PER_CONSUMER ids a consumer, LOCK_DETECT_IDS in all, ``budget`` EXISTS in one
+    pipeline. A key the ACL hides is a key not seen, never an error."""
+    from pelctl.core.repair import lock_key as render
+
+    pairs: dict[bytes, bytes] = {}
+    for owner, ids in candidates.items():
+        for entry_id in ids[:LOCK_DETECT_PER_CONSUMER]:
+            pairs.setdefault(entry_id, owner)
+    for entry_id, owner in sample:
+        pairs.setdefault(entry_id, owner)
+    chosen = list(pairs.items())[:LOCK_DETECT_IDS]
+    keys = [(pattern, render(pattern, stream, group, entry_id, owner))
+            for pattern in LOCK_PATTERNS for entry_id, owner in chosen]  # fmt: skip
+    keys = keys[: max(budget, 0)]
+    if not keys:
+        return None, 0
+    with redis_errors("EXISTS"):
+        pipe = conn.client.pipeline(transaction=False)
+        for _pattern, key in keys:
+            pipe.exists(key)
+        found = pipe.execute(raise_on_error=False)
+    for (pattern, _key), n in zip(keys, found, strict=True):
+        if isinstance(n, int) and n > 0:
+            return pattern, len(keys)
+    return None, len(keys)
+
+
+def advise(
+    stream: bytes,
+    groups: list[GroupInfo],
+    dlq_len: int | None,
+    *,
+    lock_by: dict[bytes, str | None] | None = None,
+    poison_by: dict[bytes, Counter[bytes]] | None = None,
+) -> list[Advice]:
+    """A runbook, safe to follow in order; each command is copy-pastable
+    (:func:`pelctl.core.cmdline.command_line`: quoted, escaped, and ``--`` before names that
+    start with ``-``). Per group:
+
+    1. poison suspects (delivered POISON_DELIVERIES+ times) to the dead-letter stream, first;
+    2. the entries of each dead consumer requeued, one ``--consumer`` at a time (never an
+       ``--idle`` sweep that would take live consumers' entries too), with
+       ``--below-deliveries`` when the group has poison suspects (a requeue never re-delivers
+       poison, whatever the order it is run in);
+    3. consumers whose liveness is ``unknown``: the same repair, hedged, with how to find out;
+    4. what else looks wrong (no consumers, ghosts, entries idle over an hour).
+
+    ``lock_by``: per group, the lock-key pattern given or found there
+    (:func:`detect_lock_key`); every repair of the group then carries it, so a slow but
+    alive worker's entries are skipped. ``poison_by``: per group, poison suspects per
+    consumer (from the scan): a consumer holding nothing else gets no requeue."""
     out: list[Advice] = []
     for g in groups:
         names = (stream, g.name)
-        dead = [c for c in g.consumers if c.verdict == liveness.DEAD_SUSPECT]
-        unknown = [c for c in g.consumers if c.verdict == liveness.UNKNOWN and c.pending]
-        if dead:
-            held = sum(c.pending for c in dead)
-            idle = min(c.idle_ms for c in dead)
-            who = ", ".join(escape(c.name) for c in dead[:3]) + ("…" if len(dead) > 3 else "")
-            out.append(
-                Advice(
-                    f"{len(dead)} consumer{'s' if len(dead) != 1 else ''} ({who}) "
-                    f"hold{'s' if len(dead) == 1 else ''} "
-                    f"{_entries(held)} in group {escape(g.name)}, unseen for "
-                    f"> {format_duration_ms(idle)}",
-                    command_line("requeue", names, [("--consumer", dead[0].name), "--dry-run"])
-                    if len(dead) == 1
-                    else command_line(
-                        "requeue", names, [("--idle", format_duration_ms(idle)), "--dry-run"]
-                    ),
-                )
-            )
-        if unknown:
-            out.append(_unknown_advice(names, unknown))
-        if g.lag and g.lag > 0 and not g.consumers:
-            out.append(Advice(f"group {escape(g.name)} has a lag of {g.lag:,} and no consumers"))
+        lock_key = (lock_by or {}).get(g.name)
+        lock: list[str | tuple[str, bytes | str]] = [("--lock-key", lock_key)] if lock_key else []
+        per = (poison_by or {}).get(g.name) or Counter()
         poison = g.idle_counts.poison if g.idle_counts is not None else 0
         if not poison and g.oldest:
             poison = sum(1 for e in g.oldest if e.deliveries >= POISON_DELIVERIES)
         if poison:
+            held = f" held by {_who(per)}" if per else ""
+            skip = "; lock-held entries are skipped" if lock_key else ""
             out.append(
                 Advice(
                     f"group {escape(g.name)} has {_entries(poison)} delivered "
-                    f"{POISON_DELIVERIES}+ times (poison suspects)",
+                    f"{POISON_DELIVERIES}+ times, poison suspects{held}: quarantine them in "
+                    f"the dead-letter stream first, before any requeue{skip}",
                     command_line(
                         "dlq move",
                         names,
-                        [("--min-deliveries", str(POISON_DELIVERIES)), "--dry-run"],
+                        [("--min-deliveries", str(POISON_DELIVERIES)), *lock, "--dry-run"],
                     ),
                 )
             )
+        below: list[str | tuple[str, bytes | str]] = (
+            [("--below-deliveries", str(POISON_DELIVERIES))] if poison else []
+        )
+        dead = [c for c in g.consumers if c.verdict == liveness.DEAD_SUSPECT and c.pending]
+        unknown = [c for c in g.consumers if c.verdict == liveness.UNKNOWN and c.pending]
+        # One holding only poison suspects has nothing left once they are quarantined.
+        dead = [c for c in dead if per.get(c.name, 0) < c.pending]
+        unknown = [c for c in unknown if per.get(c.name, 0) < c.pending]
+        tail = _requeue_tail(bool(poison), lock_key)
+        for c in dead[:ADVICE_CONSUMERS]:
+            out.append(
+                Advice(
+                    f"consumer {escape(c.name)} holds {_entries(c.pending)} in group "
+                    f"{escape(g.name)}, unseen for > {format_duration_ms(c.idle_ms)} "
+                    f"(dead suspect: {c.verdict_reason}); requeue them{tail}",
+                    command_line(
+                        "requeue", names, [("--consumer", c.name), *below, *lock, "--dry-run"]
+                    ),
+                )  # fmt: skip
+            )
+        if len(dead) > ADVICE_CONSUMERS:
+            rest = dead[ADVICE_CONSUMERS:]
+            out.append(
+                Advice(
+                    f"{len(rest):,} more dead suspects ({_names(rest)}) hold "
+                    f"{_entries(sum(c.pending for c in rest))} in group {escape(g.name)}: "
+                    "requeue each the same way (--consumer NAME)"
+                )
+            )
+        if unknown:
+            out += _unknown_advice(names, unknown, [*below, *lock], tail, lock_key, per)
+        if g.lag and g.lag > 0 and not g.consumers:
+            out.append(Advice(f"group {escape(g.name)} has a lag of {g.lag:,} and no consumers"))
         if g.ghosts:
             out.append(
                 Advice(
@@ -369,32 +515,77 @@ def advise(stream: bytes, groups: list[GroupInfo], dlq_len: int | None) -> list[
     return out
 
 
-def _unknown_advice(names: tuple[bytes, bytes], unknown: list[ConsumerInfo]) -> Advice:
+def _requeue_tail(poison: bool, lock_key: str | None) -> str:
+    parts = []
+    if poison:
+        parts.append(f"poison suspects left out (--below-deliveries {POISON_DELIVERIES})")
+    if lock_key:
+        parts.append("lock-held entries skipped (--lock-key)")
+    return f", {' and '.join(parts)}" if parts else ""
+
+
+def _who(per: Counter[bytes]) -> str:
+    return ", ".join(f"{escape(n)} ({c:,})" for n, c in per.most_common(3)) + (
+        f" and {len(per) - 3:,} more" if len(per) > 3 else ""
+    )
+
+
+def _names(consumers: list[ConsumerInfo]) -> str:
+    return ", ".join(escape(c.name) for c in consumers[:3]) + ("…" if len(consumers) > 3 else "")
+
+
+def _unknown_advice(
+    names: tuple[bytes, bytes],
+    unknown: list[ConsumerInfo],
+    extra: list[str | tuple[str, bytes | str]],
+    tail: str,
+    lock_key: str | None,
+    poison: Counter[bytes],
+) -> list[Advice]:
     """Consumers holding entries whose liveness nothing shows: say so, say how to find out,
-    and offer the repair only for once their worker is known to be gone."""
+    and offer the repair, one consumer at a time, only for once its worker is known to be
+    gone."""
     held = sum(c.pending for c in unknown)
     idle = min(c.idle_ms for c in unknown)
     n = len(unknown)
-    who = ", ".join(escape(c.name) for c in unknown[:3]) + ("…" if n > 3 else "")
     blocked = any(c.verdict_reason.startswith(liveness.BLOCKED_READER) for c in unknown)
     why = (
         "a client has been blocked in XREADGROUP as long (a BLOCK 0 worker?)"
         if blocked
         else "below Redis 7.2 idle does not refresh while a worker waits in XREADGROUP"
     )
-    repair = (
-        command_line("requeue", names, [("--consumer", unknown[0].name), "--dry-run"])
-        if n == 1
-        else command_line("requeue", names, [("--idle", format_duration_ms(idle)), "--dry-run"])
-    )
     name = f"a client named {escape(unknown[0].name)}" if n == 1 else "clients named like them"
-    return Advice(
-        f"{n} consumer{'s' if n != 1 else ''} ({who}) hold{'s' if n == 1 else ''} "
+    signals = f"the process; {name} in CLIENT LIST" + ("" if lock_key else "; inspect --lock-key")
+    head = (
+        f"{n} consumer{'s' if n != 1 else ''} ({_names(unknown)}) hold{'s' if n == 1 else ''} "
         f"{_entries(held)} in group {escape(names[1])}, quiet for > {format_duration_ms(idle)}, "
-        f"liveness unknown ({why}); once {'its worker is' if n == 1 else 'their workers are'} "
-        f"known to be gone (the process; {name} in CLIENT LIST; inspect --lock-key):",
-        repair,
+        f"liveness unknown ({why}); "
     )
+    if n == 1:
+        head += f"once its worker is known to be gone ({signals}), requeue its entries{tail}:"
+    else:
+        head += (f"requeue a consumer's entries once its worker is known to be gone "
+                 f"({signals}), one consumer at a time{tail}:")  # fmt: skip
+
+    def repair(c: ConsumerInfo) -> str:
+        return command_line("requeue", names, [("--consumer", c.name), *extra, "--dry-run"])
+
+    if n == 1:
+        return [Advice(head, repair(unknown[0]))]
+    out = [Advice(head)]
+    for c in unknown[:ADVICE_CONSUMERS]:
+        left = f" ({poison[c.name]:,} poison suspects among them)" if poison.get(c.name) else ""
+        out.append(
+            Advice(
+                f"{escape(c.name)}: {_entries(c.pending)}{left}, quiet for > "
+                f"{format_duration_ms(c.idle_ms)}, once its worker is known to be gone:",
+                repair(c),
+            )
+        )
+    if n > ADVICE_CONSUMERS:
+        rest = unknown[ADVICE_CONSUMERS:]
+        out.append(Advice(f"{len(rest):,} more ({_names(rest)}): the same, one at a time"))
+    return out
 
 
 def _entries(n: int) -> str:

@@ -441,6 +441,8 @@ def _requeue_line(plan: object) -> str:
         opts.append(("--idle", _exact_duration(t.min_idle_ms)))
     if t.min_deliveries is not None:
         opts.append(("--min-deliveries", str(t.min_deliveries)))
+    if t.below_deliveries is not None:
+        opts.append(("--below-deliveries", str(t.below_deliveries)))
     if t.limit is not None:
         opts.append(("--limit", str(t.limit)))
     if t.every:

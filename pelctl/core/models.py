@@ -110,9 +110,12 @@ class PendingFilter:
     min_deliveries: int | None = None
     start: bytes = b"-"
     end: bytes = b"+"
+    below_deliveries: int | None = None  # only entries delivered fewer than N times
 
     def matches(self, idle_ms: int, deliveries: int) -> bool:
         if self.min_idle_ms is not None and idle_ms < self.min_idle_ms:
+            return False
+        if self.below_deliveries is not None and deliveries >= self.below_deliveries:
             return False
         return not (self.min_deliveries is not None and deliveries < self.min_deliveries)
 

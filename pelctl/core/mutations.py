@@ -31,6 +31,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Progress = Callable[[int, int], None]
 
+# Deliveries at which an entry counts as a poison suspect: inspect's advice, the note of a
+# dry run that would requeue, claim or acknowledge such entries, ``--below-deliveries``.
+POISON_DELIVERIES = 5
+
 # -- what a repair targets and how -----------------------------------------------------------
 
 
@@ -44,6 +48,8 @@ class Targets:
     min_deliveries: int | None = None
     limit: int | None = None
     every: bool = False  # --all: every pending entry, no filter
+    # --below-deliveries N: only entries delivered fewer than N times (leaves poison out)
+    below_deliveries: int | None = None
 
     @property
     def explicit(self) -> bool:
@@ -55,6 +61,7 @@ class Targets:
             self.consumer is not None
             or self.min_idle_ms is not None
             or self.min_deliveries is not None
+            or self.below_deliveries is not None
         )
 
     def require_some(self) -> None:
@@ -62,13 +69,20 @@ class Targets:
         if self.ids and (self.has_filter or self.every):
             raise UsageError(
                 "give entry ids or filters, not both",
-                hint="filters: --consumer, --idle, --min-deliveries, --limit",
+                hint="filters: --consumer, --idle, --min-deliveries, --below-deliveries, --limit",
             )
         if not (self.ids or self.has_filter or self.every):
             raise UsageError(
                 "no entries targeted: give entry ids or a filter",
                 hint="--consumer C, --idle 1h, --min-deliveries 5 (or --all for every "
                 "pending entry)",
+            )
+        low, high = self.min_deliveries, self.below_deliveries
+        if low is not None and high is not None and low >= high:
+            raise UsageError(
+                f"--min-deliveries {low} and --below-deliveries {high} select nothing",
+                hint="--min-deliveries N keeps entries delivered at least N times, "
+                "--below-deliveries N those delivered fewer than N times",
             )
 
 
@@ -88,6 +102,9 @@ class Options:
     inactive_ms: int | None = None  # consumers-prune
     reassign_to: bytes | None = None  # consumers-prune
     assume_dead: bool = False  # consumers-prune: also those whose liveness is unknown
+    # claim --to / prune --reassign-to: the receiving consumer may be one the group does not
+    # have yet (the claim creates it); without it an unknown name is refused (a typo)
+    create_consumer: bool = False
     full: bool = False  # ghosts-fix: check every entry, not only up to max-deleted-entry-id
 
 
@@ -127,6 +144,7 @@ class Plan:
     stream_added: int | None = None  # XINFO STREAM entries-added (7.0+): recreated streams
     created_ms: int = 0
     notes: tuple[str, ...] = ()
+    context: str | None = None  # the context the connection came from (prompts, results)
 
     @property
     def matched(self) -> int:
@@ -198,6 +216,9 @@ class RepairResult:
     extra: tuple[tuple[str, int], ...] = ()  # other counts (e.g. entries reassigned)
     interrupted: bool = False
     notes: tuple[str, ...] = ()
+    # What was done, naming the server (or context), stream, group, consumers and DLQ:
+    # "moved 8 entries of orders/billing held by billing-1 to orders:dlq on redis://..."
+    headline: str = ""
 
     @property
     def ok(self) -> bool:
@@ -224,6 +245,7 @@ def build_result(
 ) -> RepairResult:
     items = tuple(items)
     by = Counter(i.status for i in items)
+    done = [i for i in items if i.status == APPLIED]
     return RepairResult(
         action=plan.action,
         stream=plan.stream,
@@ -237,6 +259,7 @@ def build_result(
         extra=tuple(sorted((extra or {}).items())),
         interrupted=interrupted,
         notes=tuple(plan.notes) + tuple(notes),
+        headline=plan.mutation.outcome(plan, done),
     )
 
 
@@ -303,16 +326,23 @@ Executor = Callable[..., RepairResult]
 
 @dataclass(frozen=True)
 class Mutation:
-    """The one declaration of a mutation; every surface derives its behaviour from it."""
+    """The one declaration of a mutation; every surface derives its behaviour from it.
+
+    The confirmation question (:meth:`prompt`) and the result's first line (:meth:`outcome`)
+    are both built here, from the plan: they name the server (and context), the stream and
+    group, the consumers whose entries are touched, and where entries go (``--to``, the
+    dead-letter stream)."""
 
     name: str  # plan files and audit lines use it: "requeue", "dlq-move", ...
-    verb: str  # for prompts: "requeue", "move to the dead-letter stream", ...
+    verb: str  # for prompts: "requeue", "move", "acknowledge", ...
     summary: str
     planner: Planner
     executor: Executor
     dangerous: bool = True  # confirmation, read-only refusal, audit line
     subject: str = "entry"  # entry | consumer
     needs: tuple[str, ...] = field(default=())  # Options fields that must be set
+    past: str = ""  # for results: "requeued", "moved", ... (default: verb + "d")
+    label: str = ""  # a word before the noun: "ghost" entries
     # The outcome of an explicit id that was not there when planned (dry runs and apply).
     missing_outcome: ClassVar[str] = "not-pending"
 
@@ -321,13 +351,74 @@ class Mutation:
             return "consumer" if n == 1 else "consumers"
         return "entry" if n == 1 else "entries"
 
-    def prompt(self, plan: Plan) -> str:
-        """The confirmation question, with the count."""
+    def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
+        """What ``items`` (``n`` of them) are, named: ``3 entries of orders/billing held by
+        billing-2 to orders:dlq``. ``dead``: requeued entries that go to the DLQ instead."""
         from pelctl.core.binary import escape
 
-        n = plan.count
+        items = list(items)
         where = f"{escape(plan.stream)}/{escape(plan.group)}"
-        return f"{self.verb} {n:,} {self.noun(n)} of {where}?"
+        noun = f"{self.label} {self.noun(n)}" if self.label else self.noun(n)
+        o = plan.options
+        if self.subject == "consumer":
+            names = [i.id for i in items]
+            text = (f"consumer {escape(names[0])} of {where}" if n == 1 and names
+                    else f"{n:,} {noun} ({name_list(names)}) of {where}" if names
+                    else f"{n:,} {noun} of {where}")  # fmt: skip
+            moving = [i for i in items if i.action == "reassign+delete"]
+            if moving and o.reassign_to is not None:
+                their = "its" if len(items) == 1 else "their"
+                text += f" after reassigning {their} entries to {escape(o.reassign_to)}"
+            return text
+        text = f"{n:,} {noun} of {where}"
+        owners = [i.owner for i in items]
+        if owners:
+            text += f" held by {name_list(owners)}"
+        if self.name == "claim" and o.to is not None:
+            text += f" to {escape(o.to)}"
+        elif self.name == "dlq-move" and o.dlq is not None:
+            text += f" to {escape(o.dlq)}"
+        elif dead and o.dlq is not None:
+            text += f" ({dead:,} past --max-retries to {escape(o.dlq)})"
+        return text
+
+    def prompt(self, plan: Plan, context: str | None = None) -> str:
+        """The confirmation question: the count, what and whose, where to, on which server."""
+        items = plan.actionable
+        dead = sum(1 for i in items if i.action == "dlq") if self.name == "requeue" else 0
+        what = self.describe(plan, items, plan.count, dead=dead)
+        return f"{self.verb} {what}{on_server(plan.server, context or plan.context)}?"
+
+    def outcome(self, plan: Plan, done: Iterable[ItemResult]) -> str:
+        """The result's first line: what was done to what (``done``: the applied items)."""
+        done = list(done)
+        by_id = {i.id: i for i in plan.items}
+        items = [by_id.get(r.id) or PlanItem(r.id, b"", 0, 0, r.outcome) for r in done]
+        if self.subject == "entry":
+            items = [i for i in items if i.owner]  # the owner of an entry found later is unknown
+        dead = sum(1 for r in done if r.outcome == "dlq") if self.name == "requeue" else 0
+        what = self.describe(plan, items, len(done), dead=dead)
+        return f"{self.past or self.verb + 'd'} {what}{on_server(plan.server, plan.context)}"
+
+
+def name_list(names: Iterable[bytes], limit: int = 3) -> str:
+    """The most frequent names, escaped: ``billing-2, billing-1 and 3 more``."""
+    from pelctl.core.binary import escape
+
+    counted = Counter(names)
+    shown = ", ".join(escape(n) for n, _ in counted.most_common(limit))
+    more = len(counted) - limit
+    return shown + (f" and {more:,} more" if more > 0 else "")
+
+
+def on_server(server: str, context: str | None = None) -> str:
+    """`` on redis://127.0.0.1:6379/0 (context prod)`` (the URL is already redacted)."""
+    from pelctl.core.binary import clean
+
+    text = f" on {server}" if server else ""
+    if context:
+        text += f" (context {clean(context)})" if server else f" on context {clean(context)}"
+    return text
 
 
 MUTATIONS: dict[str, Mutation] = {}

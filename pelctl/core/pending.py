@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pelctl.core.models import Fields, PendingEntry, PendingFilter
-from pelctl.core.targets import require_group
+from pelctl.core.targets import require_consumer, require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
@@ -22,9 +22,12 @@ def iter_pending(
     max_server_ms: float = DEFAULT_MAX_SERVER_MS,
     check: bool = True,
 ) -> Iterator[PendingEntry]:
-    """Entries in id order. Memory is one page whatever the PEL size; stops at ``limit``."""
+    """Entries in id order. Memory is one page whatever the PEL size; stops at ``limit``.
+    ``check``: the stream, group and consumer filter must exist (exit 3 otherwise)."""
     if check:
         require_group(conn, stream, group)
+        if filters.consumer is not None:
+            require_consumer(conn, stream, group, filters.consumer)
     raw = conn.raw(stream)
     scan = PelScan(
         raw,
@@ -38,9 +41,12 @@ def iter_pending(
     )
     remaining = limit
     min_deliveries = filters.min_deliveries
+    below = filters.below_deliveries
     for page in scan.pages():
         if min_deliveries is not None:
             page = [row for row in page if row[3] >= min_deliveries]
+        if below is not None:
+            page = [row for row in page if row[3] < below]
         if remaining is not None:
             page = page[:remaining]
             remaining -= len(page)

@@ -309,6 +309,7 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
             "min_deliveries": t.min_deliveries,
             "limit": t.limit,
             "all": t.every,
+            "below_deliveries": t.below_deliveries,
         },
         "options": {
             "to": _b(o.to),
@@ -322,6 +323,7 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
             "reassign_to": _b(o.reassign_to),
             "full": o.full,
             "assume_dead": o.assume_dead,
+            "create_consumer": o.create_consumer,
         },
         "count": plan.count,
         "items": [item_to_json(i, consumers) for i in plan.items] if items else [],
@@ -374,6 +376,7 @@ def from_json(data: Any) -> Plan:
         reassign_to=_name(o, "reassign_to"),
         full=_bool(o, "full"),
         assume_dead=_bool(o, "assume_dead"),
+        create_consumer=_bool(o, "create_consumer"),
     )
     for needed in mutation.needs:
         if getattr(options, needed) in (None, ""):
@@ -398,6 +401,7 @@ def from_json(data: Any) -> Plan:
             min_deliveries=_opt_int(t, "min_deliveries"),
             limit=_opt_int(t, "limit"),
             every=_bool(t, "all"),
+            below_deliveries=_opt_int(t, "below_deliveries"),
         ),
         options=options,
         missing=tuple(_stream_id(i) for i in missing),

@@ -26,6 +26,7 @@ from pelctl.core.lineage import no_lineage_note, requeue_copy
 from pelctl.core.models import PendingFilter
 from pelctl.core.mutations import (
     APPLIED,
+    POISON_DELIVERIES,
     ItemResult,
     Mutation,
     Options,
@@ -187,6 +188,7 @@ def _pending_rows(
         consumer=targets.consumer,
         min_idle_ms=targets.min_idle_ms,
         min_deliveries=targets.min_deliveries,
+        below_deliveries=targets.below_deliveries,
     )
     entries = iter_pending(conn, stream, group, filters, limit=targets.limit, check=False)
     return [(e.id, e.consumer, e.idle_ms, e.deliveries) for e in entries], ()
@@ -260,6 +262,7 @@ def plan_entries(
         check_lock_pattern(options.lock_key)
     check_lineage(options)
     require_group(conn, stream, group)
+    check_names(conn, mutation, stream, group, targets, options)
     rows, missing = _pending_rows(conn, stream, group, targets)
     action = {"dlq-move": "dlq"}.get(mutation.name, mutation.name)
     probes = _probe(conn, stream, rows, options, group) if detail and rows else None
@@ -283,9 +286,12 @@ def plan_entries(
             ):
                 item_action, note = "dlq", f"requeued {retries} times (max {options.max_retries})"
         items.append(PlanItem(entry_id, owner, idle, deliveries, item_action, note))
-    notes = ()
+    notes: list[str] = []
     if mutation.name == "requeue" and options.no_lineage:
-        notes = (no_lineage_note("requeue", options.field_prefix),)
+        notes.append(no_lineage_note("requeue", options.field_prefix))
+    if mutation.name in POISON_WARNED:
+        items, note = _flag_poison(mutation, stream, group, targets, options, items)
+        notes += [note] if note else []
     return Plan(
         action=mutation.name,
         stream=stream,
@@ -295,13 +301,85 @@ def plan_entries(
         options=options,
         missing=missing,
         **_stamp(conn, stream),
-        notes=notes,
+        notes=tuple(notes),
     )
+
+
+def check_names(
+    conn: Connection,
+    mutation: Mutation,
+    stream: bytes,
+    group: bytes,
+    targets: Targets,
+    options: Options,
+) -> None:
+    """A consumer named by the user must exist (exit 3, the known ones in the hint): the
+    ``--consumer`` filter always (a typo must not plan nothing and exit 0), and the
+    consumer receiving entries (claim ``--to``, prune ``--reassign-to``) unless
+    ``options.create_consumer`` (a typo would create a consumer nobody reads as)."""
+    from pelctl.core.targets import consumer_names, require_consumer
+
+    to = options.to if mutation.name == "claim" else options.reassign_to
+    named: list[tuple[str, bytes, str | None]] = []
+    if targets.consumer is not None:
+        named.append(("--consumer", targets.consumer, None))
+    if to is not None and not options.create_consumer:
+        flag = "--to" if mutation.name == "claim" else "--reassign-to"
+        named.append((flag, to, "--create-consumer"))
+    if not named:
+        return
+    names = consumer_names(conn, stream, group)
+    for flag, name, create in named:
+        require_consumer(conn, stream, group, name, option=flag, names=names, create_flag=create)
+
+
+# Repairs whose dry run (and confirmation) flag entries delivered POISON_DELIVERIES+ times.
+POISON_WARNED = frozenset({"requeue", "claim", "ack"})
+
+
+def _flag_poison(
+    mutation: Mutation,
+    stream: bytes,
+    group: bytes,
+    targets: Targets,
+    options: Options,
+    items: list[PlanItem],
+) -> tuple[list[PlanItem], str]:
+    """Entries this repair would requeue (claim, acknowledge) that were delivered
+    POISON_DELIVERIES times or more get a note; the plan gets one naming their count and the
+    dead-letter move that quarantines them (or the filter that leaves them out)."""
+    from dataclasses import replace
+
+    from pelctl.core.cmdline import command_line
+
+    out: list[PlanItem] = []
+    poison = 0
+    for item in items:
+        if item.action == mutation.name and item.deliveries >= POISON_DELIVERIES:
+            poison += 1
+            item = replace(item, note=item.note or f"poison suspect ({item.deliveries} deliveries)")
+        out.append(item)
+    if not poison:
+        return out, ""
+    opts: list[str | tuple[str, bytes | str]] = [("--min-deliveries", str(POISON_DELIVERIES))]
+    if targets.consumer is not None:
+        opts.insert(0, ("--consumer", targets.consumer))
+    if options.lock_key:
+        opts.append(("--lock-key", options.lock_key))
+    move = command_line("dlq move", [stream, group], [*opts, "--dry-run"])
+    verb = {"requeue": "requeuing", "claim": "claiming", "ack": "acknowledging"}[mutation.name]
+    note = (
+        f"{poison:,} of these entr{'y was' if poison == 1 else 'ies were'} delivered "
+        f"{POISON_DELIVERIES}+ times (poison suspects): quarantine them before {verb} the "
+        f"rest: {move} (or leave them out: --below-deliveries {POISON_DELIVERIES})"
+    )
+    return out, note
 
 
 def _stamp(conn: Connection, stream: bytes) -> dict[str, object]:
     return {
         "server": conn.settings.redacted_url,
+        "context": conn.settings.context,
         "server_id": server_run_id(conn, stream),
         "db": server_db(conn, stream),
         "stream_added": entries_added(conn, stream),
@@ -891,6 +969,14 @@ def plan_prune(
     rows = _consumers(conn, stream, group)
     names = {row[b"name"] for row in rows}
     to = options.reassign_to
+    from pelctl.core.targets import require_consumer
+
+    known = [row[b"name"] for row in rows]  # type: ignore[misc]
+    if targets.consumer is not None:
+        require_consumer(conn, stream, group, targets.consumer, names=known)
+    if to is not None and not options.create_consumer:
+        require_consumer(conn, stream, group, to, option="--reassign-to", names=known,
+                         create_flag="--create-consumer")  # fmt: skip
     quiet = [
         row
         for row in rows
@@ -955,8 +1041,8 @@ def plan_prune(
         )
     if to is not None and to not in names and any(i.action == "reassign+delete" for i in items):
         notes.append(
-            f"consumer {escape(to)} does not exist yet: XCLAIM creates it; make sure a worker "
-            "reads its pending entries under that name"
+            f"consumer {escape(to)} does not exist yet (--create-consumer): XCLAIM creates "
+            "it; make sure a worker reads its pending entries under that name"
         )
     target = (
         liveness.target_verdict(
@@ -1072,6 +1158,7 @@ def plan_ghosts(
 
     del detail
     require_group(conn, stream, group)
+    check_names(conn, mutation, stream, group, targets, options)
     items: list[PlanItem] = []
     missing: tuple[bytes, ...] = ()
     if targets.ids:
@@ -1207,11 +1294,17 @@ CLAIM = declare(
         plan_entries,
         apply_claim,
         needs=("to",),
+        past="claimed",
     )  # fmt: skip
 )
 ACK = declare(
     Mutation(
-        "ack", "acknowledge", "XACK entries (they leave the PEL for good)", plan_entries, apply_ack
+        "ack",
+        "acknowledge",
+        "XACK entries (they leave the PEL for good)",
+        plan_entries,
+        apply_ack,
+        past="acknowledged",
     )  # fmt: skip
 )
 REQUEUE = declare(
@@ -1221,15 +1314,17 @@ REQUEUE = declare(
         "re-add each entry to the stream with its lineage fields (_retry_count, ...), then XACK it",
         plan_entries,
         apply_requeue,
+        past="requeued",
     )  # fmt: skip
 )
 DLQ_MOVE = declare(
     Mutation(
         "dlq-move",
-        "move to the dead-letter stream",
+        "move",
         "XADD each entry with an envelope to the dead-letter stream, then XACK it",
         plan_entries,
         apply_dlq_move,
+        past="moved",
     )  # fmt: skip
 )
 PRUNE = declare(
@@ -1241,6 +1336,7 @@ PRUNE = declare(
         apply_prune,
         subject="consumer",
         needs=("inactive_ms",),
+        past="deleted",
     )  # fmt: skip
 )
 GHOSTS_FIX = declare(
@@ -1250,6 +1346,8 @@ GHOSTS_FIX = declare(
         "clear PEL references to deleted stream entries (they can never be delivered)",
         plan_ghosts,
         apply_ghosts_fix,
+        past="cleared",
+        label="ghost",
     )  # fmt: skip
 )
 

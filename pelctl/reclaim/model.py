@@ -24,6 +24,7 @@ class ReclaimConfig:
     idle_ms: int
     strategy: str = "requeue"
     to: bytes | None = None  # claim --to C (and the take strategies' optional target)
+    create_consumer: bool = False  # --to may name a consumer the group does not have yet
     interval_s: float = 5.0
     jitter: float = 0.2  # fraction of the interval, drawn uniformly in [-j, +j]
     max_deliveries: int | None = DEFAULT_MAX_DELIVERIES  # None: no limit

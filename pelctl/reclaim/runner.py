@@ -257,8 +257,14 @@ class Runner:
         verdict = liveness.target_verdict(
             conn, sp.stream, cfg.group, cfg.to, dead_after_ms=dead_after, lock_key=cfg.lock_key
         )
-        if verdict is None:
-            return True  # not a consumer yet: the first claim creates it
+        if verdict is None:  # not a consumer of the group: a typo unless asked for
+            if cfg.create_consumer:
+                return True  # the first claim creates it
+            from pelctl.core.targets import require_consumer
+
+            require_consumer(conn, sp.stream, cfg.group, cfg.to, option="--to",
+                             create_flag="--create-consumer")  # fmt: skip
+            return True  # it appeared since target_verdict looked
         seen = (verdict.verdict, verdict.reason)
         changed = self._target_seen.get(sp.stream) != seen
         self._target_seen[sp.stream] = seen

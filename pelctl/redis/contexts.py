@@ -14,6 +14,7 @@ username = "pelctl-ro"
 password_env = "STAGING_REDIS_PASSWORD"   # or password = "..." (file must be 0600)
 tls_ca = "~/.config/pelctl/staging-ca.pem"
 group = "workers"
+lock_key = "lock:{stream}:{id}"          # the lock keys its workers hold (inspect, repairs)
 read_only = true
 ```
 """
@@ -41,7 +42,7 @@ from pelctl.redis.url import (
 DEFAULT_URL = "redis://localhost:6379/0"
 _CONTEXT_KEYS = {
     "url", "username", "password", "password_env", "tls_ca", "tls_cert", "tls_key",
-    "tls_insecure", "group", "read_only", "cluster", "description",
+    "tls_insecure", "group", "read_only", "cluster", "description", "lock_key",
 }  # fmt: skip
 _BOOL_KEYS = {"tls_insecure", "read_only", "cluster"}
 _PATH_KEYS = {"tls_ca", "tls_cert", "tls_key"}  # "~/..." is expanded
@@ -62,6 +63,7 @@ class Context:
     read_only: bool = False
     cluster: bool | None = None
     description: str | None = None
+    lock_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class ConnectionSettings:
     context: str | None = None
     read_only: bool = False
     default_group: str | None = None
+    lock_key: str | None = None  # the context's lock-key pattern (inspect, entry repairs)
     client_name: str = "pelctl"
     socket_timeout: float = 10.0
     url_source: str = "default"
@@ -264,6 +267,7 @@ def resolve_settings(
         # Not secrets, and only ever safer or more convenient: any chosen context gives them.
         read_only=read_only or env_read_only or bool(ctx and ctx.read_only),
         default_group=ctx.group if ctx else None,
+        lock_key=ctx.lock_key if ctx else None,
         url_source=source,
         socket_timeout=_timeout_from_env(env),
         warnings=tuple(warnings),

@@ -375,10 +375,14 @@ def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool)
 
 
 def result_summary(result: RepairResult) -> str:
-    head = (
-        f"{result.action} {escape(result.stream)}: matched {result.matched:,}, applied "
-        f"{result.applied:,}, skipped {result.skipped:,}, failed {len(result.failed):,}"
-    )
+    """``result.headline`` (what was done, from which DLQ to which streams, on which server)
+    then the counts."""
+    counted = (f"matched {result.matched:,}, applied {result.applied:,}, skipped "
+               f"{result.skipped:,}, failed {len(result.failed):,}")  # fmt: skip
+    if result.headline:
+        head = f"{result.headline}\n  {result.action} {escape(result.stream)}: {counted}"
+    else:
+        head = f"{result.action} {escape(result.stream)}: {counted}"
     counts = result.outcome_counts()
     if counts:
         head += "\n  " + " · ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))

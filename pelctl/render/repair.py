@@ -76,6 +76,12 @@ def plan_summary(plan: Plan) -> str:
     n = plan.count
     parts = [f"{a} {c:,}" for a, c in sorted(counts.items()) if a in SKIP_ACTIONS]
     text = f"{m.name}: {n:,} {m.noun(n)} of {escape(plan.stream)}/{escape(plan.group)}"
+    if m.name == "claim" and plan.options.to is not None:
+        text += f" to {escape(plan.options.to)}"
+    elif m.name == "dlq-move" and plan.options.dlq is not None:
+        text += f" to {escape(plan.options.dlq)}"
+    elif m.name == "consumers-prune" and plan.options.reassign_to is not None:
+        text += f", entries reassigned to {escape(plan.options.reassign_to)}"
     by_action = [f"{a} {c:,}" for a, c in sorted(counts.items()) if a not in SKIP_ACTIONS]
     if len(by_action) > 1:
         text += f" ({', '.join(by_action)})"
@@ -129,11 +135,21 @@ def result_record(result: RepairResult) -> dict[str, Any]:
 
 
 def result_summary(result: RepairResult) -> str:
+    """What was done to what, where (``result.headline``), then the counts::
+
+    requeued 19 entries of orders/billing held by billing-2 on redis://127.0.0.1:6379/0
+      requeue orders/billing: matched 20, applied 19, skipped 1, failed 0
+      not-pending 1 · requeued 19
+    """
     where = f"{escape(result.stream)}/{escape(result.group)}"
-    head = (
-        f"{result.action} {where}: matched {result.matched:,}, applied {result.applied:,}, "
+    counted = (
+        f"matched {result.matched:,}, applied {result.applied:,}, "
         f"skipped {result.skipped:,}, failed {len(result.failed):,}"
     )
+    if result.headline:
+        head = f"{result.headline}\n  {result.action} {where}: {counted}"
+    else:
+        head = f"{result.action} {where}: {counted}"
     counts = result.outcome_counts()
     if counts:
         head += "\n  " + " · ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))

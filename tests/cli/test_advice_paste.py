@@ -17,11 +17,13 @@ HOUR = 3_600_000
 
 
 def _hostile(r, stream: bytes, group: bytes, consumer: bytes) -> None:  # noqa: ANN001
-    """A dead consumer holding poison: inspect advises requeue and dlq move for it."""
-    sc.add_entries(r, stream, 4)
+    """A dead consumer holding poison (4 entries) and one other entry: inspect advises the
+    dlq move of the poison, then the requeue of the rest."""
+    sc.add_entries(r, stream, 5)
     sc.create_group(r, stream, group)
-    ids = sc.deliver(r, stream, group, consumer, 4)
-    sc.set_idle(r, stream, group, consumer, ids, 2 * HOUR, 6)
+    ids = sc.deliver(r, stream, group, consumer, 5)
+    sc.set_idle(r, stream, group, consumer, ids[:4], 2 * HOUR, 6)
+    sc.set_idle(r, stream, group, consumer, ids[4:], 2 * HOUR, 1)
     backdate_consumers(r, stream, {consumer: 2 * HOUR})
 
 
@@ -37,7 +39,10 @@ def test_advice_commands_paste_back_to_the_same_stream(cli, r, stream, group, co
     _hostile(r, stream, group, consumer)
     doc = cli("inspect", "-o", "json", "--", escape(stream)).json
     commands = [a["command"] for a in doc["advice"] if a.get("command")]
-    assert len(commands) == 2, doc["advice"]  # requeue the dead consumer's, dlq move the poison
+    # dlq move the poison first, then requeue the dead consumer's other entries
+    assert len(commands) == 2, doc["advice"]
+    assert " dlq move " in commands[0] and " requeue " in commands[1], commands
+    matched = []
     for command in commands:
         words = shlex.split(command)
         assert words[0] == "pelctl" and "--" in words, command
@@ -46,9 +51,11 @@ def test_advice_commands_paste_back_to_the_same_stream(cli, r, stream, group, co
         assert res.exit_code == 0, (command, res.stderr)
         plan = res.json
         assert (plan["stream"], plan["group"]) == (escape(stream), escape(group)), command
-        assert plan["dry_run"] is True and plan["matched"] == 4, (command, plan)
-    requeue = next(c for c in commands if " requeue " in c)
-    assert f"--consumer={escape(consumer)}" in shlex.split(requeue)
+        assert plan["dry_run"] is True, (command, plan)
+        matched.append(plan["matched"])
+    assert matched == [4, 1]  # the requeue leaves the poison out (--below-deliveries 5)
+    words = shlex.split(commands[1])
+    assert f"--consumer={escape(consumer)}" in words and "--below-deliveries" in words
 
 
 def test_command_line_shapes() -> None:

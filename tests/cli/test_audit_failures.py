@@ -133,7 +133,7 @@ def test_dlq_replay_stops_at_the_first_dlq_it_could_not_audit(r, redis_server) -
         sc.add_entries(r, name, 1)
         fill(r, name + b":dlq", name, 3)
     existing_log()
-    res = run_limited(redis_server.url, "dlq", "replay", "--yes", "-o", "plain")
+    res = run_limited(redis_server.url, "dlq", "replay", "--all", "--yes", "-o", "plain")
     assert_not_audited(res, "dlq-replay of a:dlq WAS applied (3 changed)")
     assert "1 more dead-letter streams were not touched" in res.stderr
     assert (r.xlen(b"a:dlq"), r.xlen(b"a")) == (0, 4)  # replayed, and printed:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
 from pelctl import scenario as sc
-from tests.integration.dlq_builders import add_dead, dump, entries, fill
+from tests.integration.dlq_builders import add_dead, entries, fill
+from tests.support.state import assert_unchanged, snapshot
 
 T0 = 1_700_000_000_000
 
@@ -100,7 +100,7 @@ def test_no_dlq_at_all(cli, r) -> None:  # noqa: ANN001
     res = cli("dlq", "list", "-o", "plain")
     assert res.exit_code == 0 and "no dead-letter streams found" in res.stderr
     assert cli("dlq", "stats", "-o", "json").json["total"] == 0
-    res = cli("dlq", "replay", "--yes")
+    res = cli("dlq", "replay", "--all", "--yes")
     assert res.exit_code == 0 and "no dead-letter streams found" in res.stderr
 
 
@@ -172,7 +172,7 @@ def test_stats_json_and_table(cli, r, orders) -> None:  # noqa: ANN001
 
 
 def test_replay_dry_run_changes_nothing(cli, r, orders) -> None:  # noqa: ANN001
-    before = dump(r)
+    before = snapshot(r)
     res = cli("dlq", "replay", "orders:dlq", "--dry-run", "-o", "plain")
     assert res.exit_code == 0, res.stderr
     assert "dry run, nothing changed: dlq-replay: 4 entries from orders:dlq to orders (4)" in (
@@ -183,14 +183,15 @@ def test_replay_dry_run_changes_nothing(cli, r, orders) -> None:  # noqa: ANN001
     assert [p["target"] for p in doc["plan"]] == ["orders"] * 4
     assert [p["outcome"] for p in doc["plan"]] == ["replayed"] * 4
     assert len(cli("dlq", "replay", "orders:dlq", "--dry-run", "-o", "ndjson").ndjson) == 4
-    assert dump(r) == before
+    assert_unchanged(before, r)
     assert audit_lines() == []
 
 
 def test_replay_needs_yes_without_a_terminal_and_is_audited(cli, r, orders) -> None:  # noqa: ANN001
+    before = snapshot(r)
     res = cli("dlq", "replay", "orders:dlq")
     assert res.exit_code == 2 and "needs confirmation" in res.stderr
-    assert r.xlen(b"orders:dlq") == 4
+    assert_unchanged(before, r)
     res = cli("dlq", "replay", "orders:dlq", "--reason", "timeout", "--yes", "-o", "json")
     assert res.exit_code == 0, res.stderr
     doc = res.json
@@ -214,16 +215,20 @@ def test_replay_needs_yes_without_a_terminal_and_is_audited(cli, r, orders) -> N
 
 def test_replay_confirmation_on_a_terminal(cli, r, orders, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr("pelctl.cli.mutate.interactive", lambda: True)
+    before = snapshot(r)
     res = cli("dlq", "replay", "orders:dlq", input="n\n")
-    assert res.exit_code == 1 and "replay 4 entries from orders:dlq to orders?" in res.stderr
-    assert "aborted: nothing changed" in res.stderr and r.xlen(b"orders:dlq") == 4
+    assert res.exit_code == 1, res.stderr
+    assert "replay 4 entries from orders:dlq to orders on redis://127.0.0.1:" in res.stderr
+    assert "aborted: nothing changed" in res.stderr
+    assert_unchanged(before, r)
     res = cli("dlq", "replay", "orders:dlq", "-o", "plain", input="y\n")
     assert res.exit_code == 0, res.stderr
     assert "dlq-replay orders:dlq: matched 4, applied 4, skipped 0, failed 0" in res.stdout
     assert r.xlen(b"orders:dlq") == 0
 
 
-def test_read_only_refuses_before_connecting(cli, orders) -> None:  # noqa: ANN001
+def test_read_only_refuses_before_connecting(cli, r, orders) -> None:  # noqa: ANN001
+    before = snapshot(r)
     nowhere = {"PELCTL_URL": "redis://127.0.0.1:1/0"}
     for args in (("--read-only", "dlq", "replay", "--yes"),
                  ("dlq", "purge", "orders:dlq", "--all", "--yes", "--read-only")):  # fmt: skip
@@ -234,6 +239,7 @@ def test_read_only_refuses_before_connecting(cli, orders) -> None:  # noqa: ANN0
     # Reading and dry runs are fine in read-only mode.
     assert cli("--read-only", "dlq", "replay", "orders:dlq", "--dry-run").exit_code == 0
     assert cli("--read-only", "dlq", "list", "orders:dlq").exit_code == 0
+    assert_unchanged(before, r)
 
 
 def test_replay_options_to_envelope_retries(cli, r, orders) -> None:  # noqa: ANN001
@@ -269,9 +275,9 @@ def test_replay_every_dlq_with_forced_cross_slot(cli, r, orders) -> None:  # noq
     sc.add_entries(r, b"{pay}", 1)
     fill(r, b"{pay}:dlq", b"{pay}", 3)
     env = {"PELCTL_FORCE_CROSS_SLOT": "1"}
-    res = cli("dlq", "replay", "--dry-run", env=env)
+    res = cli("dlq", "replay", "--all", "--dry-run", env=env)
     assert "different cluster slots" in res.stderr
-    res = cli("dlq", "replay", "--yes", "-o", "json", env=env)
+    res = cli("dlq", "replay", "--all", "--yes", "-o", "json", env=env)
     assert res.exit_code == 0, res.stderr
     doc = res.json
     assert (doc["matched"], doc["applied"]) == (7, 7)
@@ -281,11 +287,15 @@ def test_replay_every_dlq_with_forced_cross_slot(cli, r, orders) -> None:  # noq
     assert [line["stream"] for line in audit_lines()] == ["orders:dlq", "{pay}:dlq"]
 
 
-def test_replay_with_a_rate(cli, r, orders) -> None:  # noqa: ANN001
-    t0 = time.monotonic()
+def test_replay_with_a_rate(cli, r, orders, monkeypatch) -> None:  # noqa: ANN001
+    from pelctl.core import dlq
+    from tests.support.clock import FakeClock
+
+    clock = FakeClock()  # time moves only when the replay sleeps: the pace, exactly
+    monkeypatch.setattr(dlq, "time", clock)
     res = cli("dlq", "replay", "orders:dlq", "--rate", "20/s", "--yes", "-o", "json")
     assert res.exit_code == 0 and res.json["applied"] == 4
-    assert time.monotonic() - t0 >= 0.09  # 4 entries at 20/s, 2 saved up: >= 0.1 s
+    assert clock.elapsed == pytest.approx(0.1)  # 4 entries at 20/s, 2 saved up
     assert len(audit_lines()) == 1 and audit_lines()[0]["params"]["options"]["rate"] == 20
 
 
@@ -296,10 +306,11 @@ def test_purge(cli, r, orders) -> None:  # noqa: ANN001
     new = fill(r, b"orders:dlq", b"orders", 2)  # dead-lettered now
     res = cli("dlq", "purge", "orders:dlq", "--yes")
     assert res.exit_code == 2 and "purge deletes for good" in res.stderr
-    before = dump(r)
+    before = snapshot(r)
     res = cli("dlq", "purge", "orders:dlq", "--older-than", "1h", "--dry-run", "-o", "json")
     assert [p["id"] for p in res.json["plan"]] == [i.decode() for i in orders]
-    assert res.json["plan"][0]["source"] == "orders" and dump(r) == before
+    assert res.json["plan"][0]["source"] == "orders"
+    assert_unchanged(before, r)
     res = cli("dlq", "purge", "orders:dlq", "--older-than", "1h", "--reason", "boom", "--yes",
               "-o", "json")  # fmt: skip
     assert res.exit_code == 0 and res.json["outcomes"] == {"purged": 2}

@@ -29,7 +29,7 @@ def test_replay_without_a_name_never_writes_where_a_producer_points(cli, r) -> N
     fill(r, b"orders:dlq", b"orders", 3)
     producer_of_tenant_b(r)
     payments = dump(r, b"payments")
-    dry = cli("dlq", "replay", "--dry-run", "-o", "json")
+    dry = cli("dlq", "replay", "--all", "--dry-run", "-o", "json")
     assert dry.exit_code == 0, dry.stderr
     by_dlq = {d["dlq"]: d for d in dry.json["dlqs"]}
     assert set(by_dlq) == {"orders:dlq", "tenantB:x:dlq"}  # tenantB:inbox is no DLQ
@@ -38,7 +38,7 @@ def test_replay_without_a_name_never_writes_where_a_producer_points(cli, r) -> N
     assert notes == {"_dlq_source payments, not tenantB:x (the stream tenantB:x:dlq belongs "
                      "to): name the DLQ to replay it"}  # fmt: skip
 
-    res = cli("dlq", "replay", "--yes", "-o", "json")
+    res = cli("dlq", "replay", "--all", "--yes", "-o", "json")
     assert res.exit_code == 5, res.stderr  # the refused entries are listed
     assert dump(r, b"payments") == payments  # nothing written into payments
     assert r.xlen(b"tenantB:x:dlq") == 4 and r.xlen(b"tenantB:inbox") == 2

@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,6 +25,8 @@ import typer
 import typer.main
 
 from pelctl.cli import reference as ref
+from tests.support.tools import need_binary
+from tests.topologies.commands import SPEC_COMMANDS
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDBREAKS = "\"'><=;|&(:"
@@ -33,7 +34,13 @@ WORDBREAKS = "\"'><=;|&(:"
 
 @pytest.fixture(scope="module")
 def model() -> ref.Command:
-    return ref.build_model()
+    """The generator's model of the app; every test that iterates it first checks that it
+    walked the whole app (an empty walk would pass every "each command ..." test)."""
+    built = ref.build_model()
+    walked = {" ".join(c.path) for c in built.walk()}
+    missing = SPEC_COMMANDS - walked
+    assert not missing, f"the model's walk did not find {sorted(missing)}"
+    return built
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +103,10 @@ def test_every_registered_command_and_option_is_documented(outputs: dict[str, st
     on_disk = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
     headings = set(re.findall(r"^#{2,6} (pelctl(?: [\w-]+)*)$", on_disk, re.MULTILINE))
     missing = []
-    for path, cmd in _registered(typer.main.get_command(_app())):
+    walked = list(_registered(typer.main.get_command(_app())))
+    not_walked = SPEC_COMMANDS - {" ".join(path) for path, _cmd in walked}
+    assert not not_walked, f"the command walk did not find {sorted(not_walked)}"
+    for path, cmd in walked:
         name = " ".join(("pelctl", *path))
         if path and name not in headings:
             missing.append(name)
@@ -120,7 +130,7 @@ def _app() -> typer.Typer:
 
 def test_reference_shows_usage_choices_defaults_and_panels(outputs: dict[str, str]) -> None:
     doc = outputs["docs/commands.md"]
-    assert "pelctl pending [OPTIONS] STREAM GROUP" in doc
+    assert "pelctl pending [OPTIONS] STREAM [GROUP]" in doc
     assert "`table\\|json\\|ndjson\\|csv\\|tsv\\|markdown\\|plain`" in doc
     assert "| `--max-server-ms` | `FLOAT (>= 0.5)` | `10.0` |" in doc
     assert "## Read" in doc and "**Connection**" in doc
@@ -199,8 +209,9 @@ def test_bash_completes_commands_options_and_choices(
         # stream and group names are not guessed
         ("pelctl pending ", []),
         ("pelctl inspect orders st", []),
-        # a subcommand name in argument position is an argument
-        ("pelctl inspect demo ", [o for o in _opts(model, "inspect") if o.startswith("-")]),
+        # a subcommand name in argument position is an argument (inspect STREAM [GROUP])
+        ("pelctl inspect demo billing ", [o for o in _opts(model, "inspect") if o.startswith("-")]),
+        ("pelctl inspect demo -", [o for o in _opts(model, "inspect") if o.startswith("-")]),
         ("pelctl -- -", []),
     ]
     results = run_bash(script, [line for line, _ in cases])
@@ -254,9 +265,9 @@ def run_zsh(script: Path, lines: list[str], cwd: Path | None = None) -> list[lis
     return [r.split() for r in proc.stdout.split("\n")[: len(lines)]]
 
 
-@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh_script_parses_and_completes(outputs: dict[str, str], model: ref.Command,
                                          tmp_path: Path) -> None:  # fmt: skip
+    need_binary("zsh")
     script = tmp_path / "_pelctl"
     script.write_text(outputs["completions/pelctl.zsh"])
     subprocess.run(["zsh", "-n", str(script)], check=True)
@@ -280,9 +291,9 @@ def run_fish(script: Path, lines: list[str], cwd: Path | None = None) -> list[li
     return [[row.split("\t")[0] for row in block.splitlines() if row] for block in blocks]
 
 
-@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
 def test_fish_script_parses_and_completes(outputs: dict[str, str], model: ref.Command,
                                           tmp_path: Path) -> None:  # fmt: skip
+    need_binary("fish")
     script = tmp_path / "pelctl.fish"
     script.write_text(outputs["completions/pelctl.fish"])
     subprocess.run(["fish", "--no-config", "--no-execute", str(script)], check=True)
@@ -411,17 +422,17 @@ def test_generator_handles_nested_groups_variadic_paths_and_choices(tmp_path: Pa
     results = run_bash(script, [line for line, _ in cases], cwd=tmp_path)
     for (line, want), got in zip(cases, results, strict=True):
         assert sorted(got) == sorted(want), line
-    if shutil.which("fish"):
-        fish = tmp_path / "pelctl.fish"
-        fish.write_text(out["completions/pelctl.fish"])
-        got = run_fish(fish, ["pelctl dlq replay run --by ", "pelctl analyze snap"], cwd=tmp_path)
-        assert set(got[0]) == {"idle", "deliveries", "consumer"}
-        assert got[1] == ["snapshots-dir/"]
-    if shutil.which("zsh"):
-        zsh = tmp_path / "_pelctl"
-        zsh.write_text(out["completions/pelctl.zsh"])
-        got = run_zsh(zsh, ["pelctl dlq replay ", "pelctl analyze ", "pelctl histogram --by "])
-        assert got == [["run"], ["<files>"], ["idle", "deliveries", "consumer"]]
+    need_binary("fish")
+    fish = tmp_path / "pelctl.fish"
+    fish.write_text(out["completions/pelctl.fish"])
+    got = run_fish(fish, ["pelctl dlq replay run --by ", "pelctl analyze snap"], cwd=tmp_path)
+    assert set(got[0]) == {"idle", "deliveries", "consumer"}
+    assert got[1] == ["snapshots-dir/"]
+    need_binary("zsh")
+    zsh = tmp_path / "_pelctl"
+    zsh.write_text(out["completions/pelctl.zsh"])
+    got = run_zsh(zsh, ["pelctl dlq replay ", "pelctl analyze ", "pelctl histogram --by "])
+    assert got == [["run"], ["<files>"], ["idle", "deliveries", "consumer"]]
 
 
 def test_names_that_cannot_be_completed_statically_are_refused() -> None:

@@ -10,6 +10,7 @@ from pelctl import scenario as sc
 from pelctl.demo import free_port
 from tests.cli.test_errors import assert_one_error
 from tests.integration.dlq_builders import fill
+from tests.support.state import assert_unchanged, snapshot
 
 SECRET = "s3cr3t-pw-0b7e"
 HOUR = 3_600_000
@@ -143,10 +144,10 @@ DLQ_COMMANDS = [
 @pytest.mark.parametrize("option", ["--since", "--until"])
 @pytest.mark.parametrize("args", DLQ_COMMANDS, ids=lambda a: a[1])
 def test_out_of_range_dlq_bounds_are_one_line_exit_2(cli, r, dlq, args, option, bound) -> None:  # noqa: ANN001
-    before = r.xlen(b"orders:dlq")
+    before = snapshot(r)
     res = cli(*args, option, bound)
     assert_one_error(res, 2, "out of range")
-    assert r.xlen(b"orders:dlq") == before
+    assert_unchanged(before, r)
 
 
 def test_largest_id_and_far_times_are_fine(cli, dlq) -> None:  # noqa: ANN001
@@ -218,8 +219,8 @@ def test_empty_consumer_filter_never_widens_a_repair(cli, r) -> None:  # noqa: A
     for consumer in (b"c1", b"c2"):
         ids = sc.deliver(r, b"s", b"g", consumer, 3)
         sc.set_idle(r, b"s", b"g", consumer, ids, HOUR)
-    before = r.xpending(b"s", b"g")
-    assert before["pending"] == 6
+    assert r.xpending(b"s", b"g")["pending"] == 6
+    before = snapshot(r)
     res = cli("ack", "s", "g", "--consumer", "", "--idle", "1m", "--yes")
     assert_one_error(res, 2, "--consumer is empty")
-    assert r.xpending(b"s", b"g") == before
+    assert_unchanged(before, r)

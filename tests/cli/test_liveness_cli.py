@@ -66,8 +66,10 @@ def test_dead_after_below_a_minute_is_honoured(cli, killed, redis_server) -> Non
     assert consumers_of(doc)["billing-2"] == ("dead-suspect", "no-client-peers-connected")
     (advice,) = [a for a in doc["advice"] if "billing-2" in a["message"]]
     assert advice["message"].startswith(
-        "1 consumer (billing-2) holds 28 entries in group billing, unseen for > 42s"
+        "consumer billing-2 holds 28 entries in group billing, unseen for > 42s (dead suspect: "
+        "no-client-peers-connected)"
     )
+    assert advice["command"] == "pelctl requeue orders billing --consumer billing-2 --dry-run"
     # The default --dead-after (5m): read 42 s ago, within the minute "active" allows.
     doc = cli("inspect", "orders", "-o", "json").json
     assert consumers_of(doc)["billing-2"] == ("active", "recent-read")
@@ -79,10 +81,14 @@ def test_inspect_lock_key_and_csv(cli, killed, r) -> None:  # noqa: ANN001
               "-o", "json").json  # fmt: skip
     assert consumers_of(doc)["billing-2"] == ("active", "lock-held")
     assert not [a for a in doc["advice"] if "billing-2" in a["message"]]
+    # Without --lock-key: this common pattern is found on the entries inspect read.
     res = cli("inspect", "orders", "--dead-after", "20s", "-o", "csv")
     assert res.exit_code == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0].split(",")[-2:] == ["verdict", "verdict_reason"]
+    assert any(line.endswith(",active,lock-held") for line in lines)
+    r.delete(b"lock:orders:" + killed[-1])
+    lines = cli("inspect", "orders", "--dead-after", "20s", "-o", "csv").stdout.splitlines()
     assert any(line.endswith(",unknown,no-signal-below-7.2") for line in lines)
     bad = cli("inspect", "orders", "--lock-key", "lock:{stream}")
     assert bad.exit_code == 2 and "has no {id}" in bad.stderr
@@ -95,7 +101,8 @@ WARNING = "claimed entries reach rescuer only when its worker reads its own pend
 
 def test_claim_warns_in_the_dry_run_and_after_claiming(cli, r) -> None:  # noqa: ANN001
     incident(r)
-    dry = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--dry-run")
+    dry = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--dry-run",
+              "--create-consumer")  # fmt: skip
     assert dry.exit_code == 0, dry.stderr
     (line,) = [x for x in dry.stderr.splitlines() if x.startswith("warning: ")]
     assert line.startswith(f"warning: {WARNING} (XREADGROUP with id 0)")
@@ -107,9 +114,10 @@ def test_claim_warns_in_the_dry_run_and_after_claiming(cli, r) -> None:  # noqa:
     )
     assert WARNING not in dry.stdout
 
-    done = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--yes")
+    done = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--yes",
+               "--create-consumer")  # fmt: skip
     assert done.exit_code == 0, done.stderr
-    assert done.stdout.startswith("claim orders/billing: matched 20, applied 20")
+    assert "claim orders/billing: matched 20, applied 20" in done.stdout
     (line,) = [x for x in done.stderr.splitlines() if x.startswith("warning: ")]
     assert WARNING in line
     assert line.endswith(
@@ -121,7 +129,7 @@ def test_claim_warns_in_the_dry_run_and_after_claiming(cli, r) -> None:  # noqa:
 def test_claim_json_has_a_warnings_list_and_the_same_shape_otherwise(cli, r) -> None:  # noqa: ANN001
     incident(r)
     dry = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--dry-run",
-              "-o", "json")  # fmt: skip
+              "--create-consumer", "-o", "json")  # fmt: skip
     assert dry.exit_code == 0, dry.stderr
     doc = dry.json
     ack = cli("ack", "orders", "billing", "--idle", "30m", "--dry-run", "-o", "json").json
@@ -131,14 +139,14 @@ def test_claim_json_has_a_warnings_list_and_the_same_shape_otherwise(cli, r) -> 
     assert "warning:" not in dry.stderr  # said once, in the document
 
     done = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--yes",
-               "-o", "json")  # fmt: skip
+               "--create-consumer", "-o", "json")  # fmt: skip
     doc = done.json
     assert doc["applied"] == 20 and doc["outcomes"] == {"claimed": 20}
     (warning,) = doc["warnings"]
     assert warning.startswith(WARNING) and "--consumer rescuer --dry-run" in warning
 
     nd = cli("claim", "orders", "billing", "--to", "other", "--consumer", "rescuer",
-             "--dry-run", "-o", "ndjson")  # fmt: skip
+             "--dry-run", "--create-consumer", "-o", "ndjson")  # fmt: skip
     *_rows, summary = nd.ndjson
     assert summary["warnings"][0].startswith("claimed entries reach other only when")
 
@@ -171,7 +179,7 @@ def test_apply_of_a_saved_claim_plan_warns_too(cli, r, tmp_path) -> None:  # noq
     incident(r)
     path = tmp_path / "claim.json"
     saved = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m",
-                "--plan-out", str(path))  # fmt: skip
+                "--create-consumer", "--plan-out", str(path))  # fmt: skip
     assert saved.exit_code == 0, saved.stderr
     assert f"warning: {WARNING}" in saved.stderr
     assert json.loads(path.read_text())["action"] == "claim"

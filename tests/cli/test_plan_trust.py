@@ -1,9 +1,10 @@
 """Plan files are sealed and bound to what they were made for (issue 12).
 
 Every tampering the issue reproduced is refused with one line and exit 2, and changes
-nothing: the whole server (every key of every database, DUMPed) is the same afterwards and
-no audit line is written. The validators behind the seal are tested too, by re-sealing a
-tampered plan with the user's own key (what a user who holds the key could forge).
+nothing: the whole server (tests/support/state.py: every key of every database) is the same
+afterwards and no audit line is written. The validators behind the seal are tested too, by
+re-sealing a tampered plan with the user's own key (what a user who holds the key could
+forge).
 """
 
 from __future__ import annotations
@@ -19,24 +20,12 @@ import pytest
 from pelctl import scenario as sc
 from pelctl.core import plan as plans
 from pelctl.core.paths import audit_path
-from tests.conftest import CliResult, RedisServer
+from tests.conftest import CliResult
 from tests.integration.repair_support import DEAD, G, S, incident, pel, raw
+from tests.support.state import assert_unchanged, snapshot
 
 KEY_A = "a" * 16 + "0123456789abcdef0123456789abcdef"
 KEY_B = "b" * 16 + "0123456789abcdef0123456789abcdef"
-
-
-def whole_server(server: RedisServer) -> dict[tuple[int, bytes], bytes]:
-    """DUMP of every key of every database: a byte-for-byte picture of the whole server."""
-    out = {}
-    for db in range(16):
-        client = server.client(db=db)
-        try:
-            for key in raw(client).execute_command("KEYS", "*"):
-                out[(db, key)] = client.dump(key)
-        finally:
-            client.close()
-    return out
 
 
 def refused(res: CliResult, needle: str) -> None:
@@ -113,28 +102,28 @@ def test_a_tampered_plan_is_refused_and_changes_nothing(
     needle,  # noqa: ANN001
 ) -> None:
     edit(planned, change, reseal=reseal)
-    before = whole_server(redis_server)
+    before = snapshot(redis_server)
     res = cli("apply", str(planned), "--yes")
     refused(res, needle)
-    assert whole_server(redis_server) == before
+    assert_unchanged(before, redis_server)
     assert not audit_path().exists() or not audit_path().read_text()
 
 
 def test_a_truncated_plan_is_refused(cli, redis_server, planned) -> None:  # noqa: ANN001
     blob = planned.read_bytes()
     planned.write_bytes(blob[: len(blob) // 2])
-    before = whole_server(redis_server)
+    before = snapshot(redis_server)
     refused(cli("apply", str(planned), "--yes"), "truncated or damaged")
-    assert whole_server(redis_server) == before
+    assert_unchanged(before, redis_server)
 
 
 def test_a_plan_made_on_db_0_is_refused_on_db_1(cli, r, redis_server, planned) -> None:  # noqa: ANN001
     # db 1 holds an exact copy of the stream (same ids, same PEL): the plan would apply there.
     assert raw(r).execute_command("COPY", S, S, "DB", 1) == 1
-    before = whole_server(redis_server)
+    before = snapshot(redis_server)
     res = cli("apply", str(planned), "--yes", "--url", redis_server.url[:-1] + "1")
     refused(res, "made on db 0, not on db 1")
-    assert whole_server(redis_server) == before
+    assert_unchanged(before, redis_server)
     # The same plan applies where it was made.
     res = cli("apply", str(planned), "--yes", "-o", "json")
     assert res.exit_code == 0 and res.json["applied"] == 20, res.stderr
@@ -146,12 +135,12 @@ def test_a_plan_sealed_with_another_key_is_refused(cli, r, redis_server, tmp_pat
     res = cli("ack", "orders", "billing", "--idle", "30m", "--plan-out", str(path),
               env={"PELCTL_PLAN_KEY": KEY_A})  # fmt: skip
     assert res.exit_code == 0, res.stderr
-    before = whole_server(redis_server)
+    before = snapshot(redis_server)
     refused(cli("apply", str(path), "--yes", env={"PELCTL_PLAN_KEY": KEY_B}),
             "sealed with another key")  # fmt: skip
     # No key at all on this side (another user, another machine): refused too.
     refused(cli("apply", str(path), "--yes"), "a key this user does not have")
-    assert whole_server(redis_server) == before
+    assert_unchanged(before, redis_server)
     # The key shared with PELCTL_PLAN_KEY (a laptop and a bastion) applies it.
     other_user = {"PELCTL_PLAN_KEY": KEY_A, "XDG_STATE_HOME": str(tmp_path / "bastion")}
     res = cli("apply", str(path), "--yes", "-o", "json", env=other_user)
@@ -171,9 +160,9 @@ def test_a_10_mb_plan_is_refused_before_it_is_parsed(cli, redis_server, planned)
     doc["notes"] = ["x" * 1_000] * 10_500  # about 10.5 MB
     planned.write_text(json.dumps(doc))
     assert planned.stat().st_size > 10_000_000
-    before = whole_server(redis_server)
+    before = snapshot(redis_server)
     refused(cli("apply", str(planned), "--yes"), "larger than the 8,388,608 bytes")
-    assert whole_server(redis_server) == before
+    assert_unchanged(before, redis_server)
 
 
 def test_a_plan_with_too_many_items_is_refused(cli, redis_server, planned) -> None:  # noqa: ANN001
@@ -184,9 +173,9 @@ def test_a_plan_with_too_many_items_is_refused(cli, redis_server, planned) -> No
 
     edit(planned, many, reseal=True)
     assert planned.stat().st_size < plans.MAX_BYTES  # the item cap, not the size cap
-    before = whole_server(redis_server)
+    before = snapshot(redis_server)
     refused(cli("apply", str(planned), "--yes"), "50,001 items, more than the 50,000")
-    assert whole_server(redis_server) == before
+    assert_unchanged(before, redis_server)
 
 
 def test_plan_out_refuses_a_plan_beyond_the_cap(cli, r, tmp_path, monkeypatch) -> None:  # noqa: ANN001

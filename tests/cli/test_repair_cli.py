@@ -15,6 +15,7 @@ from pelctl.demo import free_port
 from tests.cli.conftest import PASSWORD
 from tests.conftest import CliResult
 from tests.integration.repair_support import (
+    ALIVE,
     DEAD,
     HOUR,
     G,
@@ -25,13 +26,13 @@ from tests.integration.repair_support import (
     incident,
     pel,
     raw,
-    snapshot,
 )
+from tests.support.state import assert_unchanged, differences, snapshot
 
 RESULT_KEYS = {"action", "dry_run", "matched", "applied", "skipped", "failed"}
 
 MUTATIONS = [
-    ["claim", "orders", "billing", "--to", "x", "--idle", "1m"],
+    ["claim", "orders", "billing", "--to", "billing-1", "--idle", "1m"],
     ["ack", "orders", "billing", "--idle", "1m"],
     ["requeue", "orders", "billing", "--idle", "1m"],
     ["dlq", "move", "orders", "billing", "--min-deliveries", "1"],
@@ -82,23 +83,43 @@ def test_no_terminal_without_yes_is_refused(cli, r, args: list[str]) -> None:  #
     res = cli(*args)
     assert_refused(res, 2, "needs confirmation")
     assert "--yes" in res.stderr
-    assert snapshot(r) == before
+    assert_unchanged(before, r)
+
+
+# What each dry run finds on the scenario below (20 idle entries of billing-2, one of them
+# deleted; 5 fresh of billing-1; both consumers unseen for an hour, idle-one holding nothing):
+# a dry run that matched nothing would prove nothing by changing nothing.
+DRY_RUN_PLANS = {
+    "claim orders": {"claim": 20},
+    "ack orders": {"ack": 20},
+    "requeue orders": {"requeue": 19, "ack-ghost": 1},
+    "dlq move": {"dlq": 24, "ack-ghost": 1},
+    "consumers prune": {"delete": 1, "refuse": 2},
+    "ghosts orders": {"ack-ghost": 1},
+}
 
 
 @pytest.mark.parametrize("args", MUTATIONS, ids=lambda a: " ".join(a[:2]))
 def test_dry_run_changes_nothing_and_shows_the_plan(cli, r, args: list[str]) -> None:  # noqa: ANN001
+    from pelctl.redis.timeshift import backdate_consumers
+
     stuck, _ = incident(r)
     raw(r).execute_command("XDEL", S, stuck[0])
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-one")
+    backdate_consumers(r, S, {DEAD: HOUR, ALIVE: HOUR, b"idle-one": HOUR})
     before = snapshot(r)
     res = cli(*args, "--dry-run", "-o", "json")
     assert res.exit_code == 0, res.stderr
     doc = res.json
-    assert set(doc) >= RESULT_KEYS and doc["dry_run"] is True and doc["applied"] == 0
-    assert isinstance(doc["plan"], list)
+    assert set(doc) >= RESULT_KEYS and doc["dry_run"] is True
+    want = DRY_RUN_PLANS[" ".join(args[:2])]
+    assert doc["outcomes"] == want, doc["outcomes"]
+    assert doc["matched"] == sum(want.values()) == len(doc["plan"])
+    assert sorted(row["action"] for row in doc["plan"]) == sorted(
+        a for a, n in want.items() for _ in range(n))  # fmt: skip
     text = cli(*args, "--dry-run", "-o", "plain")
     assert text.exit_code == 0 and "dry run, nothing changed" in text.stdout
-    assert snapshot(r) == before
+    assert_unchanged(before, r, what=" ".join(args[:2]) + " --dry-run")
 
 
 def test_dry_run_works_in_read_only_mode(cli, r) -> None:  # noqa: ANN001
@@ -123,28 +144,42 @@ def test_requeue_json_and_audit(cli, r) -> None:  # noqa: ANN001
 
 
 def test_every_repair_answers_the_json_contract(cli, r) -> None:  # noqa: ANN001
+    """Each repair in turn: the JSON contract, the counts it reports (exact: 0 applied would
+    also exit 0) and who holds what afterwards."""
     stuck, _ = incident(r)
     sc.set_idle(r, S, G, DEAD, stuck[:3], HOUR, deliveries=7)
     raw(r).execute_command("XDEL", S, stuck[10])
     runs = [
         ("claim", ["claim", "orders", "billing", "--to", "rescuer", "--idle", "30m",
-                   "--limit", "2"]),
-        ("ack", ["ack", "orders", "billing", stuck[5].decode()]),
-        ("requeue", ["requeue", "orders", "billing", stuck[6].decode(), stuck[7].decode()]),
-        ("dlq-move", ["dlq", "move", "orders", "billing", "--min-deliveries", "5"]),
-        ("ghosts-fix", ["ghosts", "orders", "billing", "--fix"]),
+                   "--limit", "2", "--create-consumer"],
+         {"claimed": 2}, {DEAD: 18, ALIVE: 5, b"rescuer": 2}),
+        ("ack", ["ack", "orders", "billing", stuck[5].decode()],
+         {"acked": 1}, {DEAD: 17, ALIVE: 5, b"rescuer": 2}),
+        ("requeue", ["requeue", "orders", "billing", stuck[6].decode(), stuck[7].decode()],
+         {"requeued": 2}, {DEAD: 15, ALIVE: 5, b"rescuer": 2}),
+        # the 3 delivered 7 times: the 2 rescuer claimed and the one billing-2 still held
+        ("dlq-move", ["dlq", "move", "orders", "billing", "--min-deliveries", "5"],
+         {"dlq": 3}, {DEAD: 14, ALIVE: 5, b"rescuer": 0}),
+        ("ghosts-fix", ["ghosts", "orders", "billing", "--fix"],
+         {"ghost": 1}, {DEAD: 13, ALIVE: 5, b"rescuer": 0}),
         ("consumers-prune", ["consumers", "prune", "orders", "billing", "--inactive", "0",
-                             "--reassign-to", "rescuer", "--assume-dead"]),
+                             "--reassign-to", "rescuer", "--assume-dead"],
+         {"deleted": 2, "reassigned": 18}, {b"rescuer": 18}),
     ]  # fmt: skip
-    for action, args in runs:
+    for action, args, outcomes, held in runs:
         res = cli(*args, "--yes", "-o", "json")
         assert res.exit_code == 0, (action, res.stderr, res.stdout)
         doc = res.json
         assert set(doc) >= RESULT_KEYS, action
         assert doc["action"] == action and doc["dry_run"] is False and doc["failed"] == []
-        assert doc["applied"] >= 1, (action, doc)
-    assert len(entries(r, b"orders:dlq")) == 3
-    assert b"rescuer" in consumers(r)
+        assert doc["outcomes"] == outcomes, (action, doc)
+        assert doc["applied"] == sum(outcomes.values()) - outcomes.get("reassigned", 0), doc
+        assert consumers(r) == held, (action, consumers(r))
+    dead = {fields_of(flat)[b"_dlq_id"] for _id, flat in entries(r, b"orders:dlq")}
+    assert dead == set(stuck[:3])
+    copies = [fields_of(flat) for _id, flat in entries(r, S)]
+    assert sorted(f[b"_original_id"] for f in copies if b"_original_id" in f) == sorted(
+        stuck[6:8])  # fmt: skip
 
 
 def test_partial_failure_exits_5_with_the_list(cli, r) -> None:  # noqa: ANN001
@@ -174,11 +209,12 @@ def test_terminal_confirmation_shows_the_count(cli, r, monkeypatch, answer: str,
     before = snapshot(r)
     res = cli("ack", "orders", "billing", "--idle", "30m", input=answer)
     assert res.exit_code == code, res.stderr
-    assert "acknowledge 20 entries of orders/billing?" in res.stderr
+    assert "acknowledge 20 entries of orders/billing held by billing-2 on redis://" in res.stderr
     if code == 0:
         assert len(pel(r)) == 5
     else:
-        assert "aborted" in res.stderr and snapshot(r) == before
+        assert "aborted" in res.stderr
+        assert_unchanged(before, r)
         assert not audit_path().exists() or not audit_path().read_text()
 
 
@@ -188,14 +224,15 @@ def test_plan_out_then_apply(cli, r, tmp_path) -> None:  # noqa: ANN001
     before = snapshot(r)
     res = cli("requeue", "orders", "billing", "--idle", "30m", "--plan-out", str(path))
     assert res.exit_code == 0, res.stderr
-    assert "pelctl apply" in res.stderr and snapshot(r) == before
+    assert "pelctl apply" in res.stderr
+    assert_unchanged(before, r)
     saved = json.loads(path.read_text())
     assert saved["format"] == "pelctl-plan" and saved["count"] == 20
     # A consumer re-reads two entries after the plan was saved.
     raw(r).execute_command("XREADGROUP", "GROUP", G, DEAD, "COUNT", 2, "STREAMS", S, "0")
     dry = cli("apply", str(path), "--dry-run")
     assert dry.exit_code == 0 and "18 of 20 still as planned" in dry.stdout
-    assert snapshot(r) != before  # (the re-read, not pelctl)
+    assert differences(before, snapshot(r))  # (the re-read, not pelctl)
     res = cli("apply", str(path), "--yes", "-o", "json")
     assert res.exit_code == 0, res.stderr
     doc = res.json
@@ -326,11 +363,11 @@ def test_acl_refusing_scripts_is_one_error_exit_4(cli, secured) -> None:  # noqa
         sc.set_idle(admin, b"acl", b"g", b"c", ids, HOUR)
         admin.execute_command("ACL", "SETUSER", "noeval", "on", ">noeval-pw", "~*", "+@all",
                               "-evalsha", "-eval", "-script")  # fmt: skip
-        before = admin.dump(b"acl")
+        before = snapshot(admin)
         url = f"redis://noeval:noeval-pw@127.0.0.1:{secured.port}/0"
         res = cli("requeue", "acl", "g", "--idle", "1m", "--yes", "--url", url)
         assert_refused(res, 4, "permission denied by the server's ACL")
-        assert admin.dump(b"acl") == before
+        assert_unchanged(before, admin)
         rec = json.loads(audit_path().read_text().splitlines()[-1])
         assert rec["action"] == "requeue" and "error" in rec
     finally:

@@ -1,4 +1,7 @@
-"""A dedicated redis-server behind a fault-injecting proxy (tests/faults/proxy.py)."""
+"""A dedicated redis-server behind a fault-injecting proxy (tests/faults/proxy.py).
+
+``stats`` counts the faulted runs; the session summary prints them (figures for a report:
+every run asserts its own fault, so the summary is not where anything is checked)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,13 @@ import pytest
 from tests.faults.proxy import FaultProxy
 from tests.topologies import servers as sv
 from tests.topologies.conftest import need
+
+stats: dict[str, int] = {"runs": 0, "faulted": 0, "failed_cleanly": 0, "completed": 0}
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+    if stats["runs"]:
+        terminalreporter.write_sep("-", f"network faults: {stats}")
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,7 @@ class FaultProxy:
         self.connections = 0
         self.faults = 0
         self.bytes_down = 0  # server -> client bytes forwarded since set()
+        self.max_conn_bytes = 0  # the most server -> client bytes on one connection since set()
         self._lock = threading.Lock()
         self._socks: list[socket.socket] = []
         self._closed = threading.Event()
@@ -52,6 +53,7 @@ class FaultProxy:
             self.connections = 0
             self.faults = 0
             self.bytes_down = 0
+            self.max_conn_bytes = 0
 
     def reset_connections(self) -> None:
         """Cut every open connection (between test cases)."""
@@ -137,6 +139,7 @@ class FaultProxy:
                 sent += len(data)
                 with self._lock:
                     self.bytes_down += len(data)
+                    self.max_conn_bytes = max(self.max_conn_bytes, sent)
         except OSError:
             pass
         _hard_close(client)

@@ -1,9 +1,10 @@
 """Network faults between pelctl and Redis: connections reset or stalled mid-reply.
 
-Every read command either completes or fails with one clear line (exit 4) within the socket
-timeout (PELCTL_TIMEOUT), and changes nothing. Every repair that is cut off leaves a
-consistent server state (nothing lost, nothing doubled), and running it again finishes the
-job exactly once.
+Every read command either completes or fails with one clear line (exit 4), waits for at most
+three socket timeouts (PELCTL_TIMEOUT: the stalled connections are counted, not timed), and
+changes nothing on the server. Every repair that is cut off leaves a consistent server state
+(nothing lost, nothing doubled), and running it again finishes the job exactly once. Every
+faulted run checks that the fault really happened; the session summary prints the figures.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import pytest
 import redis
 
 from pelctl import scenario as sc
+from tests.faults.conftest import stats
+from tests.support.state import assert_unchanged, snapshot
 from tests.topologies import commands as cm
 from tests.topologies.runner import one_error_line, run_pelctl
 
@@ -24,8 +27,12 @@ DROP_POINTS = (0.0, 0.05, 0.3, 0.6, 0.95)
 STALL_POINTS = (0.1, 0.7)
 STALL_COMMANDS = ("streams", "inspect", "pending", "histogram", "ghosts", "dlq")
 HOUR = 3_600_000
-
-stats = {"runs": 0, "faulted": 0, "failed_cleanly": 0, "completed": 0}
+# A stalled reply costs one socket timeout; the scan engine retries a timed-out page read
+# twice on a fresh connection (reads are idempotent), so at most three connections stall.
+MAX_STALLS = 3
+HANG_S = 120  # only a hang guard: what is checked is the count of stalled connections
+EXPECTED_WORDS = {"drop": "connection lost", "refuse": "connection lost",
+                  "stall": "no reply in time", "blackhole": "no reply in time"}  # fmt: skip
 
 
 def seed_big(client: redis.Redis) -> None:
@@ -45,38 +52,48 @@ def seeded(upstream):  # noqa: ANN001, ANN201
 
 
 def traffic(proxy, args: list[str]) -> int:  # noqa: ANN001
-    """Bytes the server sends for ``args`` when nothing goes wrong (and it succeeds)."""
+    """The most bytes the server sends on one connection for ``args`` when nothing goes
+    wrong. A fault fires on a connection once it has carried ``after`` bytes, so fractions of
+    this figure (not of the total over several connections) are sure to fire."""
     proxy.set("pass")
     res = run_pelctl(*args, "-o", "json", url=proxy.url)  # default timeout: a busy CI box
     assert res.exit_code == 0, (args, res.stderr)
-    return proxy.bytes_down
+    return proxy.max_conn_bytes
 
 
 def run_faulted(proxy, args: list[str], mode: str, after: int, repair: bool = False):  # noqa: ANN001, ANN201
+    """One run with the fault armed at ``after`` bytes (below the command's clean traffic,
+    so it must fire): the fault happened, and the run completed or failed cleanly."""
     proxy.set(mode, after)
     t0 = time.monotonic()
     res = run_pelctl(*args, "-o", "json", url=proxy.url, env=ENV)
     elapsed = time.monotonic() - t0
+    faults = proxy.faults
     proxy.reset_connections()
     stats["runs"] += 1
-    stats["faulted"] += bool(proxy.faults)
+    stats["faulted"] += bool(faults)
+    stats[f"{mode} faults"] = stats.get(f"{mode} faults", 0) + faults
+    assert faults >= 1, f"no fault was injected: {args} {mode} at {after} bytes"
     assert "Traceback" not in res.stderr, res.stderr
     if res.exit_code == 0:
         stats["completed"] += 1
     elif repair and res.exit_code == 5:
-        # A repair cut off mid-batch reports the items whose outcome is unknown (exit 5).
-        assert '"unknown"' in res.stdout or '"fail"' in res.stdout, res.stdout
+        # A repair cut off mid-batch lists the items whose outcome is unknown (exit 5).
+        doc = res.json
+        reasons = [f["reason"].partition(":")[0] for f in doc["failed"]]
+        assert reasons and set(reasons) <= {"unknown", "fail"}, res.stdout
         stats["failed_cleanly"] += 1
     else:
         assert res.exit_code == 4, (args, mode, after, res.stderr)
         line = one_error_line(res)
-        assert any(w in line for w in ("connection lost", "no reply in time", "cannot connect")), (
-            line
-        )
+        # the words of the fault that happened: a cut (or an accept-and-close) is a lost
+        # connection, silence (a stall, a black hole) a reply not in time
+        assert EXPECTED_WORDS[mode] in line, (mode, line)
         stats["failed_cleanly"] += 1
-    # A stalled reply costs one socket timeout; the scan engine retries a timed-out page read
-    # twice on a fresh connection (reads are idempotent), so nothing waits longer than three.
-    assert elapsed < TIMEOUT_S * 3 + 2, (args, mode, after, elapsed)
+    if mode == "stall":
+        # Each stalled connection costs one socket timeout: at most three timeouts waited.
+        assert faults <= MAX_STALLS, (args, after, faults)
+    assert elapsed < HANG_S, (args, mode, after, elapsed)
     return res
 
 
@@ -86,39 +103,48 @@ def _reads() -> list[list[str]]:
 
 @pytest.mark.parametrize("args", _reads(), ids=lambda a: " ".join(a))
 def test_read_commands_under_dropped_connections(proxy, seeded, args):
-    with seeded.client() as c:
-        before = cm.dump_all(c)
+    before = snapshot(seeded)
     total = traffic(proxy, args)
     for point in DROP_POINTS:
         run_faulted(proxy, args, "drop", int(total * point))
-    with seeded.client() as c:
-        assert cm.dump_all(c) == before
+    assert_unchanged(before, seeded)
 
 
 @pytest.mark.parametrize(
     "args", [a for a in _reads() if a[0] in STALL_COMMANDS], ids=lambda a: " ".join(a)
 )
 def test_read_commands_under_stalled_replies(proxy, seeded, args):
+    before = snapshot(seeded)
     total = traffic(proxy, args)
+    outcomes = []
     for point in STALL_POINTS:
-        run_faulted(proxy, args, "stall", max(int(total * point), 1))
+        res = run_faulted(proxy, args, "stall", max(int(total * point), 1))
+        outcomes.append(res.exit_code)
+    # A stall this early in the reply cannot be survived: the last retry stalls too.
+    assert outcomes[0] == 4, (args, outcomes)
+    assert_unchanged(before, seeded)
 
 
 def test_refused_and_blackholed_connections(proxy, seeded):
+    before = snapshot(seeded)
     for mode in ("refuse", "blackhole"):
         for args in (["streams"], ["inspect", "s"], ["pending", "s", "g", "--all"]):
             res = run_faulted(proxy, args, mode, 0)
             assert res.exit_code == 4, res.stderr
+    assert_unchanged(before, seeded)
 
 
-def test_unreachable_port_fails_fast(seeded):
+def test_unreachable_port_fails_without_waiting_for_the_timeout(seeded):
+    """A refused connection fails at once, not after the socket timeout: with a 10-minute
+    PELCTL_TIMEOUT, any wait for it would far exceed the generous bound below."""
     from tests.topologies import servers as sv
 
     t0 = time.monotonic()
-    res = run_pelctl("inspect", "s", url=f"redis://127.0.0.1:{sv.free_port()}/0", env=ENV)
+    res = run_pelctl("inspect", "s", url=f"redis://127.0.0.1:{sv.free_port()}/0",
+                     env={"PELCTL_TIMEOUT": "10m"})  # fmt: skip
     assert res.exit_code == 4
     assert "cannot connect" in one_error_line(res)
-    assert time.monotonic() - t0 < 2
+    assert time.monotonic() - t0 < 120
 
 
 # -- repairs -----------------------------------------------------------------------------------
@@ -183,8 +209,6 @@ REPAIRS = {
 
 @pytest.mark.parametrize("name", list(REPAIRS))
 def test_repairs_cut_off_mid_way_stay_consistent_and_resume(proxy, upstream, name):
-    if not cm.exists(name):
-        pytest.skip(f"NOT REGISTERED YET: pelctl {name}")
     args, check = REPAIRS[name]
     with upstream.client() as c:
         seed_big(c)
@@ -222,11 +246,6 @@ def test_repairs_cut_off_mid_way_stay_consistent_and_resume(proxy, upstream, nam
                 owners = _pending(c)
                 assert all(owners[t] == b"live" for t in targets if t in owners)
     assert completed_runs < 5, "no cut landed inside the repair"
-
-
-def test_fault_figures(request):
-    """Not a check: prints how many faulted runs the module made (for the report)."""
-    print(f"\nnetwork faults: {stats}")
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-1s", ""])

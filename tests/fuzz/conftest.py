@@ -6,7 +6,6 @@ summary prints ``fuzz cases tried: N`` so the figure can be quoted.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 
@@ -14,6 +13,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.conftest import CliResult
+from tests.support import state
+from tests.support.state import ServerState, snapshot
+from tests.support.tools import in_ci
 from tests.topologies import commands as cm
 from tests.topologies import servers as sv
 from tests.topologies.conftest import need
@@ -24,7 +26,7 @@ CASES: Counter[str] = Counter()
 FUZZ = settings(
     deadline=None,
     database=None,
-    derandomize=bool(os.environ.get("CI")),
+    derandomize=in_ci(),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                            HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )  # fmt: skip
@@ -57,23 +59,13 @@ def fuzz_server() -> Iterator[sv.Server]:
     server.stop()
 
 
-class Snapshot(dict):
-    """DUMPs of every key (a short repr: hypothesis prints fixtures of failing examples)."""
-
-    def __repr__(self) -> str:
-        return f"<DUMP of {len(self)} keys>"
-
-
 @pytest.fixture(scope="session")
-def baseline(fuzz_server: sv.Server) -> Snapshot:
-    with fuzz_server.client() as c:
-        return Snapshot(cm.dump_all(c))
+def baseline(fuzz_server: sv.Server) -> ServerState:
+    return snapshot(fuzz_server)
 
 
-def assert_unchanged(server: sv.Server, baseline: dict[bytes, bytes]) -> None:
-    with server.client() as c:
-        now = cm.dump_all(c)
-    assert now == baseline, f"the server changed: {sorted(set(now) ^ set(baseline))}"
+def assert_unchanged(server: sv.Server, baseline: ServerState) -> None:
+    state.assert_unchanged(baseline, server)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001

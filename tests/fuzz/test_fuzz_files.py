@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from pelctl import scenario as sc
 from tests.fuzz.conftest import FUZZ, assert_unchanged, check_run, count
+from tests.support.state import ServerState, differences, snapshot
+from tests.support.state import assert_unchanged as state_assert_unchanged
 from tests.topologies import commands as cm
 from tests.topologies import servers as sv
 from tests.topologies.runner import run_pelctl
@@ -107,8 +109,6 @@ PLAN_KEY = {"PELCTL_PLAN_KEY": "fuzz-plan-key-0123456789abcdef0123456789abcdef"}
 
 @pytest.fixture(scope="module")
 def plan_doc(fuzz_server, tmp_path_factory) -> dict:  # noqa: ANN001
-    if not cm.exists("apply"):
-        pytest.skip("NOT REGISTERED YET: pelctl apply")
     path = tmp_path_factory.mktemp("plan") / "plan.json"
     res = run_pelctl("requeue", "s", "g", "--idle", "30m", "--plan-out", str(path),
                      url=fuzz_server.url, env=PLAN_KEY)  # fmt: skip
@@ -122,13 +122,15 @@ def _reseal(doc: dict) -> dict:
     return seal(doc, PLAN_KEY["PELCTL_PLAN_KEY"].encode())
 
 
-def _restore(server: sv.Server, baseline: dict[bytes, bytes]) -> None:
-    """Put the server back byte-for-byte (RESTORE of the baseline DUMPs)."""
+def _restore(server: sv.Server, baseline: ServerState) -> None:
+    """Put the server back byte-for-byte (RESTORE of the baseline DUMPs; all in db 0)."""
+    assert {db for _node, db, _key in baseline} == {0}
+    dumps = {key: st.dump for (_node, _db, key), st in baseline.items()}
     with server.client() as c:
         for key in c.scan_iter(count=1000):
-            if key not in baseline:
+            if key not in dumps:
                 c.delete(key)
-        for key, dump in baseline.items():
+        for key, dump in dumps.items():
             c.restore(key, 0, dump, replace=True)
 
 
@@ -182,8 +184,7 @@ def test_tampered_plan_files(fuzz_server, baseline, plan_doc, tmp_path, data):
     path.write_bytes(blob)
     res = run_pelctl("apply", str(path), "--yes", url=fuzz_server.url, env=PLAN_KEY)
     check_run(res)
-    with fuzz_server.client() as c:
-        changed = cm.dump_all(c) != baseline
+    changed = bool(differences(baseline, snapshot(fuzz_server)))
     if changed:
         assert res.exit_code in (0, 5), res.stderr  # only an accepted plan may change things
         _restore(fuzz_server, baseline)
@@ -196,14 +197,13 @@ def test_plan_for_another_server_is_refused(fuzz_server, baseline, plan_doc, tmp
     try:
         with other.client() as c:
             cm.seed(c)
-            before = cm.dump_all(c)
+        before = snapshot(other)
         path = tmp_path / "plan.json"
         path.write_text(json.dumps(plan_doc))
         res = run_pelctl("apply", str(path), "--yes", url=other.url, env=PLAN_KEY)
         check_run(res, {2})
         assert "this plan was made on" in res.stderr, res.stderr
-        with other.client() as c:
-            assert cm.dump_all(c) == before
+        state_assert_unchanged(before, other)
         # The same file still applies where it was made.
         res = run_pelctl("apply", str(path), "--dry-run", url=fuzz_server.url, env=PLAN_KEY)
         check_run(res, {0})
@@ -223,10 +223,9 @@ def test_plan_after_the_stream_was_recreated_is_refused(fuzz_server, baseline, p
             sc.add_entries(c, b"s", 5)
             sc.create_group(c, b"s", b"g")
             sc.deliver(c, b"s", b"g", b"dead", 5)
-            before = cm.dump_all(c)
+        before = snapshot(fuzz_server)
         res = run_pelctl("apply", str(path), "--yes", url=fuzz_server.url, env=PLAN_KEY)
         check_run(res, {2, 3})
-        with fuzz_server.client() as c:
-            assert cm.dump_all(c) == before
+        state_assert_unchanged(before, fuzz_server)
     finally:
         _restore(fuzz_server, baseline)

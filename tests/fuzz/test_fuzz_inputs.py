@@ -11,7 +11,6 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.fuzz.conftest import FUZZ, assert_unchanged, check_run, count
-from tests.topologies import commands as cm
 from tests.topologies.runner import run_pelctl
 
 # Text as argv delivers it: any Unicode but NUL, and undecodable bytes as surrogate escapes.
@@ -143,11 +142,9 @@ def test_cli_durations(run, fuzz_server, baseline, value):
         ["histogram", "s", "g", "--buckets", value],
         ["histogram", "s", "g", "--by", "deliveries", "--buckets", value],
     ):
-        if cm.exists(args[0]):
-            check_run(run(*args), {0, 2})
-    if cm.exists("dlq list"):
-        check_run(run("dlq", "list", "s:dlq", "--since", value), {0, 2})
-        check_run(run("dlq", "list", "s:dlq", "--until", value), {0, 2})
+        check_run(run(*args), {0, 2})
+    check_run(run("dlq", "list", "s:dlq", "--since", value), {0, 2})
+    check_run(run("dlq", "list", "s:dlq", "--until", value), {0, 2})
     assert_unchanged(fuzz_server, baseline)
 
 
@@ -162,9 +159,8 @@ def test_cli_numbers(run, fuzz_server, baseline, value):
     check_run(run("pending", "s", "g", "--min-deliveries", value), {0, 2})
     check_run(run("pending", "s", "g", "--max-server-ms", value, "--all"), {0, 2})
     check_run(run("inspect", "s", "--oldest", value), {0, 2})
-    if cm.exists("histogram"):
-        check_run(run("histogram", "s", "g", "--max-server-ms", value), {0, 2})
-        check_run(run("histogram", "s", "g", "--by", "consumer", "--top", value), {0, 2})
+    check_run(run("histogram", "s", "g", "--max-server-ms", value), {0, 2})
+    check_run(run("histogram", "s", "g", "--by", "consumer", "--top", value), {0, 2})
     assert_unchanged(fuzz_server, baseline)
 
 
@@ -181,8 +177,7 @@ def test_cli_names(run, fuzz_server, baseline, stream, group, consumer):
     check_run(run("pending", "s", group, "--consumer", consumer, "--with-payload"), {0, 2, 3})
     check_run(run("streams", "--match", stream), {0, 2})
     for cmd in ("histogram", "ghosts"):
-        if cm.exists(cmd):
-            check_run(run(cmd, stream, group), {0, 2, 3})
+        check_run(run(cmd, stream, group), {0, 2, 3})
     assert_unchanged(fuzz_server, baseline)
 
 
@@ -194,16 +189,14 @@ def test_cli_names(run, fuzz_server, baseline, stream, group, consumer):
 def test_cli_ids_for_repairs(run, fuzz_server, baseline, ids, to):
     """Ids that match no pending entry: a usage error or nothing done, never a change."""
     count("entry ids (repairs, applied with --yes)")
-    for name, args in (
-        ("ack", ["ack", "s", "g", *ids, "--yes"]),
-        ("claim", ["claim", "s", "g", *ids, "--to", to or "c", "--yes"]),
-        ("requeue", ["requeue", "s", "g", *ids, "--yes"]),
-        ("dlq move", ["dlq", "move", "s", "g", *ids, "--yes"]),
-        ("claim", ["claim", "s", "g", *ids, "--to", to, "--dry-run"]),
+    for args in (
+        ["ack", "s", "g", *ids, "--yes"],
+        ["claim", "s", "g", *ids, "--to", to or "c", "--yes"],
+        ["requeue", "s", "g", *ids, "--yes"],
+        ["dlq", "move", "s", "g", *ids, "--yes"],
+        ["claim", "s", "g", *ids, "--to", to, "--dry-run"],
     ):
-        if cm.exists(name):
-            # A valid id that is not pending is skipped; 5 would mean "some items failed".
-            check_run(run(*args), {0, 2, 3, 5})
-    if cm.exists("dlq show"):
-        check_run(run("dlq", "show", "s:dlq", ids[0]), {0, 2, 3})
+        # A valid id that is not pending is skipped; 5 would mean "some items failed".
+        check_run(run(*args), {0, 2, 3, 5})
+    check_run(run("dlq", "show", "s:dlq", ids[0]), {0, 2, 3})
     assert_unchanged(fuzz_server, baseline)

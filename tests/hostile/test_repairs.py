@@ -16,6 +16,7 @@ from pelctl.core.binary import escape, unescape
 from tests.hostile.checks import FORMATS, check, shown
 from tests.hostile.conftest import ALL, ALL_DLQ, ALL_GROUP, Target, build_all, build_one
 from tests.hostile.corpus import BY_KEY, CORPUS, SMALL
+from tests.support.state import assert_unchanged, snapshot
 
 SMALL_NAMES = {h.raw for h in SMALL}
 TO = BY_KEY["markup-close"].raw  # the consumer claims and reassignments go to
@@ -66,8 +67,10 @@ def test_dry_run_over_every_name(run, dataset, hostile_server, command: str, fmt
     """hostile:all: every corpus name as an owner, a consumer, a field and a reason."""
     dead = _all_dead_ids(hostile_server)
     words, rest = repair_args(command, ALL, ALL_GROUP, TO, ALL_DLQ, dead)
+    before = snapshot(hostile_server)
     r = _invoke(run, words, rest, fmt, "--dry-run")
     check(r, fmt, f"{command} --dry-run")
+    assert_unchanged(before, hostile_server, what=f"{command} --dry-run")
     if fmt == "json":
         doc = r.json
         plan = doc["plan"]
@@ -85,11 +88,13 @@ def test_dry_run_over_every_name(run, dataset, hostile_server, command: str, fmt
 
 @pytest.mark.parametrize("command", ("ack", "consumers-prune", "dlq-replay"))
 @pytest.mark.parametrize("hostile", CORPUS, ids=str)
-def test_dry_run_names_the_target(run, dataset, hostile, command: str) -> None:
+def test_dry_run_names_the_target(run, dataset, hostile_server, hostile, command: str) -> None:
     """The summary names the stream and group (the DLQ for a replay), on a terminal."""
     t: Target = dataset[hostile.key]
     words, rest = repair_args(command, t.name, t.name, t.name, t.dlq, (t.dead_id,))
+    before = snapshot(hostile_server)
     r = _invoke(run, words, rest, "table", "--dry-run", db=t.db)
+    assert_unchanged(before, hostile_server, what=f"{command} --dry-run")
     if command == "consumers-prune" and not t.name:
         # An empty consumer name for --reassign-to is refused before connecting (exit 2).
         check(r, "table", f"{command} --dry-run {hostile.key}", code=2)
@@ -105,17 +110,20 @@ def test_dry_run_names_the_target(run, dataset, hostile, command: str) -> None:
                                                          "c1-bytes", "newline", "bidi")],
                          ids=str)  # fmt: skip
 @pytest.mark.parametrize("command", ("ack", "dlq-replay"))
-def test_confirmation_prompt(run, dataset, hostile, command: str) -> None:
+def test_confirmation_prompt(run, dataset, hostile_server, hostile, command: str) -> None:
     """On a terminal the plan summary and the question go to stderr: answered "n", nothing
     changes (exit 1), and no line of it carries a control character."""
     t: Target = dataset[hostile.key]
     words, rest = repair_args(command, t.name, t.name, t.name, t.dlq, (t.dead_id,))
+    before = snapshot(hostile_server)
     with mock.patch("pelctl.cli.mutate.interactive", return_value=True):
         r = _invoke(run, words, rest, "table", input="n\n")
     check(r, "table", f"{command} (answered no)", code=1)
+    assert_unchanged(before, hostile_server, what=f"{command} answered no")
     assert "?" in r.stderr and "aborted: nothing changed" in r.stderr
-    if command == "ack":
-        assert f"of {t.arg}/{t.arg}?" in r.stderr
+    if command == "ack":  # issue 17: the question names the owners and the server
+        question = r.stderr.split(f"of {t.arg}/{t.arg} held by ", 1)[1].split("? [y/N]")[0]
+        assert t.arg in question and " on redis://127.0.0.1:" in question
 
 
 # -- results ---------------------------------------------------------------------------------

@@ -121,7 +121,7 @@ def test_streams_screen_and_palette(tui_data, make_app) -> None:
             await pilot.press("ctrl+p")
             await until(pilot, lambda: type(app.screen).__name__ == "CommandPalette", "palette")
             await pilot.press(*"open")
-            await pilot.pause(0.3)
+            await until(pilot, lambda: "Open stream" in drawn(app), "palette matches")
             text = assert_drawn_safe(app, "command palette")
             assert "Open stream" in text
             await pilot.press("escape")
@@ -264,7 +264,8 @@ def test_group_picker_and_notifications(tui_data, make_app) -> None:
             app.screen.notify(f"NOGROUP No such key '{raw}'", title=raw, severity="error")
             app.notify(f"refresh failed: {raw}\nhint: {raw}", severity="warning")
             app.screen.status_bar.set_state(error=f"NOGROUP '{raw}'", failures=2)  # stale data
-            await pilot.pause(0.2)
+            await until(pilot, lambda: "refresh failed" in drawn(app) and "NOGROUP No such key"
+                        in drawn(app), "notifications drawn")  # fmt: skip
             assert_drawn_safe(app, "notifications")
             titles = {n.title for n in app._notifications}
             assert {"not found", "cannot open"} <= titles

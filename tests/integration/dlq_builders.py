@@ -115,21 +115,3 @@ def copies_by_marker(
 
 def dlq_ids(client: redis.Redis, dlq: bytes) -> set[bytes]:
     return {entry_id for entry_id, _flat in entries(client, dlq)}
-
-
-def dump(client: redis.Redis) -> dict[bytes, object]:
-    """Every key with its type and full content (for "nothing changed" checks)."""
-    r = raw(client)
-    out: dict[bytes, object] = {}
-    for key in r.execute_command("KEYS", "*"):
-        kind = r.execute_command("TYPE", key)
-        if kind == b"stream":
-            value: object = (entries(client, key), r.execute_command("XINFO", "GROUPS", key))
-        elif kind == b"zset":
-            value = r.execute_command("ZRANGE", key, 0, -1, "WITHSCORES")
-        elif kind == b"hash":
-            value = r.execute_command("HGETALL", key)
-        else:
-            value = r.execute_command("DUMP", key)
-        out[key] = (kind, value)
-    return out

@@ -1,4 +1,5 @@
-"""Helpers of the repair tests: scenarios, raw server readings, whole-server snapshots.
+"""Helpers of the repair tests: scenarios and raw server readings. For "nothing changed",
+use tests/support/state.py (the whole server: every key of every database).
 
 Every expectation is read from raw server replies (no response callbacks), never from
 pelctl's own code.
@@ -65,19 +66,4 @@ def consumers(client: redis.Redis, stream: bytes = S, group: bytes = G) -> dict[
     for row in rows:
         info = fields_of(list(row))
         out[info[b"name"]] = int(info[b"pending"])
-    return out
-
-
-def snapshot(client: redis.Redis) -> dict[bytes, bytes]:
-    """Every key's DUMP (and TTL): a byte-for-byte picture of the whole database.
-
-    A stream's DUMP holds its consumers' seen-times, so any command that touches a consumer
-    shows up here; reads (XPENDING, XINFO, XRANGE) change nothing.
-    """
-    r = raw(client)
-    out = {}
-    for key in r.execute_command("KEYS", "*"):
-        out[key] = (
-            r.execute_command("DUMP", key) + b"|ttl=" + str(r.execute_command("PTTL", key)).encode()
-        )
     return out

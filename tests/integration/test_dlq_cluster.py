@@ -12,14 +12,15 @@ import redis
 from pelctl.core.dlq import marker_key, replay_fields
 from pelctl.redis.scripts import key_slot, script
 from tests.integration.dlq_builders import add_dead, copies_by_marker, dlq_ids, fill
+from tests.support.tools import need_binary
 from tests.topologies import servers as sv
 from tests.topologies.runner import one_error_line, run_pelctl
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[sv.Cluster]:
-    if not (sv.which("redis-server") and sv.which("redis-cli")):
-        pytest.skip("MISSING BINARY redis-server / redis-cli")
+    need_binary("redis-server")
+    need_binary("redis-cli")
     c = sv.start_cluster(3)
     yield c
     c.stop()

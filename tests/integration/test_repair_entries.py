@@ -21,8 +21,8 @@ from tests.integration.repair_support import (
     incident,
     pel,
     raw,
-    snapshot,
 )
+from tests.support.state import assert_unchanged, snapshot
 
 IDLE = m.Targets(min_idle_ms=HOUR // 2)
 
@@ -32,7 +32,9 @@ IDLE = m.Targets(min_idle_ms=HOUR // 2)
 
 def test_claim_moves_idle_entries_to_the_target(r, conn) -> None:  # noqa: ANN001
     stuck, fresh = incident(r)
-    result = m.apply(conn, m.plan(conn, "claim", S, G, IDLE, m.Options(to=b"rescuer")))
+    result = m.apply(
+        conn, m.plan(conn, "claim", S, G, IDLE, m.Options(to=b"rescuer", create_consumer=True))
+    )
     assert (result.applied, result.skipped, result.failed) == (20, 0, ())
     now = pel(r)
     for entry_id in stuck:
@@ -44,7 +46,7 @@ def test_claim_moves_idle_entries_to_the_target(r, conn) -> None:  # noqa: ANN00
 
 def test_claim_never_robs_a_consumer_that_reread_the_entry(r, conn) -> None:  # noqa: ANN001
     stuck, _ = incident(r, dead=4)
-    plan = m.plan(conn, "claim", S, G, IDLE, m.Options(to=b"rescuer"))
+    plan = m.plan(conn, "claim", S, G, IDLE, m.Options(to=b"rescuer", create_consumer=True))
     raw(r).execute_command("XREADGROUP", "GROUP", G, DEAD, "COUNT", 1, "STREAMS", S, "0")
     result = m.apply(conn, plan)
     assert result.outcome_counts() == {"claimed": 3, "redelivered": 1}
@@ -55,7 +57,7 @@ def test_claim_explicit_ids_respects_min_idle(r, conn) -> None:  # noqa: ANN001
     stuck, fresh = incident(r, dead=2, alive=2)
     sc.set_idle(r, S, G, ALIVE, fresh[:1], 10_000)
     targets = m.Targets(ids=(stuck[0], fresh[0]), min_idle_ms=None)
-    plan = m.plan(conn, "claim", S, G, targets, m.Options(to=b"rescuer"))
+    plan = m.plan(conn, "claim", S, G, targets, m.Options(to=b"rescuer", create_consumer=True))
     # Between the plan and the apply the fresh entry is delivered again: its idle restarts.
     raw(r).execute_command("XCLAIM", S, G, ALIVE, 0, fresh[0], "JUSTID")
     result = m.apply(conn, plan)
@@ -184,9 +186,9 @@ def test_entry_plans_change_nothing(r, conn) -> None:  # noqa: ANN001
     poison = _poison(r)
     raw(r).execute_command("XDEL", S, poison[1])
     before = snapshot(r)
-    for action, options in [("claim", m.Options(to=b"x")), ("ack", m.Options()),
-                            ("dlq-move", m.Options(dlq=b"orders:dlq")),
+    for action, options in [("claim", m.Options(to=b"x", create_consumer=True)),
+                            ("ack", m.Options()), ("dlq-move", m.Options(dlq=b"orders:dlq")),
                             ("requeue", m.Options(lock_key="l:{id}"))]:  # fmt: skip
         plan = m.plan(conn, action, S, G, m.Targets(every=True), options, detail=True)
         assert plan.count == 11
-    assert snapshot(r) == before
+    assert_unchanged(before, r)

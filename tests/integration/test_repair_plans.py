@@ -30,7 +30,7 @@ def test_plan_file_round_trips_binary_names(r, conn, tmp_path) -> None:  # noqa:
     sc.create_group(r, BIN_STREAM, BIN_GROUP)
     ids = sc.deliver(r, BIN_STREAM, BIN_GROUP, BIN_CONSUMER, 4)
     sc.set_idle(r, BIN_STREAM, BIN_GROUP, BIN_CONSUMER, ids, HOUR)
-    options = m.Options(to=b"to\xfe", lock_key="lock:{stream}:{id}")
+    options = m.Options(to=b"to\xfe", lock_key="lock:{stream}:{id}", create_consumer=True)
     plan = m.plan(conn, "claim", BIN_STREAM, BIN_GROUP, m.Targets(min_idle_ms=1000), options)
     path = plans.save(plan, tmp_path / "p.json")
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

@@ -23,8 +23,8 @@ from tests.integration.repair_support import (
     incident,
     pel,
     raw,
-    snapshot,
 )
+from tests.support.state import assert_unchanged, snapshot
 
 IDLE = m.Targets(min_idle_ms=HOUR // 2)
 
@@ -167,17 +167,20 @@ def test_explicit_ids_not_pending_are_skipped(r, conn) -> None:  # noqa: ANN001
     assert (result.matched, result.applied, result.skipped) == (2, 1, 1)
 
 
-def test_dry_run_changes_nothing(r, conn) -> None:  # noqa: ANN001
+def test_dry_run_reports_the_plan_and_changes_nothing(r, conn) -> None:  # noqa: ANN001
+    """The dry run's result is the plan's: each entry's action, and counts that add up."""
     stuck, _ = incident(r, dead=8)
     raw(r).execute_command("XDEL", S, stuck[2])
     r.set(b"lock:orders:" + stuck[3], b"x")
     before = snapshot(r)
-    time.sleep(0.01)
     options = m.Options(lock_key="lock:{stream}:{id}", max_retries=0, dlq=b"orders:dlq")
     plan = m.plan(conn, "requeue", S, G, IDLE, options, detail=True)
-    assert {i.action for i in plan.items} == {"dlq", "skip", "ack-ghost"}
-    assert m.dry_run_result(plan).applied == 0
-    assert snapshot(r) == before
+    want = {i: "dlq" for i in stuck} | {stuck[2]: "ack-ghost", stuck[3]: "skip"}
+    assert {i.id: i.action for i in plan.items} == want
+    result = m.dry_run_result(plan)
+    assert (result.dry_run, result.matched, result.skipped, result.failed) == (True, 8, 1, ())
+    assert dict(result.extra) == {"dlq": 6, "ack-ghost": 1, "skip": 1}
+    assert_unchanged(before, r)
 
 
 def test_no_script_cache_falls_back_to_loading(r, conn) -> None:  # noqa: ANN001

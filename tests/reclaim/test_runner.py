@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import signal
 import threading
 
 import pytest
 
 from pelctl import scenario as sc
 from tests.reclaim.conftest import HOUR, build_pel, copies, pending_ids
+from tests.support.state import assert_unchanged, snapshot
+
+
+def audit_records() -> list[dict]:
+    from pelctl.core import audit
+
+    return list(audit.tail(100))
+
 
 RECLAIM = ("reclaim", "s", "-g", "g", "--idle", "30s", "--once")
 
@@ -76,23 +85,80 @@ def test_requeued_copies_are_dead_lettered_when_their_retries_reach_the_limit(r,
     assert dead[b"_original_id"] == b"1-0" and dead[b"_dlq_id"] == entry_id
 
 
-def test_read_only_reports_what_it_would_do_and_changes_nothing(r, cli) -> None:
-    ids = build_pel(r, 100, idle={1: HOUR, 2: HOUR, 3: HOUR}, deliveries={3: 8})
-    before = (r.xlen("s"), pending_ids(r))
-    for flag in ("--read-only", "--dry-run"):
-        res = cli(*RECLAIM, flag, "-o", "json")
-        assert res.exit_code == 0, res.stderr
-        doc = res.json
-        assert doc["read_only"] is True
-        assert (doc["scanned"], doc["requeued"], doc["dead_lettered"]) == (3, 2, 1)
-        assert (r.xlen("s"), pending_ids(r)) == before
-        assert not r.exists("s:dlq")
-    assert ids[1] in pending_ids(r)
+def incident_everywhere(r, redis_server) -> list[bytes]:  # noqa: ANN001
+    """What a read-only pass must leave alone: idle entries (one poison, one lock-held, one
+    ghost), a DLQ, a second group, an idle consumer holding nothing, and keys in db 3."""
+    ids = build_pel(r, 100, idle={1: HOUR, 2: HOUR, 3: HOUR, 4: HOUR, 5: HOUR},
+                    deliveries={3: 8})  # fmt: skip
+    r.xdel("s", ids[5])  # a ghost
+    r.set(b"lock:s:" + ids[4], b"worker-7")
+    r.xadd("s:dlq", {b"n": b"old", b"_dlq_source": b"s", b"_dlq_id": b"1-0"})
+    sc.create_group(r, b"s", b"audit")
+    sc.deliver(r, b"s", b"audit", b"auditor", 10)
+    sc.raw(r).execute_command("XGROUP", "CREATECONSUMER", "s", "g", "idle-one")
+    other = redis_server.client(db=3)
+    sc.add_entries(other, b"s", 5)
+    sc.create_group(other, b"s", b"g")
+    sc.deliver(other, b"s", b"g", b"c1", 5)
+    other.close()
+    return ids
+
+
+READ_ONLY_WAYS = {
+    "--read-only": (["--read-only"], {}),
+    "--dry-run": (["--dry-run"], {}),
+    "PELCTL_READ_ONLY": ([], {"PELCTL_READ_ONLY": "1"}),
+}
+STRATEGIES = {
+    "requeue": [],
+    "claim": ["--strategy", "claim", "--to", "healthy"],
+    "autoclaim": ["--strategy", "autoclaim"],
+}
+
+
+@pytest.mark.parametrize("way", list(READ_ONLY_WAYS))
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+def test_read_only_reports_what_it_would_do_and_changes_nothing(r, cli, redis_server, way,
+                                                                strategy) -> None:  # fmt: skip
+    """Every key of every database is as it was (values, groups, consumers, PEL owners and
+    delivery counts, seen-times): no runner consumer, no claim, no copy, no DLQ write."""
+    incident_everywhere(r, redis_server)
+    before = snapshot(redis_server)
+    flags, env = READ_ONLY_WAYS[way]
+    extra = [] if strategy == "autoclaim" else ["--lock-key", "lock:{stream}:{id}"]
+    res = cli(*RECLAIM, *STRATEGIES[strategy], *flags, *extra, "--max-deliveries", "5",
+              "-o", "json", env=env)  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    doc = res.json
+    assert doc["read_only"] is True
+    settled = "claimed" if strategy == "claim" else "requeued"
+    skipped = 0 if strategy == "autoclaim" else 1
+    assert (doc[settled], doc["dead_lettered"], doc["skipped_alive"]) == (
+        3 - skipped, 1, skipped), doc  # fmt: skip
+    assert_unchanged(before, redis_server, what=f"reclaim {strategy} {way}")
+    assert not audit_records()  # nothing changed, nothing audited
+
+
+def test_a_read_only_loop_changes_nothing_pass_after_pass(r, redis_server, spawn) -> None:
+    """Not only --once: the long-running loop in read-only mode, several passes."""
+    incident_everywhere(r, redis_server)
+    before = snapshot(redis_server)
+    p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--interval", "50ms",
+              "--read-only", "--max-deliveries", "5")  # fmt: skip
+    p.wait_for(lambda: len(p.events("pass")) >= 3, timeout=60, what="three read-only passes")
+    p.proc.send_signal(signal.SIGTERM)
+    assert p.proc.wait(60) == 0
+    assert_unchanged(before, redis_server, what="three read-only passes")
 
 
 def test_claim_strategy_gives_entries_to_a_live_consumer(r, cli) -> None:
     ids = build_pel(r, 50, idle={5: HOUR, 6: HOUR})
     res = cli(*RECLAIM, "--strategy", "claim", "--to", "healthy", "-o", "json")
+    assert res.exit_code == 3  # issue 17: not a consumer of the group (a typo?)
+    assert "--to healthy: no such consumer in s/g" in res.stderr and "claimed" in res.stdout
+    assert res.json["claimed"] == 0
+    res = cli(*RECLAIM, "--strategy", "claim", "--to", "healthy", "--create-consumer",
+              "-o", "json")  # fmt: skip
     assert res.exit_code == 0, res.stderr
     assert res.json["claimed"] == 2 and res.json["requeued"] == 0
     rows = sc.raw(r).execute_command("XPENDING", "s", "g", "-", "+", 100, "healthy")
@@ -227,19 +293,23 @@ def test_auto_picks_the_best_strategy_the_server_has(r, make_runner) -> None:
     assert runner.strategy == "requeue"  # redis-server 7.0 here
 
 
+@pytest.mark.parametrize("lua", [True, False], ids=["scripted", "no-lua-fallback"])
 @pytest.mark.parametrize("to", [None, b"healthy"])
-def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to) -> None:  # noqa: ANN001
-    """fakeredis version=(8,4) is the only XREADGROUP ... CLAIM server available here (it has
-    no Lua without lupa, so the taken entries are settled by the ordered, script-less path)."""
-    import fakeredis
-
+def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84,
+                                                             monkeypatch) -> None:  # fmt: skip
+    """fakeredis as Redis 8.4 (tests/support/fakes.py), the only XREADGROUP ... CLAIM server
+    available here. With Lua (lupa) the taken entries are settled by the repair scripts, as
+    on a real 8.4 server; a server that runs no scripts (some proxies) gets the ordered,
+    script-less path (write first, then ack), kept here on purpose."""
     from pelctl.reclaim.model import ReclaimConfig
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
     from pelctl.redis.contexts import ConnectionSettings
+    from tests.support.fakes import spy_unscripted
 
-    fake = fakeredis.FakeRedis(version=(8, 4), protocol=2)
+    unscripted = spy_unscripted(monkeypatch)
+    fake = redis84(lua=lua)
     ids = sc.add_entries(fake, b"s", 40, {b"n": b"x"})
     sc.create_group(fake, b"s", b"g")
     sc.deliver(fake, b"s", b"g", b"dead", 30)  # 10 entries stay new (never delivered)
@@ -251,7 +321,7 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to) -> None:  # noq
         return Connection(ConnectionSettings(url="redis://fake"), fake, caps)
 
     cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=30_000, strategy="auto", to=to,
-                        batch=3, once=True)  # fmt: skip
+                        batch=3, once=True, create_consumer=True)  # fmt: skip
     runner = Runner(cfg, connect, audit=False)
     report = runner.run_pass()
     assert runner.strategy == "xreadgroup-claim"
@@ -273,6 +343,10 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to) -> None:  # noq
     (dead,) = [f for _id, f in fake.xrange("s:dlq")]
     assert dead[b"_dlq_id"] == ids[4]
     assert json.dumps(report.summary())  # serialisable
+    # The path taken: the scripts (none settled without them), or the fallback for all 6.
+    assert sum(unscripted) == (0 if lua else 6), unscripted
+    assert {c["name"] for c in fake.xinfo_consumers("s", "g")} == (
+        {b"dead", to} if to else {b"dead"})  # fmt: skip
 
 
 def test_the_ghost_sweep_of_xreadgroup_claim_clears_deleted_entries(r, conn) -> None:

@@ -5,8 +5,9 @@ with a pelctl consumer, pass after pass (issue 12, part C).
 On main the requeue/dlq scripts failed on the wide entry on every pass: the entry before it
 was requeued but counted failed, the wide entry was left with ``pelctl-requeue`` (its
 delivery count never rose, so it never reached the DLQ either) and the entries after it were
-never processed. ``xreadgroup-claim`` only runs on fakeredis here, which has no Lua: its
-entries are settled by the script-less path, which had no width limit; its test guards it.
+never processed. ``xreadgroup-claim`` only runs on fakeredis here (tests/support/fakes.py):
+with Lua (lupa) its entries go through the same scripts as on a real 8.4 server, and on a
+server without Lua through the script-less path; both are tested.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def test_requeue_and_autoclaim_settle_a_wide_and_a_huge_entry(r, make_runner, st
 def test_max_deliveries_sends_a_wide_and_a_huge_entry_to_the_dlq(r, make_runner, strategy) -> None:  # noqa: ANN001
     batch = build_batch(r, deliveries=7)
     to = b"healthy" if strategy == "claim" else None
-    runner = make_runner(strategy=strategy, max_deliveries=3, to=to)
+    runner = make_runner(strategy=strategy, max_deliveries=3, to=to, create_consumer=True)
     t = runner.run_pass().totals
     assert (t.dead_lettered, t.failed) == (5, 0)
     assert_dead_lettered(r, batch, b"s:dlq")
@@ -54,7 +55,8 @@ def test_max_deliveries_sends_a_wide_and_a_huge_entry_to_the_dlq(r, make_runner,
 
 def test_claim_strategy_moves_a_wide_entry_to_the_live_consumer(r, make_runner) -> None:  # noqa: ANN001
     batch = build_batch(r)
-    t = make_runner(strategy="claim", to=b"healthy", max_deliveries=None).run_pass().totals
+    runner = make_runner(strategy="claim", to=b"healthy", max_deliveries=None, create_consumer=True)
+    t = runner.run_pass().totals
     assert (t.claimed, t.failed) == (5, 0)
     assert pending(r) == {i: b"healthy" for i in batch.ids}
     assert not internal_holders(r)
@@ -73,12 +75,15 @@ def _fake_runner(fake, **kwargs):  # noqa: ANN001, ANN202
                   audit=False)  # fmt: skip
 
 
+@pytest.mark.parametrize("lua", [True, False], ids=["scripted", "no-lua"])
 @pytest.mark.parametrize("limit", [None, 3], ids=["requeue", "max-deliveries"])
-def test_xreadgroup_claim_settles_a_wide_and_a_huge_entry(limit) -> None:  # noqa: ANN001
-    """fakeredis version=(8,4): the only XREADGROUP ... CLAIM server available here."""
-    import fakeredis
+def test_xreadgroup_claim_settles_a_wide_and_a_huge_entry(limit, lua, redis84,
+                                                          monkeypatch) -> None:  # fmt: skip
+    """fakeredis as Redis 8.4: the only XREADGROUP ... CLAIM server available here."""
+    from tests.support.fakes import spy_unscripted
 
-    fake = fakeredis.FakeRedis(version=(8, 4), protocol=2)
+    unscripted = spy_unscripted(monkeypatch)
+    fake = redis84(lua=lua)
     batch = build_batch(fake, deliveries=7 if limit else None)
     t = _fake_runner(fake, max_deliveries=limit, batch=10).run_pass().totals
     if limit:
@@ -88,18 +93,23 @@ def test_xreadgroup_claim_settles_a_wide_and_a_huge_entry(limit) -> None:  # noq
         assert (t.requeued, t.failed) == (5, 0)
         # The PEL count the copy records counts the CLAIM read too (as the scripts read it).
         assert_requeued(fake, batch, prior=2)
+    assert bool(unscripted) is not lua  # the scripts, or (no Lua) the script-less path
 
 
-@pytest.mark.parametrize("mode", ["autoclaim", "claim"])
-def test_reliable_consumer_dead_letters_a_wide_and_a_huge_entry(r, mode) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("mode", ["autoclaim", "claim", "claim-no-lua"])
+def test_reliable_consumer_dead_letters_a_wide_and_a_huge_entry(r, mode, redis84,
+                                                                monkeypatch) -> None:  # fmt: skip
     """Entries already delivered max_deliveries times go to the DLQ on the next iteration,
-    without reaching the handler: on a real server (XAUTOCLAIM mode, the dlq-move script)
-    and on fakeredis 8.4 (CLAIM mode, no Lua: the script-less path)."""
-    import fakeredis
-
+    without reaching the handler: on a real server (XAUTOCLAIM mode, the dlq-move script),
+    on fakeredis as 8.4 (CLAIM mode, the same script) and on one without Lua (CLAIM mode,
+    the script-less path)."""
     import pelctl
+    from tests.support.fakes import spy_unscripted
 
-    client = r if mode == "autoclaim" else fakeredis.FakeRedis(version=(8, 4), protocol=2)
+    unscripted = spy_unscripted(monkeypatch)
+    client = r if mode == "autoclaim" else redis84(lua=mode == "claim")
+    no_lua = mode.endswith("-no-lua")
+    mode = mode.removesuffix("-no-lua")
     batch = build_batch(client, deliveries=3, idle_ms=HOUR)
     seen: list[bytes] = []
     worker = pelctl.ReliableConsumer(
@@ -112,3 +122,4 @@ def test_reliable_consumer_dead_letters_a_wide_and_a_huge_entry(r, mode) -> None
     assert worker.stats.dead_lettered == 5 and not worker.stats.errors
     assert_dead_lettered(client, batch, b"s:dlq")
     assert not internal_holders(client)
+    assert bool(unscripted) is no_lua

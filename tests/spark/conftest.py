@@ -18,12 +18,20 @@ from typing import Any
 
 import pytest
 
-pyarrow = pytest.importorskip("pyarrow", reason="pyarrow is not installed (pelctl[spark])")
+from tests.support.tools import missing, need_module
 
 HOUR = 3_600_000
 MIN = 60_000
 SECRET_ENV = "SPARK_TEST_REDIS_SECRET"  # not PELCTL_*: the autouse fixture keeps it
 SECRET = "s3cr3t-for-spark"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _spark_extra() -> None:
+    """The tier needs pelctl[spark] (``make setup-spark``): tests/support/tools.py fails
+    under CI, skips loudly elsewhere."""
+    need_module("pyarrow")
+    need_module("pyspark")
 
 
 def _java_missing() -> str | None:
@@ -42,7 +50,7 @@ def spark() -> Iterator[Any]:
     """The one local[2] session every Spark test shares."""
     reason = _java_missing()
     if reason:
-        pytest.skip(reason)
+        missing("java", reason)
     from pelctl.spark.session import build_session
 
     # Executors read the password of the secured server from the environment they inherit

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.spark.conftest import Fleet
+from tests.support.tools import missing
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -40,7 +41,7 @@ def test_connect_runs_the_same_jobs(result: dict[str, Any], snapshots: Path, fle
     try:
         require_connect_client()
     except SparkUnavailable as err:
-        pytest.skip(f"{err.message} ({err.hint})")
+        missing("the Spark Connect client", f"{err.hint} ({err.message})")
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(snapshots), *fleet.urls],
         capture_output=True,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import re
-import shutil
 import struct
 import subprocess
 import zlib
@@ -13,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.tools import need_binary
 
 pytestmark = pytest.mark.spark
 
@@ -133,11 +134,8 @@ def _png_pixels(path: Path) -> tuple[int, int, list[tuple[int, int, int]]]:
     return width, height, pixels
 
 
-@pytest.mark.skipif(
-    shutil.which("chromium") is None,
-    reason="chromium is not installed (apt-get install -y chromium)",
-)
 def test_report_renders_charts_in_headless_chromium(result: dict[str, Any], tmp_path: Path) -> None:
+    need_binary("chromium")
     from pelctl.spark.report import PALETTE, html_report
 
     page = tmp_path / "report.html"

@@ -1,13 +1,16 @@
 """The pelctl invocations the hardening suites run, and the scenario they run them on.
 
-The read-only list and the mutation table cover every command of SPEC §3 that the typer app
-has registered at test time: when a command lands, the suites (ACL, Valkey, Sentinel,
-faults, security) start exercising it without further edits, and
-``test_every_mutation_is_covered`` fails if a new mutating command has no entry here.
+The read-only list and the mutation table cover every command of SPEC §3; ``registered()``
+fails if the typer app lacks one of them (or if walking the app finds nothing at all), so
+no suite can pass vacuously over an empty list. ``test_every_mutation_is_covered`` fails if
+a new mutating command has no entry here, and ``EXPECTED`` says what each mutation does to
+the seeded scenario: every loop checks the counts it reports and the server afterwards
+(``check_outcome``), never the exit code alone (0 also when nothing matched).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import cache
 
 import redis
@@ -46,6 +49,16 @@ def seed(
     return {"ids": ids, "dead": dead, "live": live}
 
 
+# Every command path of SPEC §3 (and the admin commands that exist). The walk must find
+# them all: an empty or partial walk fails here instead of skipping or passing vacuously.
+SPEC_COMMANDS = {
+    "streams", "inspect", "pending", "histogram", "ghosts", "claim", "ack", "requeue",
+    "dlq move", "dlq list", "dlq show", "dlq stats", "dlq replay", "dlq purge",
+    "consumers prune", "reclaim", "tui", "snapshot", "analyze", "demo up", "demo down",
+    "demo status", "apply", "audit tail", "config path", "config show", "version",
+}  # fmt: skip
+
+
 @cache
 def registered() -> dict[str, bool]:
     """Every command path of the app (``"dlq move"``) -> whether it mutates (has --dry-run)."""
@@ -64,10 +77,13 @@ def registered() -> dict[str, bool]:
         out[" ".join(path)] = any(p.name == "dry_run" for p in cmd.params)
 
     walk(typer.main.get_command(app), ())
+    missing = SPEC_COMMANDS - set(out)
+    assert not missing, f"the command walk did not find {sorted(missing)} (found {sorted(out)})"
     return out
 
 
 def exists(path: str) -> bool:
+    """Whether ``path`` is a command; a SPEC command that is missing fails in registered()."""
     return path in registered()
 
 
@@ -96,13 +112,11 @@ _READS: list[list[str]] = [
 
 
 def read_invocations() -> list[list[str]]:
-    """The read-only invocations whose command exists now."""
-    out = []
+    """The read-only invocations (every one's command is registered: checked here)."""
     for args in _READS:
         path = args[0] if args[0] not in ("dlq", "consumers", "audit") else " ".join(args[:2])
-        if exists(path):
-            out.append(args)
-    return out
+        assert exists(path), f"{path} is not registered"
+    return [list(a) for a in _READS]
 
 
 # Every mutating command of SPEC §3, with arguments that would change the seeded scenario.
@@ -132,6 +146,7 @@ MUTATIONS: dict[str, list[str]] = {
         "1ms",
         "--reassign-to",
         "fresh",
+        "--create-consumer",
         "--assume-dead",
         "--yes",
     ],  # fmt: skip
@@ -176,15 +191,96 @@ def for_stream(args: list[str], stream: str) -> list[str]:
 
 
 def mutation_invocations() -> dict[str, list[str]]:
-    return {name: args for name, args in MUTATIONS.items() if exists(name.partition("#")[0])}
+    """Every invocation of MUTATIONS (every one's command is registered: checked here)."""
+    for name in MUTATIONS:
+        assert exists(name.partition("#")[0]), f"{name} is not registered"
+    assert set(EXPECTED) == set(MUTATIONS), "every mutation needs its EXPECTED outcome"
+    return {name: list(args) for name, args in MUTATIONS.items()}
 
 
 def mutating_commands() -> set[str]:
     return {path for path, mutating in registered().items() if mutating}
 
 
-def dump_all(client: redis.Redis) -> dict[bytes, bytes]:
-    """Every key's DUMP, for "nothing changed" assertions. A stream's DUMP carries its
-    groups, PEL (owner, delivery time and count of every entry) and consumers' seen-times,
-    so any claim, ack, read or idle reset shows up."""
-    return {key: client.dump(key) for key in client.scan_iter(count=1000)}
+# -- what each mutation does to the seeded scenario --------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a mutation of MUTATIONS reports and leaves behind on ``seed()``'s scenario.
+
+    ``report``: keys of the JSON result and their values (nested dicts compared whole);
+    ``pending``: every consumer of group g and its pending count afterwards; ``length`` and
+    ``dlq_length``: the stream's and its DLQ's lengths; ``copies``: field -> how many entries
+    of the stream carry it (requeued copies carry ``_original_id``, replayed ones
+    ``_replayed_from``), each with a distinct value."""
+
+    report: dict[str, object]
+    pending: dict[str, int]
+    length: int
+    dlq_length: int
+    copies: dict[str, int] = field(default_factory=dict)
+
+
+# seed(): 40 entries; dead holds 10 idle 1h (3 of them delivered 6 times, the last one a
+# ghost), live holds 5 fresh ones; the DLQ holds 1 entry.
+_REQUEUED = Outcome({"applied": 10, "failed": [], "outcomes": {"requeued": 9, "ghost": 1}},
+                    {"dead": 0, "live": 5}, 39 + 9, 1, {"_original_id": 9})  # fmt: skip
+_RECLAIMED = Outcome({"requeued": 6, "dead_lettered": 3, "ghosts": 1, "failed": 0,
+                      "claimed": 0, "skipped_alive": 0},
+                     {"dead": 0, "live": 5}, 39 + 6, 1 + 3, {"_original_id": 6})  # fmt: skip
+EXPECTED: dict[str, Outcome] = {
+    "claim": Outcome(
+        {"applied": 10, "failed": [], "outcomes": {"claimed": 9, "ghost": 1}},
+        {"dead": 0, "live": 14},
+        39,
+        1,
+    ),  # fmt: skip
+    "ack": Outcome(
+        {"applied": 10, "failed": [], "outcomes": {"acked": 10}}, {"dead": 0, "live": 5}, 39, 1
+    ),  # fmt: skip
+    "requeue": _REQUEUED,
+    "dlq move": Outcome(
+        {"applied": 3, "failed": [], "outcomes": {"dlq": 3}}, {"dead": 7, "live": 5}, 39, 1 + 3
+    ),  # fmt: skip
+    "dlq replay": Outcome(
+        {"applied": 1, "failed": [], "outcomes": {"replayed": 1}},
+        {"dead": 10, "live": 5},
+        40,
+        0,
+        {"_replayed_from": 1},
+    ),  # fmt: skip
+    "dlq purge": Outcome(
+        {"applied": 1, "failed": [], "outcomes": {"purged": 1}}, {"dead": 10, "live": 5}, 39, 0
+    ),  # fmt: skip
+    # both consumers idle >= 1ms: dead's 9 entries and live's 5 go to fresh (the ghost drops)
+    "consumers prune": Outcome(
+        {"applied": 2, "failed": [], "outcomes": {"deleted": 2, "reassigned": 15}},
+        {"fresh": 14},
+        39,
+        1,
+    ),  # fmt: skip
+    "ghosts": Outcome(
+        {"applied": 1, "failed": [], "outcomes": {"ghost": 1}}, {"dead": 9, "live": 5}, 39, 1
+    ),  # fmt: skip
+    "reclaim": _RECLAIMED,  # --max-deliveries defaults to 5: the 3 poison ones to the DLQ
+    "reclaim#autoclaim": _RECLAIMED,
+    "apply": _REQUEUED,
+}
+
+
+def check_outcome(name: str, report: dict, client: redis.Redis, stream: str = STREAM) -> None:
+    """Assert that mutation ``name`` reported and did what EXPECTED says. ``client`` reads
+    the server (a RedisCluster on a cluster: the DLQ may live on another node)."""
+    want = EXPECTED[name]
+    got = {k: report.get(k) for k in want.report}
+    assert got == want.report, (name, report)
+    pending = {c["name"].decode(): int(c["pending"]) for c in client.xinfo_consumers(stream, GROUP)}
+    assert pending == want.pending, (name, pending)
+    assert client.xlen(stream) == want.length, name
+    dlq = f"{stream}:dlq"
+    assert (client.xlen(dlq) if client.exists(dlq) else 0) == want.dlq_length, name
+    entries = client.xrange(stream)
+    for fname, n in {"_original_id": 0, "_replayed_from": 0, **want.copies}.items():
+        values = [f[fname.encode()] for _id, f in entries if fname.encode() in f]
+        assert len(values) == len(set(values)) == n, (name, fname, values)

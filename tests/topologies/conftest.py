@@ -1,40 +1,24 @@
 """Session-scoped topologies started from the Debian packages (see servers.py).
 
-A missing binary skips loudly on a developer machine; under CI (``CI=true``) it fails,
-because .ci/run installs every package these tests need and nothing may silently skip there.
+A missing binary goes through tests/support/tools.py: a loud skip on a developer machine, a
+failure under CI (.ci/run installs every package these tests need).
 """
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
+from tests.support.tools import need_binary
 from tests.topologies import servers as sv
-
-INSTALL = {
-    "redis-server": "apt-get install redis-server",
-    "redis-cli": "apt-get install redis-tools",
-    "redis-sentinel": "apt-get install redis-sentinel",
-    "openssl": "apt-get install openssl",
-    "valkey-server": "apt-get install -t bookworm-backports valkey-server "
-    "(needs deb http://deb.debian.org/debian bookworm-backports main)",
-}
 
 
 def need(*names: str) -> str:
-    """The path of the first binary found, or a loud skip (a failure under CI)."""
-    found = sv.which(*names)
-    if found:
-        return found
-    message = f"MISSING BINARY {names[0]}: install it with `{INSTALL.get(names[0], names[0])}`"
-    if os.environ.get("CI"):
-        pytest.fail(message + " (.ci/run must install it)")
-    pytest.skip(message)
-    raise AssertionError  # unreachable
+    """The path of the first binary found (tests/support/tools.py decides if one is missing)."""
+    return need_binary(*names)
 
 
 # -- cluster --------------------------------------------------------------------------------

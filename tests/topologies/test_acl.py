@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.state import assert_unchanged, snapshot
 from tests.topologies import commands as cm
 from tests.topologies.conftest import PASSWORDS, READ_ONLY_RULES, REPAIR_KEYS_FOR_S, REPAIR_RULES
 from tests.topologies.runner import one_error_line, run_pelctl
@@ -102,34 +103,29 @@ def test_every_mutation_is_covered():
 
 
 def test_reader_gets_noperm_for_every_mutation(acl, tmp_path):
-    mutations = cm.mutation_invocations()
-    if not mutations:
-        pytest.skip("NO MUTATING COMMAND IS REGISTERED YET (issue 4): nothing to refuse")
     url = acl.url_for("reader")
     admin = acl.admin()
-    before = cm.dump_all(admin)
-    for name, args in mutations.items():
+    for name, args in cm.mutation_invocations().items():
         args = cm.prepare(args, acl.admin_url, str(tmp_path))
+        before = snapshot(admin)
         res = run_pelctl(*args, url=url)
         assert res.exit_code == 4, (name, res.stdout, res.stderr)
         line = one_error_line(res)
         assert "permission denied by the server's ACL" in line, (name, line)
-    assert cm.dump_all(admin) == before
+        assert_unchanged(before, admin, what=f"{name} refused by the ACL")
     admin.close()
 
 
 def test_repair_user_can_run_every_mutation(acl, tmp_path):
-    mutations = cm.mutation_invocations()
-    if not mutations:
-        pytest.skip("NO MUTATING COMMAND IS REGISTERED YET (issue 4)")
     url = acl.url_for("repair")
     admin = acl.admin()
-    for name, args in mutations.items():
+    for name, args in cm.mutation_invocations().items():
         admin.flushall()
         cm.seed(admin)
         args = cm.prepare(args, acl.admin_url, str(tmp_path))
-        res = run_pelctl(*args, url=url)
+        res = run_pelctl(*args, "-o", "json", url=url)
         assert res.exit_code == 0, (name, res.stdout, res.stderr)
+        cm.check_outcome(name, res.json, admin)
     admin.close()
 
 
@@ -140,8 +136,6 @@ REPAIR_ONLY_RULES = [r for r in REPAIR_RULES if r not in READ_ONLY_RULES]
 def test_each_repair_rule_is_needed(acl, rule, tmp_path):
     """Drop one repair rule: some mutation no longer succeeds, and the ACL log names it."""
     mutations = cm.mutation_invocations()
-    if not mutations:
-        pytest.skip("NO MUTATING COMMAND IS REGISTERED YET (issue 4)")
     admin = acl.admin()
     rules = [r for r in REPAIR_RULES if r != rule]
     admin.execute_command("ACL", "SETUSER", "trimmed", "reset", "on", ">trimmed-pw", *rules)
@@ -168,8 +162,6 @@ def test_each_repair_rule_is_needed(acl, rule, tmp_path):
 def test_repair_user_limited_to_one_stream_by_key_patterns(acl, tmp_path):
     """The documented key patterns for a repair user confined to stream ``s`` suffice."""
     mutations = cm.mutation_invocations()
-    if not mutations:
-        pytest.skip("NO MUTATING COMMAND IS REGISTERED YET (issue 4)")
     admin = acl.admin()
     rules = [r for r in REPAIR_RULES if r not in ("resetkeys", "~*")]
     admin.execute_command("ACL", "SETUSER", "scoped", "reset", "on", ">scoped-pw", *rules,
@@ -182,8 +174,9 @@ def test_repair_user_limited_to_one_stream_by_key_patterns(acl, tmp_path):
             admin.flushall()
             cm.seed(admin)
             args = cm.prepare(args, acl.admin_url, str(tmp_path))
-            res = run_pelctl(*args, url=url)
+            res = run_pelctl(*args, "-o", "json", url=url)
             assert res.exit_code == 0, (name, res.stdout, res.stderr)
+            cm.check_outcome(name, res.json, admin)
         # ... and nothing else: another stream is out of reach.
         admin.flushall()
         cm.seed(admin, b"other")

@@ -6,6 +6,7 @@ import pytest
 import redis
 
 from pelctl import scenario as sc
+from tests.support.state import assert_unchanged, snapshot
 from tests.topologies import commands as cm
 from tests.topologies import servers as sv
 from tests.topologies.runner import one_error_line, run_pelctl
@@ -247,8 +248,6 @@ def _field_counts(entries: list, field: bytes) -> dict[bytes, int]:
 
 
 def test_histogram_on_every_node(cluster, cl):
-    if not cm.exists("histogram"):
-        pytest.skip("NOT REGISTERED YET: pelctl histogram (issue 3)")
     keys = one_key_per_node(cluster, cl, "h")
     for key in keys:
         seed_on_cluster(cluster, cl, key)
@@ -266,8 +265,6 @@ def test_histogram_on_every_node(cluster, cl):
 def test_dlq_move_paths(cluster, cl, tagged):
     """``{s}`` and ``{s}:dlq`` share a slot: one script per batch. A plain name's DLQ is in
     another slot: the ordered path (DLQ write first, then ack), said in the result."""
-    if not cm.exists("dlq move"):
-        pytest.skip("NOT REGISTERED YET: pelctl dlq move (issue 4)")
     name = b"{orders}" if tagged else sv.key_in_slot_of_node(cl, cluster.ports[2], "orders")
     dlq = name + b":dlq"
     assert (cl.keyslot(name) == cl.keyslot(dlq)) is tagged
@@ -291,11 +288,11 @@ def test_dlq_move_paths(cluster, cl, tagged):
 
 @pytest.mark.parametrize("where", [0, 1, 2])
 def test_every_repair_on_a_stream_on_each_node(cluster, cl, tmp_path, where):
-    mutations = cm.mutation_invocations()
-    if not mutations:
-        pytest.skip("NO MUTATING COMMAND IS REGISTERED YET (issue 4)")
+    """Every mutation on a stream of each primary (its DLQ in another slot): the counts it
+    reports and the cluster afterwards (commands.EXPECTED); its --dry-run changes nothing on
+    any node."""
     stream = sv.key_in_slot_of_node(cl, cluster.ports[where], "rep")
-    for name, args in mutations.items():
+    for name, args in cm.mutation_invocations().items():
         cluster.flushall()
         seed_on_cluster(cluster, cl, stream)
         args = cm.for_stream(args, stream.decode())
@@ -305,11 +302,14 @@ def test_every_repair_on_a_stream_on_each_node(cluster, cl, tmp_path, where):
                              url=cluster.url)  # fmt: skip
             assert res.exit_code == 0, res.stderr
             args = [plan if a == "{plan}" else a for a in args]
+        before = snapshot(cluster)
+        dry = [a for a in args if a != "--yes"]
+        res = run_pelctl(*dry, "--dry-run", "-o", "json", url=cluster.url)
+        assert res.exit_code == 0, (name, res.stdout, res.stderr)
+        assert_unchanged(before, cluster, what=f"{name} --dry-run")
         res = run_pelctl(*args, "-o", "json", url=cluster.url)
         assert res.exit_code == 0, (name, res.stdout, res.stderr)
-        if name in ("requeue", "apply"):
-            copies = _field_counts(_stream_entries(cluster, cl, stream), b"_original_id")
-            assert len(copies) == 9 and set(copies.values()) == {1}, copies
+        cm.check_outcome(name, res.json, cl, stream.decode())
         if name == "dlq replay":
             assert "ordered path" in " ".join(res.json.get("notes") or [])
             replayed = _field_counts(_stream_entries(cluster, cl, stream), b"_replayed_from")
@@ -321,8 +321,6 @@ def test_every_repair_on_a_stream_on_each_node(cluster, cl, tmp_path, where):
 def test_acl_repair_user_on_the_cluster(cluster, cl):
     """Repairs on a cluster need the read rules, the cluster's two, the repair rules, and for
     a cross-slot replay the marker-set rules."""
-    if not cm.exists("dlq replay"):
-        pytest.skip("NOT REGISTERED YET: pelctl dlq replay (issue 5)")
     from tests.topologies.conftest import CLUSTER_RULES, CROSS_SLOT_REPLAY_RULES, REPAIR_RULES
 
     stream = sv.key_in_slot_of_node(cl, cluster.ports[0], "aclrep")
@@ -337,13 +335,14 @@ def test_acl_repair_user_on_the_cluster(cluster, cl):
 
     try:
         set_user(REPAIR_RULES + CLUSTER_RULES + CROSS_SLOT_REPLAY_RULES)
-        for args in [*cm.mutation_invocations().values()]:
+        for name, args in cm.mutation_invocations().items():
             if "{plan}" in args:
                 continue
             cluster.flushall()
             seed_on_cluster(cluster, cl, stream)
-            res = run_pelctl(*cm.for_stream(args, stream.decode()), url=url)
+            res = run_pelctl(*cm.for_stream(args, stream.decode()), "-o", "json", url=url)
             assert res.exit_code == 0, (args, res.stdout, res.stderr)
+            cm.check_outcome(name, res.json, cl, stream.decode())
         for missing in CROSS_SLOT_REPLAY_RULES:
             set_user(REPAIR_RULES + CLUSTER_RULES +
                      [r for r in CROSS_SLOT_REPLAY_RULES if r != missing])  # fmt: skip

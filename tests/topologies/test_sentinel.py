@@ -101,7 +101,7 @@ def test_failover_pelctl_follows_the_new_primary():
             assert after.exit_code == 4, after.stderr
             one_error_line(after)
             failed_attempts += 1
-            assert time.monotonic() - t0 < 20, f"no failover within 20 s: {after.stderr}"
+            assert time.monotonic() - t0 < 120, f"no failover within 120 s: {after.stderr}"
             time.sleep(0.2)
         assert [(r["id"], r["consumer"], r["deliveries"]) for r in after.ndjson] == [
             (r["id"], r["consumer"], r["deliveries"]) for r in before.ndjson

@@ -61,7 +61,9 @@ def test_polling_is_alive_and_killed_is_dead_suspect_on_valkey(valkey_server, vk
         b"blocker": ("unknown", "blocked-reader"),
     }
     (dead,) = [a for a in result.advice if "victim" in a.message]
-    assert dead.message.startswith("1 consumer (victim) holds 4 entries in group workers")
+    assert dead.message.startswith(
+        "consumer victim holds 4 entries in group workers, unseen for > "
+    ) and dead.message.endswith("(dead suspect: inactive-over-threshold); requeue them")
     assert dead.command == "pelctl requeue jobs workers --consumer victim --dry-run"
     assert not [a for a in result.advice if "poller" in a.message]
 

@@ -140,3 +140,16 @@ async def settle(pilot, screen_type: type | None = None, timeout: float = 10.0) 
         if time.monotonic() > deadline:
             raise AssertionError(f"screen is {app.screen!r}, wanted {screen_type}")
         await asyncio.sleep(0.02)
+
+
+async def until(pilot, condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:  # noqa: ANN001
+    """Poll ``condition`` between frames until it holds (a generous deadline, never a fixed
+    sleep: a shared 2-core machine makes any fixed delay too short some day)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        await pilot.pause()
+        if condition():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout}s (screen {pilot.app.screen!r})")
+        await asyncio.sleep(0.02)

@@ -194,7 +194,9 @@ def record(url: str) -> dict[str, Any]:
             data["dlq"][key] = dataclasses.replace(snap, entries=entries, taken_at=FIXED_NOW)
         top = data["group"][(b"orders", b"billing", "all")].aggregate.top
         request = ActionRequest("requeue", b"orders", b"billing", ids=(top[0].id, top[1].id))
-        data["plans"]["requeue"] = source.plan(request)
+        plan = source.plan(request)  # its question names the server: the recorded one
+        title = plan.title.replace(url, "redis://127.0.0.1:6379/0")
+        data["plans"]["requeue"] = dataclasses.replace(plan, title=title)
         return data
     finally:
         source.close()
@@ -211,7 +213,7 @@ def main(out: str) -> None:
     server = start_redis()
     try:
         seed(server.client())
-        time.sleep(0.2)
+        time.sleep(0.2)  # not a test wait: the recording's "live" consumers idle a moment
         data = record(server.url)
     finally:
         server.stop()

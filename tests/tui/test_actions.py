@@ -1,5 +1,7 @@
 """Every operator action through the confirmation modal, against the demo on a real server:
-the app's messages say what happened, and the server state afterwards proves it."""
+the app's messages say what happened, and the server state afterwards proves it. A cancel,
+an empty plan and every read-only refusal leave the whole server as it was (every key of
+every database: values, groups, consumers, PEL owners and delivery counts, seen-times)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pelctl.tui.screens.confirm import ConfirmScreen
 from pelctl.tui.screens.dlq import DlqScreen
 from pelctl.tui.screens.group import GroupScreen
 from pelctl.tui.screens.prompt import PromptScreen
+from tests.support.state import assert_unchanged, snapshot
 from tests.tui.conftest import settle
 
 
@@ -57,7 +60,8 @@ async def test_requeue_marked_entries_through_the_modal(demo, make_app, recorder
         plan = await confirm(pilot, recorder)
         assert plan.request.ids == tuple(sorted((first.encode(), second.encode())))
         assert plan.total == 2 and plan.rows[0][4] == "requeue"
-        assert plan.title == "requeue 2 entries of orders/billing?"
+        # issue 17: the question names the consumer and the server
+        assert plan.title == f"requeue 2 entries of orders/billing held by billing-2 on {demo.url}?"
         applied = await recorder.wait_for(ActionApplied, timeout=15)
         assert applied.outcome.applied == 2 and applied.outcome.ok
         await recorder.wait_for(Refreshed, view="group", after=1)
@@ -103,10 +107,12 @@ async def test_ack_cursor_row_cancel_and_two_connections(demo, make_app, recorde
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         screen = await open_group(app, pilot, recorder)
         before = r.xpending("orders", "billing")["pending"]
+        whole = snapshot(demo)
         await pilot.press("a")
         await confirm(pilot, recorder, key="n")
         await recorder.wait_for(ActionCancelled)
-        assert r.xpending("orders", "billing")["pending"] == before
+        await settle(pilot, GroupScreen)
+        assert_unchanged(whole, demo, what="a cancelled ack")
 
         screen.entries.move_cursor(row=3)
         target = screen.entries.cursor_key
@@ -226,6 +232,7 @@ async def test_prune_refuses_a_live_consumer(demo, make_app, recorder, r):
     app = make_app(stream=b"orders", group=b"billing")
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         screen = await open_group(app, pilot, recorder)
+        whole = snapshot(demo)
         consumers = screen.consumers
         consumers.focus()
         consumers.move_cursor(row=consumers.get_row_index("billing-1"))
@@ -240,7 +247,9 @@ async def test_prune_refuses_a_live_consumer(demo, make_app, recorder, r):
         await pilot.press("y")  # does nothing on an empty plan
         await pilot.press("escape")
         await recorder.wait_for(ActionCancelled)
+        await settle(pilot, GroupScreen)
     assert b"billing-1" in {c["name"] for c in r.xinfo_consumers("orders", "billing")}
+    assert_unchanged(whole, demo, what="an empty prune plan, cancelled")
 
 
 async def test_read_only_hides_and_refuses_every_action(demo, make_app, recorder, r):
@@ -252,7 +261,7 @@ async def test_read_only_hides_and_refuses_every_action(demo, make_app, recorder
         keys = set(screen.active_bindings)
         assert not {"c", "r", "a", "m", "x"} & keys
         assert {"f", "escape", "d"} <= keys
-        before = r.xpending("orders", "billing")["pending"]
+        whole = snapshot(demo)
         await pilot.press("r", "a", "m", "c", "x")
         await pilot.pause()
         assert isinstance(app.screen, GroupScreen) and recorder.count(ActionPlanned) == 0
@@ -271,4 +280,9 @@ async def test_read_only_hides_and_refuses_every_action(demo, make_app, recorder
         await pilot.press("d")
         await settle(pilot, DlqScreen)
         assert "p" not in app.screen.active_bindings
-    assert r.xpending("orders", "billing")["pending"] == before
+        # ... nor on the DLQ view
+        replay = ActionRequest("dlq_replay", b"orders", dlq=b"orders:dlq", ids=(b"1-0",))
+        app.screen.run_operator_action(replay)
+        await recorder.wait_for(ActionRefused, where=lambda m: m.action == "dlq_replay")
+        await settle(pilot, DlqScreen)
+    assert_unchanged(whole, demo, what="read-only: keys, a scripted action, the data source")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from bisect import bisect_right
 
 import pytest
@@ -139,6 +138,4 @@ def test_pelctl_help_does_not_import_textual():
         "import pelctl.cli.tui\n"
         "assert 'textual' not in sys.modules\n"
     )
-    started = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True)
-    assert time.perf_counter() - started < 5

@@ -7,7 +7,7 @@ from pelctl.core.models import PendingFilter
 from pelctl.tui.messages import Refreshed
 from pelctl.tui.screens.group import GroupScreen
 from pelctl.tui.screens.streams import StreamsScreen
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, until
 
 
 async def test_command_palette_runs_a_screen_command(demo, make_app, recorder):
@@ -15,10 +15,18 @@ async def test_command_palette_runs_a_screen_command(demo, make_app, recorder):
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         await settle(pilot, GroupScreen)
         await recorder.wait_for(Refreshed, view="group")
+        from textual.command import CommandList, CommandPalette
+
         await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await pilot.press(*"poison")
-        await pilot.pause(0.5)
+
+        def matched() -> bool:
+            found = app.screen.query(CommandList)
+            return bool(found) and found.first().option_count >= 1 and "oison" in str(
+                found.first().get_option_at_index(0).prompt)  # fmt: skip
+
+        await until(pilot, matched, "the palette lists the poison filter")
         await pilot.press("enter")
         snap = await recorder.refreshed(
             "group", lambda d: d.aggregate.filters == PendingFilter(min_deliveries=5)

@@ -8,7 +8,7 @@ from pelctl.tui.messages import Refreshed
 from pelctl.tui.screens.filter import FilterScreen
 from pelctl.tui.screens.group import GroupScreen
 from pelctl.tui.source import GroupSnapshot
-from tests.tui.conftest import settle
+from tests.tui.conftest import settle, until
 
 
 async def open_billing(pilot, recorder):  # noqa: ANN001, ANN201
@@ -133,12 +133,12 @@ async def header_ready(pilot, table, x: int, column: str) -> None:  # noqa: ANN0
     """Wait until the header cell under ``x`` is ``column``: column widths are recomputed
     when the table is idle, and a click before that lands on the old layout."""
     want = table.get_column_index(column)
-    for _ in range(100):
+
+    def there() -> bool:
         meta = pilot.app.screen.get_style_at(table.region.x + x, table.region.y + 1).meta
-        if meta.get("column") == want:
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"header {column} never reached x={x}")
+        return meta.get("column") == want
+
+    await until(pilot, there, f"header {column} at x={x}")
 
 
 async def test_sorting_by_key_and_by_clicking_a_header(demo, make_app, recorder):

@@ -8,6 +8,7 @@ import time
 
 from pelctl.core.models import PendingFilter
 from pelctl.tui.app import PelctlApp
+from tests.tui.conftest import until
 from tests.tui.recorded import FIXED_NOW, RecordedSource
 
 SIZE = (130, 38)
@@ -38,10 +39,15 @@ def make(
 
 
 async def settled(pilot) -> None:  # noqa: ANN001
+    """Workers done, screen not busy, no animation pending: the conditions, not a delay."""
+    app = pilot.app
     for _ in range(3):
-        await pilot.app.workers.wait_for_complete()
+        await app.workers.wait_for_complete()
         await pilot.pause()
-    await pilot.pause(0.1)
+    await until(pilot, lambda: not getattr(app.screen, "busy", False) and not app.workers._workers,
+                "the screen settled")  # fmt: skip
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
 
 
 def test_streams_list(snap_compare):  # noqa: ANN001

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import redis
@@ -20,14 +18,10 @@ from pelctl.redis.timeshift import (
     backdate_payload,
     crc64,
 )
+from tests.support.tools import need_binary
 
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 HOUR_MS = 3_600_000
 SMALL_MS = 60_000  # "recently seen": generous for a slow CI machine
-
-pytestmark = pytest.mark.skipif(
-    not Path(REDIS_SERVER).exists(), reason="redis-server is not installed"
-)
 
 
 def _free_port() -> int:
@@ -38,11 +32,12 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    binary = need_binary("redis-server")
     workdir = tmp_path_factory.mktemp("redis-timeshift")
     port = _free_port()
     proc = subprocess.Popen(
         [
-            REDIS_SERVER,
+            binary,
             "--port", str(port),
             "--bind", "127.0.0.1",
             "--dir", str(workdir),

@@ -1,0 +1,2 @@
+"""Helpers shared by every test tier: whole-server snapshots (``state``), the one guard for
+missing tools (``tools``) and the Redis 8.4 stand-in (``fakes``)."""

@@ -1,0 +1,133 @@
+"""Redis 8.4 for the tests: fakeredis, the only ``XREADGROUP ... CLAIM`` server available
+here (no Redis 8.4 package exists in this machine's registries).
+
+With ``lupa`` installed (a dev dependency) fakeredis runs Lua: ``EVAL``/``EVALSHA`` execute
+pelctl's own scripts, so the tests take the scripted path a real 8.4 server takes. Where
+fakeredis differs from Redis in a way pelctl's scripts and sweeps hit, the difference is
+corrected here, in the test setup, never in pelctl:
+
+- XCLAIM and XAUTOCLAIM (Redis >= 7.0, ``t_stream.c``) drop a PEL entry whose stream entry
+  was deleted *before* looking at its idle time: a deleted entry is cleared whatever the
+  min-idle. fakeredis 2.40 checks the idle time first, so a ghost that is not idle enough
+  stays in its PEL forever, and pelctl's ghost sweep (XAUTOCLAIM with a min-idle nothing
+  reaches) never clears one;
+- the same commands create the claiming consumer only when they claim an entry; fakeredis
+  creates it on every call, so the sweep's ``pelctl-ghosts`` would stay in the group.
+
+:func:`redis_claim_rules` puts Redis's behaviour back for both.
+
+``lua=False`` builds a server that runs no scripts at all (``EVAL``/``EVALSHA``/``SCRIPT``
+answer "unknown command", as fakeredis without lupa did and as some proxies do): the case of
+pelctl's script-less fallback, kept on purpose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+LUA_COMMANDS = frozenset({
+    "eval", "evalsha", "eval_ro", "evalsha_ro", "script", "function", "fcall", "fcall_ro",
+})  # fmt: skip
+
+
+def _no_lua_connection_class() -> type:
+    from fakeredis._clients._sync import FakeRedisConnection
+    from fakeredis._socket import FakeSocket
+
+    class NoLuaSocket(FakeSocket):
+        def _name_to_func(self, cmd_name: str):  # noqa: ANN202
+            if cmd_name in LUA_COMMANDS:
+                raise self._unknown_command(cmd_name)
+            return super()._name_to_func(cmd_name)
+
+    class NoLuaConnection(FakeRedisConnection):
+        def _connect(self) -> NoLuaSocket:
+            sock = super()._connect()
+            sock.__class__ = NoLuaSocket
+            return sock
+
+    return NoLuaConnection
+
+
+def redis_claim_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """XCLAIM/XAUTOCLAIM clear deleted entries from the PEL whatever their idle time and
+    create the claiming consumer only when they claim something, as Redis >= 7.0 does (see
+    the module docstring)."""
+    from fakeredis.model._stream import StreamEntryKey, StreamGroup
+
+    original_read = StreamGroup.read_pel_msgs
+    original_claim = StreamGroup.claim
+
+    def read_pel_msgs(self, min_idle_ms: int, start: bytes, count: int):  # noqa: ANN001, ANN202
+        start_key = StreamEntryKey.parse_str(start)
+        ghosts = sorted(k for k in self.pel if k >= start_key and k not in self.stream)
+        if not ghosts:
+            return original_read(self, min_idle_ms, start, count)
+        msgs, _next = original_read(self, min_idle_ms, start, len(self.pel) + 1)
+        merged = sorted(set(msgs) | set(ghosts))
+        return merged[:count], merged[count] if len(merged) > count else None
+
+    def claim(self, min_idle_ms: int, msgs, consumer_name: bytes, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        deleted = []
+        keep = []
+        for msg in msgs:
+            try:
+                key = StreamEntryKey.parse_str(msg) if isinstance(msg, bytes) else msg
+            except Exception:  # noqa: BLE001 - left to the original (it skips bad ids)
+                keep.append(msg)
+                continue
+            if key in self.pel and key not in self.stream:
+                self._release_pending(self.pel[key].consumer_name)
+                del self.pel[key]
+                deleted.append(key)
+            else:
+                keep.append(msg)
+        existed = consumer_name in self.consumers
+        claimed, removed = original_claim(self, min_idle_ms, keep, consumer_name, *args,
+                                          **kwargs)  # fmt: skip
+        if not existed and not claimed:
+            self.consumers.pop(consumer_name, None)
+        return claimed, sorted(set(removed) | set(deleted))
+
+    monkeypatch.setattr(StreamGroup, "read_pel_msgs", read_pel_msgs)
+    monkeypatch.setattr(StreamGroup, "claim", claim)
+
+
+def spy_unscripted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record each call of pelctl's script-less settling (the entries it was given): which
+    path a test took is then a fact, not a guess."""
+    from pelctl.reclaim import settle
+
+    calls: list[int] = []
+    real = settle.settle_unscripted
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(len(args[-1]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(settle, "settle_unscripted", spy)
+    return calls
+
+
+@pytest.fixture
+def redis84(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., object]]:
+    """``redis84(lua=True)``: a fresh fakeredis server that answers as Redis 8.4 (RESP2,
+    bytes), running Lua through lupa unless ``lua=False``."""
+    import fakeredis
+    import lupa  # noqa: F401 - without it fakeredis runs no scripts: a dev dependency
+
+    redis_claim_rules(monkeypatch)
+    made: list = []
+
+    def build(*, lua: bool = True) -> fakeredis.FakeRedis:
+        kwargs = {} if lua else {"connection_class": _no_lua_connection_class()}
+        server = fakeredis.FakeServer(version=(8, 4))  # its own data, never a shared server
+        client = fakeredis.FakeRedis(server=server, version=(8, 4), protocol=2, **kwargs)
+        made.append(client)
+        return client
+
+    yield build
+    for client in made:
+        client.close()
