@@ -427,6 +427,8 @@ def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  #
     if unknown:
         raise ValueError(f"item key {unknown[0][:40]!r} is not one a plan item has "
                          f"({', '.join(sorted(keys))})")  # fmt: skip
+    if "outcome" not in raw:
+        raise ValueError('a version 3 plan item has an "outcome"')
     outcome = raw["outcome"]
     if not isinstance(outcome, str) or not _TOKEN.fullmatch(outcome):
         raise ValueError(f"item outcome {str(outcome)[:40]!r} is not an outcome name")
@@ -458,6 +460,9 @@ def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  # no
     """A version 2 item (``owner``, ``action``)."""
     if not isinstance(raw, dict):
         raise ValueError("every item must be an object")
+    if "action" not in raw:
+        raise ValueError('a version 2 plan item has an "action" (version 3 items have '
+                         'an "outcome")')  # fmt: skip
     action = raw["action"]
     if action not in allowed:
         raise ValueError(f"item action {str(action)[:40]!r} is not one this repair makes "

@@ -217,3 +217,43 @@ def test_plan_files_hold_only_repairs_of_a_group(r, conn, tmp_path) -> None:  # 
     p = dlq.plan_dlq(conn, "dlq-purge", b"orders:dlq", dlq.DlqTargets(every=True))
     with pytest.raises(UsageError, match="dlq-purge plans cannot be saved"):
         plans.save(p, tmp_path / "purge.json")
+
+
+def _as_version_2(doc: dict) -> None:
+    """A version 3 plan written as pelctl 0.1 wrote it (items with owner and the planner's
+    action; targets ids; options inactive_ms)."""
+    actions = {"acked": "ack", "requeued": "requeue", "ghost": "ack-ghost", "claimed": "claim"}
+    doc["version"] = 2
+    doc["targets"]["ids"] = doc["targets"].pop("id_count")
+    doc["options"]["inactive_ms"] = doc["options"].pop("consumer_min_idle_ms")
+    for item in doc["items"]:
+        item["owner"] = item.pop("consumer")
+        outcome = item.pop("outcome")
+        item["action"] = actions.get(outcome, "skip")
+        if not item["note"]:
+            del item["note"]
+
+
+def test_a_version_2_plan_file_still_applies(cli, r, planned) -> None:  # noqa: ANN001
+    """Plan files of pelctl 0.1 (version 2, sealed) apply as before: the new item keys of
+    version 3 did not strand a reviewed plan."""
+    doc = json.loads(planned.read_text())
+    assert doc["version"] == 3 and {i["outcome"] for i in doc["items"]} == {"acked"}
+    assert set(doc["items"][0]) == {"id", "consumer", "idle_ms", "deliveries", "outcome", "note"}
+    edit(planned, _as_version_2, reseal=True)
+    old = json.loads(planned.read_text())
+    assert old["version"] == 2 and old["items"][0]["action"] == "ack" and "owner" in old["items"][0]
+    ids = [i["id"].encode() for i in old["items"]]
+    res = cli("apply", str(planned), "--yes", "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    assert res.json["applied"] == 20 and res.json["outcomes"] == {"acked": 20}
+    assert set(pel(r)).isdisjoint(ids)
+
+
+def test_a_version_3_item_in_a_version_2_plan_is_refused(cli, r, planned) -> None:  # noqa: ANN001
+    """Each version is read with its own keys: a version 2 plan whose items use the new keys
+    is not a plan pelctl wrote."""
+    before = snapshot(r)
+    edit(planned, lambda d: d.__setitem__("version", 2), reseal=True)
+    refused(cli("apply", str(planned), "--yes"), 'a version 2 plan item has an "action"')
+    assert_unchanged(before, r)
