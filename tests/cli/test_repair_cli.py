@@ -90,12 +90,13 @@ def test_no_terminal_without_yes_is_refused(cli, r, args: list[str]) -> None:  #
 # deleted; 5 fresh of billing-1; both consumers unseen for an hour, idle-one holding nothing):
 # a dry run that matched nothing would prove nothing by changing nothing.
 DRY_RUN_PLANS = {
-    "claim orders": {"claim": 20},
-    "ack orders": {"ack": 20},
-    "requeue orders": {"requeue": 19, "ack-ghost": 1},
-    "dlq move": {"dlq": 24, "ack-ghost": 1},
-    "consumers prune": {"delete": 1, "refuse": 2},
-    "ghosts orders": {"ack-ghost": 1},
+    # The outcomes are named as the apply reports them (docs/formats.md, "Outcomes").
+    "claim orders": {"claimed": 20},
+    "ack orders": {"acked": 20},
+    "requeue orders": {"requeued": 19, "ghost": 1},
+    "dlq move": {"dlq": 24, "ghost": 1},
+    "consumers prune": {"deleted": 1, "refused": 2},
+    "ghosts orders": {"ghost": 1},
 }
 
 
@@ -115,7 +116,7 @@ def test_dry_run_changes_nothing_and_shows_the_plan(cli, r, args: list[str]) -> 
     want = DRY_RUN_PLANS[" ".join(args[:2])]
     assert doc["outcomes"] == want, doc["outcomes"]
     assert doc["matched"] == sum(want.values()) == len(doc["plan"])
-    assert sorted(row["action"] for row in doc["plan"]) == sorted(
+    assert sorted(row["outcome"] for row in doc["plan"]) == sorted(
         a for a, n in want.items() for _ in range(n))  # fmt: skip
     text = cli(*args, "--dry-run", "-o", "plain")
     assert text.exit_code == 0 and "dry run, nothing changed" in text.stdout
