@@ -10,9 +10,11 @@ import inspect
 from typing import Annotated, Any
 
 import typer
+from typer.models import DefaultPlaceholder
 
 from pelctl import __version__
 from pelctl.cli import audit as audit_cmds
+from pelctl.cli import completion as completion_cmds
 from pelctl.cli import config as config_cmds
 from pelctl.cli import consumers as consumers_cmds
 from pelctl.cli import demo as demo_cmds
@@ -28,7 +30,7 @@ from pelctl.cli import spark as spark_cmds
 from pelctl.cli import streams as streams_cmds
 from pelctl.cli import tui as tui_cmds
 from pelctl.cli import version as version_cmds
-from pelctl.cli.options import ALL_NAMES, root_callback_params
+from pelctl.cli.options import ALL_NAMES, PelctlGroup, root_callback_params
 
 app = typer.Typer(
     name="pelctl",
@@ -38,7 +40,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    # Completion is pelctl's own (`pelctl completion SHELL`, live names): the root group
+    # answers _PELCTL_COMPLETE; typer's --install-completion/--show-completion stay off.
     add_completion=False,
+    cls=completion_cmds.RootGroup,
 )
 
 
@@ -80,7 +85,7 @@ _root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.param
 app.callback()(_root)
 
 for module in (streams_cmds, inspect_cmds, pending_cmds, histogram_cmds, ghosts_cmds,
-               config_cmds, demo_cmds, version_cmds, tui_cmds):  # fmt: skip
+               config_cmds, demo_cmds, version_cmds, tui_cmds, completion_cmds):  # fmt: skip
     module.register(app)
 
 # the repairs (SPEC §3, §5)
@@ -91,3 +96,8 @@ for module in (repair_cmds, dlq_cmds, dlq_admin_cmds, consumers_cmds, audit_cmds
 spark_cmds.register(app)
 
 reclaim_cmds.register(app)  # the reclaim loop (SPEC §7)
+
+# Command groups print their help as the root does (no type noise): pelctl/cli/helpfmt.py.
+for group_info in app.registered_groups:
+    if isinstance(group_info.cls, DefaultPlaceholder):  # not chosen by add_typer(cls=...)
+        group_info.cls = PelctlGroup

@@ -40,11 +40,16 @@ def tail(
     if out.fmt == "json" and not follow:
         out.document(records)
         return
+    # Narrow terminals (docs/output.md): the server, the user, then the skipped count go
+    # first; names are shortened.
     columns = (
-        Column("time", "TIME"), Column("user", "USER"), Column("command", "COMMAND"),
-        Column("target", "STREAM/GROUP"), Column("matched", "MATCHED", "right"),
-        Column("applied", "APPLIED", "right"), Column("skipped", "SKIPPED", "right"),
-        Column("failed", "FAILED", "right"), Column("server", "SERVER"),
+        Column("time", "TIME"), Column("user", "USER", priority=2),
+        Column("command", "COMMAND"),
+        Column("target", "STREAM/GROUP", shrinkable=True, min_width=16),
+        Column("matched", "MATCHED", "right"), Column("applied", "APPLIED", "right"),
+        Column("skipped", "SKIPPED", "right", priority=1),
+        Column("failed", "FAILED", "right"),
+        Column("server", "SERVER", priority=3, shrinkable=True, min_width=16),
     )  # fmt: skip
 
     def rows(items):  # noqa: ANN001, ANN202

@@ -1,6 +1,8 @@
-"""``pelctl config path|show|contexts``."""
+"""``pelctl config path|show|contexts|current-context|use-context``."""
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import typer
 
@@ -53,7 +55,17 @@ def show(rt: Runtime) -> None:
 
 @pelctl_command(config_app, "contexts")
 def contexts(rt: Runtime) -> None:
-    """List the contexts in the config file."""
+    """List the contexts in the config file (also: get-contexts)."""
+    _list_contexts(rt)
+
+
+@pelctl_command(config_app, "get-contexts", hidden=True)
+def get_contexts(rt: Runtime) -> None:
+    """List the contexts in the config file (kubectl's name for config contexts)."""
+    _list_contexts(rt)
+
+
+def _list_contexts(rt: Runtime) -> None:
     from pelctl.redis.contexts import load_config
     from pelctl.redis.url import redact
     from pelctl.render.table import Column, TableData
@@ -88,3 +100,53 @@ def contexts(rt: Runtime) -> None:
     ]
     caption = None if rows else f"no contexts in {cfg.path}"
     rt.out.table(TableData(cols, rows, caption=caption), records)
+
+
+@pelctl_command(config_app, "current-context")
+def current_context(rt: Runtime) -> None:
+    """Print the config file's current-context (what commands use without --context)."""
+    from pelctl.core.errors import OperationFailed
+    from pelctl.redis.contexts import load_config
+
+    cfg = load_config()
+    for warning in cfg.warnings:
+        rt.warn(warning)
+    name = cfg.current_context
+    if rt.out.fmt in ("json", "ndjson"):
+        rt.out.document({"current_context": name, "config_file": str(cfg.path)})
+    elif name is not None:
+        rt.out.line(name)
+    if name is None:
+        where = cfg.path if cfg.exists else f"{cfg.path} (no such file)"
+        raise OperationFailed(f"no current-context in {where}",
+                              hint="choose one: pelctl config use-context NAME "
+                              "(pelctl config contexts lists them)")  # fmt: skip
+    _note_override(rt, name)
+
+
+@pelctl_command(config_app, "use-context")
+def use_context(
+    rt: Runtime,
+    name: Annotated[str, typer.Argument(help="A context of the config file.", show_default=False)],
+) -> None:
+    """Set current-context in the config file (comments and everything else kept)."""
+    from pelctl.redis.contexts import set_current_context
+
+    before = set_current_context(name)
+    for warning in before.warnings:
+        rt.warn(warning)
+    if rt.out.fmt in ("json", "ndjson"):
+        rt.out.document({"current_context": name, "previous": before.current_context,
+                         "config_file": str(before.path)})  # fmt: skip
+    else:
+        rt.out.line(f"switched to context {name} (in {before.path})")
+    _note_override(rt, name)
+
+
+def _note_override(rt: Runtime, name: str) -> None:
+    """PELCTL_CONTEXT wins over current-context: say so when it names another context."""
+    import os
+
+    env = os.environ.get("PELCTL_CONTEXT")
+    if env and env != name:
+        rt.warn(f"PELCTL_CONTEXT={env} is set: it wins over current-context ({name})")

@@ -69,6 +69,7 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
 
 
 def _show_dry_run(rt: Runtime, plans: list[Any], single: bool) -> int:
+    from pelctl.cli.mutate import show_notes, show_plan_rows
     from pelctl.core.mutations import dry_run_result
     from pelctl.render import dlq as render
 
@@ -80,13 +81,12 @@ def _show_dry_run(rt: Runtime, plans: list[Any], single: bool) -> int:
     if out.fmt in ("ndjson", "csv", "tsv"):
         out.stream(render.plan_columns(plans[0]), render.plan_items(plans))
         return 0
-    if any(p.items or p.missing for p in plans):
-        out.stream(render.plan_columns(plans[0]), render.plan_items(plans))
-        out.blank()
+    # Text: each DLQ's summary and its notes first, then the first rows of all of them.
     for p in plans:
         out.message(f"dry run, nothing changed: {render.plan_summary(p)}")
-        for note in p.notes:
-            rt.info(f"note: {note}")
+        show_notes(rt, p.notes)
+    total = sum(len(p.items) + len(p.missing) for p in plans)
+    show_plan_rows(rt, render.plan_columns(plans[0]), render.plan_items(plans), total)
     return 0
 
 

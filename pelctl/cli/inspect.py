@@ -7,10 +7,12 @@ from typing import Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.watch import watchable
 
 
 def register(app: typer.Typer) -> None:
     @pelctl_command(app, "inspect", rich_help_panel="Read")
+    @watchable
     def inspect_cmd(
         rt: Runtime,
         stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],
@@ -38,20 +40,17 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--dead-after",
-                help="A consumer holding entries that has not read (Redis 7.2+: not even "
-                "tried to) for this long is a dead suspect; below 7.2 only with another "
-                "signal, else its liveness is unknown. Any duration.",
+                help="Quiet this long while holding entries: a dead suspect (below Redis "
+                "7.2 only with another signal, else 'unknown': docs/frameworks.md).",
             ),  # fmt: skip
         ] = "5m",
         lock_key: Annotated[
             Optional[str],
             typer.Option(
                 "--lock-key",
-                help="Lock keys your workers hold while processing an entry, e.g. "
-                "'lock:{stream}:{id}' (placeholders {stream} {group} {id} {consumer}): a "
-                "consumer holding one for an entry of its PEL is alive, and the advice's "
-                "repairs skip lock-held entries. Default: the context's lock_key, else a few "
-                "common patterns are tried on a bounded sample of entries.",
+                help="Per-entry lock your workers hold, e.g. 'lock:{stream}:{id}' "
+                "({group} {consumer} too): its holder is alive, the advice skips locked "
+                "entries. Default: the context's, else common patterns, sampled.",
                 show_default=False,
             ),  # fmt: skip
         ] = None,
@@ -62,10 +61,8 @@ def register(app: typer.Typer) -> None:
         Consumers: pending, idle, inactive, verdict (active / idle / dead-suspect / unknown)
         and its reason.
         Per group: the PEL summary and the oldest pending entries.
-        Advice: a runbook, safe to follow in order: per group, poison suspects to the
-        dead-letter stream first, then the entries of dead (or, hedged, unknown) consumers
-        requeued one consumer at a time, poison left out (--below-deliveries) and lock-held
-        entries skipped (--lock-key) when lock keys are in use."""
+        Advice: a runbook, safe in order: poison to the DLQ first, then each dead (or,
+        hedged, unknown) consumer's other entries requeued, lock-held ones skipped."""
         from pelctl.cli.targets import refuse_empty
         from pelctl.core.binary import unescape
         from pelctl.core.durations import parse_duration_ms

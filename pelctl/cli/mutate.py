@@ -15,6 +15,7 @@ Only typer is imported at module level; everything else loads inside the functio
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections.abc import Callable
@@ -116,6 +117,9 @@ def show_dry_run(
     *,
     warnings: Callable[[bool], list[str]] | None = None,
 ) -> int:
+    """The plan of a dry run. In text: the summary first, its notes and warnings right after
+    it, then the first rows (every one with ``--all-rows``) and how many more there are;
+    JSON, NDJSON, CSV and TSV always hold every row."""
     from pelctl.core import mutations
     from pelctl.render import repair as render
 
@@ -139,16 +143,38 @@ def show_dry_run(
         out.stream(render.plan_columns(plan), render.plan_rows(plan))
         _warn(rt, said)
         return 0
-    if plan.items or plan.missing:
-        out.stream(render.plan_columns(plan), render.plan_rows(plan))
-        out.blank()
     if header:
         out.message(header)
     out.message(f"dry run, nothing changed: {render.plan_summary(plan)}")
-    for note in plan.notes:
-        rt.info(f"note: {note}")
-    _warn(rt, said)
+    show_notes(rt, plan.notes, said)
+    show_plan_rows(rt, render.plan_columns(plan), render.plan_rows(plan),
+                   len(plan.items) + len(plan.missing))  # fmt: skip
     return 0
+
+
+def show_notes(rt: Runtime, notes: Any, warnings: list[str] | None = None) -> None:  # noqa: ANN401
+    """A plan's notes (poison, lock keys, the ordered path) and warnings on stderr, in line
+    with what stdout printed before them."""
+    if not notes and not warnings:
+        return
+    sys.stdout.flush()
+    for note in notes:
+        rt.info(f"note: {note}")
+    _warn(rt, warnings or [])
+    sys.stderr.flush()
+
+
+def show_plan_rows(rt: Runtime, columns: Any, rows: Any, total: int) -> None:  # noqa: ANN401
+    """The first :attr:`Runtime.dry_run_rows` rows of a plan, then ``... and N more``."""
+    if not total:
+        return
+    limit = rt.dry_run_rows
+    out = rt.out
+    out.blank()
+    shown = out.stream(columns, itertools.islice(rows, limit))
+    if shown < total:
+        sys.stdout.flush()
+        rt.info(f"... and {total - shown:,} more (--all-rows or -o json for all)")
 
 
 def confirm(rt: Runtime, plan: Any, preface: str | None = None) -> bool:  # noqa: ANN401

@@ -17,7 +17,9 @@ from enum import StrEnum
 from typing import Annotated, Any, Optional
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
+DRY_RUN_ROWS = 20  # rows a dry run shows in text formats (--all-rows: every one)
 CONNECTION_PANEL = "Connection"
 OUTPUT_PANEL = "Output"
 SAFETY_PANEL = "Safety"
@@ -44,22 +46,22 @@ COMMON_PARAMS: list[inspect.Parameter] = [
         "--url", help="Redis URL (redis://, rediss://, unix://, redis+sentinel://). "
         "Env: PELCTL_URL, REDIS_URL. Put no password here on shared machines: use "
         "REDISCLI_AUTH, --askpass or a context.", rich_help_panel=CONNECTION_PANEL,
-        show_default=False)], None),
+        show_default=False, metavar="URL")], None),
     _param("context", Annotated[Optional[str], typer.Option(
         "--context", help="Named context from the config file (env: PELCTL_CONTEXT).",
-        rich_help_panel=CONNECTION_PANEL, show_default=False)], None),
+        rich_help_panel=CONNECTION_PANEL, show_default=False, metavar="NAME")], None),
     _param("askpass", Annotated[bool, typer.Option(
         "--askpass", help="Prompt for the password (read from stdin without a terminal).",
         rich_help_panel=CONNECTION_PANEL)], False),
     _param("tls_ca", Annotated[Optional[str], typer.Option(
         "--tls-ca", help="CA bundle for rediss://.", rich_help_panel=CONNECTION_PANEL,
-        show_default=False)], None),
+        show_default=False, metavar="FILE")], None),
     _param("tls_cert", Annotated[Optional[str], typer.Option(
         "--tls-cert", help="Client certificate for rediss://.",
-        rich_help_panel=CONNECTION_PANEL, show_default=False)], None),
+        rich_help_panel=CONNECTION_PANEL, show_default=False, metavar="FILE")], None),
     _param("tls_key", Annotated[Optional[str], typer.Option(
         "--tls-key", help="Client key for rediss://.", rich_help_panel=CONNECTION_PANEL,
-        show_default=False)], None),
+        show_default=False, metavar="FILE")], None),
     _param("tls_insecure", Annotated[bool, typer.Option(
         "--tls-insecure", help="Skip TLS certificate verification (prints a warning).",
         rich_help_panel=CONNECTION_PANEL)], False),
@@ -87,7 +89,18 @@ MUTATION_PARAMS: list[inspect.Parameter] = [
     _param("yes", Annotated[bool, typer.Option(
         "-y", "--yes", help="Do not ask for confirmation (needed without a terminal).",
         rich_help_panel=SAFETY_PANEL)], False),
+    _param("all_rows", Annotated[bool, typer.Option(
+        "--all-rows", help=f"A dry run in text shows every row, not the first "
+        f"{DRY_RUN_ROWS} (JSON, NDJSON, CSV and TSV always hold every row).",
+        rich_help_panel=SAFETY_PANEL)], False),
 ]  # fmt: skip
+
+# The shared options in a command's help are listed by name in one "Global options" panel
+# (pelctl/cli/helpfmt.py), with these value names; their full help above is what
+# `pelctl --help` and the docs show.
+GLOBAL_METAVARS = {"url": "URL", "context": "NAME", "tls_ca": "FILE", "tls_cert": "FILE",
+                   "tls_key": "FILE", "output": "FORMAT"}  # fmt: skip
+COMMON_HELP = {p.name: p.annotation.__metadata__[0].help for p in COMMON_PARAMS}
 
 COMMON_NAMES = [p.name for p in COMMON_PARAMS]
 MUTATION_NAMES = [p.name for p in MUTATION_PARAMS]
@@ -117,6 +130,14 @@ class Runtime:
     @property
     def yes(self) -> bool:
         return bool(self.options.get("yes"))
+
+    @property
+    def dry_run_rows(self) -> int | None:
+        """How many plan rows a dry run shows: None (every one) with ``--all-rows`` or in a
+        machine format."""
+        if self.options.get("all_rows") or self.out.machine:
+            return None
+        return DRY_RUN_ROWS
 
     # -- connection ------------------------------------------------------------------------
     def settings(self):  # noqa: ANN201 - ConnectionSettings, imported lazily
@@ -288,6 +309,30 @@ def run_command(rt: Runtime, func: Callable[..., Any], kwargs: dict[str, Any]) -
         raise typer.Exit(code)
 
 
+class PelctlCommand(TyperCommand):
+    """A command whose help lists its own options first and the shared ones in one
+    compact panel (:mod:`pelctl.cli.helpfmt`)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:  # noqa: ANN401
+        if self.rich_markup_mode is None:
+            return super().format_help(ctx, formatter)
+        from pelctl.cli.helpfmt import print_help
+
+        return print_help(self, ctx, compact_globals=True)
+
+
+class PelctlGroup(TyperGroup):
+    """A command group (and the root): typer's help without the type noise; the root
+    lists the shared options in full."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:  # noqa: ANN401
+        if self.rich_markup_mode is None:
+            return super().format_help(ctx, formatter)
+        from pelctl.cli.helpfmt import print_help
+
+        return print_help(self, ctx, compact_globals=False)
+
+
 def pelctl_command(
     app: typer.Typer,
     name: str,
@@ -312,13 +357,16 @@ def pelctl_command(
         def wrapper(**kwargs: Any) -> None:
             given = {k: kwargs.pop(k) for k in shared}
             ctx: typer.Context = kwargs.pop("pelctl_ctx")
-            command = ctx.command_path.split(" ", 1)[-1].replace(" ", "-")
+            # the path below the program's name ("python -m pelctl" has spaces too)
+            root = ctx.find_root().info_name or ""
+            command = ctx.command_path[len(root) :].strip().replace(" ", "-")
             rt = Runtime(merged_options(ctx, given), command, pipe_default)
             run_command(rt, func, kwargs)
 
         del wrapper.__wrapped__
         wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
+        typer_kwargs.setdefault("cls", PelctlCommand)
         app.command(name, **typer_kwargs)(wrapper)
         return func
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pelctl.core.binary import clean, json_text
-from pelctl.render.table import Column, TableData
+from pelctl.render.table import Column, TableData, fit, natural_widths
 
 FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
 TEXT_FORMATS = ("table", "plain", "markdown")
@@ -170,18 +170,11 @@ class Output:
             buffered.append((self._cells(row), style))
             if len(buffered) >= 200:
                 break
-        widths = [len(c.header) for c in columns]
-        for row, _ in buffered:
-            widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]
-        if columns[-1].justify != "right":
-            widths[-1] = 0  # never pad a left-aligned last column
+        fit_row = self._row_fitter(columns, [row for row, _ in buffered])
         sep = " | " if self.fmt == "markdown" else "  "
 
         def fmt_row(cells: Sequence[str]) -> str:
-            parts = []
-            for c, w, cell in zip(columns, widths, cells, strict=False):
-                parts.append(cell.rjust(w) if c.justify == "right" else cell.ljust(w))
-            text = sep.join(parts).rstrip()
+            text = sep.join(fit_row(cells)).rstrip()
             return f"| {text} |" if self.fmt == "markdown" else text
 
         if title and self.fmt == "table":
@@ -192,6 +185,9 @@ class Output:
         else:
             self.line(header)
         if self.fmt == "markdown":
+            widths = natural_widths(columns, [row for row, _ in buffered])
+            if columns[-1].justify != "right":
+                widths[-1] = 0
             self.line("|" + "|".join("-" * (max(w, 3) + 2) for w in widths) + "|")
 
         def emit(row: tuple[str, ...], style: str | None) -> None:
@@ -212,6 +208,54 @@ class Output:
                 sys.stdout.flush()
         return n
 
+    def _row_fitter(self, columns: Sequence[Column], sample: Sequence[Sequence[str]]):  # noqa: ANN202
+        """A function from a row's cells to its padded cells, for rows written as they come.
+
+        ``plain`` and ``markdown`` keep every column whole. On a ``table`` the columns are
+        fitted to the terminal from the first rows (:func:`pelctl.render.table.fit`); a
+        later, longer text cell may use the room the line has left, and is shortened with
+        an ellipsis beyond it."""
+        if self.fmt != "table":
+            widths = natural_widths(columns, sample)
+            if columns[-1].justify != "right":
+                widths[-1] = 0  # never pad a left-aligned last column
+
+            def plain(cells: Sequence[str]) -> list[str]:
+                return [cell.rjust(w) if c.justify == "right" else cell.ljust(w)
+                        for c, w, cell in zip(columns, widths, cells, strict=False)]  # fmt: skip
+
+            return plain
+
+        width = self.console.width
+        layout = fit(columns, natural_widths(columns, sample, cells_of), width, gap=2,
+                     measure=cells_of)  # fmt: skip
+        slack = max(0, width - layout.width(2))
+        last = len(layout.keep) - 1
+        shown = enumerate(zip(layout.keep, layout.widths, strict=True))
+        plan = [(i, columns[i].shrinkable, columns[i].justify == "right", w, k == last)
+                for k, (i, w) in shown]  # fmt: skip
+
+        def fitted(cells: Sequence[str]) -> list[str]:
+            spare = slack
+            parts = []
+            for i, shrinkable, right, w, is_last in plan:
+                cell = cells[i] if i < len(cells) else ""
+                size = cells_of(cell)
+                if size > w:
+                    if shrinkable and size > w + spare:
+                        cell = _ellipsis(cell, w + spare)
+                        size = cells_of(cell)
+                    spare = max(0, spare - (size - w))
+                if right:
+                    parts.append(" " * (w - size) + cell if size < w else cell)
+                elif is_last:
+                    parts.append(cell)
+                else:
+                    parts.append(cell + " " * (w - size) if size < w else cell)
+            return parts
+
+        return fitted
+
     # -- helpers ---------------------------------------------------------------------------
     def _cells(self, row: Sequence[str]) -> tuple[str, ...]:
         """Display cells: controls escaped; in Markdown a ``|`` from data is escaped too, so
@@ -222,23 +266,39 @@ class Output:
         return cells
 
     def _rich_table(self, data: TableData) -> None:
+        """A rich table fitted to the terminal: low-priority columns dropped, long text
+        shortened with an ellipsis (:func:`pelctl.render.table.fit`); counts and ids are
+        never cut or wrapped. Only a terminal too narrow for the columns that can never be
+        cut leaves the rest to rich (which then wraps)."""
         from rich import box
         from rich.table import Table
+        from rich.text import Text
 
-        t = Table(
-            title=_text(data.title) if data.title else None, title_justify="left",
-            title_style="bold", box=box.SIMPLE_HEAD,
-            caption=_text(data.caption) if data.caption else None, caption_justify="left",
-            show_edge=False, pad_edge=False,
-        )  # fmt: skip
-        for c in data.columns:
-            ident = c.key == "id" or c.key.endswith("_id")
-            t.add_column(_text(c.header), justify=c.justify, style=c.style, no_wrap=ident,  # type: ignore[arg-type]
-                         min_width=len(c.header) if not ident else None)  # fmt: skip
-        styles = data.row_styles or [None] * len(data.rows)
-        for row, style in zip(data.rows, styles, strict=False):
-            t.add_row(*(_text(cell) for cell in row), style=style)
+        rows = [_clean_row(row) for row in data.rows]
+        layout = fit(data.columns, natural_widths(data.columns, rows, cells_of),
+                     self.console.width, gap=3, measure=cells_of)  # fmt: skip
+        # Title and caption on lines of their own: wrapped at the terminal's width, not
+        # at the (maybe narrower) table's.
+        if data.title:
+            self.console.print(_text(data.title, "bold"))
+        t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for i, w in zip(layout.keep, layout.widths, strict=True):
+            c = data.columns[i]
+            if layout.fits:
+                t.add_column(_text(c.header), justify=c.justify, style=c.style,  # type: ignore[arg-type]
+                             width=w, no_wrap=True,
+                             overflow="ellipsis" if c.shrinkable else "fold")  # fmt: skip
+            else:  # rich squeezes: headers and text wrap (a column is never cropped away)
+                ident = c.key == "id" or c.key.endswith("_id")
+                t.add_column(_text(c.header), justify=c.justify, style=c.style,  # type: ignore[arg-type]
+                             no_wrap=ident)  # fmt: skip
+        styles = data.row_styles or [None] * len(rows)
+        for row, style in zip(rows, styles, strict=False):
+            t.add_row(*(Text(row[i]) if i < len(row) else Text("") for i in layout.keep),
+                      style=style)  # fmt: skip
         self.console.print(t)
+        if data.caption:
+            self.console.print(_text(data.caption))
 
     def _tabulate(self, data: TableData) -> None:
         from tabulate import tabulate
@@ -293,6 +353,24 @@ def csv_cell(value: Any) -> str:
 
 def _clean_row(row: Sequence[str]) -> tuple[str, ...]:
     return tuple(clean(cell) for cell in row)
+
+
+def cells_of(text: str) -> int:
+    """Terminal cells ``text`` takes (wide characters count 2); ASCII without a lookup."""
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+def _ellipsis(text: str, width: int) -> str:
+    """``text`` cut to ``width`` terminal cells, ending in ``…``."""
+    from rich.text import Text
+
+    cut = Text(text)
+    cut.truncate(max(1, width), overflow="ellipsis")
+    return cut.plain
 
 
 def _text(text: str, style: str | None = None, keep: str = ""):  # noqa: ANN202 - rich Text

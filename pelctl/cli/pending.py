@@ -8,12 +8,14 @@ import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
 from pelctl.cli.targets import GroupArg, GroupOpt, pick_group, refuse_empty
+from pelctl.cli.watch import watchable
 
 DEFAULT_LIMIT = 100
 
 
 def register(app: typer.Typer) -> None:
     @pelctl_command(app, "pending", rich_help_panel="Read", pipe_default="ndjson")
+    @watchable(not_with={"all_entries": "--all"})
     def pending(
         rt: Runtime,
         stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],

@@ -185,6 +185,35 @@ def register(app: typer.Typer) -> None:
                 rich_help_panel=LOOP_PANEL,
             ),
         ] = False,
+        wait_for_group: Annotated[
+            bool,
+            typer.Option(
+                "--wait-for-group",
+                "--wait",
+                help="Wait for a stream or group that does not exist yet (logged once, then "
+                "every --summary-every) instead of refusing to start (exit 3).",
+                rich_help_panel=LOOP_PANEL,
+            ),
+        ] = False,
+        summary_every: Annotated[
+            str,
+            typer.Option(
+                "--summary-every",
+                help="Log one summary line (passes, entries found, requeued, skipped, "
+                "dead-lettered...) this often; quiet passes log at debug level. 0: never.",
+                rich_help_panel=LOOP_PANEL,
+            ),
+        ] = "5m",
+        max_passes: Annotated[
+            Optional[int],
+            typer.Option(
+                "--max-passes",
+                min=1,
+                hidden=True,
+                help="Stop after N passes (tests, batch jobs).",
+                show_default=False,
+            ),
+        ] = None,
         max_backoff: Annotated[
             str,
             typer.Option(
@@ -294,6 +323,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
         on_audit_failure=o["on_audit_failure"].value,
     )
     cfg.validate()
+    summary_s = parse_duration_ms(o["summary_every"]) / 1000.0
     if not read_only:
         audit.ensure_writable()
     fmt = o["log_format"].value if o["log_format"] else None
@@ -310,7 +340,8 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
             logs.event(log, 20, "metrics", addr=bound[0], port=bound[1])
         runner = Runner(cfg, lambda: connect(settings), log=log, metrics=metrics,
                         server=settings.redacted_url, context=settings.context,
-                        secrets=settings.secrets)  # fmt: skip
+                        secrets=settings.secrets, wait_for_targets=o["wait_for_group"],
+                        summary_every_s=summary_s, max_passes=o["max_passes"])  # fmt: skip
         if cfg.max_deliveries is None:
             logs.event(log, 30, "no-delivery-limit",
                        detail="--max-deliveries 0: poison is retried forever")  # fmt: skip
@@ -321,6 +352,12 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
         with runner.signals():
             if not cfg.once:
                 return runner.run_forever()
+            # One pass: every stream and the group must exist first (or, told to, appear).
+            if o["wait_for_group"]:
+                if not runner.await_targets():
+                    return 0  # stopped while waiting
+            else:
+                runner.check_targets()
             report = runner.run_pass()
         _show(rt, report, runner.strategy or cfg.strategy, no_lineage=cfg.no_lineage)
         if runner.audit_error is not None:
@@ -359,8 +396,12 @@ def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) 
         out.table(TableData(()), records)
         return
     verb = "would be" if report.read_only else ""
-    columns = (Column("stream", "STREAM"),) + tuple(
-        Column(k, k.upper().replace("_", " "), justify="right") for k in keys
+    # Narrow terminals (docs/output.md): duplicate acks, skipped and ghosts go first (the
+    # line below the table counts the first two); the name is shortened.
+    dropped_first = {"duplicate_acks": 3, "skipped_alive": 2, "ghosts": 1}
+    columns = (Column("stream", "STREAM", shrinkable=True, min_width=12),) + tuple(
+        Column(k, k.upper().replace("_", " "), justify="right", priority=dropped_first.get(k, 0))
+        for k in keys
     ) + (Column("pel_depth", "PEL", justify="right"),)  # fmt: skip
     rows = []
     for s in report.streams:

@@ -7,9 +7,10 @@ Outputs, all derived from ``pelctl.cli.app.app`` so they cannot drift from the c
 
 - ``docs/commands.md``: every command and subcommand with its usage line, help, arguments
   and options (grouped by ``rich_help_panel``), defaults, choices and ranges;
-- ``completions/pelctl.bash``, ``pelctl.zsh``, ``pelctl.fish``: STATIC completion scripts
-  (pelctl takes ~0.3 s to start, too slow to run on every TAB) completing nested
-  subcommands, each command's options and the choices of options that have them.
+- ``completions/pelctl.bash``, ``pelctl.zsh``, ``pelctl.fish``: the output of ``pelctl
+  completion SHELL`` (click's mechanism: on TAB the script asks the app, which completes
+  commands, options, choices and live stream/group/consumer names; see
+  :mod:`pelctl.cli.completion`).
 
 The walk uses only the public attributes of the command objects (``commands``,
 ``list_commands``, ``params``, ``opts``, ``secondary_opts``, ``help``, ``name``, ...), so it
@@ -80,11 +81,6 @@ class Command:
     @property
     def name(self) -> str:
         return " ".join((PROG, *self.path))
-
-    @property
-    def node(self) -> str:
-        """Identifier of the command inside the completion scripts ("" is the root)."""
-        return " ".join(self.path)
 
     @property
     def summary(self) -> str:
@@ -291,7 +287,8 @@ def clean_help(text: str, markup_mode: str | None = None) -> str:
         try:
             from rich.text import Text
 
-            text = Text.from_markup(text).plain
+            # rich drops the \b that marks a paragraph to keep as typed: keep it apart
+            text = "\b".join(Text.from_markup(part).plain for part in text.split("\b"))
         except Exception:  # noqa: BLE001 - invalid markup is shown as typed
             pass
     return text
@@ -315,16 +312,6 @@ def reflow(text: str) -> str:
 def first_paragraph(text: str) -> str:
     paras = paragraphs(text)
     return reflow(paras[0]) if paras else ""
-
-
-def first_sentence(text: str, limit: int = 80) -> str:
-    """A one-line description for the completion menus."""
-    line = first_paragraph(text).replace("\n", " ")
-    match = re.search(r"(?<=[.!?])\s", line)
-    if match:
-        line = line[: match.start()]
-    line = line.rstrip(".")
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 _MD_SPECIAL = re.compile(r"([\\*<>\[\]|]|(?<!\w)_|_(?!\w))")
@@ -530,441 +517,12 @@ def render_markdown(root: Command) -> str:
 # -- completion scripts ---------------------------------------------------------------------
 
 
-def _check_word(word: str, what: str) -> str:
-    if not word or re.search(r"[\s'\"\\$`|&;()<>*?\[\]{}]", word):
-        raise ValueError(f"cannot put {what} {word!r} in a static completion script")
-    return word
+def render_completion(shell: str) -> str:
+    """``completions/pelctl.SHELL``: exactly what ``pelctl completion SHELL`` prints (the
+    script asks the app itself on TAB, see :mod:`pelctl.cli.completion`)."""
+    from pelctl.cli.completion import script
 
-
-def _value_options(cmd: Command) -> list[Param]:
-    return [p for p in cmd.options if p.takes_value]
-
-
-def _grouped_cases(pairs: list[tuple[str, str]]) -> list[tuple[list[str], str]]:
-    """[(pattern, body)] -> [(patterns, body)] with equal bodies merged, in first-seen order."""
-    merged: dict[str, list[str]] = {}
-    for pattern, body in pairs:
-        merged.setdefault(body, []).append(pattern)
-    return [(patterns, body) for body, patterns in merged.items()]
-
-
-def _arg_kinds(cmd: Command) -> str:
-    """Positional arguments as letters: ``t`` text, ``p`` path, ``*`` after a variadic one."""
-    return "".join(("p" if a.is_path else "t") + ("*" if a.variadic else "")
-                   for a in cmd.arguments)  # fmt: skip
-
-
-def _by_option(cmds: list[Command], value: Any) -> list[tuple[str, str]]:
-    """``("node|--opt", value)`` pairs; ``("*|--opt", value)`` where every command agrees."""
-    per_opt: dict[str, dict[str, str]] = {}
-    for c in cmds:
-        for p in c.options:
-            for o in p.opts:
-                per_opt.setdefault(o, {})[c.node] = value(p)
-    pairs = []
-    for opt, nodes in per_opt.items():
-        values = set(nodes.values())
-        if len(values) == 1:
-            pairs.append((f"*|{opt}", values.pop()))
-        else:
-            pairs += [(f"{node}|{opt}", v) for node, v in nodes.items()]
-    return pairs
-
-
-def _option_table(root: Command) -> dict[str, Any]:
-    cmds = root.walk()
-    for c in cmds:
-        for word in c.path:
-            _check_word(word, "command name")
-        for p in c.options:
-            for o in p.opts:
-                _check_word(o, "option")
-            for ch in p.choices:
-                _check_word(ch, "choice")
-    subs = [(c.node, " ".join(s.path[-1] for s in c.subcommands)) for c in cmds if c.subcommands]
-    opts = [(c.node, " ".join(o for p in c.options for o in p.opts) + " " + " ".join(c.help_opts))
-            for c in cmds]  # fmt: skip
-    valued = [(c.node, " ".join(o for p in _value_options(c) for o in p.opts)) for c in cmds]
-    choices = _by_option(cmds, lambda p: " ".join(p.choices) if p.choices else "")
-    paths = _by_option(
-        cmds, lambda p: "path" if p.is_path and p.takes_value and not p.choices else ""
-    )
-    args = [(c.node, _arg_kinds(c)) for c in cmds if c.arguments]
-    return {"subs": subs, "opts": opts, "valued": valued, "choices": choices, "paths": paths,
-            "args": args}  # fmt: skip
-
-
-def _sh_patterns(patterns: list[str]) -> str:
-    """Case patterns, quoted; a leading ``*|`` stays a wildcard."""
-    out = []
-    for p in patterns:
-        out.append('*"' + p[1:] + '"' if p.startswith("*|") else f'"{p}"')
-    return "|".join(out)
-
-
-def _sh_case(var: str, pairs: list[tuple[str, str]], body: Any, indent: str = "    ") -> list[str]:
-    lines = [f'{indent}case "{var}" in']
-    for patterns, value in _grouped_cases([(p, v) for p, v in pairs if v.strip()]):
-        lines.append(f"{indent}    {_sh_patterns(patterns)}) {body(value)} ;;")
-    lines.append(f"{indent}    *) return 1 ;;")
-    lines.append(f"{indent}esac")
-    return lines
-
-
-def _header(comment: str, shell: str, install: list[str]) -> list[str]:
-    lines = [
-        f"{comment} {shell} completion for {PROG}.",
-        f"{comment} Generated from the typer app by `make docs` ({GENERATED_BY}); do not edit.",
-        f"{comment} Static: nothing runs Python on TAB. Completes subcommands, options and the",
-        f"{comment} choices of options that have them (stream and group names are not completed).",
-    ]
-    return lines + [f"{comment} {line}" for line in install]
-
-
-def render_bash(root: Command) -> str:
-    t = _option_table(root)
-    lines = _header("#", "bash", [
-        "Install: source it from ~/.bashrc, or copy it to",
-        "~/.local/share/bash-completion/completions/pelctl",
-    ])  # fmt: skip
-    lines += ["", "_pelctl_subcommands() {"]
-    lines += _sh_case("$1", t["subs"], lambda v: f'REPLY="{v}"')
-    lines += ["}", "", "_pelctl_options() {"]
-    lines += _sh_case("$1", t["opts"], lambda v: f'REPLY="{v.strip()}"')
-    lines += ["}", "", "# Options that take a value (the next word is that value)."]
-    lines += ["_pelctl_valued() {", '    local REPLY', '    _pelctl_valued_list "$1" || return 1',
-              '    [[ " $REPLY " == *" $2 "* ]]', "}", "", "_pelctl_valued_list() {"]  # fmt: skip
-    lines += _sh_case("$1", t["valued"], lambda v: f'REPLY="{v}"')
-    lines += ["}", "", "_pelctl_choices() {"]
-    lines += _sh_case("$1|$2", t["choices"], lambda v: f'REPLY="{v}"')
-    lines += ["}", "", "_pelctl_path_option() {"]
-    lines += _sh_case("$1|$2", t["paths"], lambda v: "return 0")
-    lines += ["}", "", "# Positional arguments: t text, p path; * marks a variadic one."]
-    lines += ["_pelctl_args() {"]
-    lines += _sh_case("$1", t["args"], lambda v: f'REPLY="{v}"')
-    lines += ["}", ""]
-    lines.append(_BASH_MAIN.strip("\n"))
-    return "\n".join(lines) + "\n"
-
-
-_BASH_MAIN = r"""
-# Bash splits words at COMP_WORDBREAKS (":" in URLs, "=" in --opt=value); join them back
-# using COMP_LINE. Sets _pelctl_w (words) and _pelctl_c (index of the cursor's word).
-_pelctl_join_words() {
-    local line="${COMP_LINE-}" pos=0 k w rest trimmed gap
-    _pelctl_w=() _pelctl_c=0
-    if [[ -z $line ]]; then
-        _pelctl_w=("${COMP_WORDS[@]}") _pelctl_c=$COMP_CWORD
-        return
-    fi
-    for (( k = 0; k < ${#COMP_WORDS[@]}; k++ )); do
-        w="${COMP_WORDS[k]}"
-        rest="${line:pos}"
-        trimmed="${rest#"${rest%%[![:space:]]*}"}"
-        gap=$(( ${#rest} - ${#trimmed} ))
-        pos=$(( pos + gap + ${#w} ))
-        if (( k > 0 && gap == 0 )); then
-            _pelctl_w[${#_pelctl_w[@]}-1]+="$w"
-        else
-            _pelctl_w+=("$w")
-        fi
-        (( k == COMP_CWORD )) && _pelctl_c=$(( ${#_pelctl_w[@]} - 1 ))
-    done
-}
-
-_pelctl() {
-    local -a _pelctl_w
-    local _pelctl_c
-    _pelctl_join_words
-    local cur="${_pelctl_w[_pelctl_c]}" node="" w REPLY want="" opt="" prefix=""
-    local i=1 npos=0 endopts=0
-    COMPREPLY=()
-    # Walk the words before the cursor: descend into subcommands, skip option values.
-    while (( i < _pelctl_c )); do
-        w="${_pelctl_w[i]}"
-        if [[ -n $want ]]; then
-            want=""
-        elif (( ! endopts )) && [[ $w == -- ]]; then
-            endopts=1
-        elif (( ! endopts )) && [[ $w == -* ]]; then
-            [[ $w == *=* ]] || { _pelctl_valued "$node" "$w" && want="$w"; }
-        elif (( npos == 0 )) && _pelctl_subcommands "$node" &&
-                [[ " $REPLY " == *" $w "* ]]; then
-            node="${node:+$node }$w"
-        else
-            npos=$(( npos + 1 ))
-        fi
-        i=$(( i + 1 ))
-    done
-    if [[ -n $want ]]; then
-        opt="$want"
-    elif (( ! endopts )) && [[ $cur == -*=* ]]; then
-        opt="${cur%%=*}"
-        cur="${cur#*=}"
-        # Readline replaces only the text after the last word break: keep "--opt=" when
-        # bash did not split the word there.
-        [[ ${COMP_WORDS[COMP_CWORD]} == -*=* ]] && prefix="$opt="
-    fi
-    if [[ -n $opt ]]; then
-        if _pelctl_choices "$node" "$opt"; then
-            COMPREPLY=($(compgen -W "$REPLY" -- "$cur"))
-        elif _pelctl_path_option "$node" "$opt"; then
-            compopt -o filenames 2>/dev/null
-            COMPREPLY=($(compgen -f -- "$cur"))
-        fi
-        [[ -n $prefix ]] && COMPREPLY=("${COMPREPLY[@]/#/$prefix}")
-        return 0
-    fi
-    if (( ! endopts )) && [[ $cur == -* ]]; then
-        _pelctl_options "$node"
-        COMPREPLY=($(compgen -W "$REPLY" -- "$cur"))
-        return 0
-    fi
-    if _pelctl_subcommands "$node"; then
-        (( npos == 0 )) && COMPREPLY=($(compgen -W "$REPLY" -- "$cur"))
-        return 0
-    fi
-    local spec="" kinds="" kind=""
-    _pelctl_args "$node" && spec="$REPLY"
-    kinds="${spec//\*/}"
-    if (( npos < ${#kinds} )); then
-        kind="${kinds:npos:1}"
-    elif [[ $spec == *"*" ]]; then
-        kind="${kinds: -1}"
-    fi
-    if [[ $kind == p ]]; then
-        compopt -o filenames 2>/dev/null
-        COMPREPLY=($(compgen -f -- "$cur"))
-    elif [[ -z $kind && -z $cur ]] && (( ! endopts )); then
-        # every argument is given: offer the options
-        _pelctl_options "$node"
-        COMPREPLY=($(compgen -W "$REPLY" -- "$cur"))
-    fi
-    return 0
-}
-
-complete -F _pelctl pelctl
-"""
-
-
-def _zsh_quote(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
-
-
-def render_zsh(root: Command) -> str:
-    t = _option_table(root)
-    cmds = root.walk()
-    lines = [f"#compdef {PROG}"]
-    lines += _header("#", "zsh", [
-        "Install: copy it as _pelctl into a directory of $fpath (before compinit runs),",
-        "or source it after compinit.",
-    ])  # fmt: skip
-    # Descriptions for the menus: subcommands and options, per command.
-    lines += ["", "_pelctl_describe_subcommands() {", "    local -a entries", '    case "$1" in']
-    for c in cmds:
-        if not c.subcommands:
-            continue
-        entries = " ".join(_zsh_quote(f"{s.path[-1]}:{first_sentence(s.help)}")
-                           for s in c.subcommands)  # fmt: skip
-        lines.append(f'        "{c.node}") entries=({entries}) ;;')
-    lines += ["        *) return 1 ;;", "    esac",
-              "    _describe -t commands 'pelctl command' entries", "}"]  # fmt: skip
-    lines += ["", "_pelctl_describe_options() {", "    local -a entries", '    case "$1" in']
-    bodies: list[tuple[str, str]] = []
-    for c in cmds:
-        entries = []
-        for p in c.options:
-            desc = first_sentence(p.help) or p.name
-            entries += [_zsh_quote(f"{o}:{desc}") for o in p.opts]
-        entries += [_zsh_quote(f"{o}:Show the help and exit") for o in c.help_opts]
-        bodies.append((c.node, " ".join(entries)))
-    for patterns, body in _grouped_cases(bodies):
-        pats = "|".join(f'"{p}"' for p in patterns)
-        lines.append(f"        {pats}) entries=({body}) ;;")
-    lines += ["        *) return 1 ;;", "    esac",
-              "    _describe -t options 'option' entries", "}"]  # fmt: skip
-    lines += ["", "_pelctl_subcommand_names() {"]
-    lines += _sh_case("$1", t["subs"], lambda v: f'REPLY="{v}"')
-    lines += ["}", "", "_pelctl_valued() {"]
-    lines += _sh_case("$1", t["valued"], lambda v: f'[[ " {v} " == *" $2 "* ]]')
-    lines += ["}", "", "_pelctl_choices() {"]
-    lines += _sh_case("$1|$2", t["choices"], lambda v: f"reply=({v})")
-    lines += ["}", "", "_pelctl_path_option() {"]
-    lines += _sh_case("$1|$2", t["paths"], lambda v: "return 0")
-    lines += ["}", "", "_pelctl_args() {"]
-    lines += _sh_case("$1", t["args"], lambda v: f'REPLY="{v}"')
-    lines += ["}", ""]
-    lines += [
-        "_pelctl() {",
-        '    local node="" w REPLY want="" opt="" cur="${words[CURRENT]}"',
-        "    local -i i=2 npos=0 endopts=0",
-        "    local -a reply",
-        "    while (( i < CURRENT )); do",
-        '        w="${words[i]}"',
-        "        if [[ -n $want ]]; then",
-        '            want=""',
-        "        elif (( ! endopts )) && [[ $w == -- ]]; then",
-        "            endopts=1",
-        "        elif (( ! endopts )) && [[ $w == -* ]]; then",
-        '            [[ $w == *=* ]] || { _pelctl_valued "$node" "$w" && want="$w"; }',
-        '        elif (( npos == 0 )) && _pelctl_subcommand_names "$node" &&',
-        '                [[ " $REPLY " == *" $w "* ]]; then',
-        '            node="${node:+$node }$w"',
-        "        else",
-        "            (( npos++ ))",
-        "        fi",
-        "        (( i++ ))",
-        "    done",
-        "    if [[ -n $want ]]; then",
-        '        opt="$want"',
-        "    elif (( ! endopts )) && [[ $cur == -*=* ]]; then",
-        '        opt="${cur%%=*}"',
-        "        compset -P '*='",
-        "    fi",
-        "    if [[ -n $opt ]]; then",
-        '        if _pelctl_choices "$node" "$opt"; then',
-        "            compadd -a reply",
-        '        elif _pelctl_path_option "$node" "$opt"; then',
-        "            _files",
-        "        else",
-        "            _message 'value'",
-        "        fi",
-        "        return",
-        "    fi",
-        "    if (( ! endopts )) && [[ $cur == -* ]]; then",
-        '        _pelctl_describe_options "$node"',
-        "        return",
-        "    fi",
-        '    if _pelctl_subcommand_names "$node"; then',
-        '        (( npos == 0 )) && _pelctl_describe_subcommands "$node"',
-        "        return",
-        "    fi",
-        '    local spec="" kinds="" kind=""',
-        '    _pelctl_args "$node" && spec="$REPLY"',
-        '    kinds="${spec//\\*/}"',
-        "    if (( npos < ${#kinds} )); then",
-        '        kind="${kinds[npos+1]}"',
-        '    elif [[ $spec == *"*" ]]; then',
-        '        kind="${kinds[-1]}"',
-        "    fi",
-        "    if [[ $kind == p ]]; then",
-        "        _files",
-        "    elif [[ -z $kind ]] && (( ! endopts )); then",
-        '        _pelctl_describe_options "$node"',
-        "    else",
-        "        _message 'argument'",
-        "    fi",
-        "}",
-        "",
-        'if [[ "${funcstack[1]}" == _pelctl ]]; then',
-        '    _pelctl "$@"',
-        "else",
-        f"    compdef _pelctl {PROG}",
-        "fi",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _fish_quote(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def render_fish(root: Command) -> str:
-    t = _option_table(root)
-    cmds = root.walk()
-    lines = _header("#", "fish", ["Install: copy it to ~/.config/fish/completions/pelctl.fish"])
-    lines += [
-        "",
-        "# Options that take a value, per command (their next token is not a subcommand).",
-        "function __pelctl_valued --argument-names node opt",
-        '    switch "$node"',
-    ]
-    for patterns, value in _grouped_cases([(n, v) for n, v in t["valued"] if v]):
-        pats = " ".join(_fish_quote(p) for p in patterns)
-        lines += [f"        case {pats}", f"            contains -- $opt {value}"]
-    lines += ["        case '*'", "            return 1", "    end", "end", ""]
-    lines += [
-        "function __pelctl_subcommands --argument-names node",
-        '    switch "$node"',
-    ]
-    for node, value in t["subs"]:
-        lines += [f"        case {_fish_quote(node)}", f"            printf '%s\\n' {value}"]
-    lines += ["    end", "end", ""]
-    lines += [
-        '# The command the cursor is in ("" for pelctl itself), cached per command line.',
-        "function __pelctl_node",
-        "    set -l line (commandline -pc)",
-        '    if test "$line" = "$__pelctl_cache_line"',
-        "        echo $__pelctl_cache_node",
-        "        return",
-        "    end",
-        "    set -l tokens (commandline -xpc 2>/dev/null; or commandline -opc)",
-        '    set -l node ""',
-        "    set -l want 0",
-        "    set -l npos 0",
-        "    set -l endopts 0",
-        "    for w in $tokens[2..-1]",
-        "        if test $want = 1",
-        "            set want 0",
-        '        else if test $endopts = 0; and test "$w" = --',
-        "            set endopts 1",
-        "        else if test $endopts = 0; and string match -q -- '-*' $w",
-        "            if not string match -q -- '*=*' $w; and __pelctl_valued \"$node\" $w",
-        "                set want 1",
-        "            end",
-        '        else if test $npos = 0; and contains -- $w (__pelctl_subcommands "$node")',
-        '            set node (string trim -- "$node $w")',
-        "        else",
-        "            set npos (math $npos + 1)",
-        "        end",
-        "    end",
-        '    set -g __pelctl_cache_line "$line"',
-        '    set -g __pelctl_cache_node "$node"',
-        '    echo "$node"',
-        "end",
-        "",
-        "function __pelctl_is --argument-names node",
-        "    set -l current (__pelctl_node)",
-        '    test "$current" = "$node"',
-        "end",
-        "",
-        f"complete -c {PROG} -f",
-    ]
-    for c in cmds:
-        cond = f"-n {_fish_quote('__pelctl_is ' + _fish_quote(c.node))}"
-        lines += ["", f"# {c.name}"]
-        for s in c.subcommands:
-            lines.append(f"complete -c {PROG} {cond} -a {s.path[-1]} "
-                         f"-d {_fish_quote(first_sentence(s.help))}")  # fmt: skip
-        for p in (*c.options, *_help_params(c)):
-            spec = []
-            for o in p.opts:
-                if o.startswith("--"):
-                    spec.append(f"-l {o[2:]}")
-                elif len(o) == 2:
-                    spec.append(f"-s {o[1]}")
-                else:
-                    spec.append(f"-o {o[1:]}")
-            if p.takes_value:
-                if p.choices:
-                    spec.append(f"-x -a {_fish_quote(' '.join(p.choices))}")
-                elif p.is_path:
-                    spec.append("-r -F")
-                else:
-                    spec.append("-x")
-            desc = first_sentence(p.help) or p.name
-            lines.append(f"complete -c {PROG} {cond} {' '.join(spec)} -d {_fish_quote(desc)}")
-        if any(a.is_path for a in c.arguments):
-            lines.append(f"complete -c {PROG} {cond} -F")
-    return "\n".join(lines) + "\n"
-
-
-def _help_params(c: Command) -> tuple[Param, ...]:
-    if not c.help_opts:
-        return ()
-    return (Param(name="help", kind="option", opts=c.help_opts, help="Show the help and exit.",
-                  panel=None, takes_value=False, choices=(), is_path=False, required=False,
-                  default=None, value="", variadic=False, envvar=None),)  # fmt: skip
+    return script(shell)
 
 
 # -- entry point ----------------------------------------------------------------------------
@@ -975,9 +533,9 @@ def generate(root: Command | None = None) -> dict[str, str]:
     root = root or build_model()
     return {
         "docs/commands.md": render_markdown(root),
-        "completions/pelctl.bash": render_bash(root),
-        "completions/pelctl.zsh": render_zsh(root),
-        "completions/pelctl.fish": render_fish(root),
+        "completions/pelctl.bash": render_completion("bash"),
+        "completions/pelctl.zsh": render_completion("zsh"),
+        "completions/pelctl.fish": render_completion("fish"),
     }
 
 

@@ -7,10 +7,12 @@ from typing import Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.watch import watchable
 
 
 def register(app: typer.Typer) -> None:
     @pelctl_command(app, "streams", rich_help_panel="Read")
+    @watchable
     def streams(
         rt: Runtime,
         match: Annotated[

@@ -21,6 +21,19 @@ Every pass over a stream that changed something appends one audit line (surface
 loop fails closed: an ERROR log line, ``recovery_audit_failures_total``, no further change,
 and exit 6 once the batch in flight is done (``--on-audit-failure continue``: log, count and
 go on).
+
+Speaking little, and failing closed on names:
+
+- before the first pass every stream and the group must exist: a typo (``--group
+  settlement``) ends the loop at once with exit 3 and a hint naming the groups that do
+  exist. ``wait_for_targets`` (``--wait-for-group``) waits instead: each missing one is
+  logged once at INFO (``waiting``), again at every summary period, and ``target-found``
+  when it appears; the streams that exist are healed meanwhile;
+- a stream or group that disappears while the loop runs is logged once at WARNING
+  (``stream-skipped``), then at DEBUG on each pass that skips it, and ``target-found`` when
+  it is back;
+- a pass that changed nothing logs at DEBUG; every ``summary_every_s`` (5 minutes) one
+  ``summary`` line at INFO gives the passes and counts of the period.
 """
 
 from __future__ import annotations
@@ -32,17 +45,20 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from pelctl.core.binary import escape
 from pelctl.core.errors import (
     AuthFailed,
     ConnectionFailed,
+    GroupNotFound,
     NeedsServerVersion,
     NotAudited,
     NotFound,
     PelctlError,
     PermissionDenied,
+    StreamNotFound,
     UsageError,
 )
 from pelctl.core.mutations import APPLIED, FAILED, ItemResult
@@ -55,6 +71,10 @@ from pelctl.redis.connection import Connection
 FATAL = (UsageError, AuthFailed, PermissionDenied, NeedsServerVersion)
 BACKOFF_START_S = 0.5
 MAX_AUDIT_IDS = 1_000
+SUMMARY_EVERY_S = 300.0  # the periodic summary line (and the reminder of missing targets)
+WAIT_FLAG = "--wait-for-group"
+_SUMMARY_KEYS = ("scanned", "requeued", "claimed", "dead_lettered", "skipped_alive",
+                 "duplicate_acks", "ghosts", "failed", "handed_back")  # fmt: skip
 
 
 class _Trail:
@@ -84,6 +104,15 @@ class _Trail:
         return [escape(i) for i in self.applied]
 
 
+@dataclass
+class _Missing:
+    """A stream (or its group) that does not exist: since when, and when it was last said."""
+
+    error: str
+    since: float
+    said: float
+
+
 class Runner:
     """The loop. ``connect()`` opens a fresh :class:`Connection` (called again after an
     error); ``metrics`` is a :class:`~pelctl.reclaim.metrics.ReclaimMetrics` or None."""
@@ -101,6 +130,10 @@ class Runner:
         secrets: tuple[str, ...] = (),
         stop: threading.Event | None = None,
         rng: random.Random | None = None,
+        wait_for_targets: bool = False,
+        summary_every_s: float = SUMMARY_EVERY_S,
+        max_passes: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         cfg.validate()
         self.cfg = cfg
@@ -124,6 +157,20 @@ class Runner:
         self._target_seen: dict[bytes, tuple[str, str]] = {}
         # Set when an audit line failed under the "stop" policy: the loop ends, exit 6.
         self.audit_error: NotAudited | None = None
+        # Missing streams and groups: wait for them (else the loop refuses to start).
+        self.wait_for_targets = wait_for_targets
+        self._targets_checked = False
+        self._missing: dict[bytes, _Missing] = {}
+        self._healed: set[bytes] = set()  # streams that had a pass (their group existed)
+        # The periodic summary (0: none) and the run's pass limit (None: until stopped).
+        self.summary_every_s = summary_every_s
+        self.max_passes = max_passes
+        self._clock = clock
+        self._period = PassCounts()
+        self._period_passes = 0
+        self._period_start = clock()
+        # read-only: what each stream's last pass would have done (logged when it changes)
+        self._would: dict[bytes, tuple[int, ...]] = {}
         if metrics is not None:
             for stream in cfg.streams:
                 metrics.touch(stream, cfg.group)
@@ -183,6 +230,114 @@ class Runner:
     def strategy(self) -> str | None:
         return self._strategy
 
+    # -- streams and groups that do not exist ----------------------------------------------
+    def check_targets(self) -> None:
+        """Before the first pass: every stream and the group must exist. A missing one raises
+        :class:`NotFound` (exit 3; the hint names the groups that exist) unless
+        ``wait_for_targets``: then it is logged (``waiting``) and the loop starts anyway."""
+        conn = self.connection()
+        for stream in self.cfg.streams:
+            problem = self.target_problem(conn, stream)
+            if problem is None:
+                continue
+            if not self.wait_for_targets or not isinstance(
+                problem, (StreamNotFound, GroupNotFound)
+            ):
+                raise problem  # a key of another type does not become a stream by waiting
+            self._note_missing(stream, problem.message)
+        self._targets_checked = True
+
+    def await_targets(self) -> bool:
+        """``--once --wait-for-group``: check every ``--interval`` until every stream and the
+        group exist (False if stopped first)."""
+        while not self.stopping:
+            conn = self.connection()
+            missing = False
+            for stream in self.cfg.streams:
+                problem = self.target_problem(conn, stream)
+                if problem is None:
+                    self._note_present(stream)
+                elif isinstance(problem, (StreamNotFound, GroupNotFound)):
+                    self._note_missing(stream, problem.message)
+                    missing = True
+                else:
+                    raise problem
+            if not missing:
+                self._targets_checked = True
+                return True
+            self._remind()
+            self.stop_event.wait(max(self.cfg.interval_s, 0.05))
+        return False
+
+    def target_problem(self, conn: Connection, stream: bytes) -> NotFound | None:
+        """Why a pass over ``stream`` cannot run (None: it and the group exist)."""
+        from pelctl.core.cmdline import command_line
+        from pelctl.core.targets import group_rows
+
+        group = self.cfg.group
+        wait = f"or start with {WAIT_FLAG} to wait until it exists"
+        try:
+            rows = group_rows(conn, stream)
+        except StreamNotFound:
+            return StreamNotFound(
+                f"stream {escape(stream)} not found",
+                hint=f"list the streams: {command_line('streams', [])}; {wait}",
+            )
+        names = [row[b"name"] for row in rows if isinstance(row.get(b"name"), bytes)]
+        if group in names:
+            return None
+        if names:
+            listed = ", ".join(escape(n) for n in sorted(names)[:10])
+            more = f" and {len(names) - 10} more" if len(names) > 10 else ""
+            known = f"groups on {escape(stream)}: {listed}{more}"
+        else:
+            known = f"{escape(stream)} has no consumer groups"
+        return GroupNotFound(f"group {escape(group)} not found on stream {escape(stream)}",
+                             hint=f"{known}; {wait}")  # fmt: skip
+
+    def _note_missing(self, stream: bytes, error: str) -> None:
+        """Logged once: INFO while waiting for a target never seen, WARNING for one that
+        disappeared; DEBUG on the passes after that (the summary lists what is missing)."""
+        cfg = self.cfg
+        if stream in self._missing:
+            event(self.log, logging.DEBUG, "stream-skipped", stream=stream, group=cfg.group,
+                  error=error)  # fmt: skip
+            return
+        now = self._clock()
+        self._missing[stream] = _Missing(error, now, now)
+        if self.wait_for_targets and stream not in self._healed:
+            event(self.log, logging.INFO, "waiting", stream=stream, group=cfg.group,
+                  error=error,
+                  detail="checked every pass; said again every summary period")  # fmt: skip
+        else:
+            event(self.log, logging.WARNING, "stream-skipped", stream=stream, group=cfg.group,
+                  error=error, detail="the other streams are still healed; retried every "
+                  "pass, logged again when it is back")  # fmt: skip
+
+    def _note_present(self, stream: bytes) -> None:
+        self._healed.add(stream)
+        gone = self._missing.pop(stream, None)
+        if gone is not None:
+            event(self.log, logging.INFO, "target-found", stream=stream, group=self.cfg.group,
+                  missing_s=round(self._clock() - gone.since, 3))  # fmt: skip
+
+    def _remind(self) -> None:
+        """Every summary period: the targets still waited for, at INFO."""
+        now = self._clock()
+        if not self.wait_for_targets or not self.summary_every_s:
+            return
+        for stream, gone in self._missing.items():
+            if stream in self._healed:
+                continue  # disappeared while running: in the summary's "missing" list
+            if now - gone.said >= self.summary_every_s:
+                gone.said = now
+                event(self.log, logging.INFO, "waiting", stream=stream, group=self.cfg.group,
+                      error=gone.error, waited_s=round(now - gone.since, 3))  # fmt: skip
+
+    @property
+    def missing(self) -> list[bytes]:
+        return list(self._missing)
+
     # -- one pass ------------------------------------------------------------------------------
     def run_pass(self) -> PassReport:
         """One pass over every stream. Raises on connection errors (after recording what the
@@ -231,10 +386,10 @@ class Runner:
             finally:
                 sp.duration_s = time.perf_counter() - t0
             self._measure(conn, sp)
+            self._note_present(sp.stream)
         except NotFound as err:
             sp.error = err.message
-            event(self.log, logging.WARNING, "stream-skipped", stream=sp.stream, group=cfg.group,
-                  error=err.message)  # fmt: skip
+            self._note_missing(sp.stream, err.message)
         except BaseException as err:
             error = err
             raise
@@ -315,13 +470,50 @@ class Runner:
         }  # fmt: skip
         if sp.skipped:
             fields["skipped_reason"] = sp.skipped
-        busy = c.changed or c.failed or c.skipped_alive or c.duplicate_acks
-        level = logging.WARNING if c.failed else logging.INFO if busy else logging.DEBUG
-        if cfg.read_only and c.scanned:
-            level = logging.INFO
-        event(self.log, level, "pass-interrupted" if error else "pass", **fields)
+        event(self.log, self._pass_level(sp), "pass-interrupted" if error else "pass", **fields)
         if self.audit and (c.changed or trail.failed_count):
             self._audit(sp, trail)
+
+    def _pass_level(self, sp: StreamPass) -> int:
+        """WARNING when entries failed, INFO when the pass changed something, DEBUG for a
+        quiet pass (nothing changed: lock-held skips and races are in the summary). Read-only:
+        INFO when what it would do differs from the stream's previous pass."""
+        c = sp.counts
+        if c.failed:
+            return logging.WARNING
+        if self.cfg.read_only:
+            would = (c.scanned, c.requeued, c.claimed, c.dead_lettered, c.skipped_alive)
+            changed = self._would.get(sp.stream) != would
+            self._would[sp.stream] = would
+            return logging.INFO if changed and c.scanned else logging.DEBUG
+        return logging.INFO if c.changed else logging.DEBUG
+
+    def summary(self, *, final: bool = False) -> None:
+        """One INFO line with the passes and counts since the last one (then reset)."""
+        now = self._clock()
+        c = self._period
+        fields: dict[str, Any] = {
+            "period_s": round(now - self._period_start, 3), "passes": self._period_passes,
+            # The vocabulary of every output: a count of things is "<thing>_count".
+            **{("failed_count" if k == "failed" else k): getattr(c, k) for k in _SUMMARY_KEYS},
+            "stream_count": len(self.cfg.streams), "group": self.cfg.group,
+        }  # fmt: skip
+        if self._missing:
+            fields["missing"] = list(self._missing)
+        if self.cfg.read_only:
+            fields["read_only"] = True
+        event(self.log, logging.INFO, "summary", **fields)
+        self._period = PassCounts()
+        self._period_passes = 0
+        self._period_start = now
+
+    def _after_pass(self, report: PassReport | None) -> None:
+        if report is not None:
+            self._period.merge(report.totals)
+            self._period_passes += 1
+        self._remind()
+        if self.summary_every_s and self._clock() - self._period_start >= self.summary_every_s:
+            self.summary()
 
     def _audit(self, sp: StreamPass, trail: _Trail) -> None:
         from pelctl.core import audit
@@ -380,15 +572,20 @@ class Runner:
         """Pass, sleep, pass... until stopped. Returns the exit code (0 after a stop)."""
         cfg = self.cfg
         event(self.log, logging.INFO, "start", streams=list(cfg.streams), group=cfg.group,
-              server=self.server, consumer=self.consumer, **cfg.params())  # fmt: skip
+              server=self.server, consumer=self.consumer, **cfg.params(),
+              wait_for_group=self.wait_for_targets,
+              summary_every_s=self.summary_every_s)  # fmt: skip
         failures = 0
         while not self.stopping:
+            report = None
             try:
-                self.run_pass()
+                if not self._targets_checked:
+                    self.check_targets()  # once connected: a typo ends the loop (exit 3)
+                report = self.run_pass()
                 if failures:
                     event(self.log, logging.INFO, "recovered", after_failures=failures)
                 failures = 0
-            except FATAL as err:
+            except (*FATAL, NotFound) as err:  # NotFound: only the start-up check raises it
                 event(self.log, logging.ERROR, "fatal", error=err.message, hint=err.hint)
                 self.drop_connection()
                 raise
@@ -405,9 +602,11 @@ class Runner:
                       error=_message(err), retry_in_s=round(delay, 3),
                       failures=failures)  # fmt: skip
                 self.drop_connection()
+                self._after_pass(None)  # the summary goes on during an outage (0 passes)
                 self.stop_event.wait(delay)
                 continue
-            if self.stopping:
+            self._after_pass(report)
+            if self.stopping or (self.max_passes is not None and self.passes >= self.max_passes):
                 break
             self.stop_event.wait(self.sleep_time())
         self.drop_connection()

@@ -21,8 +21,12 @@ read_only = true
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
 import stat
+import tempfile
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -298,3 +302,88 @@ def _timeout_from_env(env: dict[str, str]) -> float:
     if ms <= 0:
         raise ConfigError("PELCTL_TIMEOUT must be more than 0", hint="e.g. PELCTL_TIMEOUT=2s")
     return ms / 1000.0
+
+
+# -- writing current-context (``pelctl config use-context``) ---------------------------------
+
+# A root-level ``current-context = "..."`` line (bare or quoted key, basic or literal string
+# value, an optional comment after it).
+_CURRENT_LINE = re.compile(
+    r"""^(?P<head>[ \t]*(?:current-context|"current-context"|'current-context')[ \t]*=[ \t]*)"""
+    r"""(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')(?P<tail>[ \t]*(?:#[^\n]*)?)$"""
+)
+_TABLE_HEADER = re.compile(r"^[ \t]*\[")
+
+
+def set_current_context(name: str, path: Path | None = None) -> Config:
+    """Make ``name`` the file's ``current-context``, changing nothing else.
+
+    The line is edited in place (comments, order, spacing and every other key kept), or
+    added at the top when there is none; the result is parsed again and must hold the same
+    data with only ``current-context`` changed, else nothing is written. The write is
+    atomic (a temporary file renamed over it, a symlink followed to its target) and keeps
+    the file's mode. An unknown name is a :class:`ConfigError` (exit 2) listing the
+    contexts. Returns the configuration as it was before.
+    """
+    config = load_config(path)
+    if name not in config.contexts:
+        known = ", ".join(sorted(config.contexts)) or "none"
+        where = config.path if config.exists else f"{config.path} (no such file)"
+        raise ConfigError(f"no context named {name!r} in {where}",
+                          hint=f"known contexts: {known}")  # fmt: skip
+    target = config.path.resolve()  # a dotfiles symlink stays a symlink
+    text = target.read_bytes().decode("utf-8")  # line endings as they are (CRLF kept)
+    new_text = _with_current_context(text, name)
+    before = tomllib.loads(text)
+    after = tomllib.loads(new_text)
+    before["current-context"] = name
+    if after != before:  # the edit touched something else: refuse rather than damage
+        raise ConfigError(
+            f"cannot set current-context in {config.path} without changing other content",
+            hint=f'set it by hand: current-context = "{name}" at the top of the file',
+        )
+    _replace_file(target, new_text)
+    return config
+
+
+def _with_current_context(text: str, name: str) -> str:
+    value = json.dumps(name, ensure_ascii=False)  # a JSON string is a TOML basic string
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if _TABLE_HEADER.match(line):
+            break  # past the root table: current-context can only be above
+        body = line.rstrip("\r\n")
+        match = _CURRENT_LINE.match(body)
+        if match:
+            lines[i] = match["head"] + value + match["tail"] + line[len(body) :]
+            return "".join(lines)
+    # None yet: after a leading comment block (a file header) if there is one, else first.
+    at = 0
+    while at < len(lines) and lines[at].lstrip().startswith("#"):
+        at += 1
+    if not (at and at < len(lines) and not lines[at].strip()):
+        at = 0
+    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    added = f"current-context = {value}{newline}"
+    if at:
+        added += newline if at + 1 < len(lines) and lines[at + 1].strip() else ""
+        return "".join(lines[: at + 1]) + added + "".join(lines[at + 1 :])
+    if text and not text.endswith("\n"):
+        text += newline
+    return added + (newline if text.strip() else "") + text
+
+
+def _replace_file(target: Path, text: str) -> None:
+    mode = stat.S_IMODE(target.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

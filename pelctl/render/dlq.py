@@ -16,17 +16,21 @@ from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
 from pelctl.render.table import Column, TableData, fmt_int
 
+# Narrow terminals (docs/output.md): the original id goes first, then the payload preview
+# (``dlq show`` has it whole), then the owner; names, reasons and payloads are shortened,
+# the payload and the owner before the source and the reason; the id (what ``dlq show`` and
+# ``dlq replay`` take), the deliveries and the age stay.
 ENTRY_COLUMNS = (
     Column("id", "ID"),
-    Column("source", "SOURCE"),
-    Column("original_id", "ORIGINAL ID"),
-    Column("owner", "OWNER"),
+    Column("source", "SOURCE", shrinkable=True, min_width=10),
+    Column("original_id", "ORIGINAL ID", priority=3),
+    Column("owner", "OWNER", priority=1, shrinkable=True, min_width=10),
     Column("deliveries", "DELIV", "right"),
-    Column("reason", "REASON"),
+    Column("reason", "REASON", shrinkable=True, min_width=24),
     Column("age", "AGE", "right"),
-    Column("fields", "FIELDS"),
+    Column("fields", "FIELDS", priority=2, shrinkable=True, min_width=16),
 )
-DLQ_COLUMN = Column("dlq", "DLQ")
+DLQ_COLUMN = Column("dlq", "DLQ", shrinkable=True, min_width=10)
 
 
 def _b(value: bytes | None) -> str:
@@ -161,6 +165,7 @@ def _deliveries(e: DlqEntry) -> str:
 
 
 def field_rows(e: DlqEntry) -> TableData:
+    # Shown whole (``dlq show`` is where a payload is read in full): a long value wraps.
     cols = (Column("field", "FIELD"), Column("value", "VALUE"))
     return TableData(cols, [(escape(k), escape(v)) for k, v in e.fields], title="fields")
 
@@ -221,11 +226,13 @@ def _bar(n: int, top: int, width: int = 30) -> str:
 
 
 def stats_tables(s: DlqStats) -> list[TableData]:
-    count_cols = (Column("key", ""), Column("count", "COUNT", "right"), Column("bar", ""))
+    # Narrow terminals: the bar goes first; sources and reasons are shortened.
+    count_cols = (Column("key", ""), Column("count", "COUNT", "right"),
+                  Column("bar", "", priority=1))  # fmt: skip
 
     def table(title: str, header: str, rows: Sequence[tuple[str, int]]) -> TableData:
         top = max((n for _k, n in rows), default=0)
-        cols = (Column("key", header),) + count_cols[1:]
+        cols = (Column("key", header, shrinkable=True, min_width=12),) + count_cols[1:]
         return TableData(cols, [(k, fmt_int(n), _bar(n, top)) for k, n in rows], title=title)
 
     out = [
@@ -260,15 +267,17 @@ _ACTION_STYLE = {"skip": "dim", "refuse": "red", "purge": "yellow"}
 
 
 def plan_columns(plan: Plan) -> tuple[Column, ...]:
+    # Narrow terminals: the DLQ (named in the summary) goes first, then the deliveries;
+    # names and notes are shortened; the id, the target, the age and the action stay.
     where = "TARGET" if plan.action == "dlq-replay" else "SOURCE"
     return (
-        Column("dlq", "DLQ"),
+        Column("dlq", "DLQ", priority=2, shrinkable=True, min_width=10),
         Column("id", "ID"),
-        Column("target", where),
+        Column("target", where, shrinkable=True, min_width=12),
         Column("age", "AGE", "right"),
-        Column("deliveries", "DELIV", "right"),
+        Column("deliveries", "DELIV", "right", priority=1),
         Column("action", "ACTION"),
-        Column("note", "NOTE"),
+        Column("note", "NOTE", shrinkable=True, min_width=24),
     )
 
 
@@ -393,6 +402,7 @@ def result_summary(result: RepairResult) -> str:
 
 
 def failed_table(result: RepairResult) -> TableData:
-    cols = (Column("id", "ID"), Column("outcome", "OUTCOME"), Column("detail", "DETAIL"))
+    cols = (Column("id", "ID"), Column("outcome", "OUTCOME"),
+            Column("detail", "DETAIL", shrinkable=True, min_width=16))  # fmt: skip
     rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
     return TableData(cols, rows, title=f"failed in {escape(result.stream)}")

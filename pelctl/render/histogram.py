@@ -67,12 +67,14 @@ def percent(count: int, total: int) -> str:
 
 
 def columns(h: Histogram, with_bar: bool = True) -> tuple[Column, ...]:
+    # Narrow terminals: the bar goes first, then the share; labels (consumer names) are
+    # shortened; counts stay. The CLI sizes the bar to the terminal, so it rarely goes.
     cols = (
-        Column("bucket", UNITS[h.by]),
+        Column("bucket", UNITS[h.by], shrinkable=True, min_width=12),
         Column("count", "COUNT", "right"),
-        Column("percent", "%", "right"),
+        Column("percent", "%", "right", priority=1),
     )
-    return cols + ((Column("bar", "", style="cyan"),) if with_bar else ())
+    return cols + ((Column("bar", "", style="cyan", priority=2),) if with_bar else ())
 
 
 def title(h: Histogram) -> str:
@@ -133,12 +135,14 @@ def records(h: Histogram) -> list[dict[str, Any]]:
 
 
 # -- ghosts ------------------------------------------------------------------------------------
+# Narrow terminals: the deliveries go first; the consumer's name and the reason are
+# shortened; ids stay.
 GHOST_COLUMNS = (
     Column("id", "ID"),
-    Column("consumer", "CONSUMER"),
+    Column("consumer", "CONSUMER", shrinkable=True, min_width=12),
     Column("idle", "IDLE", "right"),
-    Column("deliveries", "DELIVERIES", "right"),
-    Column("reason", "REASON"),
+    Column("deliveries", "DELIVERIES", "right", priority=1),
+    Column("reason", "REASON", shrinkable=True, min_width=12),
 )
 GHOST_REASONS = {
     "trimmed": "below the stream's first entry (trimmed)",

@@ -10,22 +10,24 @@ from pelctl.core.models import ConsumerInfo, GroupInfo, StreamInspection, id_ms
 from pelctl.render import pending as pending_render
 from pelctl.render.table import Column, TableData, fmt_int
 
+# Narrow terminals (docs/output.md): ids and bookkeeping go first, then the lag; names are
+# shortened; pending counts, idle times, verdicts, poison and ghost counts stay.
 GROUP_COLUMNS = (
-    Column("group", "GROUP"),
-    Column("consumers", "CONSUMERS", "right"),
+    Column("group", "GROUP", shrinkable=True, min_width=12),
+    Column("consumers", "CONSUMERS", "right", priority=2),
     Column("pending", "PENDING", "right"),
-    Column("lag", "LAG", "right"),
-    Column("last_delivered_id", "LAST DELIVERED"),
-    Column("entries_read", "ENTRIES READ", "right"),
+    Column("lag", "LAG", "right", priority=1),
+    Column("last_delivered_id", "LAST DELIVERED", priority=4),
+    Column("entries_read", "ENTRIES READ", "right", priority=3),
     Column("oldest_pending", "OLDEST PENDING", "right"),
 )
 CONSUMER_COLUMNS = (
-    Column("consumer", "CONSUMER"),
+    Column("consumer", "CONSUMER", shrinkable=True, min_width=12),
     Column("pending", "PENDING", "right"),
     Column("idle", "IDLE", "right"),
-    Column("inactive", "INACTIVE", "right"),
+    Column("inactive", "INACTIVE", "right", priority=1),
     Column("verdict", "VERDICT"),
-    Column("verdict_reason", "REASON"),
+    Column("verdict_reason", "REASON", shrinkable=True, min_width=16),
 )
 # unknown (below Redis 7.2, no signal either way) has its own colour: not fine, not dead.
 VERDICT_STYLES = {
@@ -121,14 +123,20 @@ def health_table(g: GroupInfo) -> TableData | None:
     columns: list[Column] = []
     row: list[str] = []
     if ic is not None:
-        for t, n in zip(ic.thresholds_ms, ic.counts, strict=True):
-            columns.append(Column(f"idle_ge_{t}", f"IDLE ≥ {_threshold(t)}", "right"))
+        # Narrow terminals: the longest-idle entry's id goes first, then the lower
+        # thresholds (lowest first), then who holds it; the highest threshold, the longest
+        # idle time, the poison and ghost counts stay.
+        last = len(ic.thresholds_ms) - 1
+        for k, (t, n) in enumerate(zip(ic.thresholds_ms, ic.counts, strict=True)):
+            prio = 0 if k == last else 3 + last - k
+            columns.append(Column(f"idle_ge_{t}", f"IDLE ≥ {_threshold(t)}", "right",
+                                  priority=prio))  # fmt: skip
             row.append(fmt_int(n))
         longest = ic.longest
         columns += [
-            Column("longest_idle", "LONGEST IDLE", "right"),
-            Column("longest_owner", "HELD BY"),
-            Column("longest_id", "ID"),
+            Column("longest_idle", "LONGEST IDLE", "right", priority=1),
+            Column("longest_owner", "HELD BY", priority=2, shrinkable=True),
+            Column("longest_id", "ID", priority=3 + len(ic.thresholds_ms)),
         ]
         if longest is None:
             row += ["-", "-", "-"]

@@ -15,13 +15,15 @@ from pelctl.core.models import Fields, PendingEntry
 from pelctl.render import payload
 from pelctl.render.table import Column
 
+# Every column stays on a narrow terminal (docs/output.md); the consumer's name and the
+# payload are shortened.
 COLUMNS = (
     Column("id", "ID"),
-    Column("consumer", "CONSUMER"),
+    Column("consumer", "CONSUMER", shrinkable=True, min_width=12),
     Column("idle", "IDLE", "right"),
     Column("deliveries", "DELIVERIES", "right"),
 )
-PAYLOAD_COLUMN = Column("fields", "FIELDS")
+PAYLOAD_COLUMN = Column("fields", "FIELDS", shrinkable=True, min_width=16)
 
 
 def columns(with_payload: bool) -> tuple[Column, ...]:

@@ -11,20 +11,22 @@ from pelctl.core.durations import format_duration_ms
 from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult
 from pelctl.render.table import Column, TableData, fmt_int
 
+# Narrow terminals (docs/output.md): the deliveries go first; owners and notes are
+# shortened; the id, the idle time and the action of every entry stay.
 ENTRY_COLUMNS = (
     Column("id", "ID"),
-    Column("owner", "OWNER"),
+    Column("owner", "OWNER", shrinkable=True, min_width=12),
     Column("idle", "IDLE", "right"),
-    Column("deliveries", "DELIVERIES", "right"),
+    Column("deliveries", "DELIVERIES", "right", priority=1),
     Column("action", "ACTION"),
-    Column("note", "NOTE"),
+    Column("note", "NOTE", shrinkable=True, min_width=16),
 )
 CONSUMER_COLUMNS = (
-    Column("id", "CONSUMER"),
+    Column("id", "CONSUMER", shrinkable=True, min_width=12),
     Column("idle", "INACTIVE", "right"),
     Column("deliveries", "PENDING", "right"),
     Column("action", "ACTION"),
-    Column("note", "NOTE"),
+    Column("note", "NOTE", shrinkable=True, min_width=16),
 )
 _ACTION_STYLE = {"skip": "dim", "refuse": "red", "dlq": "magenta", "ack-ghost": "yellow"}
 
@@ -161,6 +163,7 @@ def result_summary(result: RepairResult) -> str:
 
 
 def failed_table(result: RepairResult) -> TableData:
-    cols = (Column("id", "ID"), Column("outcome", "OUTCOME"), Column("detail", "DETAIL"))
+    cols = (Column("id", "ID"), Column("outcome", "OUTCOME"),
+            Column("detail", "DETAIL", shrinkable=True, min_width=16))  # fmt: skip
     rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
     return TableData(cols, rows, title="failed")

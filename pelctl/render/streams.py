@@ -9,14 +9,16 @@ from pelctl.core.durations import format_duration_ms
 from pelctl.core.models import StreamSummary
 from pelctl.render.table import Column, fmt_int
 
+# When the terminal is narrow (docs/output.md): KIND, then GROUPS, LENGTH and LAG go; the
+# name is shortened; what is stuck and since when (PENDING, OLDEST PENDING) stays.
 COLUMNS = (
-    Column("stream", "STREAM"),
-    Column("length", "LENGTH", "right"),
-    Column("groups", "GROUPS", "right"),
+    Column("stream", "STREAM", shrinkable=True, min_width=16),
+    Column("length", "LENGTH", "right", priority=2),
+    Column("groups", "GROUPS", "right", priority=3),
     Column("pending", "PENDING", "right"),
-    Column("lag", "LAG", "right"),
+    Column("lag", "LAG", "right", priority=1),
     Column("oldest_pending", "OLDEST PENDING", "right"),
-    Column("kind", "KIND"),
+    Column("kind", "KIND", priority=4),
 )
 
 

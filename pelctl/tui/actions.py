@@ -58,8 +58,8 @@ ACTIONS: dict[str, ActionSpec] = {
             "requeue",
             "Requeue",
             "r",
-            "Re-add each entry with _retry_count +1 and _original_id, then ack the old id "
-            "(one script: no window where it is lost)",
+            "Re-add each entry with its lineage (_retry_count +1, _prior_deliveries, "
+            "_original_id), then ack the old id (one script: no window where it is lost)",
             "entries",
         ),
         ActionSpec(
@@ -130,6 +130,9 @@ class ActionRequest:
     dlq: bytes | None = None  # dead-letter stream for move / replay
     reason: str | None = None
     expected: int | None = None  # entries the view counted for a filter (sizes the plan)
+    # prune: also a consumer whose liveness is unknown (the CLI's --assume-dead); off
+    # unless the operator ticks it in the prune dialog
+    assume_dead: bool = False
 
     @property
     def spec(self) -> ActionSpec:

@@ -11,6 +11,7 @@ from rich.style import Style
 from textual.app import App
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
+from textual.screen import Screen
 
 from pelctl.core.binary import clean, escape
 from pelctl.tui import theme as themes
@@ -25,6 +26,9 @@ class PelctlApp(App[None]):
     TITLE = "pelctl"
     CSS_PATH = "pelctl.tcss"
     COMMANDS = App.COMMANDS | {PelctlCommands}
+    # Screens get `-short` below 32 rows (80x24, 100x30): dialogs drop their blank lines
+    # (pelctl.tcss), so they fit.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
@@ -152,6 +156,83 @@ class PelctlApp(App[None]):
         while len(self.screen_stack) > 2:
             self.pop_screen()
 
+    # -- the command line (`:`) ------------------------------------------------------------
+    def open_command_line(self, under: Screen) -> None:
+        """``:`` on a dashboard screen: the jump line over it; the jump runs when it closes."""
+        from pelctl.tui.screens.command_line import CommandLineScreen
+
+        stream = current_stream(under)
+
+        def done(line: str | None) -> None:
+            if line is not None and line.strip():
+                self.run_jump(line, under)
+
+        self.push_screen(CommandLineScreen(self.jump_names(), stream), done)
+
+    def jump_names(self) -> dict[str, list[str]]:
+        """Names the command line completes: streams (``:stream``) and dead-letter streams
+        (``:dlq``) from the last streams list, escaped as the tables show them."""
+        from pelctl.tui.source import StreamsSnapshot
+
+        snap = self.last_streams
+        if not isinstance(snap, StreamsSnapshot):
+            return {}
+        streams = [escape(r.name) for r in snap.rows]
+        dlqs = [escape(r.name) for r in snap.rows if r.summary.is_dlq]
+        dlqs += [escape(r.name) for r in snap.rows if r.dlq is not None]
+        return {"stream": streams, "dlq": dlqs}
+
+    def run_jump(self, line: str, under: Screen | None = None) -> None:
+        from pelctl.core.dlq import is_dlq_name
+        from pelctl.core.errors import UsageError
+        from pelctl.core.inspect import dlq_key
+        from pelctl.tui import jumps
+        from pelctl.tui.screens.group import GroupScreen
+
+        under = under or self.screen
+        try:
+            jump = jumps.parse(line)
+        except UsageError as err:
+            self.notify(f"{err.message}\n{err.hint}", title="command line", severity="warning")
+            return
+        if jump.name == "q":
+            self.exit()
+            return
+        if jump.name == "streams":
+            self.action_home()
+            return
+        if jump.name == "stream":
+            assert jump.arg is not None
+            self.open_stream(jump.arg)
+            return
+        stream = current_stream(under)
+        if jump.name == "group":
+            if stream is None:
+                self.notify(
+                    "no stream here: put the cursor on one, or open one with :stream NAME",
+                    title="command line",
+                    severity="warning",
+                )
+                return
+            replace = isinstance(under, GroupScreen)
+            if jump.arg is None:
+                self.open_stream(stream, replace=replace)
+            else:
+                self.open_group(stream, jump.arg, replace=replace)
+            return
+        # dlq
+        if jump.arg is not None:
+            if is_dlq_name(jump.arg):
+                self.open_dlq(jump.arg)
+            else:
+                self.open_dlq(dlq_key(jump.arg), source=jump.arg)
+            return
+        open_dlq = getattr(under, "action_open_dlq", None)
+        if open_dlq is None:
+            self.notify("this is a dead-letter view already", title="command line")
+            return
+        open_dlq()
+
     # -- session state ---------------------------------------------------------------------
     def record_depth(self, stream: bytes, group: bytes, depth: int) -> list[int]:
         points = self._depth.setdefault((stream, group), deque(maxlen=DEPTH_POINTS))
@@ -187,3 +268,21 @@ class PelctlApp(App[None]):
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(self.screen))
+
+
+def current_stream(screen: Screen) -> bytes | None:
+    """The stream a screen is about: the group's, the dead-letter view's source, the one
+    under the cursor of the streams list (a dead-letter stream is nobody's "current")."""
+    from pelctl.tui.screens.dlq import DlqScreen
+    from pelctl.tui.screens.group import GroupScreen
+    from pelctl.tui.screens.streams import StreamsScreen
+
+    if isinstance(screen, GroupScreen):
+        return screen.stream
+    if isinstance(screen, DlqScreen):
+        return screen.source_stream
+    if isinstance(screen, StreamsScreen):
+        row = screen.selected()
+        if row is not None and not row.summary.is_dlq:
+            return row.name
+    return None

@@ -81,7 +81,11 @@ def _options(source: RedisSource, request: ActionRequest) -> Any:  # noqa: ANN40
     if request.action == "prune":
         # Only a consumer quiet for the dead-suspect threshold is pruned: pruning a live one
         # would only make its worker recreate it on its next read.
-        return Options(inactive_ms=source.dead_after_ms, reassign_to=request.to_consumer)
+        return Options(
+            inactive_ms=source.dead_after_ms,
+            reassign_to=request.to_consumer,
+            assume_dead=request.assume_dead,
+        )
     if request.action == "dlq_replay":
         from pelctl.core.dlq import ReplayOptions
 
@@ -146,7 +150,23 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:  # noqa: ANN4
         summary.append(("Dead-letter stream", escape(request.dlq)))
     if request.reason:
         summary.append(("Reason", request.reason))
+    if request.action == "prune":
+        summary.append(
+            ("Assume dead", "yes: consumers of unknown liveness are pruned too")
+            if request.assume_dead
+            else ("Assume dead", "no: consumers of unknown liveness are refused")
+        )
     warnings = list(core_plan.notes)
+    if (
+        request.action == "prune"
+        and not request.assume_dead
+        and any(
+            item.action == "refuse" and item.note.startswith("liveness unknown")
+            for item in core_plan.items
+        )
+    ):
+        # The command layer's note names the CLI flag; here it is the prune dialog's box.
+        warnings.append("here: tick 'Assume its worker is dead' in the prune dialog (x) instead")
     if core_plan.missing:
         n = len(core_plan.missing)
         warnings.append(

@@ -104,6 +104,7 @@ class DataSource(Protocol):
 
     server: str  # redacted URL and server label, for the status bar
     read_only: bool
+    # (optional) ``context: str | None``: the context's name, kept when the bar is narrow
 
     def streams(self) -> StreamsSnapshot: ...
 
@@ -171,6 +172,7 @@ class RedisSource:
         self.dead_after_ms = dead_after_ms  # any duration (inspect's --dead-after)
         self.lock_key = lock_key  # --lock-key: a held lock makes its consumer alive
         self.server = f"{poll.settings.redacted_url} ({poll.caps.label})"
+        self.context = poll.settings.context  # the status bar's shortest name for the server
 
     @classmethod
     def connect(cls, settings, **kwargs: object) -> RedisSource:  # noqa: ANN001

@@ -211,7 +211,8 @@ def test_names_as_stream_and_group(tui_data, make_app) -> None:
                 await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "ack modal")
                 text = assert_drawn_safe(app, f"ack modal {key}")
                 if "\\n" not in t.arg:
-                    assert f"of {t.arg}/{t.arg}?" in text
+                    # "acknowledge 1 entry of X/X held by X on redis://...?" (issue 17)
+                    assert f"of {t.arg}/{t.arg} held by" in text
                 await pilot.press("n")
                 await until(pilot, lambda: isinstance(app.screen, GroupScreen), "cancelled")
                 assert_drawn_safe(app, f"after cancel {key}")
@@ -270,5 +271,68 @@ def test_group_picker_and_notifications(tui_data, make_app) -> None:
             titles = {n.title for n in app._notifications}
             assert {"not found", "cannot open"} <= titles
             assert not isinstance(app.screen, GroupScreen)
+
+    run_async(go())
+
+
+def test_command_line_dlq_filter_prune_dialog_at_80_columns(tui_data, make_app) -> None:
+    """Issue 17's pieces over the corpus, in an 80x24 terminal: the group view (its status bar
+    squeezed), the ``:`` line (its help quotes the stream, its completion offers the hostile
+    stream names), ``/`` on the dead letters (the title quotes the filter typed), the prune
+    dialog (the consumer's verdict and the assume-dead box) and the entry view ``d``."""
+    from textual.content import Content
+
+    from pelctl.tui.screens.command_line import CommandLineScreen
+    from pelctl.tui.screens.dlq import DlqScreen
+    from pelctl.tui.screens.entry import EntryScreen
+    from pelctl.tui.screens.group import GroupScreen
+    from pelctl.tui.screens.prompt import PromptScreen
+
+    async def go() -> None:
+        app = make_app(stream=ALL, group=ALL_GROUP)
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            screen = await loaded(pilot, GroupScreen, "group hostile:all at 80 columns")
+            assert_drawn_safe(app, "group view at 80 columns")
+            await pilot.press("colon")
+            await until(pilot, lambda: isinstance(app.screen, CommandLineScreen), "command line")
+            line = app.screen
+            assert_drawn_safe(app, "command line")
+            names = app.jump_names().get("stream", [])
+            box = line.query_one("#command")
+            for h in (BY_KEY["markup-click"], BY_KEY["csi"], BY_KEY["osc52-bel"]):
+                name = escape(h.raw)
+                assert name in names
+                box.value = f"stream {name[:3]}"
+                await until(pilot, lambda: box._suggestion.startswith("stream "), "suggestion")
+                assert_drawn_safe(app, f"completion near {h.key}")
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, GroupScreen), "back")
+            await pilot.press("d")
+            await until(pilot, lambda: isinstance(app.screen, EntryScreen), "entry view")
+            await until(pilot, lambda: app.screen.detail or app.screen.error, "entry read")
+            assert_drawn_safe(app, "entry view")
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, GroupScreen), "back")
+            screen.consumers.focus()
+            await pilot.pause()
+            await pilot.press("x")
+            await until(pilot, lambda: isinstance(app.screen, PromptScreen), "prune dialog")
+            assert_drawn_safe(app, "prune dialog")
+            await pilot.press("escape")
+            await until(pilot, lambda: isinstance(app.screen, GroupScreen), "back")
+            app.open_dlq(ALL_DLQ, source=ALL)
+            dlq = await loaded(pilot, DlqScreen, "dlq hostile:all at 80 columns")
+            for typed in ("[/]", "[@click=app.quit]", "\\x1b]0;"):
+                await pilot.press("slash")
+                dlq.query_one("#dlq-filter").value = typed
+                await pilot.press("enter")
+                await pilot.pause()
+                assert_drawn_safe(app, f"dlq filtered by {typed!r}")
+                assert dlq.text_filter == typed
+                title = Content.from_markup(dlq.table.border_title).plain  # as drawn
+                assert f"matching {typed!r}" in title
+            await pilot.press("escape")
+            await pilot.pause()
+            assert dlq.text_filter == "" and dlq.table.row_count > 1
 
     run_async(go())

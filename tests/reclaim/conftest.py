@@ -63,7 +63,8 @@ def make_runner(redis_server) -> Callable[..., object]:  # noqa: ANN001
 
     made: list[Runner] = []
 
-    def make(metrics=None, connect_fn=None, **kwargs) -> Runner:  # noqa: ANN001
+    def make(metrics=None, connect_fn=None, runner_kwargs=None, **kwargs) -> Runner:  # noqa: ANN001
+        """``runner_kwargs``: Runner's own options (wait_for_targets, summary_every_s, ...)."""
         kwargs.setdefault("streams", (b"s",))
         kwargs.setdefault("group", b"g")
         kwargs.setdefault("idle_ms", 30_000)
@@ -71,7 +72,7 @@ def make_runner(redis_server) -> Callable[..., object]:  # noqa: ANN001
         cfg = ReclaimConfig(**kwargs)
         settings = ConnectionSettings(url=redis_server.url)
         runner = Runner(cfg, connect_fn or (lambda: connect(settings)), metrics=metrics,
-                        server=redis_server.url)  # fmt: skip
+                        server=redis_server.url, **(runner_kwargs or {}))  # fmt: skip
         made.append(runner)
         return runner
 

@@ -212,7 +212,9 @@ def test_metrics_bind_loopback_unless_told_otherwise(spawn, redis_server) -> Non
         server.server_close()
 
     port = free_port()
-    p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--metrics-port", str(port))
+    # no stream s here: the loop waits for it (else it would refuse to start, exit 3)
+    p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--metrics-port", str(port),
+              "--wait-for-group")  # fmt: skip
     p.wait_for(lambda: p.events("metrics"), what="the metrics endpoint")
     assert (p.events("metrics")[0]["addr"], p.events("metrics")[0]["port"]) == ("127.0.0.1", port)
     assert _reachable("127.0.0.1", port) and not _reachable("127.0.0.2", port)
@@ -220,7 +222,7 @@ def test_metrics_bind_loopback_unless_told_otherwise(spawn, redis_server) -> Non
 
     port = free_port()
     p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--metrics-port", str(port),
-              "--metrics-addr", "0.0.0.0")  # fmt: skip
+              "--metrics-addr", "0.0.0.0", "--wait-for-group")  # fmt: skip
     p.wait_for(lambda: p.events("metrics"), what="the metrics endpoint")
     assert p.events("metrics")[0]["addr"] == "0.0.0.0"
     assert _reachable("127.0.0.2", port)

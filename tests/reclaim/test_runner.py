@@ -111,7 +111,7 @@ READ_ONLY_WAYS = {
 }
 STRATEGIES = {
     "requeue": [],
-    "claim": ["--strategy", "claim", "--to", "healthy"],
+    "claim": ["--strategy", "claim", "--to", "healthy", "--create-consumer"],
     "autoclaim": ["--strategy", "autoclaim"],
 }
 
@@ -143,8 +143,9 @@ def test_a_read_only_loop_changes_nothing_pass_after_pass(r, redis_server, spawn
     """Not only --once: the long-running loop in read-only mode, several passes."""
     incident_everywhere(r, redis_server)
     before = snapshot(redis_server)
+    # -v: a read-only pass that would do what the previous one would is logged at DEBUG
     p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--interval", "50ms",
-              "--read-only", "--max-deliveries", "5")  # fmt: skip
+              "--read-only", "--max-deliveries", "5", "-v")  # fmt: skip
     p.wait_for(lambda: len(p.events("pass")) >= 3, timeout=60, what="three read-only passes")
     p.proc.send_signal(signal.SIGTERM)
     assert p.proc.wait(60) == 0

@@ -213,7 +213,7 @@ class Outcome:
     ``pending``: every consumer of group g and its pending count afterwards; ``length`` and
     ``dlq_length``: the stream's and its DLQ's lengths; ``copies``: field -> how many entries
     of the stream carry it (requeued copies carry ``_original_id``, replayed ones
-    ``_replayed_from``), each with a distinct value."""
+    ``_replayed_from`` and their lineage's ``_original_id``), each with a distinct value."""
 
     report: dict[str, object]
     pending: dict[str, int]
@@ -248,7 +248,7 @@ EXPECTED: dict[str, Outcome] = {
         {"dead": 10, "live": 5},
         40,
         0,
-        {"_replayed_from": 1},
+        {"_replayed_from": 1, "_original_id": 1},
     ),  # fmt: skip
     "dlq purge": Outcome(
         {"applied": 1, "failed": [], "outcomes": {"purged": 1}}, {"dead": 10, "live": 5}, 39, 0

@@ -27,6 +27,7 @@ from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
 from pelctl.tui.aggregate import IdleHistogram, PelAggregate
 from pelctl.tui.source import (
     DlqSnapshot,
+    EntrySnapshot,
     GroupChoice,
     GroupSnapshot,
     StreamRow,
@@ -52,6 +53,7 @@ TYPES: dict[str, type] = {
         PendingEntry,
         DlqSnapshot,
         DlqEntry,
+        EntrySnapshot,
         ActionPlan,
         ActionRequest,
         ActionOutcome,
@@ -146,6 +148,17 @@ class RecordedSource:
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot:
         return self.data["dlq"][key]
 
+    def entry(self, stream: bytes, group: bytes, entry_id: bytes) -> EntrySnapshot:
+        """The entry view's read (``d``/``v``): recorded for every entry the group
+        snapshots show."""
+        from pelctl.core.errors import OperationFailed
+
+        self.calls.append(f"entry {escape(stream)} {escape(group)} {escape(entry_id)}")
+        try:
+            return self.data["entries"][(stream, group, entry_id)]
+        except KeyError:
+            raise OperationFailed(f"entry {escape(entry_id)} is not in the recording") from None
+
     def plan(self, request: ActionRequest) -> ActionPlan:
         recorded: ActionPlan = self.data["plans"][request.action]
         return dataclasses.replace(recorded, request=request)
@@ -192,6 +205,13 @@ def record(url: str) -> dict[str, Any]:
                 for e in snap.entries
             )
             data["dlq"][key] = dataclasses.replace(snap, entries=entries, taken_at=FIXED_NOW)
+        data["entries"] = {}
+        for name in FILTERS:
+            for e in data["group"][(b"orders", b"billing", name)].aggregate.top:
+                key = (b"orders", b"billing", e.id)
+                if key not in data["entries"]:
+                    snap = source.entry(*key)
+                    data["entries"][key] = dataclasses.replace(snap, taken_at=FIXED_NOW)
         top = data["group"][(b"orders", b"billing", "all")].aggregate.top
         request = ActionRequest("requeue", b"orders", b"billing", ids=(top[0].id, top[1].id))
         plan = source.plan(request)  # its question names the server: the recorded one

@@ -62,6 +62,9 @@ async def test_requeue_marked_entries_through_the_modal(demo, make_app, recorder
         assert plan.total == 2 and plan.rows[0][4] == "requeue"
         # issue 17: the question names the consumer and the server
         assert plan.title == f"requeue 2 entries of orders/billing held by billing-2 on {demo.url}?"
+        # the lineage the copy carries (docs/formats.md "Lineage fields"), all three
+        what = dict(plan.summary)["Action"]
+        assert "_retry_count +1, _prior_deliveries, _original_id" in what, what
         applied = await recorder.wait_for(ActionApplied, timeout=15)
         assert applied.outcome.applied == 2 and applied.outcome.ok
         await recorder.wait_for(Refreshed, view="group", after=1)
@@ -74,6 +77,7 @@ async def test_requeue_marked_entries_through_the_modal(demo, make_app, recorder
     copies = [f for _id, f in r.xrevrange("orders", count=5) if b"_original_id" in f]
     assert {c[b"_original_id"] for c in copies} == {first.encode(), second.encode()}
     assert all(c[b"_retry_count"] == b"1" for c in copies)
+    assert all(c[b"_prior_deliveries"] == b"1" for c in copies)  # delivered once each
     line = audit_lines()[-1]
     assert line["surface"] == "tui" and line["action"] == "requeue"
     assert sorted(line["ids"]) == sorted([first, second])
@@ -145,8 +149,8 @@ async def test_move_to_dlq_with_a_reason_then_replay_it(demo, make_app, recorder
         assert newest[b"_dlq_id"] == target.encode() and newest[b"_dlq_reason"] == b"bad sku"
         assert r.xlen("orders:dlq") == 15
 
-        # d opens the DLQ view; replay the newest entry (the one just moved) back to orders
-        await pilot.press("d")
+        # D opens the DLQ view; replay the newest entry (the one just moved) back to orders
+        await pilot.press("D")
         await settle(pilot, DlqScreen)
         await recorder.wait_for(Refreshed, view="dlq")
         await pilot.pause()
@@ -197,6 +201,10 @@ async def test_prune_refuses_a_consumer_whose_liveness_is_unknown(demo, make_app
         (row,) = planned.plan.rows
         assert row[0] == "billing-2" and row[3] == "refuse"
         assert "liveness unknown (no-signal-below-7.2)" in row[4]
+        assert dict(planned.plan.summary)["Assume dead"].startswith("no")
+        assert "here: tick 'Assume its worker is dead' in the prune dialog (x) instead" in (
+            planned.plan.warnings
+        )
         await settle(pilot, ConfirmScreen)
         assert app.screen.query_one("#apply").disabled
         await pilot.press("escape")
@@ -226,6 +234,42 @@ async def _prune_billing_2(make_app, recorder, r) -> None:  # noqa: ANN001
     # nothing lost: every entry it held is now billing-1's (ghosts are dropped by XCLAIM)
     moved = pending_of(r, b"billing-1")
     assert len(held - moved) == 6  # the demo's six ghosts
+
+
+async def test_prune_assume_dead_prunes_a_consumer_of_unknown_liveness(demo, make_app, recorder, r):
+    """The CLI's --assume-dead, in the prune dialog: a checkbox, unticked unless the operator
+    ticks it; ticked, billing-2 (Redis 7.0 without a signal: unknown) has its entries
+    reassigned and is deleted, through the same core option, and the audit line says so."""
+    app = make_app(stream=b"orders", group=b"billing")
+    async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
+        screen = await open_group(app, pilot, recorder)
+        held = pending_of(r, b"billing-2")
+        consumers = screen.consumers
+        consumers.focus()
+        consumers.move_cursor(row=consumers.get_row_index("billing-2"))
+        await pilot.press("x")
+        await settle(pilot, PromptScreen)
+        prompt = app.screen
+        assert prompt.query_one("#choice").value is False and not prompt.checked
+        said = " ".join(str(label.render()) for label in prompt.query("Label"))
+        assert "Its verdict now: unknown (no-signal-below-7.2)" in said
+        prompt.query_one("#value").value = "billing-1"
+        await pilot.press("tab", "space")  # to the box, tick it
+        assert prompt.checked
+        await pilot.click("#ok")
+        plan = await confirm(pilot, recorder)
+        assert plan.request.assume_dead and plan.request.to_consumer == b"billing-1"
+        assert dict(plan.summary)["Assume dead"].startswith("yes")
+        assert plan.rows[0][0] == "billing-2" and plan.rows[0][3] == "reassign+delete"
+        applied = await recorder.wait_for(ActionApplied, timeout=15)
+        assert applied.outcome.ok
+        await recorder.wait_for(Refreshed, view="group", after=1)
+    assert b"billing-2" not in {c["name"] for c in r.xinfo_consumers("orders", "billing")}
+    moved = pending_of(r, b"billing-1")
+    assert len(held - moved) == 6  # the demo's six ghosts, dropped by XCLAIM; nothing else
+    line = audit_lines()[-1]
+    assert line["surface"] == "tui" and line["command"] == "consumers-prune"
+    assert line["params"]["options"]["assume_dead"] is True
 
 
 async def test_prune_refuses_a_live_consumer(demo, make_app, recorder, r):
@@ -260,7 +304,7 @@ async def test_read_only_hides_and_refuses_every_action(demo, make_app, recorder
         screen = await open_group(app, pilot, recorder)
         keys = set(screen.active_bindings)
         assert not {"c", "r", "a", "m", "x"} & keys
-        assert {"f", "escape", "d"} <= keys
+        assert {"f", "escape", "d", "D"} <= keys
         whole = snapshot(demo)
         await pilot.press("r", "a", "m", "c", "x")
         await pilot.pause()
@@ -277,7 +321,7 @@ async def test_read_only_hides_and_refuses_every_action(demo, make_app, recorder
 
         with pytest.raises(ReadOnlyRefused):
             app.source.plan(ActionRequest("ack", b"orders", b"billing", ids=(b"1-0",)))
-        await pilot.press("d")
+        await pilot.press("D")
         await settle(pilot, DlqScreen)
         assert "p" not in app.screen.active_bindings
         # ... nor on the DLQ view

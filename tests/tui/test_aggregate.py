@@ -124,7 +124,7 @@ def test_headless_modules_load_without_textual_or_rich():
     code = (
         "import sys\n"
         "import pelctl.tui, pelctl.tui.source, pelctl.tui.aggregate, pelctl.tui.actions,"
-        " pelctl.tui.operations\n"
+        " pelctl.tui.operations, pelctl.tui.jumps\n"
         "bad = [m for m in ('textual', 'rich') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

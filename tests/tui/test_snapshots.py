@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+from textual.widgets import Input
+
 from pelctl.core.models import PendingFilter
 from pelctl.tui.app import PelctlApp
 from tests.tui.conftest import until
@@ -46,6 +48,9 @@ async def settled(pilot) -> None:  # noqa: ANN001
         await pilot.pause()
     await until(pilot, lambda: not getattr(app.screen, "busy", False) and not app.workers._workers,
                 "the screen settled")  # fmt: skip
+    # A focused input's cursor blinks on a timer: the screenshot would catch it on or off.
+    for box in app.screen.query(Input):
+        box.cursor_blink = False  # shown, steadily
     await pilot.wait_for_scheduled_animations()
     await pilot.pause()
 
@@ -86,7 +91,7 @@ def test_confirm_modal_shows_the_plan(snap_compare):  # noqa: ANN001
 def test_dead_letter_view(snap_compare):  # noqa: ANN001
     async def run(pilot) -> None:  # noqa: ANN001
         await settled(pilot)
-        await pilot.press("d")
+        await pilot.press("D")
         await settled(pilot)
 
     assert snap_compare(make(), terminal_size=SIZE, run_before=run)
@@ -108,3 +113,39 @@ def test_group_picker(snap_compare):  # noqa: ANN001
         await settled(pilot)
 
     assert snap_compare(make(None, None), terminal_size=SIZE, run_before=run)
+
+
+def test_entry_view(snap_compare):  # noqa: ANN001
+    """d (describe) on the stuck entries: the recorded entry's PEL row and fields."""
+
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        await pilot.press("j", "d")
+        await settled(pilot)
+
+    assert snap_compare(make(), terminal_size=SIZE, run_before=run)
+
+
+def test_command_line_completes(snap_compare):  # noqa: ANN001
+    """: with a jump being typed: the name completed in place (tab takes it)."""
+
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        await pilot.press("colon", *"stream ord")
+        await settled(pilot)
+        box = pilot.app.screen.query_one("#command")
+        await until(pilot, lambda: box._suggestion, "the completion is shown")
+
+    assert snap_compare(make(), terminal_size=SIZE, run_before=run)
+
+
+def test_prune_dialog_at_80x24(snap_compare):  # noqa: ANN001
+    """The smallest terminal: the prune dialog's text wraps, its box and buttons fit."""
+
+    async def run(pilot) -> None:  # noqa: ANN001
+        await settled(pilot)
+        pilot.app.screen.consumers.focus()
+        await pilot.press("x")
+        await settled(pilot)
+
+    assert snap_compare(make(), terminal_size=(80, 24), run_before=run)

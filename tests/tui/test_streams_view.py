@@ -72,7 +72,7 @@ async def test_stream_with_one_group_opens_directly_and_no_group_warns(demo, mak
         assert app.screen.stream == b"{payments}" and app.screen.group == b"settle"
 
 
-async def test_name_filter_and_d_for_the_dead_letter_view(demo, make_app, recorder):
+async def test_name_filter_and_shift_d_for_the_dead_letter_view(demo, make_app, recorder):
     from pelctl.tui.screens.dlq import DlqScreen
 
     app = make_app()
@@ -88,7 +88,7 @@ async def test_name_filter_and_d_for_the_dead_letter_view(demo, make_app, record
         await pilot.pause()
         assert len(table.keyed_rows) == 6
         table.move_cursor(row=table.get_row_index("orders"))
-        await pilot.press("d")
+        await pilot.press("D")
         await settle(pilot, DlqScreen)
         assert app.screen.key == b"orders:dlq"
         snap = (await recorder.wait_for(Refreshed, view="dlq")).data

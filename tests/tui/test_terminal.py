@@ -139,6 +139,39 @@ def test_pelctl_tui_in_a_real_terminal_requeues_through_the_modal(terminal, r, t
     assert "Stuck entries" not in term.screen()
 
 
+def test_pelctl_tui_k9s_keys_in_a_real_terminal(terminal):
+    """Issue 17: j/k/g/G move the cursor (what enter opens proves where it is), /ord + enter
+    leaves the cursor on orders, :dlq jumps to the stream's dead letters, esc comes back."""
+    term = terminal("--read-only")
+    term.wait_for("Streams (6)", "{payments}:dlq", "1,2")
+    # legacy, notifications, orders, orders:dlq, {payments}, {payments}:dlq
+    term.keys("j", "j", "k", "Enter")  # notifications: no group, a warning
+    term.wait_for("notifications has no consumer")  # (the toast wraps at 80 columns)
+    term.keys("G", "Enter")  # the last row: a dead-letter stream
+    term.wait_for("Dead letters in {payments}:dlq")
+    term.keys("Escape")
+    term.wait_for("Streams (6)")
+    term.keys("g", "Enter")  # the first row: legacy, one group
+    term.wait_for("legacy › import")
+    term.keys("Escape")
+    term.wait_for("Streams (6)")
+    term.keys("j", "/")  # the cursor was on notifications
+    term.wait_for("filter stream names")  # the box has the focus: type into it
+    term.keys("o", "r", "d", "Enter")
+    term.wait_for("Streams (2 of 6)")
+    term.keys("Enter")  # orders, the first match (not orders:dlq)
+    term.wait_for("Groups of orders", "billing", "shipping")
+    term.keys("Enter")
+    term.wait_for("orders › billing", "Stuck entries")
+    term.keys("j", "j", "G", "g")  # the stuck entries: still the group view
+    term.keys(":")
+    term.wait_for(":streams  :stream NAME")
+    term.keys("d", "l", "q", "Enter")
+    term.wait_for("Dead letters in orders:dlq", "orders › DLQ orders:dlq", "billing-2")
+    term.keys("Escape")
+    term.wait_for("orders › billing", "Stuck entries")
+
+
 def test_pelctl_tui_opens_a_group_directly_read_only(terminal, r, demo):
     term = terminal("orders", "billing", "--read-only")
     screen = term.wait_for("READ-ONLY", "billing-2", "1 unknown")

@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from textual import work
+from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import get_current_worker
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
 class PollingScreen(Screen):
     VIEW = "view"
+    BINDINGS = [Binding("colon", "command_line", "Jump", show=False)]
     # Action names (ACTIONS keys) this screen offers; hidden in read-only mode.
     OPERATOR_ACTIONS: tuple[str, ...] = ()
 
@@ -81,6 +83,7 @@ class PollingScreen(Screen):
         bar = self.status_bar
         bar.set_state(
             server=self.pelctl.source.server,
+            context=getattr(self.pelctl.source, "context", None),
             read_only=self.pelctl.read_only,
             refresh_s=self.pelctl.refresh_s,
         )
@@ -122,6 +125,9 @@ class PollingScreen(Screen):
 
     def action_refresh(self) -> None:
         self.refresh_now(restart=True)
+
+    def action_command_line(self) -> None:
+        self.pelctl.open_command_line(self)
 
     def _start(self) -> None:
         self.generation += 1

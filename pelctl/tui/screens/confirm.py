@@ -12,6 +12,15 @@ from textual.widgets import Button, DataTable, Label, Static
 from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ActionPlan
 from pelctl.tui.text import content, text
+from pelctl.tui.widgets.keyed_table import VI_KEYS
+
+MAX_PLAN_LINES = 14  # the plan's header and rows shown at once (they scroll)
+
+
+class PlanTable(DataTable):
+    """The plan's first rows, with k9s' keys (j/k, g/G) like every table of the dashboard."""
+
+    BINDINGS = VI_KEYS
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -38,7 +47,7 @@ class ConfirmScreen(ModalScreen[bool]):
             for warning in plan.warnings:
                 yield Label(content(f"⚠ {warning}"), classes="dialog-warning")
             if plan.rows:
-                table: DataTable = DataTable(id="plan-rows", cursor_type="row", zebra_stripes=True)
+                table = PlanTable(id="plan-rows", cursor_type="row", zebra_stripes=True)
                 yield table
                 shown = len(plan.rows)
                 matched = plan.matched if plan.matched is not None else plan.total
@@ -77,6 +86,29 @@ class ConfirmScreen(ModalScreen[bool]):
                     )
                 )
         self.query_one("#cancel", Button).focus()
+        self.call_after_refresh(self._fit_rows)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_rows)
+
+    def _fit_rows(self) -> None:
+        """Give the plan's rows the height the rest of the dialog leaves on screen (3 to 14
+        lines; they scroll): the question, the summary, the warnings and the buttons are
+        never pushed out of a small terminal."""
+        if not self.plan.rows or not self.is_mounted:
+            return
+        dialog = self.query_one("#confirm")
+        table = self.query_one("#plan-rows", PlanTable)
+        others = sum(
+            child.outer_size.height + child.styles.margin.top + child.styles.margin.bottom
+            for child in dialog.children
+            if child is not table and child.display
+        )
+        margin = table.styles.margin.top + table.styles.margin.bottom
+        room = self.size.height - dialog.styles.gutter.height - others - margin
+        rows = max(3, min(MAX_PLAN_LINES, room))
+        if table.styles.max_height is None or table.styles.max_height.value != rows:
+            table.styles.max_height = rows
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 
 from pelctl.core.binary import escape
 from pelctl.core.decoders import Decoded, decode
@@ -29,7 +29,11 @@ from pelctl.tui.widgets.status_bar import StatusBar
 
 def dlq_row(e: DlqEntry, now_ms: int, decoded: Decoded | None = UNSET) -> KeyedRow:
     age = max(0, now_ms - e.time_ms)
-    values = (parse_id(e.id), e.source, e.original_id, e.owner, e.deliveries, e.reason, age, None)
+    # DELIV is the message's every delivery (earlier copies + the moved one), as the cell
+    # (and `pelctl dlq list`) shows it, so the column sorts by what it shows.
+    values = (
+        parse_id(e.id), e.source, e.original_id, e.owner, e.total_deliveries, e.reason, age, None
+    )  # fmt: skip
     return KeyedRow(
         e.id.decode(),
         render.entry_row(e, now_ms, width=60, decoded=decoded),
@@ -61,10 +65,11 @@ class DlqScreen(PollingScreen):
     OPERATOR_ACTIONS = ("dlq_replay",)
     BINDINGS = [
         Binding("escape", "back", "Back"),
+        Binding("slash", "filter", "Filter"),
         Binding("space", "mark", "Mark", show=False),
         Binding("u", "unmark", "Unmark all", show=False),
+        Binding("d,v", "view_entry", "Describe"),
         Binding("p", "op_dlq_replay", "Replay"),
-        Binding("v", "view_entry", "View entry"),
         Binding("ctrl+r", "refresh", "Refresh", show=False),
     ]
 
@@ -74,10 +79,15 @@ class DlqScreen(PollingScreen):
         self.source_stream = source
         self.limit = limit
         self._decoded: dict[bytes, Decoded | None] = {}
+        self.text_filter = ""  # `/`: rows whose cells hold this text (any case)
 
     def compose(self) -> ComposeResult:
         crumbs = [escape(self.source_stream)] if self.source_stream else []
         yield StatusBar([*crumbs, f"DLQ {escape(self.key)}"])
+        yield Input(
+            placeholder="filter dead letters: id, source, owner, reason, payload…",
+            id="dlq-filter",
+        )
         with Horizontal(id="dlq-top"):
             yield Static("", id="dlq-reasons")
             with VerticalScroll(id="dlq-detail-box"):
@@ -93,6 +103,7 @@ class DlqScreen(PollingScreen):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#dlq-filter", Input).display = False
         self.query_one("#dlq-reasons", Static).border_title = "By reason and source"
         self.query_one("#dlq-detail-box").border_title = "Entry (scrolls)"
         self.table.border_title = content(f"Dead letters in {escape(self.key)}")
@@ -116,7 +127,11 @@ class DlqScreen(PollingScreen):
         assert isinstance(data, DlqSnapshot)
         now_ms = int(data.taken_at * 1000)
         decoded = self._decoded
-        self.table.sync([dlq_row(e, now_ms, decoded.get(e.id, UNSET)) for e in data.entries])
+        rows = [dlq_row(e, now_ms, decoded.get(e.id, UNSET)) for e in data.entries]
+        needle = self.text_filter.lower()
+        if needle:
+            rows = [r for r in rows if any(needle in cell.lower() for cell in r.cells)]
+        self.table.sync(rows)
         shown = len(data.entries)
         if not data.exists:
             title = f"{escape(self.key)} does not exist (nothing was dead-lettered yet)"
@@ -124,6 +139,8 @@ class DlqScreen(PollingScreen):
             title = f"Dead letters in {escape(self.key)} · newest {shown:,} of {data.length:,}"
         else:
             title = f"Dead letters in {escape(self.key)} · {data.length:,}"
+        if needle:
+            title += f" · {len(rows):,} matching {self.text_filter!r}"
         self.table.border_title = content(title)
         grid = Table.grid(padding=(0, 1), expand=True)
         grid.add_column(justify="right", style="bold", no_wrap=True, min_width=3)
@@ -174,7 +191,46 @@ class DlqScreen(PollingScreen):
         self.app.push_screen(EntryScreen(f"{escape(e.dlq)} · {e.id.decode()}", lambda: detail))
 
     def action_back(self) -> None:
+        """esc: clear the filter first (k9s), then leave."""
+        box = self.query_one("#dlq-filter", Input)
+        if box.display or self.text_filter:
+            self._set_filter("")
+            return
         self.app.pop_screen()
+
+    # -- filter (`/`) ----------------------------------------------------------------------
+    def action_filter(self) -> None:
+        box = self.query_one("#dlq-filter", Input)
+        box.display = True
+        box.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "dlq-filter":
+            self.text_filter = event.value
+            self._refilter()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "dlq-filter":
+            event.stop()
+            self.table.focus()
+            if not event.value:
+                event.input.display = False
+
+    def _set_filter(self, value: str) -> None:
+        box = self.query_one("#dlq-filter", Input)
+        box.value = value  # posts Input.Changed too; _refilter is idempotent
+        box.display = bool(value)
+        self.text_filter = value
+        self.table.focus()
+        self._refilter()
+
+    def _refilter(self) -> None:
+        """Show the rows matching the filter, the cursor on the first of them (marks on rows
+        the filter hides are dropped: a replay never acts on a row you cannot see)."""
+        if isinstance(self.data, DlqSnapshot):
+            self.show(self.data)
+        self.table.move_cursor(row=0)
+        self._show_detail()
 
     def action_mark(self) -> None:
         self.table.toggle_mark()

@@ -1,4 +1,4 @@
-"""``v``: one entry in full — its PEL data, its payload decoded, its raw fields.
+"""``d`` (describe; or ``v``): one entry in full — its PEL data, its payload, its raw fields.
 
 Opened on the stuck-entries table (the entry is read again when the view opens: XPENDING for
 its PEL row, XRANGE for its fields, in a thread worker) and on the dead-letter table (the
@@ -6,7 +6,7 @@ entry is already there: the envelope is its PEL data when it was moved). The pay
 decoded by :mod:`pelctl.core.decoders` (FastStream, taskiq, JSON, entry-point decoders) and
 laid out by :mod:`pelctl.render.payload`; what no decoder knows shows as raw fields only.
 Every string is data and reaches the screen through :mod:`pelctl.tui.text`. ``escape``
-closes.
+(or ``d``/``v`` again) closes.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
@@ -31,6 +31,7 @@ from pelctl.core.errors import OperationFailed, PelctlError
 from pelctl.core.models import Fields
 from pelctl.render import payload
 from pelctl.tui.text import content, text
+from pelctl.tui.widgets.vi_scroll import ViScroll
 
 # A screenful is what an operator reads; the CLI prints everything (pelctl dlq show,
 # pending -o json). Longer text is cut with a note, so a 1 MiB body never stalls the UI.
@@ -119,7 +120,7 @@ def detail_view(detail: EntryDetail) -> RenderableType:
 class EntryScreen(ModalScreen[None]):
     """A modal over the table; ``load`` runs in a thread worker (it may do I/O)."""
 
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("v", "close", "Close", show=False)]
+    BINDINGS = [Binding("escape", "close", "Close"), Binding("d,v", "close", "Close", show=False)]
 
     class Shown(Message):
         """The entry is on screen (``detail``), or could not be read (``error``)."""
@@ -147,9 +148,11 @@ class EntryScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="entry-view", classes="dialog"):
             yield Label(content(self.title_text), classes="dialog-title")
-            with VerticalScroll(id="entry-body"):
+            with ViScroll(id="entry-body"):
                 yield Static(Text("reading the entry…", style="dim"), id="entry-detail")
-            yield Label("esc closes · ↑ ↓ pgup pgdn scroll", classes="dialog-help")
+            yield Label(
+                "esc (or d, v) closes · ↑ ↓ j k pgup pgdn g G scroll", classes="dialog-help"
+            )
 
     def on_mount(self) -> None:
         self.query_one("#entry-body").focus()

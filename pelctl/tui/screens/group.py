@@ -79,18 +79,17 @@ class GroupScreen(PollingScreen):
     OPERATOR_ACTIONS = ("claim", "requeue", "ack", "dlq_move", "prune")
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("f", "filter", "Filter"),
+        Binding("f,slash", "filter", "Filter"),
         Binding("F", "clear_filter", "Clear filter", show=False),
         Binding("space", "mark", "Mark", show=False),
         Binding("u", "unmark", "Unmark all", show=False),
+        Binding("d,v", "view_entry", "Describe"),
         Binding("c", "op_claim", "Claim"),
         Binding("r", "op_requeue", "Requeue"),
         Binding("a", "op_ack", "Ack"),
         Binding("m", "op_dlq_move", "To DLQ"),
         Binding("x", "op_prune", "Prune"),
-        Binding("d", "open_dlq", "DLQ"),
-        Binding("v", "view_entry", "View entry"),
-        Binding("g", "switch_group", "Group", show=False),
+        Binding("D", "open_dlq", "DLQ"),
         Binding("ctrl+r", "refresh", "Refresh", show=False),
     ]
 
@@ -168,14 +167,15 @@ class GroupScreen(PollingScreen):
         self.entries.sync([entry_row(e) for e in agg.top])
         points = self.pelctl.record_depth(self.stream, self.group, snap.pending)
         self.query_one(DepthSparkline).show(points)
+        # Most important first: a narrow status bar drops them from the end.
         extra = [
-            f"length {fmt_int(snap.length)}",
             f"pending {fmt_int(snap.pending)}",
             f"lag {fmt_int(snap.lag)}",
+            f"length {fmt_int(snap.length)}",
         ]
         if snap.dlq is not None:
             extra.append(f"DLQ {fmt_int(snap.dlq_length)}")
-        self.status_bar.set_state(extra=" · ".join(extra))
+        self.status_bar.set_state(extra=tuple(extra))
 
     def show_progress(self, aggregate: object) -> None:
         assert isinstance(aggregate, PelAggregate)
@@ -383,34 +383,44 @@ class GroupScreen(PollingScreen):
             return
         name, pending = row.sort_values[0], row.sort_values[1]
         others = [n for n in self._consumer_names() if n != name]
+        verdict = f"{row.cells[-2]} ({row.cells[-1]})"  # VERDICT and REASON, as shown
 
-        def chosen(value: bytes | None) -> None:
-            if value is None:
-                return
+        def prune(to_consumer: bytes | None, assume_dead: bool) -> None:
             self.run_operator_action(
                 ActionRequest(
                     "prune",
                     self.stream,
                     self.group,
                     consumer=name,
-                    to_consumer=value or None,
+                    to_consumer=to_consumer or None,
+                    assume_dead=assume_dead,
                 )
             )
 
         if not pending:
-            chosen(b"")
+            prune(None, False)  # it holds nothing: deleting it drops no entry
             return
-        self.app.push_screen(
-            PromptScreen(
-                f"Prune {escape(name)}: it holds {fmt_int(pending)} entries",
-                "Reassign them to which consumer? (They are claimed to it first, then the "
-                "consumer is deleted. Empty: refuse.)",
-                suggestions=others,
-                default=others[0] if others else b"",
-                allow_empty=True,
+        prompt = PromptScreen(
+            f"Prune {escape(name)}: it holds {fmt_int(pending)} entries",
+            "Reassign them to which consumer? (They are claimed to it first, then the "
+            "consumer is deleted. Empty: refuse.)",
+            suggestions=others,
+            default=others[0] if others else b"",
+            allow_empty=True,
+            checkbox=(
+                "Assume its worker is dead (--assume-dead)",
+                f"Its verdict now: {verdict}. Below Redis 7.2 a consumer whose liveness is "
+                "unknown is refused unless this is ticked: tick it only once you have "
+                "checked its worker is gone (the process, CLIENT LIST). An active consumer "
+                "is refused either way.",
             ),
-            chosen,
         )
+
+        def chosen(value: bytes | None) -> None:
+            if value is not None:
+                prune(value, prompt.checked)
+
+        self.app.push_screen(prompt, chosen)
 
     def after_action(self, outcome: object) -> None:
         self.entries.clear_marks()

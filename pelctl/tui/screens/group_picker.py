@@ -16,6 +16,17 @@ from pelctl.tui.source import GroupChoice
 from pelctl.tui.text import content
 
 
+class GroupList(OptionList):
+    """The groups, with k9s' keys: j/k down/up, g/G first/last."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "first", "First", show=False),
+        Binding("G", "last", "Last", show=False),
+    ]
+
+
 class GroupPickerScreen(ModalScreen[bytes | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
@@ -36,7 +47,7 @@ class GroupPickerScreen(ModalScreen[bytes | None]):
             options.append(Option(text, id=str(i)))
         with Vertical(id="picker", classes="dialog"):
             yield Label(content(f"Groups of {escape(self.stream)}"), classes="dialog-title")
-            yield OptionList(*options, id="groups")
+            yield GroupList(*options, id="groups")
 
     def on_mount(self) -> None:
         self.query_one("#groups", OptionList).focus()

@@ -7,11 +7,12 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, Static
 
 from pelctl.tui.actions import ACTIONS
+from pelctl.tui.widgets.vi_scroll import ViScroll
 
 # Table navigation is summed up in GENERAL instead of one line per key.
 NAVIGATION = {
@@ -33,11 +34,13 @@ NAVIGATION = {
     "command_palette",
     "cycle_sort",
     "reverse_sort",
+    "command_line",
     "quit",
 }
 KEY_NAMES = {
     "question_mark": "?",
     "slash": "/",
+    "colon": ":",
     "space": "space",
     "escape": "esc",
     "enter": "enter",
@@ -47,9 +50,15 @@ KEY_NAMES = {
 }
 
 GENERAL = [
-    ("↑ ↓ pgup pgdn", "move in a table"),
+    ("↑ ↓  j k  pgup pgdn", "move in a table (and scroll a pane)"),
+    ("g / G", "first / last row"),
     ("tab / shift+tab", "next / previous panel"),
     ("s / S", "sort by the next column / reverse (or click a header)"),
+    (
+        ":",
+        "jump: :streams  :stream NAME  :group [NAME]  :dlq [NAME]  :q"
+        "  (tab completes, esc cancels)",
+    ),
     ("ctrl+p", "command palette (every action, open a stream, themes)"),
     ("q / ctrl+q", "quit"),
 ]
@@ -76,22 +85,22 @@ class HelpScreen(ModalScreen[None]):
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
-        seen = set()
+        # Every key of an action on one line (``d, v  Describe``), in binding order.
+        keys: dict[str, list[str]] = {}
+        texts: dict[str, str] = {}
         for key, active in self.under.active_bindings.items():
             binding = active.binding
             action = binding.action.split(".")[-1]
-            if (
-                binding.system
-                or not binding.description
-                or binding.action in seen
-                or action in NAVIGATION
-            ):
+            if binding.system or not binding.description or action in NAVIGATION:
                 continue
-            seen.add(binding.action)
-            text = binding.description
-            if action.startswith("op_") and action[3:] in ACTIONS:
-                text = f"{text}: {ACTIONS[action[3:]].description}"
-            table.add_row(key_label(key), text)
+            if binding.action not in keys:
+                text = binding.description
+                if action.startswith("op_") and action[3:] in ACTIONS:
+                    text = f"{text}: {ACTIONS[action[3:]].description}"
+                texts[binding.action] = text
+            keys.setdefault(binding.action, []).append(key)
+        for action, bound in keys.items():
+            table.add_row(key_label(",".join(bound)), texts[action])
         general = Table.grid(padding=(0, 2))
         general.add_column(style="bold", no_wrap=True)
         general.add_column()
@@ -103,7 +112,7 @@ class HelpScreen(ModalScreen[None]):
                 f"Keys: {self.under.VIEW if hasattr(self.under, 'VIEW') else ''} view",
                 classes="dialog-title",
             )
-            with VerticalScroll():
+            with ViScroll():
                 yield Static(table)
                 yield Label("")
                 yield Static(general)

@@ -1,4 +1,5 @@
-"""Ask one value before planning an action (claim target, DLQ reason, reassign target)."""
+"""Ask one value before planning an action (claim target, DLQ reason, reassign target), and
+optionally one yes/no choice (prune's "assume dead", off unless ticked)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,19 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
-from textual.widgets import Button, Input, Label
+from textual.widgets import Button, Checkbox, Input, Label
 
 from pelctl.core.binary import escape, unescape
 from pelctl.tui.text import content
+
+
+class TickBox(Checkbox):
+    """A checkbox whose state reads in any terminal and in a screen capture: ``X`` when
+    ticked, blank when not (Textual's draws an ``X`` either way, only its colour changes)."""
+
+    @property
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]  # noqa: N802 - Textual's name
+        return "X" if self.value else " "
 
 
 class PromptScreen(ModalScreen[bytes | None]):
@@ -26,6 +36,7 @@ class PromptScreen(ModalScreen[bytes | None]):
         suggestions: list[bytes] | None = None,
         default: bytes = b"",
         allow_empty: bool = False,
+        checkbox: tuple[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.title_text = title
@@ -33,6 +44,14 @@ class PromptScreen(ModalScreen[bytes | None]):
         self.suggestions = [escape(s) for s in suggestions or []]
         self.default = escape(default) if default else ""
         self.allow_empty = allow_empty
+        self.checkbox = checkbox  # (label, what it means): a choice that starts unticked
+
+    @property
+    def checked(self) -> bool:
+        """The choice of the checkbox (False when there is none or it was left unticked)."""
+        if self.checkbox is None:
+            return False
+        return self.query_one("#choice", Checkbox).value
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
@@ -46,6 +65,10 @@ class PromptScreen(ModalScreen[bytes | None]):
             if self.suggestions:
                 shown = ", ".join(self.suggestions[:6]) + ("…" if len(self.suggestions) > 6 else "")
                 yield Label(content(f"known: {shown}"), classes="dialog-help")
+            if self.checkbox is not None:
+                label, meaning = self.checkbox
+                yield TickBox(content(label), False, id="choice", compact=True)
+                yield Label(content(meaning), classes="dialog-help")
             yield Label("", id="error", classes="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="cancel")

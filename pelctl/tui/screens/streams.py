@@ -41,8 +41,9 @@ class StreamsScreen(PollingScreen):
     VIEW = "streams"
     BINDINGS = [
         Binding("enter", "open", "Open"),
-        Binding("d", "open_dlq", "DLQ"),
+        Binding("D", "open_dlq", "DLQ"),
         Binding("slash", "filter", "Filter"),
+        Binding("colon", "command_line", "Jump"),
         Binding("ctrl+r", "refresh", "Refresh"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
@@ -144,6 +145,9 @@ class StreamsScreen(PollingScreen):
             self.name_filter = event.value
             if self.data is not None:
                 self.show(self.data)
+            # k9s: the cursor follows the filter to the first match, so enter opens a
+            # stream the filter shows (not whatever row index the cursor had before).
+            self.table.move_cursor(row=0)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "name-filter":

@@ -20,6 +20,14 @@ from pelctl.render.table import Column
 
 MARK_COLUMN = "_mark"
 MARK = "●"
+# k9s' (and vi's) keys, on every table of the dashboard: hidden from the footer, listed in `?`.
+VI_KEYS = [
+    Binding("j", "cursor_down", "Down", show=False),
+    Binding("k", "cursor_up", "Up", show=False),
+    Binding("g", "scroll_top", "First row", show=False),
+    Binding("G", "scroll_bottom", "Last row", show=False),
+]
+ARROW_UP, ARROW_DOWN = " ▲", " ▼"
 
 
 class Cell(Text):
@@ -48,6 +56,7 @@ class KeyedTable(DataTable):
     BINDINGS = [
         Binding("s", "cycle_sort", "Sort"),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
+        *VI_KEYS,
     ]
 
     class Synced(Message):
@@ -183,8 +192,16 @@ class KeyedTable(DataTable):
         if reverse is None:
             reverse = not self.sort_reverse if column == self.sort_column else False
         self.sort_column, self.sort_reverse = column, reverse
+        widest: dict[str, int] = {}
         for col in self.spec:
-            self.columns[ColumnKey(col.key)].label = self._header(col)
+            label = self._header(col)
+            self.columns[ColumnKey(col.key)].label = label
+            widest[col.key] = label.cell_len
+        # DataTable sizes a column from its label when the column is added, never when the
+        # label changes: a column whose values are narrower than its name plus the arrow
+        # (LAG, DLQ) lost the arrow. It grows to fit it (columns never shrink, as in sync).
+        self._grow_columns(widest)
+        self._clear_caches()  # the header line is cached with its old label
         cursor_key = self.cursor_key
         self._apply_sort()
         if cursor_key is not None:
@@ -248,7 +265,7 @@ class KeyedTable(DataTable):
     def _header(self, col: Column) -> Text:
         arrow = ""
         if col.key == self.sort_column:
-            arrow = " ▼" if self.sort_reverse else " ▲"
+            arrow = ARROW_DOWN if self.sort_reverse else ARROW_UP
         return Text(clean(col.header) + arrow, justify=col.justify)  # type: ignore[arg-type]
 
     def _cells(self, row: KeyedRow) -> list[Cell]:

@@ -1,0 +1,321 @@
+"""``--watch`` on the read commands: the same command again every ``--interval``.
+
+One loop for ``streams``, ``inspect`` and ``pending`` (:func:`watchable` adds the options
+to a command). A *frame* is one run of the command, captured whole before it is shown, so a
+frame is never half written and never overlaps the next one: the next frame starts
+``--interval`` after the previous one started, or at once when it took longer (a slow
+frame is not queued, it delays the next). Each frame runs the command's own calls once.
+
+- On a terminal every frame redraws the screen in place (cursor home, each line cleared,
+  the rest of the screen cleared: no flicker), under a header line like ``watch``'s; a
+  frame taller than the screen is cut, saying how many lines are not shown.
+- In a pipe frames are appended. Text formats (``plain``, ``markdown``, ``table``, and
+  ``csv``/``tsv``) put a ``# <UTC time> frame N`` line before each frame; ``json`` writes
+  each frame's document on one line (NDJSON of frames); ``ndjson`` writes a marker
+  ``{"frame": N, "at": ..., "records": K}`` and then the frame's K records. docs/formats.md
+  has the details.
+- Errors: the first frame's "this cannot work" errors (a usage error, a missing stream or
+  group, wrong credentials, a missing ACL permission) end the command with their exit code
+  as without ``--watch``. Otherwise a frame that fails (the server gone, a stream deleted
+  meanwhile) is shown as its ``error:`` line and retried with backoff (``--interval``
+  doubled per failure, at most 30 s), never a traceback (``-v`` adds it).
+- Ctrl-C ends the watch quietly with exit 0. ``--count N`` stops after N frames; the exit
+  code is then the last frame's (0, or its error's code).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import io
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, Optional
+
+import typer
+
+WATCH_PANEL = "Watch"
+DEFAULT_INTERVAL = "2s"
+MIN_INTERVAL_S = 0.1
+MAX_BACKOFF_S = 30.0
+_TEXT_FORMATS = ("table", "plain", "markdown")
+
+WatchOpt = Annotated[
+    bool,
+    typer.Option(
+        "--watch", "-w", help="Run again every --interval: redraw on a terminal, append "
+        "frames in a pipe. Ctrl-C stops.", rich_help_panel=WATCH_PANEL,
+    ),
+]  # fmt: skip
+IntervalOpt = Annotated[
+    str,
+    typer.Option(
+        "--interval", help="Time between --watch frames (any duration).",
+        rich_help_panel=WATCH_PANEL,
+    ),
+]  # fmt: skip
+CountOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--count", min=1, help="With --watch: stop after N frames.",
+        rich_help_panel=WATCH_PANEL, show_default=False,
+    ),
+]  # fmt: skip
+_NAMES = ("watch", "interval", "count")
+
+
+def watchable(
+    func: Callable[..., Any] | None = None, *, not_with: dict[str, str] | None = None
+) -> Any:  # noqa: ANN401
+    """Add ``--watch``, ``--interval`` and ``--count`` to a command function
+    ``func(rt, **own)`` (put it under ``@pelctl_command``). ``not_with`` maps own parameter
+    names to the option they come from, refused together with ``--watch`` when truthy."""
+    if func is None:
+        return functools.partial(watchable, not_with=not_with)
+    refused = not_with or {}
+    sig = inspect.signature(func, eval_str=True)
+    extra = [
+        inspect.Parameter("watch", inspect.Parameter.KEYWORD_ONLY, annotation=WatchOpt,
+                          default=False),
+        inspect.Parameter("interval", inspect.Parameter.KEYWORD_ONLY, annotation=IntervalOpt,
+                          default=DEFAULT_INTERVAL),
+        inspect.Parameter("count", inspect.Parameter.KEYWORD_ONLY, annotation=CountOpt,
+                          default=None),
+    ]  # fmt: skip
+
+    @functools.wraps(func)
+    def wrapper(rt: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        watch, interval, count = (kwargs.pop(name) for name in _NAMES)
+        if not watch:
+            if count is not None or interval != DEFAULT_INTERVAL:
+                _usage("--interval and --count go with --watch", hint="add --watch")
+            return func(rt, **kwargs)
+        for name, option in refused.items():
+            if kwargs.get(name):
+                _usage(f"{option} and --watch exclude each other",
+                       hint=f"--watch runs it every --interval; drop {option}")  # fmt: skip
+        return run(rt, lambda: func(rt, **kwargs), interval, count)
+
+    del wrapper.__wrapped__
+    wrapper.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *extra])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**func.__annotations__, **{p.name: p.annotation for p in extra}}
+    return wrapper
+
+
+def _usage(message: str, hint: str | None = None) -> None:
+    from pelctl.core.errors import UsageError
+
+    raise UsageError(message, hint=hint)
+
+
+# -- the loop -------------------------------------------------------------------------------
+
+
+def run(rt: Any, frame: Callable[[], Any], interval: str, count: int | None) -> int:  # noqa: ANN401
+    """Run ``frame`` every ``interval`` until Ctrl-C or ``count`` frames; returns the exit
+    code."""
+    from pelctl.core.durations import parse_duration_ms
+
+    interval_s = parse_duration_ms(interval) / 1000.0
+    if interval_s < MIN_INTERVAL_S:
+        _usage(f"--interval {interval} is too short for --watch", hint="at least 100ms")
+    view: _View = _Screen(interval, rt.command) if sys.stdout.isatty() else _Appender(rt.out.fmt)
+    n = failures = 0
+    code = 0
+    try:
+        while True:
+            n += 1
+            started = time.monotonic()
+            at = time.time()
+            out, err, error = _capture(frame)
+            if error is None:
+                failures = code = 0
+                view.frame(n, at, out, err)
+                wait = max(0.0, interval_s - (time.monotonic() - started))
+            else:
+                if _fatal(error, first=n == 1):
+                    raise error
+                failures += 1
+                wait = min(max(interval_s, MAX_BACKOFF_S), interval_s * 2 ** min(failures, 20))
+                code, lines = _report(error, rt)
+                view.failed(n, at, lines, wait)
+                rt.close()  # the next frame connects again
+            if count is not None and n >= count:
+                return code
+            time.sleep(wait)
+    except KeyboardInterrupt:
+        view.stop()
+        return 0
+
+
+def _capture(frame: Callable[[], Any]) -> tuple[str, str, BaseException | None]:
+    """One frame's stdout and stderr, and what it raised (KeyboardInterrupt goes on)."""
+    out, err = _Buffer(sys.stdout), _Buffer(sys.stderr)
+    error: BaseException | None = None
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            result = frame()
+            if isinstance(result, int) and result:
+                raise typer.Exit(result)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - judged by the caller
+            error = e
+    return out.getvalue(), err.getvalue(), error
+
+
+class _Buffer(io.StringIO):
+    """A frame's output: a terminal to rich (colours, width) when the real stream is one."""
+
+    def __init__(self, real: Any) -> None:  # noqa: ANN401
+        super().__init__()
+        self._tty = bool(getattr(real, "isatty", lambda: False)())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def _fatal(error: BaseException, first: bool) -> bool:
+    """Errors that retrying cannot fix end the watch. On the first frame also those that
+    say the command is wrong (a typo in a name, credentials, permissions); later, a stream
+    deleted or an outage is shown and retried."""
+    from pelctl.cli.options import _typed
+    from pelctl.core.errors import (
+        AuthFailed,
+        NeedsServerVersion,
+        NotFound,
+        PelctlError,
+        PermissionDenied,
+        UsageError,
+    )
+
+    if isinstance(error, (typer.Exit, SystemExit, GeneratorExit)):
+        return True
+    typed = _typed(error) if not isinstance(error, PelctlError) else error
+    if isinstance(typed, (UsageError, NeedsServerVersion)):
+        return True
+    if not isinstance(typed, PelctlError):
+        return first  # a bug: said once, not retried forever from the start
+    return first and isinstance(typed, (NotFound, AuthFailed, PermissionDenied))
+
+
+def _report(error: BaseException, rt: Any) -> tuple[int, list[str]]:  # noqa: ANN401
+    """The error's exit code and its ``error:``/``hint:`` lines (the traceback with -v)."""
+    from pelctl.cli.options import report_error
+
+    buf = io.StringIO()
+    with contextlib.redirect_stderr(buf):
+        code = report_error(error, rt, rt.verbose)
+    return code, buf.getvalue().splitlines()
+
+
+def _utc(at: float) -> str:
+    millis = int(at * 1000) % 1000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{millis:03d}Z"
+
+
+class _View:
+    def frame(self, n: int, at: float, out: str, err: str) -> None:
+        raise NotImplementedError
+
+    def failed(self, n: int, at: float, lines: list[str], retry_s: float) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        pass
+
+
+class _Appender(_View):
+    """Frames appended in a pipe (see the module docstring)."""
+
+    def __init__(self, fmt: str) -> None:
+        self.fmt = fmt
+        self._last_err = ""
+
+    def frame(self, n: int, at: float, out: str, err: str) -> None:
+        from pelctl.core.binary import json_text
+
+        w = sys.stdout.write
+        if self.fmt == "json":
+            try:
+                import json
+
+                out = json_text(json.loads(out)) + "\n"
+            except ValueError:
+                pass  # not one document: as it came
+            w(out)
+        elif self.fmt == "ndjson":
+            records = sum(1 for line in out.splitlines() if line.strip())
+            w(json_text({"frame": n, "at": _utc(at), "records": records}) + "\n")
+            w(out)
+        else:
+            if n > 1 and self.fmt in _TEXT_FORMATS:
+                w("\n")
+            w(f"# {_utc(at)} frame {n}\n")
+            w(out)
+        sys.stdout.flush()
+        if err and err != self._last_err:  # a warning said again each frame: once
+            sys.stderr.write(err)
+        self._last_err = err
+
+    def failed(self, n: int, at: float, lines: list[str], retry_s: float) -> None:
+        from pelctl.core.binary import json_text
+
+        message = next((ln[len("error: "):] for ln in lines if ln.startswith("error: ")),
+                       lines[0] if lines else "failed")  # fmt: skip
+        if self.fmt == "ndjson":
+            sys.stdout.write(json_text({"frame": n, "at": _utc(at), "records": 0,
+                                        "error": message,
+                                        "retry_in_s": round(retry_s, 3)}) + "\n")  # fmt: skip
+        elif self.fmt != "json":
+            sys.stdout.write(f"# {_utc(at)} frame {n} failed: {message}\n")
+        sys.stdout.flush()
+        for line in lines:
+            sys.stderr.write(line + "\n")
+        sys.stderr.write(f"retrying in {retry_s:.1f}s (frame {n})\n")
+        self._last_err = ""
+
+
+class _Screen(_View):
+    """Frames redrawn in place on a terminal."""
+
+    def __init__(self, interval: str, command: str) -> None:
+        self.interval = interval
+        self.command = command
+        self._last: list[str] = []
+
+    def _header(self, n: int, at: float, note: str = "") -> str:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+        left = f"Every {self.interval}: pelctl {self.command} (frame {n}){note}"
+        width = shutil.get_terminal_size().columns
+        gap = max(2, width - len(left) - len(when))
+        return f"\x1b[2m{left}{' ' * gap}{when}\x1b[0m"
+
+    def _draw(self, lines: list[str]) -> None:
+        height = max(3, shutil.get_terminal_size().lines)
+        if len(lines) > height - 1:  # the last line's newline would scroll the header away
+            hidden = len(lines) - (height - 2)
+            lines = lines[: height - 2] + [
+                f"\x1b[2m… {hidden} more lines (a taller terminal shows them, or -o plain "
+                "in a pipe)\x1b[0m"
+            ]
+        sys.stdout.write("\x1b[H" + "".join(f"{line}\x1b[K\n" for line in lines) + "\x1b[J")
+        sys.stdout.flush()
+
+    def frame(self, n: int, at: float, out: str, err: str) -> None:
+        body = out.splitlines()
+        notes = [f"\x1b[2m{line}\x1b[0m" for line in err.splitlines()]
+        self._last = body
+        self._draw([self._header(n, at), "", *body, *([""] + notes if notes else [])])
+
+    def failed(self, n: int, at: float, lines: list[str], retry_s: float) -> None:
+        shown = [f"\x1b[31m{line}\x1b[0m" for line in lines]
+        retry = f"\x1b[2mretrying in {retry_s:.1f}s; the last frame that worked:\x1b[0m"
+        self._draw([self._header(n, at, " failed"), "", *shown, retry, "", *self._last])
