@@ -47,6 +47,8 @@ OUTPUTS: dict[str, tuple[str | None, str]] = {
     "audit-tail": (None, "audit-line.json"),
     "config-show": ("config-show.json", "config-show.json"),
     "config-contexts": (None, "config-contexts.json"),
+    "config-current-context": ("config-current-context.json", "config-current-context.json"),
+    "config-use-context": ("config-use-context.json", "config-use-context.json"),
     "version": ("version.json", "version.json"),
     "demo-status": ("demo-status.json", "demo-status.json"),
     "reclaim": ("reclaim-summary.json", "reclaim-summary.json"),
@@ -166,16 +168,42 @@ def check_output(seen: list[tuple[str, str]], stdout: str, exit_code: int) -> No
                     raise AssertionError(f"pelctl {command} -o ndjson: line {n + 1} is not "
                                          f"JSON: {line[:200]!r}") from None  # fmt: skip
                 return  # an error cut the output short
-            if _sampled(n, len(lines)):
-                check(line_ref, value, f"pelctl {command} -o ndjson, line {n + 1}")
+            ref = WATCH_FRAME if _is_frame_marker(value) else line_ref
+            if ref == WATCH_FRAME or _sampled(n, len(lines)):
+                check(ref, value, f"pelctl {command} -o ndjson, line {n + 1}")
         return
     try:
         value = json.loads(stdout)
     except ValueError:
-        if exit_code == 0:
-            raise AssertionError(f"pelctl {command} -o json is not one JSON document: "
-                                 f"{stdout[:300]!r}") from None  # fmt: skip
+        frames = _watch_frames(stdout)
+        if frames is None:
+            if exit_code == 0:
+                raise AssertionError(f"pelctl {command} -o json is not one JSON document: "
+                                     f"{stdout[:300]!r}") from None  # fmt: skip
+            return
+        for frame in frames:  # --watch -o json: one document a line
+            _check_document(command, doc_ref, line_ref, frame)
         return
+    _check_document(command, doc_ref, line_ref, value)
+
+
+WATCH_FRAME = "watch-frame.json"
+
+
+def _is_frame_marker(value: Any) -> bool:  # noqa: ANN401
+    """The marker --watch -o ndjson writes before each frame's records."""
+    return isinstance(value, dict) and "frame" in value and "at" in value
+
+
+def _watch_frames(stdout: str) -> list[Any] | None:
+    """--watch -o json: each non-empty line one whole document (None: it is not that)."""
+    try:
+        return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+    except ValueError:
+        return None
+
+
+def _check_document(command: str, doc_ref: str | None, line_ref: str, value: Any) -> None:  # noqa: ANN401
     if isinstance(value, list):
         for n, item in enumerate(value):
             if _sampled(n, len(value)):

@@ -213,6 +213,38 @@ def test_config_version_and_demo(cli, redis_server) -> None:  # noqa: ANN001
     assert stopped == {"running": False, "url": None, "pid": None}
 
 
+def test_watch_frames(cli, scene) -> None:  # noqa: ANN001
+    """--watch: -o json one document a line, -o ndjson a frame marker then its records."""
+    frames = cli(
+        "inspect", "orders", "--watch", "--interval", "100ms", "--count", "2", "-o", "json"
+    )
+    assert frames.exit_code == 0, frames.stderr
+    docs = [json.loads(line) for line in frames.stdout.splitlines()]
+    assert len(docs) == 2
+    for doc in docs:
+        check("inspect.json", doc, "inspect --watch -o json")
+    res = cli("pending", "orders", "billing", "--watch", "--interval", "100ms", "--count", "2",
+              "-n", "3", "-o", "ndjson")  # fmt: skip
+    assert res.exit_code == 0, res.stderr
+    lines = [json.loads(line) for line in res.stdout.splitlines()]
+    assert len(lines) == 8
+    for n, line in enumerate(lines):
+        marker = n % 4 == 0  # a marker, then its 3 records
+        check("watch-frame.json" if marker else "pending.json", line, f"line {n + 1}")
+        assert not marker or line["records"] == 3
+
+
+def test_config_contexts_switch(cli, redis_server) -> None:  # noqa: ANN001
+    config = Path(__import__("os").environ["XDG_CONFIG_HOME"]) / "pelctl" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[contexts.a]\nurl = "{redis_server.url}"\n'
+                      f'[contexts.b]\nurl = "{redis_server.url}"\n')  # fmt: skip
+    doc = run(cli, "config-use-context", "config", "use-context", "b", "-o", "json")
+    assert doc["current_context"] == "b" and doc["previous"] is None
+    now = run(cli, "config-current-context", "config", "current-context", "-o", "json")
+    assert now["current_context"] == "b"
+
+
 def test_every_json_command_has_a_case() -> None:
     """Every command with a schema is run by a case above."""
     source = Path(__file__).read_text()
