@@ -268,7 +268,7 @@ async def test_prune_assume_dead_prunes_a_consumer_of_unknown_liveness(demo, mak
     moved = pending_of(r, b"billing-1")
     assert len(held - moved) == 6  # the demo's six ghosts, dropped by XCLAIM; nothing else
     line = audit_lines()[-1]
-    assert line["surface"] == "tui" and line["command"] == "consumers-prune"
+    assert line["surface"] == "tui" and line["action"] == "consumers-prune"
     assert line["params"]["options"]["assume_dead"] is True
 
 
