@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.installed-spark
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup setup-spark redis demo demo-down test test-fast lint docs bench clean
+.PHONY: setup setup-spark redis demo demo-down test test-fast lint docs bench mutate clean
 
 redis:  ## install redis-server (and redis-cli) if missing
 	@command -v redis-server >/dev/null 2>&1 || { \
@@ -51,10 +51,17 @@ lint: setup
 	$(BIN)/ruff format --check .
 
 docs: setup  ## regenerate docs/commands.md and completions/ from the typer app
-	$(BIN)/python -m pelctl.cli.reference --write
+	$(BIN)/python tools/docs_reference.py --write
 
 bench: setup
 	$(BIN)/python -m benchmarks
+
+# Mutation testing (mutmut), not part of `make test` or CI: `make mutate` runs every module
+# in tools/mutate.py; `make mutate MODULE=histogram` (or "histogram scan") only those.
+# Scores and survivors: docs/testing.md.
+MODULE ?=
+mutate: setup  ## mutation scores of the core modules (see docs/testing.md)
+	$(BIN)/python tools/mutate.py $(MODULE)
 
 lock:  ## refresh the lock files (needs network)
 	$(BIN)/python -m pip install -q uv
@@ -62,4 +69,4 @@ lock:  ## refresh the lock files (needs network)
 	$(BIN)/uv pip compile pyproject.toml --extra dev --extra spark --python-version 3.11 -o requirements-spark.lock --no-header -q
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mutate

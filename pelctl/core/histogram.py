@@ -103,6 +103,16 @@ def parse_edges(by: str, text: str) -> tuple[int, ...]:
     return tuple(edges)
 
 
+_idle_of = itemgetter(2)
+
+
+def count_idle(page: list, edges: Sequence[int], counter: Counter[int]) -> None:
+    """Count each raw ``XPENDING`` row of ``page`` by idle time: ``counter[i]`` gets the rows
+    with ``edges[i-1] <= idle < edges[i]`` (buckets are ``[lo, hi)``; ``i = 0`` below the
+    first edge, ``i = len(edges)`` at or above the last)."""
+    counter.update(map(partial(bisect_right, edges), map(_idle_of, page)))
+
+
 def _edge_buckets(edges: Sequence[int], counts: Sequence[int]) -> tuple[Bucket, ...]:
     bounds = [0, *edges]
     out = []
@@ -124,16 +134,20 @@ def histogram(
     parallel: int = DEFAULT_PARALLEL,
     progress: Progress | None = None,
     check: bool = True,
+    now_ms: int | None = None,
 ) -> Histogram:
+    """``now_ms``: the time ages are computed against (default: the server's ``TIME``);
+    idle times are always the server's own."""
     if by not in BY_CHOICES:
         raise UsageError(f"--by must be one of {', '.join(BY_CHOICES)}")
     if check:
         require_group(conn, stream, group)
     raw = conn.raw(stream)
     t0 = time.perf_counter()
-    with redis_errors("TIME"):
-        seconds, micros = raw.execute_command("TIME")
-    now_ms = int(seconds) * 1000 + int(micros) // 1000
+    if now_ms is None:
+        with redis_errors("TIME"):
+            seconds, micros = raw.execute_command("TIME")
+        now_ms = int(seconds) * 1000 + int(micros) // 1000
     if by == "consumer":
         return _by_consumer(conn, stream, group, top, max_server_ms, parallel, progress, t0, now_ms)
     edges = tuple(edges) if edges else default_edges(by)
@@ -142,10 +156,8 @@ def histogram(
     with gc_paused():
         if by == "idle":
             counter: Counter[int] = Counter()
-            bucket_of = partial(bisect_right, edges)
-            idle_of = itemgetter(2)
             for page in scan.pages(ordered=False):
-                counter.update(map(bucket_of, map(idle_of, page)))
+                count_idle(page, edges, counter)
                 if progress is not None:
                     rows += len(page)
                     progress(scan.progress(), rows)

@@ -6,6 +6,7 @@ import itertools
 import time
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress
@@ -304,6 +305,22 @@ def inspect_stream(
     )
 
 
+def count_poison(page: list) -> int:  # noqa: ANN401 - raw XPENDING rows
+    """Rows delivered at least ``POISON_DELIVERIES`` times (poison suspects)."""
+    return sum(1 for d in map(_deliveries_of, page) if d >= POISON_DELIVERIES)
+
+
+def count_thresholds(page: list, edges: Sequence[int], counter: Counter[int]) -> None:
+    """``counter[i]``: rows with ``edges[i-1] <= idle < edges[i]`` (``[lo, hi)``)."""
+    counter.update(map(partial(bisect_right, edges), map(_idle_of, page)))
+
+
+def at_least(counter: Counter[int], n_edges: int) -> tuple[int, ...]:
+    """From :func:`count_thresholds`' counter, the rows idle at least each edge (XPENDING
+    IDLE semantics: ``idle >= edge``); "at least ``edges[k]``" sums the buckets ``i > k``."""
+    return tuple(sum(n for i, n in counter.items() if i > k) for k in range(n_edges))
+
+
 def pel_health(
     conn: Connection,
     stream: bytes,
@@ -330,22 +347,18 @@ def pel_health(
         tally.floor = floor
     scan = PelScan(raw, stream, group, min_idle_ms=floor, max_server_ms=max_server_ms)
     counter: Counter[int] = Counter()
-    bucket_of = partial(bisect_right, edges)
-    idle_of = itemgetter(2)
-    deliveries_of = itemgetter(3)
     longest_row = None
     scanned = poison = 0
     for page in scan.pages():
         scanned += len(page)
-        poison += sum(1 for d in map(deliveries_of, page) if d >= POISON_DELIVERIES)
-        counter.update(map(bucket_of, map(idle_of, page)))
+        poison += count_poison(page)
+        count_thresholds(page, edges, counter)
         if tally is not None:
             tally.add(page)
-        top = max(page, key=idle_of)
+        top = max(page, key=_idle_of)
         if longest_row is None or top[2] > longest_row[2]:
             longest_row = top
-    # counter[i]: entries with edges[i-1] <= idle < edges[i]; "at least edges[k]" sums i > k.
-    counts = tuple(sum(n for i, n in counter.items() if i > k) for k in range(len(edges)))
+    counts = at_least(counter, len(edges))
     longest = None
     if longest_row is not None:
         entry_id, owner, idle, deliveries = longest_row

@@ -1,0 +1,257 @@
+"""``make mutate``: mutation testing (mutmut 3) of the modules where a silent bug costs most.
+
+Each module runs in its own scratch directory (``.mutate/<name>/``) with its own mutmut
+configuration: the file(s) to mutate, optionally the functions to mutate (mutant-name
+globs), and a FAST test selection of its own. mutmut then runs, for each mutant, only the
+tests of that selection that reach the mutated function.
+
+    python tools/mutate.py                 # every module, then the score table
+    python tools/mutate.py histogram scan  # some modules
+    python tools/mutate.py --list          # the modules and their test selections
+    python tools/mutate.py --report        # the table of the last runs, no new run
+
+The score is killed / (killed + survived + timeout + no tests): a timeout counts against it
+(it is not a kill we can trust), so does a mutant no selected test reaches. Survivors are
+listed by name; ``--show NAME`` prints a survivor's diff (``mutmut show`` in its directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutate"
+MUTMUT = Path(sys.executable).parent / "mutmut"
+
+
+@dataclass(frozen=True)
+class Module:
+    paths: tuple[str, ...]  # files to mutate
+    tests: tuple[str, ...]  # pytest selection (files or node ids)
+    only: tuple[str, ...] = ()  # mutant-name globs; () = every function of the files
+    note: str = ""
+
+
+MODULES: dict[str, Module] = {
+    "histogram": Module(
+        ("pelctl/core/histogram.py",),
+        ("tests/unit/test_buckets.py", "tests/integration/test_histogram.py"),
+    ),
+    "inspect": Module(
+        ("pelctl/core/inspect.py",),
+        (
+            "tests/unit/test_buckets.py",
+            "tests/unit/test_advice.py",
+            "tests/integration/test_histogram.py",
+            "tests/integration/test_inspect_edges.py",
+            "tests/integration/test_read_commands.py",
+            "tests/integration/test_lock_detection.py",
+            "tests/integration/test_liveness.py",
+        ),
+    ),
+    "mutations": Module(
+        ("pelctl/core/mutations.py",),
+        (
+            "tests/unit/test_repair_units.py",
+            "tests/integration/test_repair_plans.py",
+        ),
+    ),
+    "plan": Module(
+        ("pelctl/core/plan.py",),
+        ("tests/integration/test_repair_plans.py", "tests/cli/test_plan_trust.py"),
+    ),
+    "repair-planning": Module(
+        ("pelctl/core/repair.py",),
+        (
+            "tests/unit/test_repair_units.py",
+            "tests/integration/test_repair_plans.py",
+            "tests/integration/test_repair_entries.py",
+            "tests/integration/test_repair_consumers.py",
+        ),
+        only=(
+            "pelctl.core.repair.x_normalize_ids__mutmut_*",
+            "pelctl.core.repair.x_lock_key__mutmut_*",
+            "pelctl.core.repair.x__pending_rows__mutmut_*",
+            "pelctl.core.repair.x_plan_entries__mutmut_*",
+            "pelctl.core.repair.x__flag_poison__mutmut_*",
+            "pelctl.core.repair.x_plan_prune__mutmut_*",
+            "pelctl.core.repair.x_plan_ghosts__mutmut_*",
+        ),
+        note="planning functions only (the apply_* runners are covered by the kill tests)",
+    ),
+    "dlq-planning": Module(
+        ("pelctl/core/dlq.py",),
+        ("tests/integration/test_dlq_replay.py", "tests/integration/test_dlq_read.py"),
+        only=(
+            "pelctl.core.dlq.x_parse_time_bound__mutmut_*",
+            "pelctl.core.dlq.x_parse_rate__mutmut_*",
+            "pelctl.core.dlq.x_normalize_ids__mutmut_*",
+            "pelctl.core.dlq.x__select__mutmut_*",
+            "pelctl.core.dlq.x_plan_replay__mutmut_*",
+            "pelctl.core.dlq.x_plan_purge__mutmut_*",
+            "pelctl.core.dlq.x_batch_for_rate__mutmut_*",
+        ),
+        note="planning functions only",
+    ),
+    "scan": Module(
+        ("pelctl/redis/scan.py",),
+        ("tests/integration/test_scan.py",),
+    ),
+    "durations": Module(
+        ("pelctl/core/durations.py",),
+        ("tests/unit/test_durations.py",),
+    ),
+}
+
+# mutmut's exit codes (mutmut.stats.status_by_exit_code); anything else counts as not killed.
+KILLED, SURVIVED, NO_TESTS = {1, 3}, {0}, {5, 33}
+TIMEOUT = {-24, 24, 36, 152, 255}
+
+
+@dataclass
+class Score:
+    killed: int = 0
+    survived: list[str] = field(default_factory=list)
+    timeout: list[str] = field(default_factory=list)
+    no_tests: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        n = len(self.survived) + len(self.timeout) + len(self.no_tests) + len(self.other)
+        return self.killed + n
+
+
+def _config(mod: Module) -> str:
+    def toml_list(items: tuple[str, ...] | list[str]) -> str:
+        return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+
+    return (
+        "[tool.mutmut]\n"
+        'source_paths = ["pelctl"]\n'
+        f"only_mutate = {toml_list(mod.paths)}\n"
+        f"pytest_add_cli_args_test_selection = {toml_list(mod.tests)}\n"
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", "not slow",'
+        ' "--timeout=600"]\n'
+        "use_git_change_detection = false\n"
+        "timeout_multiplier = 10.0\n"
+    )
+
+
+def prepare(name: str, mod: Module) -> Path:
+    """A scratch directory: the package, the tests and a pyproject.toml with this module's
+    mutmut section. Fresh each run so the scores never come from a stale cache."""
+    work = WORK / name
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    shutil.copytree(ROOT / "pelctl", work / "pelctl", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    text = (ROOT / "pyproject.toml").read_text()
+    (work / "pyproject.toml").write_text(text + "\n" + _config(mod))
+    return work
+
+
+def run(name: str, mod: Module) -> float:
+    work = prepare(name, mod)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    cmd = [str(MUTMUT), "run", *mod.only]
+    t0 = time.monotonic()
+    print(f"== {name}: {' '.join(mod.paths)}  ({len(mod.tests)} test files)", flush=True)
+    proc = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    elapsed = time.monotonic() - t0
+    (work / "mutmut-run.log").write_bytes(proc.stdout)
+    if proc.returncode != 0:
+        tail = proc.stdout.decode(errors="replace")[-3000:]
+        raise SystemExit(f"error: mutmut failed for {name} (exit {proc.returncode})\n{tail}")
+    (work / "elapsed").write_text(f"{elapsed:.0f}\n")
+    return elapsed
+
+
+def score(name: str, mod: Module) -> Score:
+    import fnmatch
+
+    s = Score()
+    for meta in (WORK / name / "mutants").rglob("*.meta"):
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        for key, code in codes.items():
+            if mod.only and not any(fnmatch.fnmatch(key, g) for g in mod.only):
+                continue
+            if code is None:
+                s.other.append(key)
+            elif code in TIMEOUT:
+                s.timeout.append(key)
+            elif code in KILLED:
+                s.killed += 1
+            elif code in SURVIVED:
+                s.survived.append(key)
+            elif code in NO_TESTS:
+                s.no_tests.append(key)
+            else:
+                s.other.append(key)
+    return s
+
+
+def report(names: list[str]) -> None:
+    print()
+    print(f"{'module':<17} {'killed':>7} {'total':>6} {'score':>7} {'time':>6}  not killed")
+    for name in names:
+        mod = MODULES[name]
+        s = score(name, mod)
+        elapsed = WORK / name / "elapsed"
+        secs = elapsed.read_text().strip() + "s" if elapsed.exists() else "-"
+        pct = f"{100.0 * s.killed / s.total:.1f}%" if s.total else "-"
+        rest = len(s.survived) + len(s.timeout) + len(s.no_tests) + len(s.other)
+        print(f"{name:<17} {s.killed:>7} {s.total:>6} {pct:>7} {secs:>6}  {rest}")
+        for label, keys in (("survived", s.survived), ("timeout", s.timeout),
+                            ("no tests", s.no_tests), ("not run", s.other)):  # fmt: skip
+            for key in sorted(keys):
+                print(f"    {label}: {key}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("modules", nargs="*", help=f"any of: {', '.join(MODULES)}")
+    ap.add_argument("--list", action="store_true", help="list the modules and test selections")
+    ap.add_argument("--report", action="store_true", help="print the last runs' scores only")
+    ap.add_argument("--show", metavar="MUTANT", help="print one mutant's diff")
+    args = ap.parse_args(argv)
+    names = args.modules or list(MODULES)
+    unknown = [n for n in names if n not in MODULES]
+    if unknown:
+        print(f"error: unknown module {unknown[0]!r}", file=sys.stderr)
+        print(f"hint: one of {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    if args.list:
+        for name in names:
+            mod = MODULES[name]
+            print(f"{name}: {' '.join(mod.paths)}" + (f"  ({mod.note})" if mod.note else ""))
+            for t in mod.tests:
+                print(f"    {t}")
+        return 0
+    if args.show:
+        name = next((n for n in names if (WORK / n / "mutants").exists() and args.show.startswith(
+            MODULES[n].paths[0][:-3].replace("/", "."))), None)  # fmt: skip
+        if name is None:
+            print(f"error: no run holds {args.show!r}", file=sys.stderr)
+            return 3
+        return subprocess.run([str(MUTMUT), "show", args.show], cwd=WORK / name).returncode
+    if not args.report:
+        t0 = time.monotonic()
+        for name in names:
+            run(name, MODULES[name])
+        print(f"\nmake mutate: {time.monotonic() - t0:.0f}s for {len(names)} module(s)")
+    report(names)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
