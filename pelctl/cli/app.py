@@ -14,6 +14,7 @@ from typer.models import DefaultPlaceholder
 
 from pelctl import __version__
 from pelctl.cli import audit as audit_cmds
+from pelctl.cli import coerce
 from pelctl.cli import completion as completion_cmds
 from pelctl.cli import config as config_cmds
 from pelctl.cli import consumers as consumers_cmds
@@ -31,6 +32,8 @@ from pelctl.cli import streams as streams_cmds
 from pelctl.cli import tui as tui_cmds
 from pelctl.cli import version as version_cmds
 from pelctl.cli.options import ALL_NAMES, PelctlGroup, root_callback_params
+
+coerce.install()  # typer's value coercion without loading pydantic for plain values
 
 app = typer.Typer(
     name="pelctl",
