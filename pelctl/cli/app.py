@@ -10,7 +10,7 @@ import inspect
 from typing import Annotated, Any
 
 import typer
-from typer.models import DefaultPlaceholder
+from typer.models import CommandInfo, DefaultPlaceholder
 
 from pelctl import __version__
 from pelctl.cli import audit as audit_cmds
@@ -104,3 +104,78 @@ reclaim_cmds.register(app)  # the reclaim loop (SPEC §7)
 for group_info in app.registered_groups:
     if isinstance(group_info.cls, DefaultPlaceholder):  # not chosen by add_typer(cls=...)
         group_info.cls = PelctlGroup
+
+
+def command_for(args: list[str]) -> Any:  # noqa: ANN401 - a click group
+    """The click command tree ``pelctl ARGS`` needs: the root group with only the command
+    (or command group) the arguments name, when they name one; else every command.
+
+    typer builds a command's click parameters from its signature, all ~35 commands on every
+    start unless told otherwise (a fifth of a read command's start-up). The name is found by
+    the root group's own option parser (root options and their values skipped, nothing
+    run); help, completion of a command name, and a name that is not a command (click's
+    "No such command" with its suggestions) get the whole tree, as before.
+    """
+    import copy
+
+    import typer.main
+
+    trimmed = copy.copy(app)
+    trimmed.registered_commands, trimmed.registered_groups = [], []
+    root = typer.main.get_command(trimmed)
+    name = _command_name(root, _completion_words() if _completing() else args)
+    commands = [c for c in app.registered_commands if _name(c) == name]
+    groups = [g for g in app.registered_groups if _name(g) == name]
+    if not name or not (commands or groups):
+        return typer.main.get_command(app)
+    for info in commands:
+        root.add_command(typer.main.get_command_from_info(
+            info, pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode))  # fmt: skip
+    for info in groups:
+        root.add_command(typer.main.get_group_from_info(
+            info, pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode,
+            suggest_commands=app.suggest_commands))  # fmt: skip
+    return root
+
+
+def _name(info: Any) -> str | None:  # noqa: ANN401 - a typer CommandInfo or TyperInfo
+    """The name typer gives a registered command or group."""
+    if isinstance(info, CommandInfo):
+        return info.name or typer.main.get_command_name(info.callback.__name__)
+    return typer.main.solve_typer_info_defaults(info).name
+
+
+def _command_name(root: Any, args: list[str]) -> str | None:  # noqa: ANN401
+    """The first word after the root options, as the root group's parser sees it."""
+    try:
+        ctx = root.context_class(root, info_name=completion_cmds.PROG, resilient_parsing=True)
+        _, rest, _ = root.make_parser(ctx).parse_args(list(args))
+    except Exception:  # noqa: BLE001 - anything odd: the whole tree decides
+        return None
+    return rest[0] if rest else None
+
+
+def _completing() -> bool:
+    import os
+
+    return bool(os.environ.get(completion_cmds.COMPLETE_VAR))
+
+
+def _completion_words() -> list[str]:
+    """The complete words of a TAB request (the word being completed left out)."""
+    import os
+
+    instruction = os.environ.get(completion_cmds.COMPLETE_VAR, "")
+    first, _, second = instruction.partition("_")
+    shell, action = (first, second) if first in completion_cmds.SHELLS else (second, first)
+    comp_cls = completion_cmds.SHELLS.get(shell)
+    if comp_cls is None or action != "complete":
+        return []
+    try:
+        comp = comp_cls(None, {}, completion_cmds.PROG, completion_cmds.COMPLETE_VAR)
+        args, _incomplete = comp.get_completion_args()
+    except Exception:  # noqa: BLE001 - the whole tree answers, as before
+        return []
+    return list(args)

@@ -232,3 +232,89 @@ def test_plain_coercion_is_typers(redis_server) -> None:  # noqa: ANN001
 
     walk(root)
     assert seen > 1000
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "built"),
+    [
+        (["streams", "-o", "json"], {}, ["streams"]),
+        (["-o", "json", "--url", "redis://x", "pending", "s", "g"], {}, ["pending"]),
+        (["--context", "streams", "inspect", "orders"], {}, ["inspect"]),  # a value, then
+        (["dlq", "list", "-o", "json"], {}, ["dlq"]),
+        (["--help"], {}, None),
+        ([], {}, None),
+        (["strams"], {}, None),  # click's "No such command", with its suggestions
+        (["streams"], {"_PELCTL_COMPLETE": "source_zsh"}, None),
+        (
+            [],
+            {
+                "_PELCTL_COMPLETE": "zsh_complete",
+                "COMP_WORDS": "pelctl pending --co",
+                "COMP_CWORD": "2",
+            },
+            ["pending"],
+        ),  # fmt: skip
+        (
+            [],
+            {"_PELCTL_COMPLETE": "zsh_complete", "COMP_WORDS": "pelctl pen", "COMP_CWORD": "1"},
+            None,
+        ),  # fmt: skip
+    ],
+)
+def test_only_the_named_command_is_built(
+    argv: list[str], env: dict[str, str], built: list[str] | None, monkeypatch
+) -> None:  # noqa: ANN001
+    from pelctl.cli.app import app, command_for
+
+    for name in ("_PELCTL_COMPLETE", "COMP_WORDS", "COMP_CWORD", "COMP_LINE", "COMP_POINT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    names = sorted(command_for(argv).commands)
+    everything = len(app.registered_commands) + len(app.registered_groups)
+    if built is None:
+        assert len(names) == everything
+    else:
+        assert names == built
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["streams", "--help"],
+        ["dlq", "list", "--help"],
+        ["consumers"],
+        ["streams", "--match", "none*", "-o", "json"],
+        ["version"],
+        ["config", "path"],
+        ["-o", "json", "streams", "--count", "0"],
+        ["pending", "orders", "--bogus"],
+        ["pending", "orders", "--coun"],
+        ["dlq", "lst"],
+        ["histogram", "orders", "workers", "--by", "consumer", "-o", "json"],
+    ],
+    ids=" ".join,
+)
+def test_the_trimmed_tree_answers_as_the_whole_one(seeded: str, argv: list[str]) -> None:
+    """Same output, same exit code, whether typer built every command or the one named."""
+    runs = {}
+    for whole in (False, True):
+        code = f"""
+            import sys
+            import typer.main
+            import pelctl.cli.app as cli_app
+            if {whole!r}:
+                cli_app.command_for = lambda args: typer.main.get_command(cli_app.app)
+            sys.argv = {["pelctl", *argv]!r}
+            from pelctl.cli.main import main
+            main()
+        """
+        proc = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PELCTL_URL": seeded, "COLUMNS": "100"},
+        )
+        runs[whole] = (proc.returncode, proc.stdout, proc.stderr)
+    assert runs[False] == runs[True]
