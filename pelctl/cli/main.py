@@ -10,7 +10,7 @@ import sys
 
 
 def main() -> None:
-    from pelctl.cli.app import command_for
+    from pelctl.cli.root import command_for
 
     try:
         # What typer's app() does, building only the command the arguments name.

@@ -30,6 +30,10 @@ EXCLUDED = (
     "pelctl.tui",
     "pelctl.spark",
     "pelctl.reclaim",
+    "pelctl.cli.repair",  # command modules of other commands
+    "pelctl.cli.dlq_admin",
+    "pelctl.cli.reclaim",
+    "pelctl.cli.spark",
 )
 
 
@@ -302,9 +306,10 @@ def test_the_trimmed_tree_answers_as_the_whole_one(seeded: str, argv: list[str])
         code = f"""
             import sys
             import typer.main
-            import pelctl.cli.app as cli_app
+            import pelctl.cli.root as root
             if {whole!r}:
-                cli_app.command_for = lambda args: typer.main.get_command(cli_app.app)
+                import pelctl.cli.app as cli_app
+                root.command_for = lambda args: typer.main.get_command(cli_app.app)
             sys.argv = {["pelctl", *argv]!r}
             from pelctl.cli.main import main
             main()
@@ -318,3 +323,38 @@ def test_the_trimmed_tree_answers_as_the_whole_one(seeded: str, argv: list[str])
         )
         runs[whole] = (proc.returncode, proc.stdout, proc.stderr)
     assert runs[False] == runs[True]
+
+
+def test_the_module_table_names_every_command_and_enough_modules() -> None:
+    """pelctl.cli.root.MODULES_OF: each top-level command, built in a fresh interpreter from
+    only the modules the table gives it, is the command the whole app has."""
+    import typer.main
+
+    from pelctl.cli.app import app
+    from pelctl.cli.root import MODULES, MODULES_OF
+
+    whole = typer.main.get_command(app)
+    assert sorted(MODULES_OF) == sorted(whole.commands)
+    assert sorted({m for mods in MODULES_OF.values() for m in mods}) == sorted(MODULES)
+    code = """
+        import json, sys
+        import pelctl.cli.root as root
+        out = {}
+        for name in sys.argv[1:]:
+            command = root.command_for([name, "--help"]).commands[name]
+            subs = sorted(getattr(command, "commands", {}))
+            out[name] = [subs, sorted(p.name for p in command.params),
+                         sorted(root._registered)]
+        print(json.dumps(out))
+    """
+    for name in MODULES_OF:
+        proc = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code), name],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        subs, params, registered = json.loads(proc.stdout)[name]
+        command = whole.commands[name]
+        assert subs == sorted(getattr(command, "commands", {})), name
+        assert params == sorted(p.name for p in command.params), name
+        assert registered == sorted(MODULES_OF[name]), name
