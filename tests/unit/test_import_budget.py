@@ -358,3 +358,37 @@ def test_the_module_table_names_every_command_and_enough_modules() -> None:
         assert subs == sorted(getattr(command, "commands", {})), name
         assert params == sorted(p.name for p in command.params), name
         assert registered == sorted(MODULES_OF[name]), name
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["pending", "--help"], []], ids=" ".join)
+def test_help_loads_neither_markdown_nor_pretty_tracebacks(argv: list[str]) -> None:
+    """typer's rich help without rich.markdown (markdown-it, pygments) and rich.traceback
+    (rich.pretty, attrs): pelctl.cli.typer_rich. Same screen (tests/cli/test_help.py)."""
+    found = run_entry_point(argv, {})
+    assert found["code"] == 0, found["err"]
+    assert "Usage: pelctl" in found["out"]
+    code = """
+        import io, json, sys
+        sys.argv = ["pelctl", "--help"]
+        real_stdout, sys.stdout = sys.stdout, io.StringIO()
+        from pelctl.cli.main import main
+        try:
+            main()
+        except SystemExit:
+            pass
+        sys.stdout = real_stdout
+        heavy = sorted({m.split(".")[0] for m in sys.modules
+                        if m.split(".")[0] in ("markdown_it", "attr", "pygments")}
+                       | {m for m in sys.modules if m in ("rich.markdown", "rich.traceback")})
+        from rich.markdown import Markdown  # later, the real modules
+        from rich.traceback import Traceback
+        import rich.markdown
+        print(json.dumps({"heavy": heavy,
+                          "real": [Markdown.__module__, Traceback.__module__,
+                                   hasattr(rich.markdown, "__file__")]}))
+    """
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result == {"heavy": [], "real": ["rich.markdown", "rich.traceback", True]}
