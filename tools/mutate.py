@@ -60,6 +60,7 @@ MODULES: dict[str, Module] = {
     "mutations": Module(
         ("pelctl/core/mutations.py",),
         (
+            "tests/unit/test_mutations.py",
             "tests/unit/test_repair_units.py",
             "tests/integration/test_repair_plans.py",
         ),
