@@ -67,7 +67,12 @@ MODULES: dict[str, Module] = {
     ),
     "plan": Module(
         ("pelctl/core/plan.py",),
-        ("tests/integration/test_repair_plans.py", "tests/cli/test_plan_trust.py"),
+        (
+            "tests/unit/test_plan_json.py",
+            "tests/integration/test_plan_checks.py",
+            "tests/integration/test_repair_plans.py",
+            "tests/cli/test_plan_trust.py",
+        ),
     ),
     "repair-planning": Module(
         ("pelctl/core/repair.py",),

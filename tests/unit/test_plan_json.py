@@ -1,0 +1,223 @@
+"""Plan files without a server: every field of a plan's JSON is validated with an exact
+message (``load`` shows it after "is not a valid pelctl plan: "), and a plan round-trips."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from pelctl.core import mutations as m
+from pelctl.core import plan as plans
+from pelctl.core.errors import ConfigError, UsageError
+
+ENTRY = m.Plan(
+    action="requeue", stream=b"orders", group=b"billing",
+    items=(m.PlanItem(b"1-0", b"c1", 5_000, 2, "requeue"),
+           m.PlanItem(b"2-0", b"c\xff", 6_000, 1, "skip", "alive")),
+    targets=m.Targets(consumer=b"c1", min_idle_ms=5, limit=9, below_deliveries=4),
+    options=m.Options(max_retries=3, dlq=b"orders:dlq", reason="why", field_prefix="__"),
+    missing=(b"3-0",), server="redis://h:1/0", server_id="ab" * 20, db=0, stream_added=7,
+    created_ms=1_700_000_000_000, notes=("a note",),
+)  # fmt: skip
+PRUNE = m.Plan(
+    action="consumers-prune", stream=b"orders", group=b"billing",
+    items=(m.PlanItem(b"w1", b"w1", 60_000, 0, "delete"),
+           m.PlanItem(b"w\x002", b"w\x002", 70_000, 3, "reassign+delete")),
+    options=m.Options(inactive_ms=60_000, reassign_to=b"w9", assume_dead=True),
+    server_id="cd" * 20, db=2,
+)  # fmt: skip
+
+
+def doc(plan: m.Plan = ENTRY) -> dict[str, Any]:
+    return copy.deepcopy(plans.to_json(plan))
+
+
+def test_round_trips() -> None:
+    for plan in (ENTRY, PRUNE):
+        assert plans.from_json(doc(plan)) == plan
+
+
+def test_to_json_layout() -> None:
+    data = doc()
+    assert data["targets"] == {"ids": 0, "consumer": "c1", "min_idle_ms": 5,
+                               "min_deliveries": None, "limit": 9, "all": False,
+                               "below_deliveries": 4}  # fmt: skip
+    assert data["items"][1] == {"id": "2-0", "owner": "c\\xff", "idle_ms": 6_000,
+                                "deliveries": 1, "action": "skip", "note": "alive"}  # fmt: skip
+    assert "note" not in data["items"][0]
+    assert (data["count"], data["missing"], data["created_at"]) == (
+        1,
+        ["3-0"],
+        "2023-11-14T22:13:20Z",
+    )
+    assert plans.params_json(ENTRY) == {"targets": data["targets"], "options": data["options"]}
+    assert plans.params_json(PRUNE)["options"] == {
+        "to": None, "dlq": None, "reason": None, "lock_key": None, "max_retries": None,
+        "field_prefix": "_", "no_lineage": False, "inactive_ms": 60_000, "reassign_to": "w9",
+        "full": False, "assume_dead": True, "create_consumer": False,
+    }  # fmt: skip
+
+
+def refused(data: Any) -> str:  # noqa: ANN401
+    with pytest.raises((ValueError, KeyError, TypeError)) as err:
+        plans.from_json(data)
+    return str(err.value)
+
+
+def edit(path: str, value: Any, plan: m.Plan = ENTRY) -> dict[str, Any]:  # noqa: ANN401
+    """The plan's JSON with one field set (``items.0.owner``); ``...`` deletes it."""
+    data = doc(plan)
+    *head, last = path.split(".")
+    where: Any = data
+    for part in head:
+        where = where[int(part)] if part.isdigit() else where[part]
+    key: Any = int(last) if last.isdigit() else last
+    if value is ...:
+        del where[key]
+    else:
+        where[key] = value
+    return data
+
+
+WHOLE = '"{}" must be a whole number from 0 to 2^63-1, not {}'
+ACTIONS = "claim, ack, requeue, dlq-move, consumers-prune, ghosts-fix"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], 'not a pelctl plan (no "format": "pelctl-plan")'),
+        (edit("format", "x"), 'not a pelctl plan (no "format": "pelctl-plan")'),
+        (edit("version", 3), "unsupported plan version 3 (this pelctl reads version 2)"),
+        (edit("version", "v" * 30), "unsupported plan version '" + "v" * 19 + " (this pelctl"
+         " reads version 2)"),
+        (edit("action", "dlq-replay"), f"a plan file cannot hold 'dlq-replay' (only {ACTIONS})"),
+        (edit("action", 5), f"a plan file cannot hold '5' (only {ACTIONS})"),
+        (edit("action", "a" * 50), f"a plan file cannot hold '{'a' * 40}' (only {ACTIONS})"),
+        (edit("items", {}), '"items" must be a list'),
+        (edit("items", [{}] * 50_001), "50,001 items, more than the 50,000 a plan may hold"),
+        (edit("items.1.id", "1-0"), "item 1-0 is listed 2 times"),
+        (edit("missing", "3-0"), '"missing" must be a list of stream ids'),
+        (edit("missing", ["3-0"] * 50_001), '"missing" must be a list of stream ids'),
+        (edit("missing", ["3"]), "not a stream id: '3' (ids look like 1700000000000-0)"),
+        (edit("items.0", "1-0"), "every item must be an object"),
+        (edit("items.0.action", "claim"),
+         "item action 'claim' is not one this repair makes (ack-ghost, dlq, refuse, requeue,"
+         " skip)"),
+        (edit("items.0.action", "x" * 50),
+         f"item action '{'x' * 40}' is not one this repair makes (ack-ghost, dlq, refuse,"
+         " requeue, skip)"),
+        (edit("items.0.id", "1-0x"), "not a stream id: '1-0x' (ids look like 1700000000000-0)"),
+        (edit("items.0.id", "１-0"), "not a stream id: '１-0' (ids look like 1700000000000-0)"),
+        (edit("items.0.id", 10), "not a stream id: '10' (ids look like 1700000000000-0)"),
+        (edit("items.0.id", "1" * 41), f"not a stream id: '{'1' * 40}' (ids look like"
+         " 1700000000000-0)"),
+        (edit("items.0.id", "18446744073709551616-0"),
+         "not a stream id: '18446744073709551616-0' (a part is 2^64 or more)"),
+        (edit("items.0.id", "0-18446744073709551616"),
+         "not a stream id: '0-18446744073709551616' (a part is 2^64 or more)"),
+        (edit("items.0.owner", ""), "\"owner\" must be a name, not ''"),
+        (edit("items.0.owner", ...), '"owner" must be a name, not None'),
+        (edit("items.0.owner", 5), "expected text, got int"),
+        (edit("items.0.idle_ms", ...), '"idle_ms" must be a whole number'),
+        (edit("items.0.deliveries", None), '"deliveries" must be a whole number'),
+        (edit("items.0.idle_ms", -1), WHOLE.format("idle_ms", "-1")),
+        (edit("items.0.idle_ms", 2**63), WHOLE.format("idle_ms", "9223372036854775808")),
+        (edit("items.0.idle_ms", True), WHOLE.format("idle_ms", "True")),
+        (edit("items.0.idle_ms", 1.0), WHOLE.format("idle_ms", "1.0")),
+        (edit("targets.limit", "9" * 50), WHOLE.format("limit", "'" + "9" * 39)),
+        (edit("items.0.note", "n" * 4_097), "a note must be text of at most 4,096 characters"),
+        (edit("items.0.note", 5), "a note must be text of at most 4,096 characters"),
+        (edit("notes", ["n" * 4_097]), "a note must be text of at most 4,096 characters"),
+        (edit("notes", "a note"), '"notes" must be a list'),
+        (edit("targets", ["x"]), '"targets" must be an object'),
+        (edit("options", "x"), '"options" must be an object'),
+        (edit("options.reason", 5), '"reason" must be text, not int'),
+        (edit("server", ["x"]), '"server" must be text, not list'),
+        (edit("targets.all", "yes"), '"all" must be true or false'),
+        (edit("options.no_lineage", 1), '"no_lineage" must be true or false'),
+        (edit("stream", ""), "\"stream\" must be a name, not ''"),
+        (edit("group", ...), '"group" must be a name, not None'),
+        (edit("count", 5), '"count" is 5 but 1 items will act'),
+        (edit("count", "9" * 30), '"count" is ' + "9" * 20 + " but 1 items will act"),
+    ],
+)  # fmt: skip
+def test_refusals_are_exact(data: Any, message: str) -> None:  # noqa: ANN401
+    assert refused(data) == message
+
+
+def test_what_a_repair_needs() -> None:
+    claim = edit("action", "claim")
+    claim["items"][0]["action"] = "claim"
+    assert refused(claim) == 'claim needs options "to"'
+    claim["options"]["to"] = "w"
+    assert plans.from_json(claim).options.to == b"w"
+    prune = edit("options.inactive_ms", None, PRUNE)
+    assert refused(prune) == 'consumers-prune needs options "inactive_ms"'
+    lineage = edit("options.no_lineage", True)
+    with pytest.raises(UsageError, match="--no-lineage leaves out"):
+        plans.from_json(lineage)
+    lock = edit("options.lock_key", "lock:{stream}")
+    with pytest.raises(UsageError, match="has no {id}"):
+        plans.from_json(lock)
+    assert plans.from_json(edit("options.lock_key", "l:{id}")).options.lock_key == "l:{id}"
+
+
+def test_consumer_items_are_named_by_their_owner() -> None:
+    assert (
+        refused(edit("items.0.owner", "w2", PRUNE)) == "item w1: a consumer's owner is its own name"
+    )
+    assert refused(edit("items.1.owner", "w2", PRUNE)) == (
+        "item w\\x002: a consumer's owner is its own name"
+    )
+    assert refused(edit("items.0.id", "", PRUNE)) == "\"id\" must be a name, not ''"
+    assert refused(edit("items.0.id", ..., PRUNE)) == '"id" must be a name, not None'
+    assert refused(edit("items.0.owner", "", PRUNE)) == "\"owner\" must be a name, not ''"
+    # a consumer's name is any name, not a stream id
+    named = edit("items.0.id", "1-0", PRUNE)
+    named["items"][0]["owner"] = "1-0"
+    assert plans.from_json(named).items[0] == m.PlanItem(b"1-0", b"1-0", 60_000, 0, "delete")
+
+
+def test_defaults_of_absent_fields() -> None:
+    data = doc()
+    for key in ("notes", "missing", "server", "server_id", "db", "stream_entries_added",
+                "created_ms", "count"):  # fmt: skip
+        del data[key]
+    del data["targets"], data["options"]["field_prefix"], data["items"][1]["note"]
+    data["options"]["max_retries"] = None
+    plan = plans.from_json(data)
+    assert (plan.notes, plan.missing, plan.server, plan.server_id, plan.db, plan.stream_added,
+            plan.created_ms) == ((), (), "", "", None, None, 0)  # fmt: skip
+    assert plan.targets == m.Targets()
+    assert plan.options.field_prefix == "_"
+    assert plan.items[1].note == ""
+    assert plans.from_json(edit("targets.all", None)).targets.every is False
+    assert plans.from_json(edit("targets.all", True)).targets.every is True
+    assert plans.from_json(edit("items.0.idle_ms", 2**63 - 1)).items[0].idle_ms == 2**63 - 1
+    assert plans.from_json(edit("items.0.idle_ms", 0)).items[0].idle_ms == 0
+    top = "18446744073709551615-18446744073709551615"
+    assert plans.from_json(edit("items.0.id", top)).items[0].id == top.encode()
+    assert plans.from_json(edit("items.0.note", "n" * 4_096)).items[0].note == "n" * 4_096
+
+
+def test_load_shows_the_reason(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv(plans.KEY_ENV, "k" * 32)
+    path = tmp_path / "p.json"
+    path.write_bytes(plans.dumps(plans.seal(edit("items.0.id", "1-0x"))))
+    with pytest.raises(ConfigError) as err:
+        plans.load(path)
+    assert err.value.message == (
+        f"{path} is not a valid pelctl plan: not a stream id: '1-0x' (ids look like"
+        " 1700000000000-0)"
+    )
+    path.write_bytes(plans.dumps(plans.seal(edit("options.no_lineage", True))))
+    with pytest.raises(ConfigError) as err:
+        plans.load(path)
+    assert err.value.message.startswith(
+        f"{path} is not a valid pelctl plan: --max-retries counts requeues in _retry_count"
+    )
+    path.write_bytes(plans.dumps(plans.seal(doc())))
+    assert plans.load(path) == ENTRY
