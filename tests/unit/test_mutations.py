@@ -348,6 +348,8 @@ def test_with_items_replaces_only_the_items() -> None:
 @pytest.fixture
 def recorder(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
     """``test-record`` declared by its provider module, imported lazily by ``get``."""
+    for module in m.PROVIDERS:  # declared before the copy, whichever test ran first
+        importlib.import_module(module)
     monkeypatch.setattr(m, "MUTATIONS", dict(m.MUTATIONS))
     monkeypatch.setattr(m, "PROVIDERS", [*m.PROVIDERS, "tests.unit.mutation_provider"])
     monkeypatch.delitem(sys.modules, "tests.unit.mutation_provider", raising=False)
