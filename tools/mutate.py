@@ -43,7 +43,11 @@ class Module:
 MODULES: dict[str, Module] = {
     "histogram": Module(
         ("pelctl/core/histogram.py",),
-        ("tests/unit/test_buckets.py", "tests/integration/test_histogram.py"),
+        (
+            "tests/unit/test_buckets.py",
+            "tests/integration/test_histogram.py",
+            "tests/integration/test_histogram_details.py",
+        ),
     ),
     "inspect": Module(
         ("pelctl/core/inspect.py",),
