@@ -131,6 +131,7 @@ def test_describe_counts_with_separators_and_without_names() -> None:
         "2,000 entries of orders/billing (1,500 past --max-retries to d)"
     )
     assert requeue.describe(a_plan("requeue", ()), [], 2, dead=1) == "2 entries of orders/billing"
+    assert requeue.describe(dead, [], 2) == "2 entries of orders/billing"  # none dead by default
     hostile = m.Plan("ack", b"s\xff", b"g\x1b", ())
     assert m.get("ack").describe(hostile, [item(b"1-0", b"c\x00", "ack")], 1) == (
         "1 entry of s\\xff/g\\x1b held by c\\x00"
@@ -191,9 +192,10 @@ def test_on_server(server: str, context: str | None, text: str) -> None:
 def test_outcome_names_what_was_done() -> None:
     p = a_plan("requeue", (item(b"1-0", b"c1"), item(b"2-0", b"c2"), item(b"3-0", b"c2", "dlq")),
                options=m.Options(max_retries=3, dlq=b"orders:dlq"), context="prod")  # fmt: skip
-    done = [m.ItemResult(b"1-0", "requeued", "9-0"), m.ItemResult(b"3-0", "dlq", "9-1")]
+    done = [m.ItemResult(b"1-0", "requeued", "9-0"), m.ItemResult(b"3-0", "dlq", "9-1"),
+            m.ItemResult(b"2-0", "requeued", "9-2")]  # fmt: skip
     assert m.get("requeue").outcome(p, done) == (
-        "requeued 2 entries of orders/billing held by c1, c2 (1 past --max-retries to"
+        "requeued 3 entries of orders/billing held by c2, c1 (1 past --max-retries to"
         " orders:dlq) on redis://h:1/0 (context prod)"
     )
 
@@ -229,9 +231,14 @@ def test_outcome_past_tense_defaults_to_verb_and_d() -> None:
     assert mutation.outcome(p, [m.ItemResult(b"1-0", "acked")]) == (
         "trimd 1 entry of orders/billing held by c1 on redis://h:1/0"
     )
-    # dead counts only for requeue
-    assert mutation.outcome(p, [m.ItemResult(b"1-0", "dlq")]) == (
+    # only requeue counts entries past --max-retries, even with a dead-letter stream set
+    with_dlq = a_plan("x-trim", (item(b"1-0", b"c1", "dlq"),), options=m.Options(dlq=b"d"))
+    assert mutation.outcome(with_dlq, [m.ItemResult(b"1-0", "dlq")]) == (
         "trimd 1 entry of orders/billing held by c1 on redis://h:1/0"
+    )
+    assert mutation.outcome(with_dlq, []) == "trimd 0 entries of orders/billing on redis://h:1/0"
+    assert (
+        mutation.prompt(with_dlq) == "trim 1 entry of orders/billing held by c1 on redis://h:1/0?"
     )
 
 
