@@ -52,8 +52,10 @@ MODULES: dict[str, Module] = {
     "inspect": Module(
         ("pelctl/core/inspect.py",),
         (
+            "tests/unit/test_inspect_units.py",
             "tests/unit/test_buckets.py",
             "tests/unit/test_advice.py",
+            "tests/integration/test_lock_probe.py",
             "tests/integration/test_histogram.py",
             "tests/integration/test_inspect_edges.py",
             "tests/integration/test_read_commands.py",
