@@ -152,12 +152,42 @@ def test_verify_reads_in_chunks_and_counts_each_item_once(r, conn) -> None:  # n
 def test_verify_of_consumers_counts_those_gone(r, conn) -> None:  # noqa: ANN001
     incident(r, dead=1, alive=1)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-1")
+    raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-2")
     consumer = lambda name, action="delete": m.PlanItem(name, name, 0, 0, action)  # noqa: E731
     plan = m.Plan("consumers-prune", S, G, (consumer(DEAD), consumer(b"idle-1"),
-                  consumer(b"gone-1"), consumer(b"gone-2", "reassign+delete"),
-                  consumer(b"gone-3", "skip")))  # fmt: skip
-    assert plans.verify(conn, plan) == plans.Verification(2, {"gone": 2})
-    assert plans.verify(conn, plan).total == 4
+                  consumer(b"idle-2", "reassign+delete"), consumer(b"gone-1"),
+                  consumer(b"gone-2", "reassign+delete"), consumer(b"gone-3", "skip")))  # fmt: skip
+    assert plans.verify(conn, plan) == plans.Verification(3, {"gone": 2})
+    assert plans.verify(conn, plan).total == 5
+
+
+def test_verify_refused_by_the_acl_names_the_command(r, redis_server) -> None:  # noqa: ANN001
+    from pelctl.core.errors import PermissionDenied
+    from pelctl.redis.connection import connect
+    from pelctl.redis.contexts import ConnectionSettings
+
+    stuck, _ = incident(r, dead=1, alive=0)
+    entries = m.Plan("ack", S, G, (item(stuck[0], DEAD, 0, 1),))
+    consumers = m.Plan("consumers-prune", S, G, (m.PlanItem(DEAD, DEAD, 0, 0, "delete"),))
+    denied = "permission denied by the server's ACL: this user has no permissions to run"
+    r.execute_command("ACL", "SETUSER", "verify-ro", "on", ">pw", "~*", "&*", "+@all",
+                      "-xpending", "-xinfo|consumers")  # fmt: skip
+    try:
+        c = connect(ConnectionSettings(url=redis_server.url.replace("://", "://verify-ro:pw@")))
+        with pytest.raises(PermissionDenied) as err:
+            plans.verify(c, entries)
+        sid = stuck[0].decode()
+        assert err.value.message == (
+            "XPENDING: permission denied by the server's ACL: Command # 1 (XPENDING orders"
+            f" billing {sid} {sid} 1) of pipeline caused error: this user has no permissions"
+            " to run the 'xpending' command"
+        )
+        with pytest.raises(PermissionDenied) as err:
+            plans.verify(c, consumers)
+        assert err.value.message == f"XINFO CONSUMERS: {denied} the 'xinfo|consumers' command"
+        c.close()
+    finally:
+        r.execute_command("ACL", "DELUSER", "verify-ro")
 
 
 @pytest.mark.parametrize(

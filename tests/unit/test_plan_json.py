@@ -221,3 +221,59 @@ def test_load_shows_the_reason(tmp_path, monkeypatch) -> None:  # noqa: ANN001
     )
     path.write_bytes(plans.dumps(plans.seal(doc())))
     assert plans.load(path) == ENTRY
+
+
+# -- the seal --------------------------------------------------------------------------------
+
+KEY_A, KEY_B = "a" * 32, "b" * 32
+
+
+def seal_refusal(data: dict[str, Any], source: str = "the plan") -> tuple[str, str | None]:
+    with pytest.raises(plans.PlanRefused) as err:
+        plans.check_seal(data, source)
+    assert err.value.exit_code == 2
+    return err.value.message, err.value.hint
+
+
+def test_check_seal_refusals_are_exact(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    monkeypatch.setenv(plans.KEY_ENV, KEY_A)
+    sealed = plans.seal(doc())
+    plans.check_seal(sealed)
+    new = "make a new plan with --plan-out"
+    unsealed = "is not sealed: pelctl apply only runs plans it sealed"
+    assert seal_refusal(doc()) == (f"the plan {unsealed}", new)
+    assert seal_refusal({**sealed, "seal": "x"}, "plan p.json") == (f"plan p.json {unsealed}", new)
+    assert seal_refusal({**sealed, "seal": {**sealed["seal"], "digest": 5}}) == (
+        f"the plan {unsealed}", new)  # fmt: skip
+    odd = {**sealed, "seal": {**sealed["seal"], "alg": "x" * 30}}
+    assert seal_refusal(odd) == (f"the plan has an unknown seal (alg '{'x' * 20}')", new)
+    assert seal_refusal({**sealed, "seal": {"digest": "d"}}) == (
+        "the plan has an unknown seal (alg 'None')", new)  # fmt: skip
+    # changed after it was sealed (same key)
+    changed = {**sealed, "group": "other"}
+    assert seal_refusal(changed) == (
+        "the plan was changed after it was made: its seal does not match",
+        plans.NARROW_HINT,
+    )
+    nan = {**sealed, "created_ms": float("nan")}  # JSON cannot hold it: not what was sealed
+    assert seal_refusal(nan)[0] == "the plan was changed after it was made: its seal does not match"
+    # sealed with another key
+    monkeypatch.setenv(plans.KEY_ENV, KEY_B)
+    kid_a, kid_b = plans.key_id(KEY_A.encode()), plans.key_id(KEY_B.encode())
+    assert seal_refusal(sealed) == (
+        f"the plan was sealed with another key (key {kid_a}), not with this user's"
+        f" ({plans.KEY_ENV}: key {kid_b})", plans.SHARE_HINT)  # fmt: skip
+    for theirs in ("not-hex", "", None, kid_a.upper()):
+        forged = {**sealed, "seal": {**sealed["seal"], "key_id": theirs}}
+        assert seal_refusal(forged)[0] == (
+            "the plan was sealed with another key (key unknown), not with this user's"
+            f" ({plans.KEY_ENV}: key {kid_b})"
+        )
+    # no key at all: no key file, no variable
+    monkeypatch.delenv(plans.KEY_ENV)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    from pelctl.core.paths import plan_key_path
+
+    assert seal_refusal(sealed) == (
+        f"the plan was sealed with a key this user does not have (no {plan_key_path()} and no"
+        f" {plans.KEY_ENV})", plans.SHARE_HINT)  # fmt: skip
