@@ -53,8 +53,9 @@ def test_the_call_bound_reaches_the_engine(r, conn) -> None:  # noqa: ANN001
     sc.deliver(r, S, G, b"c", n)
     for by in ("idle", "deliveries", "age"):
         h = histogram(conn, S, G, by, max_server_ms=0.001)
-        # a bound no call can meet: after the first 1,000 rows, pages of the minimum size
-        assert h.total == n and h.calls >= (n - 1_000) // MIN_PAGE, by
+        # a bound no call can meet: pages shrink to the minimum (100 rows) once the engine has
+        # measured a call; the default bound reads these 5,000 rows in a handful of calls
+        assert h.total == n and h.calls >= n // MIN_PAGE // 2, by
 
 
 def test_unknown_by_and_missing_group_are_exact(r, conn) -> None:  # noqa: ANN001
@@ -143,4 +144,4 @@ def test_consumer_scan_beyond_10000_consumers(r, conn) -> None:  # noqa: ANN001
     assert h.calls >= len(seen) >= 2 and rows[-1] == 2 * n + 1 and rows == sorted(set(rows))
     assert all(isinstance(f, float) and 0.0 <= f <= 1.0 for f, _ in seen)
     bounded = histogram(conn, S, G, "consumer", max_server_ms=0.001)
-    assert bounded.calls >= (2 * n + 1 - 1_000) // MIN_PAGE
+    assert bounded.calls >= (2 * n + 1) // MIN_PAGE // 2
