@@ -51,7 +51,7 @@ lint: setup
 	$(BIN)/ruff format --check .
 
 docs: setup  ## regenerate docs/commands.md and completions/ from the typer app
-	$(BIN)/python -m pelctl.cli.reference --write
+	$(BIN)/python tools/docs_reference.py --write
 
 bench: setup
 	$(BIN)/python -m benchmarks

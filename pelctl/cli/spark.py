@@ -372,8 +372,10 @@ def run_analysis(
     master: str | None,
     remote: str | None,
     conf: dict[str, str],
-) -> dict[str, Any]:
-    """Start Spark, load the tables, run the jobs; timings go into ``result["timings"]``."""
+) -> Any:
+    """Start Spark, load the tables, run the jobs; the result's ``timings`` are set here."""
+    from dataclasses import replace
+
     from pelctl.spark.analyze import analyze, load_from_redis, load_snapshots, release
     from pelctl.spark.session import build_session, describe
 
@@ -395,18 +397,19 @@ def run_analysis(
         result = analyze(tables, options)
     finally:
         release(tables)
-    result["timings"] = {
-        "spark_start_s": round(started, 3),
-        "analyze_s": round(time.perf_counter() - t1, 3),
-    }
-    return result
+    from pelctl.spark.results import Timings
+
+    return replace(
+        result,
+        timings=Timings(round(started, 3), round(time.perf_counter() - t1, 3)),
+    )
 
 
-def _print(rt: Runtime, result: dict[str, Any]) -> None:
+def _print(rt: Runtime, result: Any) -> None:
     from pelctl.spark.report import tables
 
     if rt.out.fmt in ("json", "ndjson"):
-        rt.out.document(result)
+        rt.out.document(result.to_json())  # the dataclasses, as the JSON document
         return
     sections = tables(result)
     if rt.out.machine:  # csv / tsv: the groups table, the one a spreadsheet wants
@@ -417,8 +420,6 @@ def _print(rt: Runtime, result: dict[str, Any]) -> None:
         if i:
             rt.out.blank()
         rt.out.table(data)
-    timings = result.get("timings") or {}
-    if timings:
-        rt.info(
-            f"Spark start-up {timings['spark_start_s']:.1f}s, analysis {timings['analyze_s']:.1f}s"
-        )
+    if result.timings:
+        t = result.timings
+        rt.info(f"Spark start-up {t.spark_start_s:.1f}s, analysis {t.analyze_s:.1f}s")

@@ -1,16 +1,19 @@
 """``pelctl analyze``: the fleet-wide PEL analysis, as Spark jobs.
 
 Input is either a snapshot directory (``pelctl snapshot --out DIR``, any number of
-snapshots) or live Redis through the ``pel`` data source (``--from-redis``). The result is a
-plain dict (the ``-o json`` document, also rendered as tables and as the HTML report):
+snapshots) or live Redis through the ``pel`` data source (``--from-redis``). The result is an
+:class:`~pelctl.spark.results.Analysis`, one frozen dataclass per section (rendered as
+tables and as the HTML report; ``-o json`` is its ``asdict``):
 
 - ``totals``: servers, streams, groups, consumers, pending, stuck, poison, dead consumers,
   DLQ entries — of the latest snapshot of each server;
 - ``groups``: per stream/group pending, consumers, lag, idle p50/p90/p99 and max, the oldest
   pending entry, max deliveries, stuck and poison counts;
 - ``consumers``: stuck entries per consumer (top N);
-- ``deliveries``: the delivery-count distribution (exact counts per bucket);
-- ``poison``: entries delivered at least ``poison_deliveries`` times (count + top N);
+- ``deliveries``: the delivery-count distribution (exact counts per bucket), in the buckets
+  and labels of ``pelctl histogram --by deliveries`` (:mod:`pelctl.core.histogram`);
+- ``poison``: entries delivered at least ``poison_deliveries`` times (count + top N; the
+  default is inspect's poison threshold, :data:`pelctl.core.inspect.POISON_DELIVERIES`);
 - ``dead_consumers``: consumers holding entries that ``pelctl inspect`` would call dead
   suspects with ``--dead-after dead_after_ms`` (:mod:`pelctl.core.liveness`: below Redis 7.2
   never from idle alone); ``liveness_unknown_consumers``: those holding entries whose
@@ -30,36 +33,45 @@ Only the DataFrame API is used, so the same jobs run on classic Spark and Spark 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pelctl.core.errors import UsageError
+from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
+from pelctl.core.inspect import POISON_DELIVERIES
+from pelctl.core.liveness import DEAD_SUSPECT, DEFAULT_DEAD_AFTER_MS, UNKNOWN
+from pelctl.render.histogram import bucket_label
+from pelctl.spark import results as res
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, spark_ddl
 
 DEFAULT_ACCURACY = 10_000
-DELIVERY_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
-    ("1", 1, 1),
-    ("2", 2, 2),
-    ("3", 3, 3),
-    ("4", 4, 4),
-    ("5", 5, 5),
-    ("6-10", 6, 10),
-    ("11-100", 11, 100),
-    (">100", 101, None),
-)
-# Delivery count 0 happens (XCLAIM ... RETRYCOUNT 0, or a PEL entry created by XCLAIM
-# FORCE); it gets its own bucket so the distribution always adds up to the PEL size.
-ZERO_BUCKET = ("0", 0, 0)
+DEFAULT_STUCK_IDLE_MS = 300_000  # `--stuck-idle 5m`
+
+
+def _delivery_buckets() -> tuple[tuple[str, int, int | None], ...]:
+    """(label, min, max inclusive or None) of ``pelctl histogram --by deliveries``'s default
+    buckets: ``[lo, hi)`` over :data:`~pelctl.core.histogram.DEFAULT_DELIVERY_EDGES`, from 0
+    (XCLAIM ... RETRYCOUNT 0 or FORCE leaves entries delivered 0 times, so the distribution
+    always adds up to the PEL size)."""
+    bounds = (0, *DEFAULT_DELIVERY_EDGES)
+    his = (*DEFAULT_DELIVERY_EDGES, None)
+    return tuple(
+        (bucket_label(Bucket(lo, hi, 0), "deliveries"), lo, None if hi is None else hi - 1)
+        for lo, hi in zip(bounds, his, strict=True)
+    )
+
+
+DELIVERY_BUCKETS = _delivery_buckets()
 HOUR_MS = 3_600_000
 
 
 @dataclass(frozen=True)
 class AnalyzeOptions:
-    stuck_idle_ms: int = 300_000  # an entry idle this long is stuck
-    dead_after_ms: int = 300_000  # inspect's --dead-after (pelctl.core.liveness)
-    poison_deliveries: int = 5  # delivered this often: a poison candidate
+    stuck_idle_ms: int = DEFAULT_STUCK_IDLE_MS  # an entry idle this long is stuck
+    dead_after_ms: int = DEFAULT_DEAD_AFTER_MS  # inspect's --dead-after
+    poison_deliveries: int = POISON_DELIVERIES  # delivered this often: a poison candidate
     top: int = 20  # rows in the top-N lists
     accuracy: int = DEFAULT_ACCURACY  # percentile_approx accuracy
     since_ms: int | None = None  # trends: only snapshots this recent
@@ -75,7 +87,7 @@ class Tables:
     dlq: Any
     streams: Any
     history: Any
-    source: dict[str, Any]
+    source: res.Source
     history_points: int | None = None  # distinct snapshots in the history, when known
 
 
@@ -167,12 +179,12 @@ def load_snapshots(spark: Any, path: str, options: AnalyzeOptions | None = None)
         dlq=latest_of("dlq"),
         streams=latest_of("streams"),
         history=history.drop(PARTITION_COLUMN),
-        source={
-            "kind": "snapshots",
-            "path": path,
-            "snapshots": len(set(r[PARTITION_COLUMN] for r in marks)),
-            "latest": {s: v for s, v in sorted(latest.items())},
-        },
+        source=res.Source(
+            "snapshots",
+            path=path,
+            snapshots=len(set(r[PARTITION_COLUMN] for r in marks)),
+            latest=dict(sorted(latest.items())),
+        ),
         history_points=len(snapshots),
     )
 
@@ -230,7 +242,7 @@ def load_from_redis(spark: Any, urls: list[str], reader_options: dict[str, str])
         dlq=frames["dlq"],
         streams=frames["streams"],
         history=frames["groups"],
-        source={"kind": "redis", "servers": [_redacted(u) for u in urls]},
+        source=res.Source("redis", servers=tuple(_redacted(u) for u in urls)),
         history_points=1,
     )
 
@@ -245,8 +257,10 @@ def _redacted(url: str) -> str:
 
 
 def _ms_iso(ms: int | None) -> str | None:
-    if ms is None:
-        return None
+    return None if ms is None else _iso(ms)
+
+
+def _iso(ms: int) -> str:
     return (
         datetime.fromtimestamp(ms / 1000.0, UTC)
         .isoformat(timespec="milliseconds")
@@ -258,14 +272,13 @@ def _key(row: Any) -> tuple[str, str, str]:
     return (row["server"], row["stream"], row["group"])
 
 
-def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, Any]:
-    """Run every job and return the result document (about eight small Spark jobs)."""
+def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analysis:
+    """Run every job and return the result (about eight small Spark jobs)."""
     from pyspark.sql import functions as F
 
     o = options or AnalyzeOptions()
     t0 = time.perf_counter()
     pel = tables.pel
-    buckets = (ZERO_BUCKET, *DELIVERY_BUCKETS)
     per_group = group_stats(pel, o)
     pel_stats = {_key(r): r for r in per_group}
 
@@ -286,22 +299,22 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, 
         "server_version", "client_connected", "client_blocked",
     ).collect()  # fmt: skip
 
-    out_groups: list[dict[str, Any]] = []
+    groups: list[res.GroupStats] = []
     seen: set[tuple[str, str, str]] = set()
     for g in group_rows:
         key = _key(g)
         seen.add(key)
-        out_groups.append(_group_record(key, pel_stats.get(key), g))
+        groups.append(_group_record(key, pel_stats.get(key), g))
     for key, stats in pel_stats.items():  # PEL rows whose group row is missing (raced)
         if key not in seen:
-            out_groups.append(_group_record(key, stats, None))
-    out_groups.sort(key=lambda d: (-d["pending"], d["server"], d["stream"], d["group"]))
+            groups.append(_group_record(key, stats, None))
+    groups.sort(key=lambda g: (-g.pending, g.server, g.stream, g.group))
 
     deliveries = []
-    for i, (name, lo, hi) in enumerate(buckets):
+    for i, (name, lo, hi) in enumerate(DELIVERY_BUCKETS):
         n = sum(int(r[f"b{i}"] or 0) for r in per_group)
-        if name != "0" or n:
-            deliveries.append({"bucket": name, "min": lo, "max": hi, "entries": n})
+        if lo or n:  # delivered 0 times: listed only when it happens
+            deliveries.append(res.DeliveryBucket(name, lo, hi, n))
     poison_total = sum(int(r["poison"] or 0) for r in per_group)
     stuck_total = sum(int(r["stuck"] or 0) for r in per_group)
 
@@ -322,21 +335,21 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, 
         (r["server"], r["stream"], r["group"], r["consumer"]): int(r["pending"])
         for r in consumer_rows
     }
-    consumers_out = sorted(
+    consumers = sorted(
         (
-            {
-                "server": r["server"],
-                "stream": r["stream"],
-                "group": r["group"],
-                "consumer": r["consumer"],
-                "pending": held.get((r["server"], r["stream"], r["group"], r["consumer"])),
-                "stuck": int(r["stuck"]),
-                "max_idle_ms": int(r["max_idle_ms"]),
-                "max_deliveries": int(r["max_deliveries"]),
-            }
+            res.StuckConsumer(
+                r["server"],
+                r["stream"],
+                r["group"],
+                r["consumer"],
+                pending=held.get((r["server"], r["stream"], r["group"], r["consumer"])),
+                stuck=int(r["stuck"]),
+                max_idle_ms=int(r["max_idle_ms"]),
+                max_deliveries=int(r["max_deliveries"]),
+            )
             for r in stuck_consumers
         ),
-        key=lambda d: (-d["stuck"], d["server"], d["stream"], d["group"], d["consumer"]),
+        key=lambda c: (-c.stuck, c.server, c.stream, c.group, c.consumer),
     )
 
     # Job: the top poison candidates.
@@ -363,22 +376,27 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, 
     # group's other workers had named clients, it had none); otherwise its liveness is unknown.
     judged = consumer_verdicts(consumer_rows, o.dead_after_ms)
 
-    def by_weight(d: dict[str, Any]) -> tuple:
-        return (-d["pending"], -d["idle_ms"], d["server"], d["stream"], d["group"],
-                d["consumer"])  # fmt: skip
-
-    def listed(verdict: str) -> list[dict[str, Any]]:
+    def listed(verdict: str) -> list[res.JudgedConsumer]:
         return sorted(
             (
-                {**_consumer_record(r), "verdict_reason": judged[i].reason}
+                res.JudgedConsumer(
+                    r["server"],
+                    r["stream"],
+                    r["group"],
+                    r["consumer"],
+                    r["pending"],
+                    r["idle_ms"],
+                    r["inactive_ms"],
+                    judged[i].reason,
+                )  # fmt: skip
                 for i, r in enumerate(consumer_rows)
                 if judged[i].verdict == verdict and (r["pending"] or 0) > 0
             ),
-            key=by_weight,
+            key=lambda d: (-d.pending, -d.idle_ms, d.server, d.stream, d.group, d.consumer),
         )
 
-    dead = listed("dead-suspect")
-    unknown = listed("unknown")
+    dead = listed(DEAD_SUSPECT)
+    unknown = listed(UNKNOWN)
 
     # Job: dead-letter entries by source and reason (only when there is a DLQ stream).
     dlq_rows = []
@@ -399,59 +417,53 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> dict[str, 
     else:
         trends = trends_section(tables.history, o)
 
-    totals = {
-        "servers": len({r["server"] for r in stream_rows} | {g["server"] for g in out_groups}),
-        "streams": len(stream_rows),
-        "dlq_streams": sum(1 for r in stream_rows if r["is_dlq"]),
-        "groups": len(out_groups),
-        "consumers": len(consumer_rows),
-        "pending": sum(g["pending"] for g in out_groups),
-        "stuck": stuck_total,
-        "poison": poison_total,
-        "dead_consumers": len(dead),
-        "liveness_unknown": len(unknown),
-        "dlq_entries": dlq["entries"],
-        "snapshot_time": _ms_iso(max((g["snapshot_ms"] for g in group_rows), default=None)),
-    }
-    return {
-        "source": tables.source,
-        "settings": {
-            **asdict(o),
-            "percentile": "percentile_approx",
-            "rank_error": f"N/{o.accuracy}",
-        },
-        "totals": totals,
-        "groups": out_groups,
-        "consumers": consumers_out[: o.top],
-        "consumers_with_stuck": len(consumers_out),
-        "deliveries": deliveries,
-        "poison": {
-            "min_deliveries": o.poison_deliveries,
-            "count": poison_total,
-            "by_group": [
-                {
-                    "server": g["server"],
-                    "stream": g["stream"],
-                    "group": g["group"],
-                    "entries": g["poison"],
-                }
-                for g in sorted(out_groups, key=lambda d: -d["poison"])
-                if g["poison"]
-            ][: o.top],
-            "entries": [r.asDict() for r in poison_rows],
-        },
-        "dead_consumers": dead[: o.top],
-        "dead_consumers_total": len(dead),
-        "liveness_unknown_consumers": unknown[: o.top],
-        "dlq": dlq,
-        "trends": trends,
-        "elapsed_s": round(time.perf_counter() - t0, 3),
-    }
-
-
-def _consumer_record(row: Any) -> dict[str, Any]:  # noqa: ANN401 - a Spark Row
-    return {k: row[k] for k in ("server", "stream", "group", "consumer", "pending", "idle_ms",
-                                "inactive_ms")}  # fmt: skip
+    totals = res.Totals(
+        servers=len({r["server"] for r in stream_rows} | {g.server for g in groups}),
+        streams=len(stream_rows),
+        dlq_streams=sum(1 for r in stream_rows if r["is_dlq"]),
+        groups=len(groups),
+        consumers=len(consumer_rows),
+        pending=sum(g.pending for g in groups),
+        stuck=stuck_total,
+        poison=poison_total,
+        dead_consumers=len(dead),
+        liveness_unknown=len(unknown),
+        dlq_entries=dlq.entries,
+        snapshot_time=_ms_iso(max((g["snapshot_ms"] for g in group_rows), default=None)),
+    )
+    poison_groups = sorted((g for g in groups if g.poison), key=lambda g: -g.poison)
+    return res.Analysis(
+        source=tables.source,
+        settings=res.Settings(
+            stuck_idle_ms=o.stuck_idle_ms,
+            dead_after_ms=o.dead_after_ms,
+            poison_deliveries=o.poison_deliveries,
+            top=o.top,
+            accuracy=o.accuracy,
+            since_ms=o.since_ms,
+            rank_error=f"N/{o.accuracy}",
+        ),
+        totals=totals,
+        groups=tuple(groups),
+        consumers=tuple(consumers[: o.top]),
+        consumers_with_stuck=len(consumers),
+        deliveries=tuple(deliveries),
+        poison=res.Poison(
+            min_deliveries=o.poison_deliveries,
+            count=poison_total,
+            by_group=tuple(
+                res.PoisonGroup(g.server, g.stream, g.group, g.poison)
+                for g in poison_groups[: o.top]
+            ),
+            entries=tuple(res.PoisonEntry(**r.asDict()) for r in poison_rows),
+        ),
+        dead_consumers=tuple(dead[: o.top]),
+        dead_consumers_total=len(dead),
+        liveness_unknown_consumers=tuple(unknown[: o.top]),
+        dlq=dlq,
+        trends=trends,
+        elapsed_s=round(time.perf_counter() - t0, 3),
+    )
 
 
 def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
@@ -516,7 +528,7 @@ def group_stats(pel: Any, o: AnalyzeOptions) -> list[Any]:
     poison = (F.col("deliveries") >= o.poison_deliveries).cast("long")
     pct = F.percentile_approx("idle_ms", F.array(F.lit(0.5), F.lit(0.9), F.lit(0.99)), o.accuracy)
     bucket_sums = []
-    for i, (_name, lo, hi) in enumerate((ZERO_BUCKET, *DELIVERY_BUCKETS)):
+    for i, (_name, lo, hi) in enumerate(DELIVERY_BUCKETS):
         cond = F.col("deliveries") >= lo
         if hi is not None:
             cond = cond & (F.col("deliveries") <= hi)
@@ -538,69 +550,65 @@ def group_stats(pel: Any, o: AnalyzeOptions) -> list[Any]:
     )
 
 
-def _single_point_trends(group_rows: list[Any]) -> dict[str, Any]:
+def _single_point_trends(group_rows: list[Any]) -> res.Trends:
     """One snapshot: the series is one point and there is no growth yet."""
     if not group_rows:
-        return {
-            "snapshots": 0,
-            "series": [],
-            "hourly": [],
-            "growth_per_hour": None,
-            "fastest_growing": [],
-        }
+        return res.NO_TRENDS
     t = max(int(g["snapshot_ms"]) for g in group_rows)
     pending = sum(int(g["pending"]) for g in group_rows)
-    return {
-        "snapshots": 1,
-        "series": [{"snapshot_time": _ms_iso(t), "pending": pending, "groups": len(group_rows)}],
-        "hourly": [{"hour": _ms_iso(t // HOUR_MS * HOUR_MS), "pending": pending, "change": None}],
-        "growth_per_hour": None,
-        "fastest_growing": [],
-    }
+    return res.Trends(
+        snapshots=1,
+        series=(res.SeriesPoint(_iso(t), pending, len(group_rows)),),
+        hourly=(res.HourPoint(_iso(t // HOUR_MS * HOUR_MS), pending, None),),
+        growth_per_hour=None,
+        fastest_growing=(),
+    )
 
 
-def _group_record(key: tuple[str, str, str], stats: Any, g: Any) -> dict[str, Any]:
+def _group_record(key: tuple[str, str, str], stats: Any, g: Any) -> res.GroupStats:
     server, stream, group = key
     snapshot_ms = (g["snapshot_ms"] if g is not None else None) or (
         stats["snapshot_ms"] if stats is not None else None
     )
-    rec: dict[str, Any] = {
-        "server": server,
-        "stream": stream,
-        "group": group,
-        "pending": int(stats["pending"]) if stats is not None else 0,
-        "consumers": int(g["consumers"]) if g is not None else None,
-        "lag": (int(g["lag"]) if g["lag"] is not None else None) if g is not None else None,
-        "idle_p50_ms": None,
-        "idle_p90_ms": None,
-        "idle_p99_ms": None,
-        "max_idle_ms": None,
-        "oldest_id": None,
-        "oldest_age_ms": None,
-        "max_deliveries": None,
-        "stuck": 0,
-        "poison": 0,
-        "is_dlq": bool(g["is_dlq"]) if g is not None else False,
-        "snapshot_ms": snapshot_ms,
-    }
-    if stats is not None and stats["pending"]:
-        p50, p90, p99 = (int(v) for v in stats["p"])
-        oldest = stats["oldest"]
-        rec.update(
-            idle_p50_ms=p50,
-            idle_p90_ms=p90,
-            idle_p99_ms=p99,
-            max_idle_ms=int(stats["max_idle_ms"]),
-            oldest_id=oldest["id"],
-            oldest_age_ms=(int(snapshot_ms) - int(oldest["id_ms"])) if snapshot_ms else None,
-            max_deliveries=int(stats["max_deliveries"]),
-            stuck=int(stats["stuck"]),
-            poison=int(stats["poison"]),
-        )
-    return rec
+    lag = g["lag"] if g is not None else None
+    rec = res.GroupStats(
+        server=server,
+        stream=stream,
+        group=group,
+        pending=int(stats["pending"]) if stats is not None else 0,
+        consumers=int(g["consumers"]) if g is not None else None,
+        lag=int(lag) if lag is not None else None,
+        idle_p50_ms=None,
+        idle_p90_ms=None,
+        idle_p99_ms=None,
+        max_idle_ms=None,
+        oldest_id=None,
+        oldest_age_ms=None,
+        max_deliveries=None,
+        stuck=0,
+        poison=0,
+        is_dlq=bool(g["is_dlq"]) if g is not None else False,
+        snapshot_ms=snapshot_ms,
+    )
+    if stats is None or not stats["pending"]:
+        return rec
+    p50, p90, p99 = (int(v) for v in stats["p"])
+    oldest = stats["oldest"]
+    return replace(
+        rec,
+        idle_p50_ms=p50,
+        idle_p90_ms=p90,
+        idle_p99_ms=p99,
+        max_idle_ms=int(stats["max_idle_ms"]),
+        oldest_id=oldest["id"],
+        oldest_age_ms=(int(snapshot_ms) - int(oldest["id_ms"])) if snapshot_ms else None,
+        max_deliveries=int(stats["max_deliveries"]),
+        stuck=int(stats["stuck"]),
+        poison=int(stats["poison"]),
+    )
 
 
-def _dlq_section(rows: list[Any], top: int) -> dict[str, Any]:
+def _dlq_section(rows: list[Any], top: int) -> res.Dlq:
     by_source: dict[str | None, int] = {}
     by_reason: dict[str | None, int] = {}
     pairs = []
@@ -609,30 +617,22 @@ def _dlq_section(rows: list[Any], top: int) -> dict[str, Any]:
         by_source[r["source"]] = by_source.get(r["source"], 0) + n
         by_reason[r["reason"]] = by_reason.get(r["reason"], 0) + n
         pairs.append(
-            {
-                "source": r["source"],
-                "reason": r["reason"],
-                "entries": n,
-                "first_at": _ms_iso(r["first_ms"]),
-                "last_at": _ms_iso(r["last_ms"]),
-            }
+            res.DlqPair(r["source"], r["reason"], n, _ms_iso(r["first_ms"]), _ms_iso(r["last_ms"]))
         )
-    pairs.sort(key=lambda d: (-d["entries"], str(d["source"]), str(d["reason"])))
-    return {
-        "entries": sum(by_source.values()),
-        "by_source": [
-            {"source": k, "entries": v}
-            for k, v in sorted(by_source.items(), key=lambda kv: (-kv[1], str(kv[0])))
-        ],
-        "by_reason": [
-            {"reason": k, "entries": v}
-            for k, v in sorted(by_reason.items(), key=lambda kv: (-kv[1], str(kv[0])))
-        ][:top],
-        "by_source_reason": pairs[:top],
-    }
+    pairs.sort(key=lambda d: (-d.entries, str(d.source), str(d.reason)))
+
+    def most(counts: dict[str | None, int]) -> list[tuple[str | None, int]]:
+        return sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+
+    return res.Dlq(
+        entries=sum(by_source.values()),
+        by_source=tuple(res.DlqBySource(k, v) for k, v in most(by_source)),
+        by_reason=tuple(res.DlqByReason(k, v) for k, v in most(by_reason)[:top]),
+        by_source_reason=tuple(pairs[:top]),
+    )
 
 
-def trends_section(history: Any, o: AnalyzeOptions) -> dict[str, Any]:
+def trends_section(history: Any, o: AnalyzeOptions) -> res.Trends:
     """Fleet pending per snapshot and per hour; growth per hour; the fastest-growing groups.
 
     Growth per hour is the least-squares slope of pending over time (``regr_slope``), so one
@@ -649,14 +649,9 @@ def trends_section(history: Any, o: AnalyzeOptions) -> dict[str, Any]:
         .orderBy("t")
         .collect()
     )
-    series = [
-        {
-            "snapshot_time": _ms_iso(r["t"]),
-            "pending": int(r["pending"] or 0),
-            "groups": int(r["groups"]),
-        }
-        for r in series_rows
-    ]
+    series = tuple(
+        res.SeriesPoint(_iso(r["t"]), int(r["pending"] or 0), int(r["groups"])) for r in series_rows
+    )
 
     # Per hour: the last value of each group in the hour, summed over groups.
     hour = (F.col("t") / F.lit(HOUR_MS)).cast("long")
@@ -674,11 +669,9 @@ def trends_section(history: Any, o: AnalyzeOptions) -> dict[str, Any]:
     for r in hourly_rows:
         value = int(r["pending"] or 0)
         hourly.append(
-            {
-                "hour": _ms_iso(int(r["hour"]) * HOUR_MS),
-                "pending": value,
-                "change": None if prev is None else value - prev,
-            }
+            res.HourPoint(
+                _iso(int(r["hour"]) * HOUR_MS), value, None if prev is None else value - prev
+            )
         )
         prev = value
 
@@ -706,26 +699,26 @@ def trends_section(history: Any, o: AnalyzeOptions) -> dict[str, Any]:
         xs = [int(r["t"]) / HOUR_MS for r in series_rows]
         ys = [float(r["pending"] or 0) for r in series_rows]
         fleet_slope = _slope(xs, ys)
-    return {
-        "snapshots": len(series),
-        "series": series,
-        "hourly": hourly,
-        "growth_per_hour": None if fleet_slope is None else round(fleet_slope, 3),
-        "fastest_growing": [
-            {
-                "server": r["server"],
-                "stream": r["stream"],
-                "group": r["group"],
-                "growth_per_hour": round(float(r["slope"]), 3),
-                "first_pending": int(r["first_pending"]),
-                "last_pending": int(r["last_pending"]),
-                "snapshots": int(r["snapshots"]),
-                "first_time": _ms_iso(r["first_t"]),
-                "last_time": _ms_iso(r["last_t"]),
-            }
+    return res.Trends(
+        snapshots=len(series),
+        series=series,
+        hourly=tuple(hourly),
+        growth_per_hour=None if fleet_slope is None else round(fleet_slope, 3),
+        fastest_growing=tuple(
+            res.GrowingGroup(
+                server=r["server"],
+                stream=r["stream"],
+                group=r["group"],
+                growth_per_hour=round(float(r["slope"]), 3),
+                first_pending=int(r["first_pending"]),
+                last_pending=int(r["last_pending"]),
+                snapshots=int(r["snapshots"]),
+                first_time=_ms_iso(r["first_t"]),
+                last_time=_ms_iso(r["last_t"]),
+            )
             for r in growing
-        ],
-    }
+        ),
+    )
 
 
 def _slope(xs: list[float], ys: list[float]) -> float | None:

@@ -33,9 +33,9 @@ import typer.main
 
 from pelctl import scenario as sc
 from pelctl.cli import completion
-from pelctl.cli import reference as ref
 from pelctl.demo import free_port
 from tests.support.tools import need_binary
+from tools import docs_reference as ref
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = str(Path(sys.executable).parent)  # where the pelctl executable is

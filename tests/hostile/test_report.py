@@ -1,122 +1,132 @@
 """``pelctl analyze``'s outputs over the hostile corpus: the self-contained HTML report and the
-terminal tables. Both are pure functions of the analysis document, so the document is
-built here by hand in the shape :func:`pelctl.spark.analyze.analyze` returns (no Spark)."""
+terminal tables. Both are pure functions of the analysis, so it is built here by hand
+(:class:`pelctl.spark.results.Analysis`, what :func:`pelctl.spark.analyze.analyze` returns;
+no Spark)."""
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 import pytest
 
 from pelctl.core.binary import escape
+from pelctl.spark import results as r
+from pelctl.spark.results import Analysis
 from tests.hostile.checks import FORMATS, assert_spreadsheet_safe
 from tests.hostile.corpus import CORPUS, SMALL, assert_safe
 
 T0 = "2026-01-01T00:00:00Z"
 
 
-def hostile_result(corpus: tuple = CORPUS) -> dict[str, Any]:
+def hostile_result(corpus: tuple = CORPUS) -> Analysis:
     """Names as snapshots store them (escaped, ``pelctl.core.binary.escape``); reasons and
     sources as the DLQ section keeps them (text)."""
     names = [escape(h.raw) for h in corpus]
     texts = [h.raw.decode("utf-8", "replace") for h in corpus]
-    groups = [
-        {"server": n, "stream": n, "group": n, "pending": 10 + i, "consumers": 1,
-         "idle_p50_ms": 1000, "idle_p90_ms": 5000, "idle_p99_ms": 9000,
-         "oldest_age_ms": 60_000, "max_deliveries": 7, "stuck": 3, "poison": 1}
+    groups = tuple(
+        r.GroupStats(server=n, stream=n, group=n, pending=10 + i, consumers=1, lag=None,
+                     idle_p50_ms=1000, idle_p90_ms=5000, idle_p99_ms=9000, max_idle_ms=9000,
+                     oldest_id="1-0", oldest_age_ms=60_000, max_deliveries=7, stuck=3,
+                     poison=1, is_dlq=False, snapshot_ms=0)
         for i, n in enumerate(names)
-    ]  # fmt: skip
-    return {
-        "source": {"kind": "snapshots", "path": texts[0]},
-        "settings": {
-            "stuck_idle_ms": 300_000,
-            "dead_after_ms": 300_000,
-            "poison_deliveries": 5,
-            "accuracy": 10_000,
-        },  # fmt: skip
-        "totals": {
-            "servers": 2,
-            "streams": len(names),
-            "groups": len(names),
-            "consumers": 1,
-            "pending": 100,
-            "stuck": 3,
-            "poison": 1,
-            "dead_consumers": 1,
-            "dlq_entries": len(names),
-            "snapshot_time": T0,
-        },  # fmt: skip
-        "groups": groups,
-        "consumers": [
-            {
-                "server": n,
-                "stream": n,
-                "group": n,
-                "consumer": n,
-                "stuck": 3,
-                "pending": 4,
-                "max_idle_ms": 60_000,
-                "max_deliveries": 7,
-            }
+    )  # fmt: skip
+    return Analysis(
+        source=r.Source("snapshots", path=texts[0], snapshots=2, latest={}),
+        settings=r.Settings(
+            stuck_idle_ms=300_000,
+            dead_after_ms=300_000,
+            poison_deliveries=5,
+            top=20,
+            accuracy=10_000,
+            since_ms=None,
+        ),  # fmt: skip
+        totals=r.Totals(
+            servers=2,
+            streams=len(names),
+            dlq_streams=1,
+            groups=len(names),
+            consumers=1,
+            pending=100,
+            stuck=3,
+            poison=1,
+            dead_consumers=1,
+            liveness_unknown=0,
+            dlq_entries=len(names),
+            snapshot_time=T0,
+        ),  # fmt: skip
+        groups=groups,
+        consumers=tuple(
+            r.StuckConsumer(
+                server=n,
+                stream=n,
+                group=n,
+                consumer=n,
+                pending=4,
+                stuck=3,
+                max_idle_ms=60_000,
+                max_deliveries=7,
+            )
             for n in names
-        ],  # fmt: skip
-        "deliveries": [{"bucket": "1", "entries": 5}, {"bucket": "5+", "entries": 3}],
-        "poison": {
-            "min_deliveries": 5,
-            "count": len(names),
-            "by_group": [],
-            "entries": [
-                {
-                    "server": n,
-                    "stream": n,
-                    "group": n,
-                    "id": "1-0",
-                    "consumer": n,
-                    "deliveries": 7,
-                    "idle_ms": 60_000,
-                }
+        ),  # fmt: skip
+        consumers_with_stuck=len(names),
+        deliveries=(r.DeliveryBucket("1", 1, 1, 5), r.DeliveryBucket("≥ 5", 5, None, 3)),
+        poison=r.Poison(
+            min_deliveries=5,
+            count=len(names),
+            by_group=(),
+            entries=tuple(
+                r.PoisonEntry(
+                    server=n, stream=n, group=n, id="1-0", consumer=n, deliveries=7, idle_ms=60_000
+                )
                 for n in names
-            ],
-        },  # fmt: skip
-        "dead_consumers": [
-            {"server": n, "stream": n, "group": n, "consumer": n, "pending": 4, "idle_ms": 600_000}
-            for n in names
-        ],  # fmt: skip
-        "dlq": {
-            "entries": len(names),
-            "by_source": [{"source": s, "entries": 1} for s in names],
-            "by_reason": [{"reason": r, "entries": 1} for r in texts],
-            "by_source_reason": [
-                {"source": s, "reason": r, "entries": 1, "first_at": T0, "last_at": T0}
-                for s, r in zip(names, texts, strict=True)
-            ],  # fmt: skip
-        },
-        "trends": {
-            "snapshots": 2,
-            "series": [
-                {"snapshot_time": T0, "pending": 90, "groups": 2},
-                {"snapshot_time": "2026-01-01T01:00:00Z", "pending": 100, "groups": 2},
-            ],  # fmt: skip
-            "hourly": [],
-            "growth_per_hour": 10.0,
-            "fastest_growing": [
-                {
-                    "server": n,
-                    "stream": n,
-                    "group": n,
-                    "growth_per_hour": 1.5,
-                    "first_pending": 1,
-                    "last_pending": 3,
-                    "snapshots": 2,
-                    "first_time": T0,
-                    "last_time": T0,
-                }
+            ),  # fmt: skip
+        ),
+        dead_consumers=tuple(
+            r.JudgedConsumer(
+                server=n,
+                stream=n,
+                group=n,
+                consumer=n,
+                pending=4,
+                idle_ms=600_000,
+                inactive_ms=None,
+                verdict_reason=t,
+            )
+            for n, t in zip(names, texts, strict=True)
+        ),  # fmt: skip
+        dead_consumers_total=len(names),
+        liveness_unknown_consumers=(),
+        dlq=r.Dlq(
+            entries=len(names),
+            by_source=tuple(r.DlqBySource(s, 1) for s in names),
+            by_reason=tuple(r.DlqByReason(t, 1) for t in texts),
+            by_source_reason=tuple(
+                r.DlqPair(s, t, 1, T0, T0) for s, t in zip(names, texts, strict=True)
+            ),
+        ),
+        trends=r.Trends(
+            snapshots=2,
+            series=(r.SeriesPoint(T0, 90, 2), r.SeriesPoint("2026-01-01T01:00:00Z", 100, 2)),
+            hourly=(),
+            growth_per_hour=10.0,
+            fastest_growing=tuple(
+                r.GrowingGroup(
+                    server=n,
+                    stream=n,
+                    group=n,
+                    growth_per_hour=1.5,
+                    first_pending=1,
+                    last_pending=3,
+                    snapshots=2,
+                    first_time=T0,
+                    last_time=T0,
+                )
                 for n in names
-            ],  # fmt: skip
-        },
-    }
+            ),  # fmt: skip
+        ),
+        elapsed_s=0.0,
+    )
 
 
 def test_html_report() -> None:

@@ -170,7 +170,8 @@ def seed_fleet(fleet: Fleet) -> None:
         "stuck": {"c1": 100, "c2": 700, "c3": 200, "p1": 1_200},
         # poison (>= 5 deliveries): c1's 100 (7), p1's 50 (12)
         "poison": 150,
-        "deliveries": {"1": 800 + 1_150, "2": 700, "3": 400, "6-10": 100, "11-100": 50},
+        # buckets and labels of `pelctl histogram --by deliveries` (pelctl.core.histogram)
+        "deliveries": {"1": 800 + 1_150, "2": 700, "3": 400, "5–9": 100, "10–19": 50},
         # c2: its peers' connections are named, it has none. p1 (quiet 45 min on Redis 7.0,
         # no signal either way): liveness unknown, never dead from idle alone.
         "dead": {"c2": 700},
@@ -237,7 +238,7 @@ def snapshots(fleet: Fleet, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def result(spark: Any, snapshots: Path) -> dict[str, Any]:
+def result(spark: Any, snapshots: Path) -> Any:
     """``analyze`` of the three snapshots with the default options (run once)."""
     from pelctl.spark.analyze import AnalyzeOptions, analyze, load_snapshots
 
@@ -277,7 +278,14 @@ def ground_truth(snapshot_dir: Path, stuck_ms: int = 300_000, poison: int = 5) -
         if r["idle_ms"] >= stuck_ms:
             out["stuck"][r["consumer"]] = out["stuck"].get(r["consumer"], 0) + 1
         d = r["deliveries"]
-        bucket = str(d) if d <= 5 else "6-10" if d <= 10 else "11-100" if d <= 100 else ">100"
+        bucket = (
+            str(d) if d < 5
+            else "5–9" if d < 10
+            else "10–19" if d < 20
+            else "20–49" if d < 50
+            else "50–99" if d < 100
+            else "≥ 100"
+        )  # fmt: skip
         out["deliveries"][bucket] = out["deliveries"].get(bucket, 0) + 1
         out["poison"] += d >= poison
     out["pending"] = len(pel)

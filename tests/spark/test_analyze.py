@@ -3,12 +3,15 @@ computed without Spark (counts exactly, percentiles within the documented rank e
 
 from __future__ import annotations
 
+import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pelctl.spark.results import Analysis
 from tests.spark.conftest import Fleet, exact_percentile_index, ground_truth
 
 pytestmark = pytest.mark.spark
@@ -34,33 +37,33 @@ def _check_percentiles(groups: list[dict[str, Any]], truth: dict[str, Any], accu
 
 
 def test_totals_and_groups_equal_the_ground_truth(
-    result: dict[str, Any], fleet: Fleet, snapshots: Path
+    result: Analysis, fleet: Fleet, snapshots: Path
 ) -> None:
     truth = ground_truth(snapshots)
     e = fleet.expected
-    t = result["totals"]
-    assert t["servers"] == 2
-    assert t["streams"] == e["streams"]
-    assert t["groups"] == len(e["groups"])
-    assert t["pending"] == sum(e["groups"].values()) == truth["pending"]
-    assert t["consumers"] == e["consumers"]
-    assert t["stuck"] == sum(e["stuck"].values())
-    assert t["poison"] == e["poison"] == truth["poison"]
-    assert t["dead_consumers"] == len(e["dead"])
-    assert t["dlq_entries"] == 12 and t["dlq_streams"] == 1
-    by_key = {(g["stream"], g["group"]): g for g in result["groups"]}
-    assert {k: g["pending"] for k, g in by_key.items()} == e["groups"]
-    for g in result["groups"]:
-        tg = truth["groups"].get((g["server"], g["stream"], g["group"]))
+    t = result.totals
+    assert t.servers == 2
+    assert t.streams == e["streams"]
+    assert t.groups == len(e["groups"])
+    assert t.pending == sum(e["groups"].values()) == truth["pending"]
+    assert t.consumers == e["consumers"]
+    assert t.stuck == sum(e["stuck"].values())
+    assert t.poison == e["poison"] == truth["poison"]
+    assert t.dead_consumers == len(e["dead"])
+    assert t.dlq_entries == 12 and t.dlq_streams == 1
+    by_key = {(g.stream, g.group): g for g in result.groups}
+    assert {k: g.pending for k, g in by_key.items()} == e["groups"]
+    for g in result.groups:
+        tg = truth["groups"].get((g.server, g.stream, g.group))
         if tg:
-            assert g["max_deliveries"] == tg["max_deliveries"]
-            assert g["oldest_id"] == tg["oldest_id"]
-            assert g["stuck"] == tg["stuck"]
-            assert g["max_idle_ms"] == tg["idles"][-1]
-    assert by_key[("orders", "billing")]["oldest_id"] == f"{fleet.base_ms}-0"
-    assert by_key[("orders", "shipping")]["pending"] == 0
-    assert result["groups"][0]["stream"] == "orders"  # sorted by pending
-    _check_percentiles(result["groups"], truth, result["settings"]["accuracy"])
+            assert g.max_deliveries == tg["max_deliveries"]
+            assert g.oldest_id == tg["oldest_id"]
+            assert g.stuck == tg["stuck"]
+            assert g.max_idle_ms == tg["idles"][-1]
+    assert by_key[("orders", "billing")].oldest_id == f"{fleet.base_ms}-0"
+    assert by_key[("orders", "shipping")].pending == 0
+    assert result.groups[0].stream == "orders"  # sorted by pending
+    _check_percentiles([asdict(g) for g in result.groups], truth, result.settings.accuracy)
 
 
 def test_percentiles_hold_their_bound_at_low_accuracy(spark: Any, snapshots: Path) -> None:
@@ -84,43 +87,41 @@ def test_percentiles_hold_their_bound_at_low_accuracy(spark: Any, snapshots: Pat
     _check_percentiles(groups, ground_truth(snapshots), 50)
 
 
-def test_consumers_deliveries_poison_dead(
-    result: dict[str, Any], fleet: Fleet, snapshots: Path
-) -> None:
+def test_consumers_deliveries_poison_dead(result: Analysis, fleet: Fleet, snapshots: Path) -> None:
     truth = ground_truth(snapshots)
-    stuck = {c["consumer"]: c["stuck"] for c in result["consumers"]}
+    stuck = {c.consumer: c.stuck for c in result.consumers}
     assert stuck == fleet.expected["stuck"] == truth["stuck"]
-    assert result["consumers_with_stuck"] == 4
-    assert result["consumers"][0]["consumer"] == "p1"  # most stuck first
-    c2 = next(c for c in result["consumers"] if c["consumer"] == "c2")
-    assert c2["pending"] == 700 and c2["max_deliveries"] == 2
-    dist = {d["bucket"]: d["entries"] for d in result["deliveries"] if d["entries"]}
+    assert result.consumers_with_stuck == 4
+    assert result.consumers[0].consumer == "p1"  # most stuck first
+    c2 = next(c for c in result.consumers if c.consumer == "c2")
+    assert c2.pending == 700 and c2.max_deliveries == 2
+    dist = {d.bucket: d.entries for d in result.deliveries if d.entries}
     assert dist == fleet.expected["deliveries"] == truth["deliveries"]
-    assert [d["bucket"] for d in result["deliveries"]][:2] == ["1", "2"]
-    assert sum(d["entries"] for d in result["deliveries"]) == truth["pending"]
-    poison = result["poison"]
-    assert poison["count"] == 150
-    assert {(p["group"], p["entries"]) for p in poison["by_group"]} == {
+    assert [d.bucket for d in result.deliveries][:2] == ["1", "2"]
+    assert sum(d.entries for d in result.deliveries) == truth["pending"]
+    poison = result.poison
+    assert poison.count == 150
+    assert {(p.group, p.entries) for p in poison.by_group} == {
         ("settle", 50),
         ("billing", 100),
     }
-    assert len(poison["entries"]) == 20
-    assert all(p["deliveries"] == 12 and p["consumer"] == "p1" for p in poison["entries"])
-    dead = {d["consumer"]: d["pending"] for d in result["dead_consumers"]}
+    assert len(poison.entries) == 20
+    assert all(p.deliveries == 12 and p.consumer == "p1" for p in poison.entries)
+    dead = {d.consumer: d.pending for d in result.dead_consumers}
     assert dead == fleet.expected["dead"]
-    assert [d["verdict_reason"] for d in result["dead_consumers"]] == ["no-client-peers-connected"]
-    unknown = {d["consumer"]: d["pending"] for d in result["liveness_unknown_consumers"]}
+    assert [d.verdict_reason for d in result.dead_consumers] == ["no-client-peers-connected"]
+    unknown = {d.consumer: d.pending for d in result.liveness_unknown_consumers}
     assert unknown == fleet.expected["unknown"]
-    assert result["totals"]["liveness_unknown"] == 1
-    assert all(d["idle_ms"] >= 45 * 60_000 for d in result["dead_consumers"])
+    assert result.totals.liveness_unknown == 1
+    assert all(d.idle_ms >= 45 * 60_000 for d in result.dead_consumers)
 
 
-def test_dlq_by_source_and_reason(result: dict[str, Any], fleet: Fleet) -> None:
-    dlq = result["dlq"]
-    assert dlq["entries"] == 12
-    assert {d["reason"]: d["entries"] for d in dlq["by_reason"]} == fleet.expected["dlq_by_reason"]
-    assert {d["source"]: d["entries"] for d in dlq["by_source"]} == fleet.expected["dlq_by_source"]
-    pairs = {(d["source"], d["reason"]): d["entries"] for d in dlq["by_source_reason"]}
+def test_dlq_by_source_and_reason(result: Analysis, fleet: Fleet) -> None:
+    dlq = result.dlq
+    assert dlq.entries == 12
+    assert {d.reason: d.entries for d in dlq.by_reason} == fleet.expected["dlq_by_reason"]
+    assert {d.source: d.entries for d in dlq.by_source} == fleet.expected["dlq_by_source"]
+    pairs = {(d.source, d.reason): d.entries for d in dlq.by_source_reason}
     assert pairs == {
         ("orders", "bad sku"): 5,
         ("orders", "timeout"): 4,
@@ -128,17 +129,17 @@ def test_dlq_by_source_and_reason(result: dict[str, Any], fleet: Fleet) -> None:
     }
 
 
-def test_trends_across_snapshots(result: dict[str, Any], fleet: Fleet) -> None:
-    tr = result["trends"]
-    assert tr["snapshots"] == 3
-    assert [p["pending"] for p in tr["series"]] == [3_200, 3_300, 3_400]
-    assert tr["growth_per_hour"] == pytest.approx(100.0)
-    assert len(tr["hourly"]) == 3 and [h["change"] for h in tr["hourly"]] == [None, 100, 100]
-    top = tr["fastest_growing"]
+def test_trends_across_snapshots(result: Analysis, fleet: Fleet) -> None:
+    tr = result.trends
+    assert tr.snapshots == 3
+    assert [p.pending for p in tr.series] == [3_200, 3_300, 3_400]
+    assert tr.growth_per_hour == pytest.approx(100.0)
+    assert len(tr.hourly) == 3 and [h.change for h in tr.hourly] == [None, 100, 100]
+    top = tr.fastest_growing
     assert len(top) == 1  # only orders/billing grows
-    assert (top[0]["stream"], top[0]["group"]) == ("orders", "billing")
-    assert top[0]["growth_per_hour"] == pytest.approx(100.0)
-    assert (top[0]["first_pending"], top[0]["last_pending"], top[0]["snapshots"]) == (
+    assert (top[0].stream, top[0].group) == ("orders", "billing")
+    assert top[0].growth_per_hour == pytest.approx(100.0)
+    assert (top[0].first_pending, top[0].last_pending, top[0].snapshots) == (
         2_000,
         2_200,
         3,
@@ -151,12 +152,10 @@ def test_since_limits_the_history(spark: Any, snapshots: Path) -> None:
     options = AnalyzeOptions(since_ms=90 * 60_000)  # the last two snapshots
     tables = load_snapshots(spark, str(snapshots), options)
     tr = trends_section(tables.history, options)
-    assert tr["snapshots"] == 2 and tr["growth_per_hour"] == pytest.approx(100.0)
+    assert tr.snapshots == 2 and tr.growth_per_hour == pytest.approx(100.0)
 
 
-def test_cli_analyze_json_and_html(
-    cli, snapshots: Path, result: dict[str, Any], tmp_path: Path
-) -> None:  # noqa: ANN001
+def test_cli_analyze_json_and_html(cli, snapshots: Path, result: Analysis, tmp_path: Path) -> None:  # noqa: ANN001
     report = tmp_path / "report.html"
     res = cli(
         "analyze", str(snapshots), "--master", "local[2]", "-o", "json", "--html", str(report)
@@ -183,7 +182,8 @@ def test_cli_analyze_json_and_html(
         "dlq",
         "trends",
     ):
-        assert doc[key] == result[key], key
+        assert doc[key] == json.loads(json.dumps(result.to_json()[key])), key
+    assert list(doc) == [*result.to_json(), "timings"]  # the document's keys, in order
     assert doc["timings"]["spark_start_s"] >= 0 and doc["timings"]["analyze_s"] > 0
     text = report.read_text()
     assert text.startswith("<!DOCTYPE html>") and text.count("<svg") >= 6
@@ -191,12 +191,12 @@ def test_cli_analyze_json_and_html(
 
 
 def test_cli_analyze_tables(
-    cli, snapshots: Path, result: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    cli, snapshots: Path, result: Analysis, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # noqa: ANN001
     """The text rendering of a result (Spark's part is the fixture's run)."""
     import pelctl.cli.spark as cmd
 
-    monkeypatch.setattr(cmd, "run_analysis", lambda rt, **kw: dict(result))
+    monkeypatch.setattr(cmd, "run_analysis", lambda rt, **kw: result)
     res = cli("analyze", str(snapshots), "-o", "plain")
     assert res.exit_code == 0, res.stderr
     out = res.stdout
@@ -262,7 +262,7 @@ def test_cli_analyze_from_redis(cli, fleet: Fleet, spark: Any, snapshots: Path) 
 
 
 def test_version_1_snapshots_still_analyze(
-    spark: Any, snapshots: Path, result: dict[str, Any], tmp_path: Path
+    spark: Any, snapshots: Path, result: Analysis, tmp_path: Path
 ) -> None:
     """Schema version 2 added payload_format and decoded (pel, dlq): snapshots written
     before that are read with the columns null and give the same analysis."""
@@ -278,7 +278,7 @@ def test_version_1_snapshots_still_analyze(
     again = analyze(load_snapshots(spark, str(old), options), options)
     for key in ("totals", "groups", "consumers", "deliveries", "poison", "dead_consumers",
                 "dlq", "trends"):  # fmt: skip
-        assert again[key] == result[key], key
+        assert getattr(again, key) == getattr(result, key), key
     pel = spark.read.schema(spark_pel_ddl()).parquet(str(old / "pel"))
     assert pel.where("payload_format IS NOT NULL OR decoded IS NOT NULL").count() == 0
 
@@ -287,3 +287,22 @@ def spark_pel_ddl() -> str:
     from pelctl.spark.schema import spark_ddl
 
     return spark_ddl("pel")
+
+
+def test_thresholds_and_buckets_come_from_core() -> None:
+    """analyze judges as inspect and histogram do: the same poison threshold and dead-after,
+    the same delivery buckets and labels (imported, not copied)."""
+    from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
+    from pelctl.core.inspect import POISON_DELIVERIES
+    from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS
+    from pelctl.render.histogram import bucket_label
+    from pelctl.spark.analyze import DELIVERY_BUCKETS, AnalyzeOptions
+
+    o = AnalyzeOptions()
+    assert (o.poison_deliveries, o.dead_after_ms) == (POISON_DELIVERIES, DEFAULT_DEAD_AFTER_MS)
+    assert [lo for _label, lo, _hi in DELIVERY_BUCKETS] == [0, *DEFAULT_DELIVERY_EDGES]
+    edges = (*DEFAULT_DELIVERY_EDGES, None)
+    assert [label for label, _lo, _hi in DELIVERY_BUCKETS] == [
+        bucket_label(Bucket(lo, hi, 0), "deliveries")
+        for lo, hi in zip((0, *DEFAULT_DELIVERY_EDGES), edges, strict=True)
+    ]

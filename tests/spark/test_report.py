@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import copy
 import re
 import struct
 import subprocess
 import zlib
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from pelctl.spark.results import Analysis
 from tests.support.tools import need_binary
 
 pytestmark = pytest.mark.spark
@@ -28,7 +28,7 @@ CHROMIUM_FLAGS = (
 )
 
 
-def test_report_is_self_contained(result: dict[str, Any]) -> None:
+def test_report_is_self_contained(result: Analysis) -> None:
     from pelctl.spark.report import html_report
 
     text = html_report(result)
@@ -40,56 +40,46 @@ def test_report_is_self_contained(result: dict[str, Any]) -> None:
     assert "+100.0 entries/hour" in text
 
 
-def test_report_escapes_names(result: dict[str, Any]) -> None:
+def test_report_escapes_names(result: Analysis) -> None:
     from pelctl.spark.report import html_report
 
-    evil = copy.deepcopy(result)
-    evil["groups"][0]["stream"] = "<script>alert(1)</script>"
-    evil["consumers"][0]["consumer"] = '"><img src=x>'
-    text = html_report(evil)
+    groups = (replace(result.groups[0], stream="<script>alert(1)</script>"), *result.groups[1:])
+    consumers = (replace(result.consumers[0], consumer='"><img src=x>'), *result.consumers[1:])
+    text = html_report(replace(result, groups=groups, consumers=consumers))
     assert "<script>" not in text and "<img" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
 
 
 def test_report_without_data() -> None:
+    from pelctl.spark import results as r
     from pelctl.spark.report import html_report
 
-    empty = {
-        "source": {"kind": "snapshots", "path": "/x"},
-        "settings": {
-            "stuck_idle_ms": 300_000,
-            "dead_after_ms": 300_000,
-            "poison_deliveries": 5,
-            "accuracy": 10_000,
-        },
-        "totals": {
-            "servers": 0,
-            "streams": 0,
-            "groups": 0,
-            "consumers": 0,
-            "pending": 0,
-            "stuck": 0,
-            "poison": 0,
-            "dead_consumers": 0,
-            "dlq_entries": 0,
-            "snapshot_time": None,
-        },
-        "groups": [],
-        "consumers": [],
-        "deliveries": [],
-        "poison": {"min_deliveries": 5, "count": 0, "by_group": [], "entries": []},
-        "dead_consumers": [],
-        "dlq": {"entries": 0, "by_source": [], "by_reason": [], "by_source_reason": []},
-        "trends": {
-            "snapshots": 0,
-            "series": [],
-            "hourly": [],
-            "growth_per_hour": None,
-            "fastest_growing": [],
-        },
-    }
+    empty = r.Analysis(
+        source=r.Source("snapshots", path="/x"),
+        settings=r.Settings(
+            stuck_idle_ms=300_000,
+            dead_after_ms=300_000,
+            poison_deliveries=5,
+            top=20,
+            accuracy=10_000,
+            since_ms=None,
+        ),  # fmt: skip
+        totals=r.Totals(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None),
+        groups=(),
+        consumers=(),
+        consumers_with_stuck=0,
+        deliveries=(),
+        poison=r.Poison(5, 0, (), ()),
+        dead_consumers=(),
+        dead_consumers_total=0,
+        liveness_unknown_consumers=(),
+        dlq=r.Dlq(0, (), (), ()),
+        trends=r.NO_TRENDS,
+        elapsed_s=0.0,
+    )
     text = html_report(empty)
     assert text.count("no data") == 7
+    assert "<script" not in text
 
 
 def _png_pixels(path: Path) -> tuple[int, int, list[tuple[int, int, int]]]:
@@ -134,7 +124,7 @@ def _png_pixels(path: Path) -> tuple[int, int, list[tuple[int, int, int]]]:
     return width, height, pixels
 
 
-def test_report_renders_charts_in_headless_chromium(result: dict[str, Any], tmp_path: Path) -> None:
+def test_report_renders_charts_in_headless_chromium(result: Analysis, tmp_path: Path) -> None:
     need_binary("chromium")
     from pelctl.spark.report import PALETTE, html_report
 

@@ -1,7 +1,9 @@
-"""Generate the command reference and the shell completions from the typer app (dev tool).
+"""Generate the command reference and the shell completions from the typer app.
 
-    python -m pelctl.cli.reference --write   # regenerate (what `make docs` runs)
-    python -m pelctl.cli.reference --check   # exit 1 and list the stale files
+A developer tool run from a checkout, outside the installed package:
+
+    python tools/docs_reference.py --write   # regenerate (what `make docs` runs)
+    python tools/docs_reference.py --check   # exit 1 and list the stale files
 
 Outputs, all derived from ``pelctl.cli.app.app`` so they cannot drift from the code:
 
@@ -15,7 +17,8 @@ Outputs, all derived from ``pelctl.cli.app.app`` so they cannot drift from the c
 The walk uses only the public attributes of the command objects (``commands``,
 ``list_commands``, ``params``, ``opts``, ``secondary_opts``, ``help``, ``name``, ...), so it
 works with any command the app registers. The output depends on nothing but the app: no
-terminal width, no colour. Never imported at runtime (only by this command and its test).
+terminal width, no colour. Imported only by ``make docs`` and tests/cli (test_generated,
+test_completion).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 PROG = "pelctl"
-GENERATED_BY = "python -m pelctl.cli.reference --write"
+GENERATED_BY = "python tools/docs_reference.py --write"
 DEFAULT_COMMAND_PANEL = "Commands"
 DEFAULT_OPTION_PANEL = "Options"
 DEFAULT_ARGUMENT_PANEL = "Arguments"
@@ -540,7 +543,7 @@ def generate(root: Command | None = None) -> dict[str, str]:
 
 
 def repo_root() -> Path:
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[1]
 
 
 def stale_files(base: Path, outputs: dict[str, str]) -> list[str]:
@@ -554,7 +557,7 @@ def stale_files(base: Path, outputs: dict[str, str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pelctl.cli.reference",
+        prog="python tools/docs_reference.py",
         description="Generate docs/commands.md and completions/ from the typer app.",
     )
     mode = parser.add_mutually_exclusive_group(required=True)

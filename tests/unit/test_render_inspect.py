@@ -1,0 +1,134 @@
+"""pelctl/render/inspect.py: a stream inspection to its tables and JSON (no server)."""
+
+from __future__ import annotations
+
+from pelctl.core.models import (
+    Advice,
+    ConsumerInfo,
+    GroupInfo,
+    IdleCounts,
+    PelSummary,
+    PendingEntry,
+    StreamInspection,
+)
+from pelctl.render import inspect as ir
+from tests.unit.render_text import render
+
+OLDEST = PendingEntry(b"1700000000000-0", b"c2", 7_200_000, 2)
+BILLING = GroupInfo(
+    b"billing", 2, 700, b"1700000000500-0", 1500, 800,
+    consumers=(
+        ConsumerInfo(b"c1", 0, 1_000, 1_000, "active", "recent-read"),
+        ConsumerInfo(b"c2\x1b", 700, 7_200_000, -1, "dead-suspect", "inactive-over-threshold"),
+    ),
+    pel=PelSummary(700, b"1700000000000-0", b"1700000000699-0"),
+    oldest=(OLDEST,),
+    idle_counts=IdleCounts((60_000, 600_000, 3_600_000), (700, 700, 700), 700, OLDEST, 0),
+    ghosts=3,
+)  # fmt: skip
+SHIPPING = GroupInfo(b"shipping", 0, 0, b"0-0", None, None)
+INSPECTION = StreamInspection(
+    b"orders", 3000, b"1700000000000-0", b"1700000002999-0", (BILLING, SHIPPING),
+    "redis://localhost:6379/0", now_ms=1_700_007_200_000,
+    advice=(Advice("do x", "pelctl claim"),), dlq=b"orders:dlq", dlq_length=1,
+)  # fmt: skip
+
+
+def test_summary_pairs() -> None:
+    assert ir.summary_pairs(INSPECTION) == [
+        ("Stream", "orders"),
+        ("Length", "3,000"),
+        ("First id", "1700000000000-0"),
+        ("Last id", "1700000002999-0"),
+        ("Groups", "2"),
+        ("Server", "redis://localhost:6379/0"),
+        ("DLQ", "orders:dlq (1 entry)"),
+    ]
+
+
+def test_plain_tables() -> None:
+    texts = [render("plain", t) for t in ir.tables(INSPECTION)]
+    assert texts == [
+        "# Groups\n"
+        "GROUP       CONSUMERS    PENDING    LAG  LAST DELIVERED      ENTRIES READ    OLDEST PENDING\n"  # noqa: E501
+        "billing             2        700    800  1700000000500-0            1,500             2h00m\n"  # noqa: E501
+        "shipping            0          0      -  0-0                            -                 -\n",  # noqa: E501
+        "# Consumers of billing\n"
+        "CONSUMER      PENDING    IDLE    INACTIVE  VERDICT       REASON\n"
+        "c1                  0      1s          1s  active        recent-read\n"
+        "c2\\x1b            700   2h00m       never  dead-suspect  inactive-over-threshold\n",
+        "# PEL health of billing\n"
+        "  IDLE ≥ 1m    IDLE ≥ 10m    IDLE ≥ 1h    LONGEST IDLE  HELD BY    ID                 DELIVERED ≥ 5    GHOSTS\n"  # noqa: E501
+        "        700           700          700           2h00m  c2         1700000000000-0                0         3\n",  # noqa: E501
+        "# Oldest pending in billing (lowest ids)\n"
+        "ID               CONSUMER      IDLE    DELIVERIES\n"
+        "1700000000000-0  c2           2h00m             2\n",
+        "# Consumers of shipping\nCONSUMER    PENDING    IDLE    INACTIVE    VERDICT    REASON\n",
+    ]
+
+
+def test_styles() -> None:
+    assert ir.consumers_table(BILLING).row_styles == ["green", "bold red"]
+    health = ir.health_table(BILLING)
+    assert health is not None and health.row_styles == ["red"]  # idle >= 1h, ghosts
+    assert ir.health_table(SHIPPING) is None  # the PEL was not scanned
+
+
+def test_json() -> None:
+    oldest = {"id": "1700000000000-0", "consumer": "c2", "idle_ms": 7_200_000, "deliveries": 2}
+    assert ir.to_json(INSPECTION) == {
+        "stream": "orders",
+        "length": 3000,
+        "first_id": "1700000000000-0",
+        "last_id": "1700000002999-0",
+        "server": "redis://localhost:6379/0",
+        "groups": [
+            {
+                "name": "billing",
+                "pending": 700,
+                "lag": 800,
+                "last_delivered_id": "1700000000500-0",
+                "entries_read": 1500,
+                "consumers": [
+                    {
+                        "name": "c1",
+                        "pending": 0,
+                        "idle_ms": 1000,
+                        "inactive_ms": 1000,
+                        "verdict": "active",
+                        "verdict_reason": "recent-read",
+                    },
+                    {
+                        "name": "c2\\x1b",
+                        "pending": 700,
+                        "idle_ms": 7_200_000,
+                        "inactive_ms": -1,
+                        "verdict": "dead-suspect",
+                        "verdict_reason": "inactive-over-threshold",
+                    },
+                ],  # fmt: skip
+                "pel": {
+                    "count": 700,
+                    "min_id": "1700000000000-0",
+                    "max_id": "1700000000699-0",
+                    "oldest_pending_age_ms": 7_200_000,
+                },
+                "oldest": [oldest],
+                "idle_counts": {"gt_1m00s": 700, "gt_10m00s": 700, "gt_1h00m": 700},
+                "longest_idle": oldest,
+                "poison_suspects": 0,
+                "ghosts": 3,
+            },
+            {
+                "name": "shipping",
+                "pending": 0,
+                "lag": None,
+                "last_delivered_id": "0-0",
+                "entries_read": None,
+                "consumers": [],
+                "oldest": [],
+            },
+        ],
+        "dlq": {"stream": "orders:dlq", "length": 1},
+        "advice": [{"message": "do x", "command": "pelctl claim"}],
+    }

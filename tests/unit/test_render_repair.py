@@ -1,0 +1,104 @@
+"""pelctl/render/repair.py: repair plans and results to rows, summaries and JSON (no server)."""
+
+from __future__ import annotations
+
+from pelctl.core.mutations import ItemResult, Options, Plan, PlanItem, RepairResult
+from pelctl.render import repair as rr
+from pelctl.render.table import TableData
+from tests.unit.render_text import render
+
+PLAN = Plan(
+    "requeue", b"orders", b"billing",
+    (
+        PlanItem(b"1-0", b"c2", 7_200_000, 2, "requeue"),
+        PlanItem(b"2-0", b"c2\x1b", 3_600_000, 1, "requeue"),
+        PlanItem(b"3-0", b"c1", 1_000, 7, "skip", "lock held"),
+    ),
+    missing=(b"9-0",),
+)  # fmt: skip
+PLAN_RECORDS = [
+    {"id": "1-0", "owner": "c2", "idle_ms": 7_200_000, "deliveries": 2, "action": "requeue",
+     "note": ""},
+    {"id": "2-0", "owner": "c2\\x1b", "idle_ms": 3_600_000, "deliveries": 1,
+     "action": "requeue", "note": ""},
+    {"id": "3-0", "owner": "c1", "idle_ms": 1000, "deliveries": 7, "action": "skip",
+     "note": "lock held"},
+    {"id": "9-0", "owner": None, "idle_ms": None, "deliveries": None, "action": "skip",
+     "note": "not pending"},
+]  # fmt: skip
+RESULT = RepairResult(
+    "requeue", b"orders", b"billing", dry_run=False, matched=4, applied=2, skipped=2,
+    failed=(ItemResult(b"2-0", "fail", "NOSCRIPT"),),
+    items=(
+        ItemResult(b"1-0", "requeued", "5-0"),
+        ItemResult(b"2-0", "fail", "NOSCRIPT"),
+        ItemResult(b"3-0", "lock-held"),
+        ItemResult(b"9-0", "not-pending"),
+    ),
+    interrupted=True,
+    notes=("n1",),
+    headline="requeued 1 entry of orders/billing held by c2 on redis://h:6379/0",
+)  # fmt: skip
+
+
+def test_plan_plain_rows_styles_and_records() -> None:
+    rows = list(rr.plan_rows(PLAN))
+    assert [r for _row, r, _style in rows] == PLAN_RECORDS
+    assert [style for _row, _r, style in rows] == [None, None, "dim", "dim"]
+    data = TableData(rr.plan_columns(PLAN), [row for row, _r, _s in rows])
+    assert render("plain", data) == (
+        "ID    OWNER      IDLE    DELIVERIES  ACTION    NOTE\n"
+        "1-0   c2        2h00m             2  requeue\n"
+        "2-0   c2\\x1b    1h00m             1  requeue\n"
+        "3-0   c1           1s             7  skip      lock held\n"
+        "9-0   -             -             -  skip      not pending\n"
+    )
+
+
+def test_plan_summaries() -> None:
+    assert rr.plan_summary(PLAN) == (
+        "requeue: 2 entries of orders/billing; skip 2; held by c2 (1), c2\\x1b (1)"
+    )
+    prune = Plan("consumers-prune", b"orders", b"billing",
+                 (PlanItem(b"c9", b"c9", 86_400_000, 3, "reassign+delete"),),
+                 options=Options(reassign_to=b"c1"))  # fmt: skip
+    assert rr.plan_summary(prune) == (
+        "consumers-prune: 1 consumer of orders/billing, entries reassigned to c1"
+    )
+    assert list(rr.plan_rows(prune)) == [
+        (
+            ("c9", "1d00h", "3", "reassign+delete", ""),
+            {"consumer": "c9", "inactive_ms": 86_400_000, "pending": 3,
+             "action": "reassign+delete", "note": ""},
+            None,
+        )
+    ]  # fmt: skip
+
+
+def test_result_summary_json_and_failed_table() -> None:
+    assert rr.result_summary(RESULT) == (
+        "requeued 1 entry of orders/billing held by c2 on redis://h:6379/0\n"
+        "  requeue orders/billing: matched 4, applied 2, skipped 2, failed 1\n"
+        "  fail 1 · lock-held 1 · not-pending 1 · requeued 1\n"
+        "  interrupted: entries not reported were not attempted or have an unknown outcome"
+    )
+    assert rr.result_to_json(RESULT) == {
+        "action": "requeue", "dry_run": False, "matched": 4, "applied": 2, "skipped": 2,
+        "failed": [{"id": "2-0", "reason": "fail: NOSCRIPT"}],
+        "stream": "orders", "group": "billing",
+        "outcomes": {"requeued": 1, "fail": 1, "lock-held": 1, "not-pending": 1},
+        "interrupted": True, "notes": ["n1"],
+    }  # fmt: skip
+    assert rr.result_record(RESULT) == {
+        "action": "requeue", "stream": "orders", "group": "billing", "dry_run": False,
+        "matched": 4, "applied": 2, "skipped": 2, "failed": 1,
+    }  # fmt: skip
+    assert render("plain", rr.failed_table(RESULT)) == (
+        "# failed\nID    OUTCOME    DETAIL\n2-0   fail       NOSCRIPT\n"
+    )
+
+
+def test_dry_run_json_carries_the_plan() -> None:
+    dry = RepairResult("requeue", b"orders", b"billing", True, 4, 0, 2, ())
+    doc = rr.result_to_json(dry, PLAN)
+    assert doc["plan"] == PLAN_RECORDS and doc["outcomes"] == {} and "interrupted" not in doc

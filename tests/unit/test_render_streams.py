@@ -1,0 +1,40 @@
+"""pelctl/render/streams.py: stream summaries to rows, styles and JSON (no server)."""
+
+from __future__ import annotations
+
+from pelctl.core.models import StreamSummary
+from pelctl.render import streams
+from pelctl.render.table import TableData
+from tests.unit.render_text import render
+
+SUMMARIES = (
+    StreamSummary(b"orders", 3000, 2, 1204, 5, 7_200_000),
+    StreamSummary(b"orders:dlq", 12, 0, 0, None, None, node="10.0.0.1:7000", is_dlq=True),
+    StreamSummary(b"bad\x1b[31m", 1, 1, 1, 0, 65_000),
+)
+
+
+def test_plain() -> None:
+    data = TableData(streams.COLUMNS, [streams.row(s) for s in SUMMARIES])
+    assert render("plain", data) == (
+        "STREAM         LENGTH    GROUPS    PENDING    LAG    OLDEST PENDING  KIND\n"
+        "orders          3,000         2      1,204      5             2h00m  stream\n"
+        "orders:dlq         12         0          0      -                 -  dlq\n"
+        "bad\\x1b[31m         1         1          1      0             1m05s  stream\n"
+    )
+
+
+def test_json_records() -> None:
+    assert [streams.to_json(s) for s in SUMMARIES] == [
+        {"stream": "orders", "length": 3000, "groups": 2, "pending": 1204, "lag": 5,
+         "oldest_pending_age_ms": 7_200_000, "dlq": False},
+        {"stream": "orders:dlq", "length": 12, "groups": 0, "pending": 0, "lag": None,
+         "oldest_pending_age_ms": None, "dlq": True, "node": "10.0.0.1:7000"},
+        {"stream": "bad\\x1b[31m", "length": 1, "groups": 1, "pending": 1, "lag": 0,
+         "oldest_pending_age_ms": 65_000, "dlq": False},
+    ]  # fmt: skip
+
+
+def test_styles() -> None:
+    # oldest pending over an hour: red; anything pending: yellow
+    assert [streams.row_style(s) for s in SUMMARIES] == ["red", None, "yellow"]
