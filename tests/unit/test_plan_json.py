@@ -16,8 +16,10 @@ ENTRY = m.Plan(
     action="requeue", stream=b"orders", group=b"billing",
     items=(m.PlanItem(b"1-0", b"c1", 5_000, 2, "requeue"),
            m.PlanItem(b"2-0", b"c\xff", 6_000, 1, "skip", "alive")),
-    targets=m.Targets(consumer=b"c1", min_idle_ms=5, limit=9, below_deliveries=4),
-    options=m.Options(max_retries=3, dlq=b"orders:dlq", reason="why", field_prefix="__"),
+    targets=m.Targets(consumer=b"c1", min_idle_ms=5, min_deliveries=2, limit=9,
+                      below_deliveries=4),
+    options=m.Options(max_retries=3, dlq=b"orders:dlq", reason="why", field_prefix="__",
+                      full=True),
     missing=(b"3-0",), server="redis://h:1/0", server_id="ab" * 20, db=0, stream_added=7,
     created_ms=1_700_000_000_000, notes=("a note",),
 )  # fmt: skip
@@ -42,7 +44,7 @@ def test_round_trips() -> None:
 def test_to_json_layout() -> None:
     data = doc()
     assert data["targets"] == {"ids": 0, "consumer": "c1", "min_idle_ms": 5,
-                               "min_deliveries": None, "limit": 9, "all": False,
+                               "min_deliveries": 2, "limit": 9, "all": False,
                                "below_deliveries": 4}  # fmt: skip
     assert data["items"][1] == {"id": "2-0", "owner": "c\\xff", "idle_ms": 6_000,
                                 "deliveries": 1, "action": "skip", "note": "alive"}  # fmt: skip
@@ -277,3 +279,45 @@ def test_check_seal_refusals_are_exact(monkeypatch, tmp_path) -> None:  # noqa: 
     assert seal_refusal(sealed) == (
         f"the plan was sealed with a key this user does not have (no {plan_key_path()} and no"
         f" {plans.KEY_ENV})", plans.SHARE_HINT)  # fmt: skip
+
+
+def test_the_item_caps_are_inclusive() -> None:
+    many = doc()
+    row = many["items"][0]
+    many["items"] = [{**row, "id": f"{i}-0"} for i in range(1, plans.MAX_ITEMS + 1)]
+    many["count"] = plans.MAX_ITEMS
+    assert len(plans.from_json(many).items) == plans.MAX_ITEMS
+    missing = edit("missing", [f"{i}-1" for i in range(plans.MAX_ITEMS)])
+    assert len(plans.from_json(missing).missing) == plans.MAX_ITEMS
+
+
+def test_the_key_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    import os
+    import stat
+
+    from pelctl.core.paths import plan_key_path
+
+    monkeypatch.delenv(plans.KEY_ENV, raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    path = plan_key_path()
+    assert plans.plan_key() is None  # no key and not asked to make one
+    key, where = plans.plan_key(create=True)
+    assert where == str(path) and len(key) == 64 and int(key, 16) >= 0
+    assert path.read_text() == key.decode() + "\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert sorted(p.name for p in path.parent.iterdir()) == ["plan.key"]  # no temp file left
+    assert plans.plan_key(create=True) == (key, str(path))  # made once
+    # the directory exists, the key does not: made in it
+    path.unlink()
+    key2, _ = plans.plan_key(create=True)
+    assert key2 != key and len(key2) == 64
+    # a key file others can read is tightened on read; only its first 4,096 characters count
+    path.write_text("k" * 5_000)
+    os.chmod(path, 0o644)
+    assert plans.plan_key() == (b"k" * 4_096, str(path))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.write_text("short")
+    with pytest.raises(ConfigError) as err:
+        plans.plan_key()
+    assert err.value.message == (f"the plan key {path} is damaged (shorter than 32 characters)")
