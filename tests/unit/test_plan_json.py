@@ -321,3 +321,50 @@ def test_the_key_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
     with pytest.raises(ConfigError) as err:
         plans.plan_key()
     assert err.value.message == (f"the plan key {path} is damaged (shorter than 32 characters)")
+
+
+def test_the_seal_format_is_stable() -> None:
+    """Plans sealed by one pelctl verify with another (a team shares a key): the canonical
+    bytes, the digest and the key id, recomputed here from their definition."""
+    import hashlib
+    import hmac
+
+    key = b"k" * 32
+    data = {"b": [1, None], "a": "é", "seal": {"digest": "ignored"}}
+    body = b'{"a":"\\u00e9","b":[1,null]}'
+    assert plans.canonical(data) == body
+    assert plans._digest(key, data) == hmac.new(
+        key, b"pelctl-plan/2\n" + body, hashlib.sha256).hexdigest()  # fmt: skip
+    assert plans.key_id(key) == hashlib.sha256(b"pelctl plan key id\0" + key).hexdigest()[:16]
+    assert len(plans.key_id(key)) == 16
+    with pytest.raises(ValueError):
+        plans.canonical({"x": float("nan")})
+
+
+def test_dumps_layout() -> None:
+    data = {"format": "pelctl-plan", "name": "é", "items": [{"id": "1-0", "o": "é"}, {"id": "2-0"}],
+            "missing": []}  # fmt: skip
+    assert plans.dumps(data).decode() == (
+        '{\n "format": "pelctl-plan",\n "name": "é",\n "items": [\n'
+        '  {"id": "1-0", "o": "é"},\n  {"id": "2-0"}\n ],\n "missing": []\n}\n'
+    )
+
+
+def test_an_unreadable_key_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    from pelctl.core.paths import plan_key_path
+
+    monkeypatch.delenv(plans.KEY_ENV, raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    path = plan_key_path()
+    path.mkdir(parents=True)  # a directory where the key should be
+    with pytest.raises(ConfigError) as err:
+        plans.plan_key()
+    assert err.value.message == f"cannot read the plan key {path}: Is a directory"
+    path.rmdir()
+    path.write_bytes(b"\xff" * 40)
+    with pytest.raises(ConfigError) as err:
+        plans.plan_key()
+    assert err.value.message == (
+        f"cannot read the plan key {path}: 'utf-8' codec can't decode byte 0xff in position 0:"
+        " invalid start byte"
+    )
