@@ -368,3 +368,52 @@ def test_an_unreadable_key_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
         f"cannot read the plan key {path}: 'utf-8' codec can't decode byte 0xff in position 0:"
         " invalid start byte"
     )
+
+
+def test_load_refusals_are_exact(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    monkeypatch.setenv(plans.KEY_ENV, KEY_A)
+    path = tmp_path / "p.json"
+    with pytest.raises(UsageError) as usage:
+        plans.load(path)
+    assert usage.value.message == f"plan file {path} not found"
+    path.mkdir()
+    with pytest.raises(ConfigError) as err:
+        plans.load(path)
+    assert err.value.message == f"cannot read plan file {path}: Is a directory"
+    path.rmdir()
+    # exactly MAX_BYTES is read (then refused for what it holds); one byte more is refused
+    head = b'{"format": "x"}'
+    path.write_bytes(head + b" " * (plans.MAX_BYTES - len(head)))
+    with pytest.raises(ConfigError) as err:
+        plans.load(path)
+    assert err.value.message == f'{path} is not a valid pelctl plan (no "format": "pelctl-plan")'
+    path.write_bytes(head + b" " * (plans.MAX_BYTES + 1 - len(head)))
+    with pytest.raises(plans.PlanRefused) as refused_:
+        plans.load(path)
+    assert (refused_.value.message, refused_.value.hint) == (
+        f"plan file {path} is larger than the 8,388,608 bytes a plan may take",
+        plans.NARROW_HINT,
+    )
+    v1 = {**doc(), "version": 1}
+    path.write_text(json.dumps(v1))
+    with pytest.raises(plans.PlanRefused) as refused_:
+        plans.load(path)
+    assert (refused_.value.message, refused_.value.hint) == (
+        f"{path} was made by an older pelctl: version 1 plans are not sealed",
+        "make a new plan with --plan-out")  # fmt: skip
+    path.write_text(json.dumps({**doc(), "version": "v" * 30}))
+    with pytest.raises(ConfigError) as err:
+        plans.load(path)
+    assert err.value.message == (
+        f"{path}: unsupported plan version '{'v' * 19} (this pelctl reads version 2)"
+    )
+    path.write_text(json.dumps(doc()))
+    with pytest.raises(plans.PlanRefused) as refused_:
+        plans.load(path)
+    assert refused_.value.message == (
+        f"plan {path} is not sealed: pelctl apply only runs plans it sealed"
+    )
+    path.write_bytes(plans.dumps(plans.seal({**doc(), "name": "é"})))
+    assert "é" in path.read_text(encoding="utf-8")  # the file keeps text as written
