@@ -1,5 +1,6 @@
 """``detect_lock_key`` on a real server: which ids it probes (each consumer's newest, then
-the sample), the budget, and the count of keys probed, read back from the keys set here."""
+the sample), the budget, and the count of keys probed, read back from the keys set here;
+inspect's dead-letter stream report and its missing-group error."""
 
 from __future__ import annotations
 
@@ -37,3 +38,31 @@ def test_at_most_four_ids_a_consumer(r, conn) -> None:  # noqa: ANN001
     assert detect_lock_key(conn, S, G, {b"c": ids}) == (None, 4 * LOCK_DETECT_PER_CONSUMER)
     r.set(b"lock:" + ids[LOCK_DETECT_PER_CONSUMER - 1], 1)
     assert detect_lock_key(conn, S, G, {b"c": ids}) == ("lock:{id}", 16)
+
+
+def test_inspect_reports_the_dead_letter_stream_and_a_missing_group(r, conn) -> None:  # noqa: ANN001
+    import pytest
+
+    from pelctl import scenario as sc
+    from pelctl.core.errors import GroupNotFound
+    from pelctl.core.inspect import inspect_stream
+    from pelctl.core.models import Advice
+
+    sc.add_entries(r, S, 3)
+    sc.create_group(r, S, G)
+    result = inspect_stream(conn, S)
+    assert (result.dlq, result.dlq_length) == (None, None)  # no jobs:dlq
+    for _ in range(3):
+        r.xadd(b"jobs:dlq", {b"f": b"v"})
+    result = inspect_stream(conn, S)
+    assert (result.dlq, result.dlq_length) == (b"jobs:dlq", 3)
+    assert result.advice[-1] == Advice("dead-letter stream jobs:dlq holds 3 entries")
+    r.delete(b"jobs:dlq")
+    r.set(b"jobs:dlq", b"not a stream")
+    assert inspect_stream(conn, S).dlq_length is None
+    with pytest.raises(GroupNotFound) as err:
+        inspect_stream(conn, S, b"nope")
+    assert (err.value.message, err.value.hint) == (
+        "group nope not found on stream jobs",
+        "see its groups: pelctl inspect jobs",
+    )
