@@ -40,7 +40,10 @@ demo-down:
 	$(BIN)/pelctl demo down
 
 # -rs lists every skipped test with its reason; with CI set (.ci/run) any skip fails the run.
-test: setup-spark  ## the whole suite, as CI runs it
+# The linter runs first; the layer contracts are a test (tests/unit/test_layers.py).
+test: setup-spark  ## the linter and the whole suite, as CI runs it
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
 
 test-fast: setup
@@ -49,6 +52,7 @@ test-fast: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 docs: setup  ## regenerate docs/commands.md and completions/ from the typer app
 	$(BIN)/python tools/docs_reference.py --write

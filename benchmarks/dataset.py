@@ -1,4 +1,4 @@
-"""The shared benchmark data: a real redis-server and PELs built fast with pelctl.scenario."""
+"""The shared benchmark data: a real redis-server and PELs built fast with pelctl.demo.scenario."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 
 CONSUMERS = 8
 IDLE_FRACTION = 0.01
@@ -40,7 +40,7 @@ class BenchServer:
         self._proc = None
         self._dir = None
         if url is None:
-            from pelctl.demo import start_server
+            from pelctl.demo.server import start_server
 
             self._proc, port, self._dir = start_server()
             url = f"redis://127.0.0.1:{port}/0"

@@ -66,7 +66,8 @@ from pelctl.reclaim.strategies import (
 )
 from pelctl.redis.capabilities import Capabilities, from_info
 from pelctl.redis.connection import Connection, strip_callbacks
-from pelctl.redis.contexts import ConnectionSettings
+from pelctl.redis.replies import field_pairs, pairs
+from pelctl.redis.settings import ConnectionSettings
 
 log = logging.getLogger("pelctl.consumer")
 
@@ -78,7 +79,7 @@ def _ms(value: Duration) -> int:
     if isinstance(value, timedelta):
         return int(value.total_seconds() * 1000)
     if isinstance(value, str):
-        from pelctl.core.durations import parse_duration_ms
+        from pelctl.base.durations import parse_duration_ms
 
         return parse_duration_ms(value)
     if isinstance(value, float):
@@ -350,7 +351,7 @@ class ReliableConsumer:
         message = Message(
             stream=self.stream,
             id=t.id.decode() if self._decode else t.id,
-            fields={flat[i]: flat[i + 1] for i in range(0, len(flat), 2)},
+            fields=pairs(flat),
             delivery=t.deliveries + 1,
             claimed=not t.new,
             idle_ms=t.idle_ms,
@@ -438,13 +439,11 @@ class ReliableConsumer:
             return
         depth = None
         for flat in groups:  # RESP2: flat pairs; RESP3: a map
-            pairs = (
-                flat.items() if isinstance(flat, dict) else zip(flat[::2], flat[1::2], strict=True)
-            )
-            info = {_text(k): v for k, v in pairs}
+            items = flat.items() if isinstance(flat, dict) else field_pairs(flat)
+            info = {_text(k): v for k, v in items}
             if _text(info.get(b"name", b"")) == self._bgroup:
                 depth = int(info[b"pending"])
-        from pelctl.core.binary import escape
+        from pelctl.base.binary import escape
 
         labels = (escape(self._bstream), escape(self._bgroup))
         if depth is not None:
@@ -453,7 +452,7 @@ class ReliableConsumer:
 
     def _observe(self, seconds: float) -> None:
         if self.metrics is not None:
-            from pelctl.core.binary import escape
+            from pelctl.base.binary import escape
 
             self.metrics.duration.labels(escape(self._bstream), escape(self._bgroup)).observe(
                 seconds

@@ -118,7 +118,7 @@ MODULES: dict[str, Module] = {
         ("tests/integration/test_scan.py",),
     ),
     "durations": Module(
-        ("pelctl/core/durations.py",),
+        ("pelctl/base/durations.py",),
         ("tests/unit/test_durations.py",),
     ),
 }

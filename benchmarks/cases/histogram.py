@@ -39,7 +39,7 @@ MEMORY_RUNS = 3
 def prepare_pelctl(url: str, stream: str, group: str, parallel: str = "") -> Callable[[], object]:
     from pelctl.core.histogram import histogram
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     conn = connect(ConnectionSettings(url=url, client_name="pelctl:bench:histogram"))
     s, g = stream.encode(), group.encode()

@@ -70,7 +70,7 @@ def first_entry_in_process(url: str, stream: str, group: str) -> float:
     part of the first-line latency that is pelctl's scan rather than Python's start-up."""
     from pelctl.core.pending import iter_pending
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     conn = connect(ConnectionSettings(url=url))
     try:

@@ -43,7 +43,7 @@ def prepare_reclaim(url: str, stream: bytes, group: bytes) -> Callable[[], int]:
     from pelctl.reclaim.model import ReclaimConfig
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     cfg = ReclaimConfig(streams=(stream,), group=group, idle_ms=THRESHOLD_MS, once=True)
     settings = ConnectionSettings(url=url, client_name="pelctl:bench:reclaim")

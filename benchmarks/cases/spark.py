@@ -73,7 +73,7 @@ def _snapshot(conn: object, url: str, stream: bytes, workdir: Path) -> Callable[
 
 def run(ctx: Context) -> CaseResult:
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.analyze import (
         AnalyzeOptions,
         analyze,

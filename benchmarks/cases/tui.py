@@ -81,7 +81,7 @@ async def _wait(pred, what: str, timeout: float = 120.0) -> None:  # noqa: ANN00
 async def _presses(url: str, stream: bytes, group: bytes, n: int) -> dict:
     from textual.widgets import DataTable
 
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.messages import Refreshed, RefreshStarted
     from pelctl.tui.screens.group import GroupScreen

@@ -453,8 +453,8 @@ def _connect(o: dict[str, Any]) -> tuple[Any, str | None]:
     """A pelctl Connection and the context's default group."""
     from dataclasses import replace
 
+    from pelctl.config import load_config, resolve_settings
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import load_config, resolve_settings
 
     settings = resolve_settings(
         url=o.get("url"), context=o.get("context"), tls_ca=o.get("tls_ca"),
@@ -469,7 +469,7 @@ def _connect(o: dict[str, Any]) -> tuple[Any, str | None]:
 def _lookup(
     kind: str, conn: Any, ctx: Context, incomplete: str, default_group: str | None
 ) -> list[CompletionItem]:  # noqa: ANN401
-    from pelctl.core.binary import escape, unescape
+    from pelctl.base.binary import escape, unescape
 
     params = ctx.params
     if kind == "stream":
@@ -508,7 +508,7 @@ def _lookup(
 def _streams(conn: Any, incomplete: str) -> list[str]:  # noqa: ANN401
     """Stream names starting with ``incomplete``: SCAN MATCH on the part typed before any
     backslash escape (the rest is matched here, on the escaped names), bounded."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
 
     literal = incomplete.split("\\", 1)[0].encode("utf-8", "surrogateescape")
     pattern = re.sub(rb"([*?\[\]\\])", rb"\\\1", literal) + b"*"
@@ -527,12 +527,14 @@ def _streams(conn: Any, incomplete: str) -> list[str]:  # noqa: ANN401
 
 
 def _rows(conn: Any, what: str, *keys: bytes) -> list[dict[bytes, Any]]:  # noqa: ANN401
+    from pelctl.redis.replies import rows
+
     reply = conn.raw(keys[0]).execute_command("XINFO", what, *keys)
-    return [{row[i]: row[i + 1] for i in range(0, len(row), 2)} for row in reply]
+    return rows(reply)
 
 
 def _contexts(incomplete: str) -> list[CompletionItem]:
-    from pelctl.redis.contexts import load_config
+    from pelctl.config import load_config
     from pelctl.redis.url import redact
 
     try:

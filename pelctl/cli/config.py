@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
 @pelctl_command(config_app, "path")
 def path(rt: Runtime) -> None:
     """Print the config file's path (it may not exist yet)."""
-    from pelctl.core.paths import config_path
+    from pelctl.base.paths import config_path
 
     rt.out.line(str(config_path()))
 
@@ -26,7 +26,7 @@ def path(rt: Runtime) -> None:
 @pelctl_command(config_app, "show")
 def show(rt: Runtime) -> None:
     """Show the resolved settings (secrets redacted), where the URL came from, and file paths."""
-    from pelctl.core.paths import audit_path, config_path
+    from pelctl.base.paths import audit_path, config_path
 
     s = rt.settings()
     info = {
@@ -66,7 +66,7 @@ def get_contexts(rt: Runtime) -> None:
 
 
 def _list_contexts(rt: Runtime) -> None:
-    from pelctl.redis.contexts import load_config
+    from pelctl.config import load_config
     from pelctl.redis.url import redact
     from pelctl.render.table import Column, TableData
 
@@ -75,7 +75,7 @@ def _list_contexts(rt: Runtime) -> None:
         rt.warn(warning)
     records = [
         {
-            "name": c.name,
+            "context": c.name,
             "current": c.name == cfg.current_context,
             "url": redact(c.url) if c.url else None,
             "group": c.group,
@@ -90,7 +90,7 @@ def _list_contexts(rt: Runtime) -> None:
     rows = [
         (
             "*" if r["current"] else "",
-            r["name"],
+            r["context"],
             r["url"] or "-",
             r["group"] or "-",
             "yes" if r["read_only"] else "no",
@@ -105,8 +105,8 @@ def _list_contexts(rt: Runtime) -> None:
 @pelctl_command(config_app, "current-context")
 def current_context(rt: Runtime) -> None:
     """Print the config file's current-context (what commands use without --context)."""
-    from pelctl.core.errors import OperationFailed
-    from pelctl.redis.contexts import load_config
+    from pelctl.base.errors import OperationFailed
+    from pelctl.config import load_config
 
     cfg = load_config()
     for warning in cfg.warnings:
@@ -130,7 +130,7 @@ def use_context(
     name: Annotated[str, typer.Argument(help="A context of the config file.", show_default=False)],
 ) -> None:
     """Set current-context in the config file (comments and everything else kept)."""
-    from pelctl.redis.contexts import set_current_context
+    from pelctl.config import set_current_context
 
     before = set_current_context(name)
     for warning in before.warnings:

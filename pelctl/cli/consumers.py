@@ -73,9 +73,9 @@ def prune(
     without a signal) is refused unless --assume-dead. Consumers holding nothing are deleted
     once quiet for --inactive (no entry is lost; a live worker's next read recreates it).
     Right before each delete, one script re-checks it holds nothing and is still inactive."""
+    from pelctl.base.binary import unescape
+    from pelctl.base.durations import parse_duration_ms
     from pelctl.cli.mutate import run_mutation
-    from pelctl.core.binary import unescape
-    from pelctl.core.durations import parse_duration_ms
     from pelctl.core.mutations import Options, Targets
 
     refuse_empty("--reassign-to", reassign_to)

@@ -26,7 +26,7 @@ def up(
     ] = False,
 ) -> None:
     """Start the demo server (if not running) and seed the incident; print its URL."""
-    from pelctl import demo
+    from pelctl.demo import server as demo
 
     state, started = demo.up()
     if print_url:
@@ -43,7 +43,7 @@ def up(
 @pelctl_command(demo_app, "down")
 def down(rt: Runtime) -> None:
     """Stop the demo server and delete its data."""
-    from pelctl import demo
+    from pelctl.demo import server as demo
 
     state = demo.down()
     rt.info("demo stopped" if state else "no demo was running")
@@ -52,7 +52,7 @@ def down(rt: Runtime) -> None:
 @pelctl_command(demo_app, "status")
 def status(rt: Runtime) -> int:
     """Show whether the demo is running (exit 1 if not)."""
-    from pelctl import demo
+    from pelctl.demo import server as demo
 
     state = demo.status()
     if rt.out.fmt in ("json", "ndjson"):
@@ -74,7 +74,7 @@ def status(rt: Runtime) -> int:
 @pelctl_command(demo_app, "env")
 def env(rt: Runtime) -> int:
     """Print `export PELCTL_URL=...` for the running demo (eval "$(pelctl demo env)")."""
-    from pelctl import demo
+    from pelctl.demo import server as demo
 
     state = demo.status()
     if state is None:

@@ -79,8 +79,8 @@ def move(
     ack run in one script when both keys share a cluster slot (always on a single server);
     otherwise the dead-letter write comes first and the ack second: a crash can leave a
     duplicate, never lose an entry."""
+    from pelctl.base.binary import unescape
     from pelctl.cli.mutate import run_mutation
-    from pelctl.core.binary import unescape
     from pelctl.core.mutations import Options
     from pelctl.core.repair import default_dlq
 

@@ -78,9 +78,9 @@ def register(app: typer.Typer) -> None:
 
 def _filter(source: str | None, reason: str | None, since: str | None, until: str | None,
             older_than: str | None = None) -> Any:  # noqa: ANN401  # fmt: skip
-    from pelctl.core.binary import unescape
+    from pelctl.base.binary import unescape
+    from pelctl.base.durations import parse_duration_ms
     from pelctl.core.dlq import DlqFilter, parse_time_bound
-    from pelctl.core.durations import parse_duration_ms
 
     now = int(time.time() * 1000)
     end = b"+"
@@ -130,11 +130,11 @@ def list_cmd(
 
     Read in bounded XRANGE pages, so --all streams a DLQ of any size with flat memory. On a
     terminal a table (default 100 entries); in pipes NDJSON, one entry per line."""
+    from pelctl.base.errors import UsageError
     from pelctl.cli.dlq_mutate import dlq_keys
     from pelctl.cli.pending import warn_decoders
     from pelctl.core.decoders import problems
     from pelctl.core.dlq import iter_entries, require_dlq
-    from pelctl.core.errors import UsageError
     from pelctl.render import dlq as render
 
     if every and limit is not None:
@@ -190,8 +190,8 @@ def show_cmd(
     The payload is decoded when its format is known (FastStream headers and body, a taskiq
     task, JSON values): shown in full before the raw fields. Names and values that are not
     UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
+    from pelctl.base.binary import escape, unescape
     from pelctl.cli.pending import warn_decoders
-    from pelctl.core.binary import escape, unescape
     from pelctl.core.decoders import problems
     from pelctl.core.dlq import get_entry
     from pelctl.render import dlq as render
@@ -356,7 +356,7 @@ def replay_cmd(
     filter, or --all for every *:dlq stream. Without DLQ, an entry whose _dlq_source is not
     the stream its DLQ belongs to (orders for orders:dlq) is refused: name the DLQ to
     replay it."""
-    from pelctl.core.binary import unescape
+    from pelctl.base.binary import unescape
     from pelctl.core.dlq import DlqTargets, ReplayOptions, normalize_ids, parse_rate
 
     refuse_empty("--to", to, "a stream name")
@@ -412,7 +412,7 @@ def purge_cmd(
 
     Same safety as every mutation: --dry-run lists them, a terminal asks first, --yes is
     needed without one, read-only mode refuses, and the audit log records the ids."""
-    from pelctl.core.binary import unescape
+    from pelctl.base.binary import unescape
     from pelctl.core.dlq import DlqTargets, normalize_ids
     from pelctl.core.mutations import Options
 

@@ -23,9 +23,9 @@ from pelctl.cli.options import Runtime
 def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list[bytes]:  # noqa: ANN401
     """The named DLQ, or every one discovered by its name, ``<stream>:dlq`` (``--match``
     narrows the discovery). Any other dead-letter stream must be named."""
-    from pelctl.core.binary import unescape
+    from pelctl.base.binary import unescape
+    from pelctl.base.errors import UsageError
     from pelctl.core.dlq import discover
-    from pelctl.core.errors import UsageError
 
     if dlq is not None:
         if match is not None:
@@ -175,9 +175,9 @@ def _stderr_tty() -> bool:
 
 
 def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:  # noqa: ANN401
+    from pelctl.base.binary import escape
     from pelctl.core import audit, mutations
     from pelctl.core import dlq as core
-    from pelctl.core.binary import escape
 
     settings = conn.settings
     results = []
@@ -234,7 +234,8 @@ def _show_results(rt: Runtime, results: list[Any], single: bool) -> None:
     if out.fmt in ("csv", "tsv"):
         out.table(TableData(()), [
             {"action": d["action"], "dlq": d["dlq"], "dry_run": False, "matched": d["matched"],
-             "applied": d["applied"], "skipped": d["skipped"], "failed": len(d["failed"])}
+             "applied": d["applied"], "skipped": d["skipped"],
+             "failed_count": d["failed_count"], "interrupted": d["interrupted"]}
             for d in docs
         ])  # fmt: skip
         return

@@ -75,7 +75,7 @@ def register(app: typer.Typer) -> None:
         Ghosts can never be processed and inflate every pending count. Entries above the
         stream's max-deleted-entry-id cannot have been deleted and are not checked unless
         --full. In pipes the output is NDJSON; on a terminal a table."""
-        from pelctl.core.binary import unescape
+        from pelctl.base.binary import unescape
         from pelctl.core.ghosts import GhostStats, iter_ghosts
         from pelctl.render import histogram as render
 

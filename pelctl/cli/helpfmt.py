@@ -19,12 +19,14 @@ from __future__ import annotations
 import copy
 import inspect
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from typer import rich_utils
 from typer.core import TyperArgument, TyperOption
 
-from pelctl.cli import options
+from pelctl.cli.typer_rich import rich_utils as _rich_utils
+
+rich_utils = _rich_utils()  # typer's, without rich.markdown and rich.traceback (start-up)
 
 GLOBAL_PANEL = "Global options"
 POINTER = "pelctl --help for details"
@@ -115,38 +117,47 @@ def shown_param(param: Any) -> Any:  # noqa: ANN401 - a typer parameter
     return shown
 
 
-def is_global(param: Any) -> bool:  # noqa: ANN401
-    """One of the shared options of :data:`pelctl.cli.options.COMMON_PARAMS`, as declared
-    there (a command's own option of the same name is its own)."""
-    declared = options.COMMON_HELP.get(getattr(param, "name", None) or "")
+def is_global(param: Any, shared_help: Mapping[str, str]) -> bool:  # noqa: ANN401
+    """One of the shared options (``shared_help``: their names and help, as
+    :data:`pelctl.cli.options.COMMON_PARAMS` declares them; a command's own option of the same
+    name is its own)."""
+    declared = shared_help.get(getattr(param, "name", None) or "")
     return declared is not None and getattr(param, "help", None) == declared
 
 
-def print_help(command: Any, ctx: Any, *, compact_globals: bool) -> None:  # noqa: ANN401
+def print_help(
+    command: Any,  # noqa: ANN401
+    ctx: Any,  # noqa: ANN401
+    *,
+    compact_globals: bool,
+    shared_help: Mapping[str, str],
+    metavars: Mapping[str, str],
+) -> None:
     """Typer's rich help of ``command`` with its parameters as shown; with
-    ``compact_globals`` the shared options go to one short panel at the end."""
+    ``compact_globals`` the shared options (``shared_help``) go to one short panel at the end,
+    each with its value name from ``metavars``."""
     params = command.get_params(ctx)
-    shared = [p for p in params if compact_globals and is_global(p)]
+    shared = [p for p in params if compact_globals and is_global(p, shared_help)]
     view = copy.copy(command)
     view.params = [shown_param(p) for p in params if p not in shared]
     view.help = reflow(command.help)
     view.add_help_option = False  # the help option is in params already
     rich_utils.rich_format_help(obj=view, ctx=ctx, markup_mode=command.rich_markup_mode)
     if shared:
-        _print_globals(shared)
+        _print_globals(shared, metavars)
 
 
-def _label(param: Any) -> str:  # noqa: ANN401
+def _label(param: Any, metavars: Mapping[str, str]) -> str:  # noqa: ANN401
     short = [o for o in param.opts if not o.startswith("--")]
     long = [o for o in param.opts if o.startswith("--")]
     text = ", ".join(short + long)
     if param.secondary_opts:
         text += "/" + "/".join(param.secondary_opts)
-    metavar = options.GLOBAL_METAVARS.get(param.name)
+    metavar = metavars.get(param.name)
     return f"{text} {metavar}" if metavar else text
 
 
-def _print_globals(params: list[Any]) -> None:
+def _print_globals(params: list[Any], metavars: Mapping[str, str]) -> None:
     """The shared options by name, in columns (three lines at 80 columns), in a panel that
     points to ``pelctl --help`` for what they do."""
     from rich.columns import Columns
@@ -158,7 +169,7 @@ def _print_globals(params: list[Any]) -> None:
         width=rich_utils.MAX_WIDTH, force_terminal=rich_utils.FORCE_TERMINAL,
         color_system=rich_utils.COLOR_SYSTEM, highlight=False, markup=False, emoji=False,
     )  # fmt: skip
-    names = [Text(_label(p), style=rich_utils.STYLE_OPTION) for p in params]
+    names = [Text(_label(p, metavars), style=rich_utils.STYLE_OPTION) for p in params]
     console.print(
         Panel(
             Columns(names, padding=(0, 2), column_first=True),

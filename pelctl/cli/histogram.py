@@ -68,10 +68,10 @@ def register(app: typer.Typer) -> None:
 
         -o json gives {"by", "total", "buckets": [{"lo", "hi", "count"}]} (milliseconds for
         idle/age; hi is exclusive and null for the open last bucket; --by consumer buckets
-        carry "label" instead)."""
+        carry "consumer" instead)."""
+        from pelctl.base.binary import unescape
+        from pelctl.base.errors import UsageError
         from pelctl.cli.progress import ScanProgress
-        from pelctl.core.binary import unescape
-        from pelctl.core.errors import UsageError
         from pelctl.core.histogram import histogram, parse_edges
         from pelctl.render import histogram as render
 

@@ -63,11 +63,11 @@ def register(app: typer.Typer) -> None:
         Per group: the PEL summary and the oldest pending entries.
         Advice: a runbook, safe in order: poison to the DLQ first, then each dead (or,
         hedged, unknown) consumer's other entries requeued, lock-held ones skipped."""
+        from pelctl.base.binary import unescape
+        from pelctl.base.durations import parse_duration_ms
         from pelctl.cli.targets import refuse_empty
-        from pelctl.core.binary import unescape
-        from pelctl.core.durations import parse_duration_ms
         from pelctl.core.inspect import inspect_stream
-        from pelctl.core.repair import check_lock_pattern
+        from pelctl.core.locks import check_lock_pattern
         from pelctl.render import inspect as render
 
         dead_ms = parse_duration_ms(dead_after)

@@ -10,10 +10,11 @@ import sys
 
 
 def main() -> None:
-    from pelctl.cli.app import app
+    from pelctl.cli.root import command_for
 
     try:
-        rv = app(standalone_mode=False)
+        # What typer's app() does, building only the command the arguments name.
+        rv = command_for(sys.argv[1:])(standalone_mode=False)
     except Exception as err:  # click's exceptions, duck-typed: typer vendors click privately
         sys.exit(_report_click_error(err))
     sys.exit(rv if isinstance(rv, int) else 0)
@@ -30,7 +31,7 @@ def _report_click_error(err: Exception) -> int:
         return 1
     if not (hasattr(err, "format_message") and hasattr(err, "exit_code")):
         raise err
-    from pelctl.core.binary import clean
+    from pelctl.base.binary import clean
 
     if name == "NoSuchOption":
         # click's own suggestion compares with every long option, the leading dashes

@@ -32,8 +32,8 @@ def interactive() -> bool:
 
 def gate(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401 - Mutation, imported lazily
     """Refusals that must happen before connecting."""
+    from pelctl.base.errors import UsageError
     from pelctl.core import audit
-    from pelctl.core.errors import UsageError
 
     if not mutation.dangerous:
         return

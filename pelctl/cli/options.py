@@ -142,7 +142,7 @@ class Runtime:
     # -- connection ------------------------------------------------------------------------
     def settings(self):  # noqa: ANN201 - ConnectionSettings, imported lazily
         if self._settings is None:
-            from pelctl.redis.contexts import load_config, resolve_settings
+            from pelctl.config import load_config, resolve_settings
 
             o = self.options
             config = load_config()
@@ -172,7 +172,7 @@ class Runtime:
     def require_writable(self, action: str) -> None:
         """Refuse a mutation in read-only mode, before any connection is made."""
         if self.settings().read_only:
-            from pelctl.core.errors import ReadOnlyRefused
+            from pelctl.base.errors import ReadOnlyRefused
 
             raise ReadOnlyRefused(
                 f"{action} refused: read-only mode is on",
@@ -205,7 +205,7 @@ class Runtime:
 def _shown(text: str) -> str:
     """One line for stderr: data in it (names, server error texts) may hold control
     characters or line breaks (a fake "error:" line); they are escaped."""
-    from pelctl.core.binary import clean
+    from pelctl.base.binary import clean
 
     return clean(text)
 
@@ -240,7 +240,7 @@ def merged_options(ctx: typer.Context | None, given: dict[str, Any]) -> dict[str
 
 def report_error(err: BaseException, rt: Runtime | None, verbose: int) -> int:
     """Print one clear line (plus a hint) and return the exit code."""
-    from pelctl.core.errors import PelctlError
+    from pelctl.base.errors import PelctlError
 
     if not isinstance(err, PelctlError):
         err = _typed(err)
@@ -278,7 +278,7 @@ def _typed(err: BaseException) -> BaseException:
     except Exception:  # noqa: BLE001 - keep the original error
         return err
     if isinstance(err, OSError):
-        from pelctl.core.errors import OperationFailed
+        from pelctl.base.errors import OperationFailed
 
         what = err.strerror or str(err) or type(err).__name__
         where = f"{err.filename}: " if err.filename else ""
@@ -318,7 +318,9 @@ class PelctlCommand(TyperCommand):
             return super().format_help(ctx, formatter)
         from pelctl.cli.helpfmt import print_help
 
-        return print_help(self, ctx, compact_globals=True)
+        return print_help(
+            self, ctx, compact_globals=True, shared_help=COMMON_HELP, metavars=GLOBAL_METAVARS
+        )
 
 
 class PelctlGroup(TyperGroup):
@@ -330,7 +332,9 @@ class PelctlGroup(TyperGroup):
             return super().format_help(ctx, formatter)
         from pelctl.cli.helpfmt import print_help
 
-        return print_help(self, ctx, compact_globals=False)
+        return print_help(
+            self, ctx, compact_globals=False, shared_help=COMMON_HELP, metavars=GLOBAL_METAVARS
+        )
 
 
 def pelctl_command(

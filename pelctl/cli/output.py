@@ -6,9 +6,9 @@
 - ``csv`` / ``tsv``: the machine records (raw numbers, not humanised), with a header.
 
 Data is never trusted as markup or terminal control (docs/security.md). Every text written
-here goes through one function per surface: :func:`pelctl.core.binary.clean` for terminal
+here goes through one function per surface: :func:`pelctl.base.binary.clean` for terminal
 text (rich gets ``Text`` objects on a console with markup and emoji codes off),
-:func:`pelctl.core.binary.json_text` for JSON and NDJSON, :func:`csv_cell` for CSV/TSV cells
+:func:`pelctl.base.binary.json_text` for JSON and NDJSON, :func:`csv_cell` for CSV/TSV cells
 (escaped, and spreadsheet formulas neutralised).
 """
 
@@ -22,11 +22,10 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pelctl.core.binary import clean, json_text
+from pelctl.base.binary import clean, json_text
 from pelctl.render.table import Column, TableData, fit, natural_widths
 
 FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
-TEXT_FORMATS = ("table", "plain", "markdown")
 _TABULATE = {"plain": "plain", "markdown": "github"}
 
 

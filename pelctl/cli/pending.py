@@ -88,10 +88,10 @@ def register(app: typer.Typer) -> None:
         --all streams a PEL of any size with flat memory. --with-payload shows each payload
         decoded when its format is known (FastStream, taskiq, JSON values, or a decoder of
         the pelctl.decoders entry-point group); JSON adds "decoded" next to the raw fields."""
-        from pelctl.core.binary import unescape
+        from pelctl.base.binary import unescape
+        from pelctl.base.durations import parse_duration_ms
+        from pelctl.base.errors import UsageError
         from pelctl.core.decoders import problems
-        from pelctl.core.durations import parse_duration_ms
-        from pelctl.core.errors import UsageError
         from pelctl.core.models import PendingFilter
         from pelctl.core.pending import count_pending, iter_pending
         from pelctl.render import pending as render

@@ -78,7 +78,7 @@ class ScanProgress:
             TimeElapsedColumn,
         )
 
-        from pelctl.core.binary import clean
+        from pelctl.base.binary import clean
 
         console = Console(stderr=True, no_color=self.no_color, highlight=False, markup=False,
                           emoji=False)  # fmt: skip

@@ -279,10 +279,10 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequence of steps
+    from pelctl.base.binary import unescape
+    from pelctl.base.durations import parse_duration_ms
+    from pelctl.base.errors import UsageError
     from pelctl.core import audit
-    from pelctl.core.binary import unescape
-    from pelctl.core.durations import parse_duration_ms
-    from pelctl.core.errors import UsageError
     from pelctl.reclaim import logs
     from pelctl.reclaim.model import ReclaimConfig
     from pelctl.reclaim.runner import Runner
@@ -377,7 +377,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
 
 
 def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) -> None:  # noqa: ANN401 - PassReport
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
     from pelctl.render.table import Column, TableData, fmt_int
 
     out = rt.out
@@ -388,7 +388,7 @@ def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) 
     keys = ("scanned", "requeued", "claimed", "dead_lettered", "skipped_alive",
             "duplicate_acks", "ghosts", "failed")  # fmt: skip
     if out.fmt in ("csv", "tsv"):
-        records = [{k: v for k, v in s.items() if k not in ("error", "skipped")}
+        records = [{k: v for k, v in s.items() if k not in ("error", "skipped_reason")}
                    for s in summary["streams"]]  # fmt: skip
         for s in report.streams:
             if s.skipped:

@@ -69,8 +69,8 @@ def register(app: typer.Typer) -> None:
         Claimed entries reach --to only when its worker reads its own pending entries
         (XREADGROUP with id 0), which framework workers (FastStream, taskiq) do not do on
         their own: it warns so (JSON: "warnings"); requeue hands entries to any consumer."""
+        from pelctl.base.binary import unescape
         from pelctl.cli.mutate import run_mutation
-        from pelctl.core.binary import unescape
         from pelctl.core.mutations import Options
 
         refuse_empty("--to", to)
@@ -102,8 +102,8 @@ def register(app: typer.Typer) -> None:
         """Acknowledge pending entries (XACK): they leave the PEL and are not delivered again.
 
         For junk only: to retry an entry use requeue, to keep it for later use dlq move."""
+        from pelctl.base.binary import unescape
         from pelctl.cli.mutate import run_mutation
-        from pelctl.core.binary import unescape
         from pelctl.core.mutations import Options
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
@@ -167,9 +167,9 @@ def register(app: typer.Typer) -> None:
         _original_id; nothing with --no-lineage), then XACK the old id. No moment exists
         where an entry is acknowledged but not re-added. Entries whose stream entry is gone
         (ghosts) are acknowledged and counted as ghost."""
+        from pelctl.base.binary import unescape
+        from pelctl.base.errors import UsageError
         from pelctl.cli.mutate import run_mutation
-        from pelctl.core.binary import unescape
-        from pelctl.core.errors import UsageError
         from pelctl.core.mutations import Options
         from pelctl.core.repair import check_lineage, default_dlq
 

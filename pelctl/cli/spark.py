@@ -21,7 +21,7 @@ SPARK_PANEL = "Spark"
 
 def _targets(rt: Runtime, urls: list[str]) -> list[Any]:
     """Connection settings for each ``--url`` (or the usual one: env, context, default)."""
-    from pelctl.redis.contexts import load_config, resolve_settings
+    from pelctl.config import load_config, resolve_settings
 
     o = rt.options
     if not urls:
@@ -54,7 +54,7 @@ def _targets(rt: Runtime, urls: list[str]) -> list[Any]:
 
 
 def _check_duplicates(settings: list[Any]) -> None:
-    from pelctl.core.errors import UsageError
+    from pelctl.base.errors import UsageError
 
     seen: set[str] = set()
     for s in settings:
@@ -108,7 +108,7 @@ def register(app: typer.Typer) -> None:
 
         One partition per snapshot time under DIR/<table>/snapshot_at=.../; run it on a
         schedule to build the history `pelctl analyze` shows trends from."""
-        from pelctl.core.binary import unescape
+        from pelctl.base.binary import unescape
         from pelctl.redis.connection import connect
         from pelctl.spark.session import require_pyarrow
 
@@ -271,8 +271,8 @@ def register(app: typer.Typer) -> None:
         Totals, per-group idle percentiles, stuck entries per consumer, delivery counts,
         poison candidates, dead consumers, DLQ by source and reason, trends across
         snapshots. Tables, -o json, and --html FILE (self-contained, with charts)."""
-        from pelctl.core.durations import parse_duration_ms
-        from pelctl.core.errors import UsageError
+        from pelctl.base.durations import parse_duration_ms
+        from pelctl.base.errors import UsageError
 
         if bool(directory) == bool(from_redis):
             raise UsageError(
@@ -326,7 +326,7 @@ def register(app: typer.Typer) -> None:
                 with open(html, "w", encoding="utf-8") as fh:
                     fh.write(html_report(result))
             except OSError as err:
-                from pelctl.core.errors import OperationFailed
+                from pelctl.base.errors import OperationFailed
 
                 raise OperationFailed(f"cannot write {html}: {err.strerror or err}") from None
             rt.info(f"report written to {html}")
@@ -334,7 +334,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _parse_conf(items: list[str]) -> dict[str, str]:
-    from pelctl.core.errors import UsageError
+    from pelctl.base.errors import UsageError
 
     conf = {}
     for item in items:

@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
         """Every stream with its length, groups, pending, lag and oldest pending age.
 
         Found with SCAN ... TYPE stream on every primary of a cluster; never KEYS."""
-        from pelctl.core.binary import unescape
+        from pelctl.base.binary import unescape
         from pelctl.core.streams import list_streams
         from pelctl.render import streams as render
         from pelctl.render.table import TableData

@@ -136,9 +136,9 @@ def build_targets(
     below_deliveries: int | None = None,
 ) -> Any:  # noqa: ANN401 - pelctl.core.mutations.Targets, imported lazily
     """Turn the shared options into :class:`pelctl.core.mutations.Targets` (validated)."""
-    from pelctl.core.binary import unescape
-    from pelctl.core.durations import parse_duration_ms
-    from pelctl.core.errors import UsageError
+    from pelctl.base.binary import unescape
+    from pelctl.base.durations import parse_duration_ms
+    from pelctl.base.errors import UsageError
     from pelctl.core.mutations import Targets
     from pelctl.core.repair import normalize_ids
 
@@ -172,7 +172,7 @@ def pick_group(
     With ``-g`` the argument after the stream is free for what follows it: on a repair that
     takes entry ids (``ids`` not None) an id there is the first id (``requeue orders -g
     billing 1700000000000-0``). Returns (group, ids)."""
-    from pelctl.core.errors import UsageError
+    from pelctl.base.errors import UsageError
 
     if option is not None:
         refuse_empty("--group", option, "a group name")
@@ -207,7 +207,7 @@ def refuse_empty(option: str, value: str | None, what: str = "a consumer name") 
     variable (``--to "$CONSUMER"``), and read as "not given" it would widen what a command
     touches (every consumer's entries instead of one's)."""
     if value is not None and value == "":
-        from pelctl.core.errors import UsageError
+        from pelctl.base.errors import UsageError
 
         raise UsageError(
             f"{option} is empty: give {what}",
@@ -219,7 +219,7 @@ def refuse_empty_prefix(field_prefix: str) -> None:
     """``--field-prefix ''`` would name pelctl's fields retry_count, original_id, dlq_*: the
     names of an application's own fields, which pelctl would then parse, overwrite or strip."""
     if field_prefix == "":
-        from pelctl.core.errors import UsageError
+        from pelctl.base.errors import UsageError
 
         raise UsageError(
             "--field-prefix cannot be empty: pelctl's fields would be named retry_count, "
@@ -237,9 +237,9 @@ def reclaim_streams(
     without ``--group``, where ``billing`` is no stream but a group of ``orders``, reads
     ``billing`` as the group and says so (one ``TYPE`` and one ``XINFO GROUPS``); any other
     missing group is exit 2."""
-    from pelctl.core.binary import unescape
+    from pelctl.base.binary import unescape
+    from pelctl.base.errors import UsageError
     from pelctl.core.cmdline import command_line
-    from pelctl.core.errors import UsageError
 
     if group is not None:
         return streams, group
@@ -264,6 +264,7 @@ def reclaim_streams(
 
 def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:  # noqa: ANN401
     from pelctl.redis.errors import redis_errors
+    from pelctl.redis.replies import pairs
 
     with redis_errors("TYPE"):
         if conn.raw(name).execute_command("TYPE", name) == b"stream":
@@ -271,4 +272,4 @@ def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:  # noqa
         if conn.raw(stream).execute_command("TYPE", stream) != b"stream":
             return False
         rows = conn.raw(stream).execute_command("XINFO", "GROUPS", stream)
-    return any(dict(zip(r[0::2], r[1::2], strict=True)).get(b"name") == name for r in rows)
+    return any(pairs(r).get(b"name") == name for r in rows)

@@ -71,9 +71,9 @@ def register(app: typer.Typer) -> None:
         Repairs are hidden and refused with --read-only."""
         import sys
 
-        from pelctl.core.binary import unescape
-        from pelctl.core.durations import parse_duration_ms
-        from pelctl.core.errors import UsageError
+        from pelctl.base.binary import unescape
+        from pelctl.base.durations import parse_duration_ms
+        from pelctl.base.errors import UsageError
 
         refresh_ms = parse_duration_ms(refresh)
         if 0 < refresh_ms < 200:
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
         if lock_key:
-            from pelctl.core.repair import check_lock_pattern
+            from pelctl.core.locks import check_lock_pattern
 
             check_lock_pattern(lock_key)
         settings = rt.settings()

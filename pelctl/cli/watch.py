@@ -106,7 +106,7 @@ def watchable(
 
 
 def _usage(message: str, hint: str | None = None) -> None:
-    from pelctl.core.errors import UsageError
+    from pelctl.base.errors import UsageError
 
     raise UsageError(message, hint=hint)
 
@@ -117,7 +117,7 @@ def _usage(message: str, hint: str | None = None) -> None:
 def run(rt: Any, frame: Callable[[], Any], interval: str, count: int | None) -> int:  # noqa: ANN401
     """Run ``frame`` every ``interval`` until Ctrl-C or ``count`` frames; returns the exit
     code."""
-    from pelctl.core.durations import parse_duration_ms
+    from pelctl.base.durations import parse_duration_ms
 
     interval_s = parse_duration_ms(interval) / 1000.0
     if interval_s < MIN_INTERVAL_S:
@@ -186,8 +186,7 @@ def _fatal(error: BaseException, first: bool) -> bool:
     """Errors that retrying cannot fix end the watch. On the first frame also those that
     say the command is wrong (a typo in a name, credentials, permissions); later, a stream
     deleted or an outage is shown and retried."""
-    from pelctl.cli.options import _typed
-    from pelctl.core.errors import (
+    from pelctl.base.errors import (
         AuthFailed,
         NeedsServerVersion,
         NotFound,
@@ -195,6 +194,7 @@ def _fatal(error: BaseException, first: bool) -> bool:
         PermissionDenied,
         UsageError,
     )
+    from pelctl.cli.options import _typed
 
     if isinstance(error, (typer.Exit, SystemExit, GeneratorExit)):
         return True
@@ -240,7 +240,7 @@ class _Appender(_View):
         self._last_err = ""
 
     def frame(self, n: int, at: float, out: str, err: str) -> None:
-        from pelctl.core.binary import json_text
+        from pelctl.base.binary import json_text
 
         w = sys.stdout.write
         if self.fmt == "json":
@@ -266,7 +266,7 @@ class _Appender(_View):
         self._last_err = err
 
     def failed(self, n: int, at: float, lines: list[str], retry_s: float) -> None:
-        from pelctl.core.binary import json_text
+        from pelctl.base.binary import json_text
 
         message = next((ln[len("error: "):] for ln in lines if ln.startswith("error: ")),
                        lines[0] if lines else "failed")  # fmt: skip

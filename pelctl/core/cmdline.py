@@ -1,6 +1,6 @@
 """Command lines pelctl prints for the operator to paste (advice, hints).
 
-Names are shown escaped (:func:`pelctl.core.binary.escape`, which the command line's
+Names are shown escaped (:func:`pelctl.base.binary.escape`, which the command line's
 ``unescape`` reverses) and shell-quoted. When a positional name starts with ``-``, the options
 go first and ``--`` ends them, so a stream named ``--url=evil`` can never be read as an option:
 ``pelctl requeue --dry-run -- --url=evil g``. An option value starting with ``-`` is joined to
@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 
 Option = str | tuple[str, bytes | str]
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pelctl.core.binary import clean, escape, to_json_text
+from pelctl.base.binary import clean, escape, to_json_text
 
 ENTRY_POINT_GROUP = "pelctl.decoders"
 MAX_DECODE_BYTES = 1 << 20  # a field value larger than 1 MiB is not decoded

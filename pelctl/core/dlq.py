@@ -45,14 +45,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import redis.exceptions as rex
 
+from pelctl.base.binary import escape
+from pelctl.base.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core import lineage
-from pelctl.core.binary import escape
-from pelctl.core.errors import NotFound, StreamNotFound, UsageError, WrongType
-from pelctl.core.models import id_ms, parse_id
+from pelctl.core.models import id_ms
 from pelctl.core.mutations import (
     APPLIED,
     ItemResult,
@@ -73,6 +73,7 @@ from pelctl.core.mutations import (
 from pelctl.core.mutations import plan as plan_mutation
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import field_pairs
 from pelctl.redis.scripts import (
     DEFAULT_BATCH,
     DEFAULT_DEPTH,
@@ -170,7 +171,7 @@ def parse_entry(entry_id: bytes, flat: Sequence[bytes], prefix: str = "_",
     names = envelope_names(prefix)
     env: dict[bytes, bytes] = {}
     fields: list[tuple[bytes, bytes]] = []
-    raw = tuple(zip(flat[0::2], flat[1::2], strict=True))
+    raw = field_pairs(flat)
     for k, v in raw:
         name = names.get(k)
         if name is None:
@@ -244,7 +245,7 @@ def parse_time_bound(text: str, *, now_ms: int | None = None, end: bool = False)
     ISO-8601 time (``2025-01-31T14:00``, UTC unless an offset is given) is absolute; a full
     stream id (``1700000000000-0``) is used as is.
     """
-    from pelctl.core.durations import parse_duration_ms
+    from pelctl.base.durations import parse_duration_ms
 
     raw = text.strip()
     if _FULL_ID.match(raw):
@@ -668,6 +669,8 @@ def require_targets(action: str, targets: Targets, *, named: bool) -> None:
 class DlqMutation(Mutation):
     """A mutation of a dead-letter stream: the plan's ``stream`` is the DLQ, no group."""
 
+    missing_outcome: ClassVar[str] = "gone"
+
     def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
         """``14 entries from orders:dlq to orders`` (replay: where each entry goes)."""
         del dead
@@ -979,7 +982,7 @@ class _Replayer:
                 flat = by_id.get(item.id)
                 if flat is None:
                     continue
-                pairs = zip(flat[0::2], flat[1::2], strict=True)
+                pairs = field_pairs(flat)
                 fields = replay_fields(pairs, self.prefix, keep_envelope=self.keep_envelope,
                                        keep_retries=self.keep_retries,
                                        no_lineage=self.no_lineage)  # fmt: skip
@@ -1248,7 +1251,7 @@ def _run_batches(
 
 
 def _is_connection_error(err: BaseException) -> bool:
-    from pelctl.core.errors import ConnectionFailed
+    from pelctl.base.errors import ConnectionFailed
 
     cause = err.__cause__ or err
     return isinstance(err, ConnectionFailed) or isinstance(
@@ -1370,10 +1373,6 @@ def params(plan: Plan) -> dict[str, Any]:
                                "keep_retries": o.keep_retries})  # fmt: skip
     out["options"]["no_lineage"] = o.no_lineage
     return out
-
-
-def sort_ids(ids: Iterable[bytes]) -> list[bytes]:
-    return sorted(ids, key=parse_id)
 
 
 __all__ = [

@@ -33,6 +33,7 @@ import redis
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import pairs
 from pelctl.redis.scan import (
     DEFAULT_MAX_SERVER_MS,
     MAX_KEY,
@@ -92,7 +93,7 @@ class GhostStats:
 def stream_bounds(conn: Connection, stream: bytes) -> StreamBounds:
     with redis_errors("XINFO STREAM"):
         flat = conn.raw(stream).execute_command("XINFO", "STREAM", stream)
-    info = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+    info = pairs(flat)
     first = info.get(b"first-entry")
     return StreamBounds(
         length=int(info[b"length"]),

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from functools import partial
 from operator import itemgetter
 
-from pelctl.core.durations import parse_duration_ms
-from pelctl.core.errors import UsageError
+from pelctl.base.durations import parse_duration_ms
+from pelctl.base.errors import UsageError
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors

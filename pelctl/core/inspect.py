@@ -12,11 +12,11 @@ from functools import partial
 from itertools import compress
 from operator import itemgetter
 
+from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
+from pelctl.base.errors import GroupNotFound
 from pelctl.core import liveness
-from pelctl.core.binary import escape
 from pelctl.core.cmdline import command_line
-from pelctl.core.durations import format_duration_ms
-from pelctl.core.errors import GroupNotFound
 from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
 from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS, ConsumerFacts
 from pelctl.core.models import (
@@ -29,9 +29,10 @@ from pelctl.core.models import (
     StreamInspection,
 )
 from pelctl.core.mutations import POISON_DELIVERIES
-from pelctl.core.targets import _pairs, group_rows
+from pelctl.core.targets import group_rows
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
 
 # Idle thresholds counted by inspect (> 1m, > 10m, > 1h), from one bounded scan.
@@ -166,7 +167,7 @@ def inspect_stream(
     entries already read (:func:`detect_lock_key`); a pattern found is then used like a
     given one: for the verdicts, and offered as ``--lock-key`` in the advice."""
     if lock_key:
-        from pelctl.core.repair import check_lock_pattern
+        from pelctl.core.locks import check_lock_pattern
 
         check_lock_pattern(lock_key)
     given_lock = lock_key
@@ -207,7 +208,7 @@ def inspect_stream(
             bounds_cache.append(stream_bounds(conn, stream))
         return bounds_cache[0]
 
-    consumer_rows = [[_pairs(c) for c in replies[3 + 3 * i]] for i in range(len(rows))]
+    consumer_rows = [reply_rows(replies[3 + 3 * i]) for i in range(len(rows))]
     clients = liveness.clients_once(conn, stream)  # one CLIENT LIST for the stream, if needed
 
     modern = liveness.is_modern(conn.caps)
@@ -398,7 +399,7 @@ def detect_lock_key(
     (newest first); ``sample``: more (id, owner) pairs (the oldest rows). At most
     LOCK_DETECT_PER_CONSUMER ids a consumer, LOCK_DETECT_IDS in all, ``budget`` EXISTS in one
     pipeline. A key the ACL hides is a key not seen, never an error."""
-    from pelctl.core.repair import lock_key as render
+    from pelctl.core.locks import lock_key as render
 
     pairs: dict[bytes, bytes] = {}
     for owner, ids in candidates.items():

@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pelctl.redis.replies import rows
+
 if TYPE_CHECKING:  # pragma: no cover
     from pelctl.redis.connection import Connection
 
@@ -264,7 +266,7 @@ def lock_probe(
     a worker's entry in flight is usually its newest); a consumer without any gets its lowest
     ids from one bounded ``XPENDING ... COUNT n consumer``. At most ``LOCK_PROBES_MAX`` keys,
     one pipeline."""
-    from pelctl.core.repair import lock_key
+    from pelctl.core.locks import lock_key
     from pelctl.redis.errors import redis_errors
 
     def probe(consumers: Sequence[ConsumerFacts]) -> set[bytes]:
@@ -385,7 +387,7 @@ def _consumer_rows(conn: Connection, stream: bytes, group: bytes) -> list[dict[b
 
     with redis_errors("XINFO CONSUMERS"):
         reply = conn.raw(stream).execute_command("XINFO", "CONSUMERS", stream, group)
-    return [{r[i]: r[i + 1] for i in range(0, len(r), 2)} for r in reply]
+    return rows(reply)
 
 
 # -- what a consumer does with entries claimed to it ---------------------------------------------
@@ -397,7 +399,7 @@ def claim_warnings(plan: object, *, applied: bool, target: Judgement | None = No
     own PEL (``XREADGROUP`` with id ``0``), which framework workers rarely do; ``requeue``
     hands entries to any healthy consumer. ``target``: the verdict of the ``--to`` consumer,
     warned about when it is not ``active``."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
     from pelctl.core.cmdline import command_line
 
     stream, group = plan.stream, plan.group  # type: ignore[attr-defined]

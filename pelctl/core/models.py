@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 Fields = tuple[tuple[bytes, bytes], ...]
 
@@ -118,12 +118,3 @@ class PendingFilter:
         if self.below_deliveries is not None and deliveries >= self.below_deliveries:
             return False
         return not (self.min_deliveries is not None and deliveries < self.min_deliveries)
-
-
-@dataclass(frozen=True)
-class ServerInfo:
-    url: str  # redacted
-    server: str
-    version: str
-    cluster: bool
-    features: dict[str, bool] = field(default_factory=dict)

@@ -21,10 +21,10 @@ from __future__ import annotations
 import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
 
-from pelctl.core.errors import UsageError
+from pelctl.base.errors import UsageError
 
 if TYPE_CHECKING:  # pragma: no cover
     from pelctl.redis.connection import Connection
@@ -263,10 +263,46 @@ def build_result(
     )
 
 
+# The outcome each planned action is reported by once applied: a dry run speaks the
+# vocabulary of the result it previews (docs/formats.md, "Outcomes").
+PLANNED_OUTCOMES = {
+    "requeue": "requeued",
+    "dlq": "dlq",
+    "claim": "claimed",
+    "ack": "acked",
+    "ack-ghost": "ghost",
+    "delete": "deleted",
+    "reassign+delete": "deleted",  # its entries are counted under "reassigned"
+    "replay": "replayed",
+    "purge": "purged",
+    "refuse": "refused",
+}
+
+
+def planned_outcome(item: PlanItem) -> str:
+    """The outcome ``item`` is expected to have when applied, named as the apply names it:
+    ``requeued``, ``ghost``, ``deleted``...; a skip is reported by its reason (``alive``,
+    ``already-owned``), as the executors report it."""
+    if item.action == "skip":
+        return item.note or "skip"
+    return PLANNED_OUTCOMES.get(item.action, item.action)
+
+
 def dry_run_result(plan: Plan) -> RepairResult:
     """What ``--dry-run`` reports: nothing applied; ``skipped`` counts what the plan already
-    skips; the outcome counts are the plan's actions (``requeue``, ``ack-ghost``, ``skip``)."""
+    skips or refuses; the outcome counts are what applying the plan would report if nothing
+    changed meanwhile (:func:`planned_outcome`; ids not pending: ``not-pending``, or
+    ``gone`` for a dead-letter stream; a prune with ``--reassign-to``: ``reassigned``, the
+    entries its consumers hold)."""
     counts = plan.action_counts()
+    missing = plan.mutation.missing_outcome
+    items = tuple(ItemResult(i, missing) for i in plan.missing) + tuple(
+        ItemResult(i.id, planned_outcome(i), i.note) for i in plan.items
+    )
+    extra: dict[str, int] = {}
+    if plan.mutation.subject == "consumer" and plan.options.reassign_to is not None:
+        extra["reassigned"] = sum(i.deliveries for i in plan.items
+                                  if i.action == "reassign+delete")  # fmt: skip
     return RepairResult(
         action=plan.action,
         stream=plan.stream,
@@ -276,7 +312,8 @@ def dry_run_result(plan: Plan) -> RepairResult:
         applied=0,
         skipped=sum(n for a, n in counts.items() if a in SKIP_ACTIONS),
         failed=(),
-        extra=tuple(sorted(counts.items())),
+        items=items,
+        extra=tuple(sorted(extra.items())),
         notes=plan.notes,
     )
 
@@ -306,6 +343,8 @@ class Mutation:
     needs: tuple[str, ...] = field(default=())  # Options fields that must be set
     past: str = ""  # for results: "requeued", "moved", ... (default: verb + "d")
     label: str = ""  # a word before the noun: "ghost" entries
+    # The outcome of an explicit id that was not there when planned (dry runs and apply).
+    missing_outcome: ClassVar[str] = "not-pending"
 
     def noun(self, n: int) -> str:
         if self.subject == "consumer":
@@ -315,7 +354,7 @@ class Mutation:
     def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
         """What ``items`` (``n`` of them) are, named: ``3 entries of orders/billing held by
         billing-2 to orders:dlq``. ``dead``: requeued entries that go to the DLQ instead."""
-        from pelctl.core.binary import escape
+        from pelctl.base.binary import escape
 
         items = list(items)
         where = f"{escape(plan.stream)}/{escape(plan.group)}"
@@ -364,7 +403,7 @@ class Mutation:
 
 def name_list(names: Iterable[bytes], limit: int = 3) -> str:
     """The most frequent names, escaped: ``billing-2, billing-1 and 3 more``."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
 
     counted = Counter(names)
     shown = ", ".join(escape(n) for n, _ in counted.most_common(limit))
@@ -374,7 +413,7 @@ def name_list(names: Iterable[bytes], limit: int = 3) -> str:
 
 def on_server(server: str, context: str | None = None) -> str:
     """`` on redis://127.0.0.1:6379/0 (context prod)`` (the URL is already redacted)."""
-    from pelctl.core.binary import clean
+    from pelctl.base.binary import clean
 
     text = f" on {server}" if server else ""
     if context:
@@ -442,8 +481,3 @@ def apply(
     return mutation.executor(
         conn, plan, progress=progress, force_cross_slot=force_cross_slot, batch_size=batch_size
     )
-
-
-def with_items(p: Plan, items: Iterable[PlanItem]) -> Plan:
-    """A copy of ``p`` with other items (a TUI selection, a trimmed plan)."""
-    return replace(p, items=tuple(items))

@@ -8,6 +8,7 @@ from pelctl.core.models import Fields, PendingEntry, PendingFilter
 from pelctl.core.targets import require_consumer, require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import field_pairs
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
 
 
@@ -72,7 +73,7 @@ def _with_payloads(raw, stream: bytes, page: list) -> Iterator[PendingEntry]:  #
     for (entry_id, consumer, idle, deliveries), found in zip(page, replies, strict=True):
         if found:
             flat = found[0][1]
-            fields = tuple(zip(flat[0::2], flat[1::2], strict=True))
+            fields = field_pairs(flat)
             yield PendingEntry(entry_id, consumer, idle, deliveries, fields)
         else:
             yield PendingEntry(entry_id, consumer, idle, deliveries, None, ghost=True)
@@ -99,7 +100,7 @@ def read_entry(
     fields = None
     if found:
         flat = found[0][1]
-        fields = tuple(zip(flat[0::2], flat[1::2], strict=True))
+        fields = field_pairs(flat)
     if not pel:
         return None, fields
     row_id, consumer, idle, deliveries = pel[0]

@@ -20,9 +20,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import redis.exceptions as rex
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import UsageError
+from pelctl.base.binary import escape
+from pelctl.base.errors import UsageError
 from pelctl.core.lineage import no_lineage_note, requeue_copy
+from pelctl.core.locks import check_lock_pattern, lock_key
 from pelctl.core.models import PendingFilter
 from pelctl.core.mutations import (
     APPLIED,
@@ -42,6 +43,8 @@ from pelctl.core.pending import iter_pending
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import pairs as reply_pairs
+from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import PelScan
 from pelctl.redis.scripts import (
     DEFAULT_BATCH,
@@ -86,26 +89,6 @@ def normalize_ids(ids: Iterable[bytes]) -> tuple[bytes, ...]:
     return tuple(out)
 
 
-# -- lock keys -------------------------------------------------------------------------------
-
-_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{(stream|group|id|consumer)\}")
-
-
-def lock_key(pattern: str, stream: bytes, group: bytes, entry_id: bytes, owner: bytes) -> bytes:
-    """Render ``--lock-key``: ``{stream} {group} {id} {consumer}`` are replaced, ``{{``/``}}``
-    are literal braces, any other ``{...}`` is kept as written (a cluster hash tag)."""
-    values = {"stream": stream, "group": group, "id": entry_id, "consumer": owner}
-    out = bytearray()
-    pos = 0
-    for m in _PLACEHOLDER.finditer(pattern):
-        out += pattern[pos : m.start()].encode()
-        token = m.group(0)
-        out += b"{" if token == "{{" else b"}" if token == "}}" else values[m.group(1)]
-        pos = m.end()
-    out += pattern[pos:].encode()
-    return bytes(out)
-
-
 def check_lineage(options: Options) -> None:
     """``--no-lineage`` leaves out the retry count that ``--max-retries`` counts with."""
     if options.no_lineage and options.max_retries is not None:
@@ -114,14 +97,6 @@ def check_lineage(options: Options) -> None:
             "poison message would be requeued forever",
             hint="quarantine poison entries first (pelctl dlq move STREAM GROUP "
             "--min-deliveries N), then requeue the rest with --no-lineage",
-        )
-
-
-def check_lock_pattern(pattern: str) -> None:
-    if "{id}" not in pattern:
-        raise UsageError(
-            f"--lock-key {pattern!r} has no {{id}}: one lock would cover every entry",
-            hint="e.g. --lock-key 'lock:{stream}:{id}'",
         )
 
 
@@ -152,7 +127,7 @@ def entries_added(conn: Connection, stream: bytes) -> int | None:
     smaller value than a plan recorded means the stream was deleted and created again."""
     with redis_errors():
         xinfo = conn.raw(stream).execute_command("XINFO", "STREAM", stream)
-    fields = {xinfo[i]: xinfo[i + 1] for i in range(0, len(xinfo), 2)}
+    fields = reply_pairs(xinfo)
     added = fields.get(b"entries-added")
     return int(added) if added is not None else None  # type: ignore[call-overload]
 
@@ -936,8 +911,8 @@ def apply_dlq_move(
 
 def _consumers(conn: Connection, stream: bytes, group: bytes) -> list[dict[bytes, object]]:
     with redis_errors("XINFO CONSUMERS"):
-        rows = conn.raw(stream).execute_command("XINFO", "CONSUMERS", stream, group)
-    return [{row[i]: row[i + 1] for i in range(0, len(row), 2)} for row in rows]
+        reply = conn.raw(stream).execute_command("XINFO", "CONSUMERS", stream, group)
+    return reply_rows(reply)
 
 
 def plan_prune(

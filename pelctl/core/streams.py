@@ -5,11 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from pelctl.core.dlq import is_dlq_name
 from pelctl.core.models import StreamSummary, id_ms
-from pelctl.core.targets import _pairs
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import pairs
 
 
 def list_streams(
@@ -46,7 +45,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
         if isinstance(groups, Exception):
             continue
         for row in groups:
-            info = _pairs(row)
+            info = pairs(row)
             if info.get(b"pending"):
                 pipe.execute_command("XPENDING", key, info[b"name"], "-", "+", 1)
                 plan.append((i, key))
@@ -59,6 +58,8 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
             continue
         first_ms = id_ms(reply[0][0])
         oldest[i] = min(oldest.get(i, first_ms), first_ms)
+    from pelctl.core.dlq import is_dlq_name  # here: core.dlq loads the mutation layer (start-up)
+
     label = conn.node_label(node) if conn.is_cluster else None
     out: list[StreamSummary] = []
     for i, key in enumerate(keys):
@@ -68,7 +69,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
         pending = 0
         lag_total: int | None = 0
         for row in groups:
-            info = _pairs(row)
+            info = pairs(row)
             pending += int(info.get(b"pending") or 0)
             lag = info.get(b"lag", None) if b"lag" in info else None
             if lag is None:

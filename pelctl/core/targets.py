@@ -6,11 +6,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
+from pelctl.base.errors import ConsumerNotFound, GroupNotFound, StreamNotFound, WrongType
 from pelctl.core.cmdline import command_line
-from pelctl.core.errors import ConsumerNotFound, GroupNotFound, StreamNotFound, WrongType
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import rows
 
 
 def require_stream(conn: Connection, stream: bytes) -> None:
@@ -31,7 +32,7 @@ def group_rows(conn: Connection, stream: bytes) -> list[dict[bytes, object]]:
     require_stream(conn, stream)
     with redis_errors():
         reply = conn.raw(stream).execute_command("XINFO", "GROUPS", stream)
-    return [_pairs(row) for row in reply]
+    return rows(reply)
 
 
 def require_group(conn: Connection, stream: bytes, group: bytes) -> dict[bytes, object]:
@@ -48,7 +49,7 @@ def consumer_names(conn: Connection, stream: bytes, group: bytes) -> list[bytes]
     """The group's consumers (one ``XINFO CONSUMERS``)."""
     with redis_errors("XINFO CONSUMERS"):
         reply = conn.raw(stream).execute_command("XINFO", "CONSUMERS", stream, group)
-    return [_pairs(row)[b"name"] for row in reply]  # type: ignore[misc]
+    return [row[b"name"] for row in rows(reply)]
 
 
 def require_consumer(
@@ -90,7 +91,3 @@ def known_consumers_hint(consumer: bytes, known: list[bytes], limit: int = 10) -
                                          if len(shown) > limit else "")  # fmt: skip
     head = f"did you mean {' or '.join(close)}? " if close else ""
     return f"{head}known consumers: {listed}"
-
-
-def _pairs(flat: list[object]) -> dict[bytes, object]:
-    return {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}  # type: ignore[misc]

@@ -39,14 +39,14 @@ class _Redacting(logging.Formatter):
         self.secrets = secrets
 
     def _clean(self, value: Any) -> Any:
-        from pelctl.core.binary import clean
+        from pelctl.base.binary import clean
         from pelctl.redis.url import redact_text
 
         if isinstance(value, str):
             # Error texts can echo names: no control character reaches a log line.
             return clean(redact_text(value, self.secrets))
         if isinstance(value, bytes):
-            from pelctl.core.binary import escape
+            from pelctl.base.binary import escape
 
             return redact_text(escape(value), self.secrets)
         if isinstance(value, dict):

@@ -61,7 +61,7 @@ _HELP = {
 
 
 def _label(name: bytes | str) -> str:
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
 
     return escape(name)
 
@@ -158,7 +158,7 @@ class ReclaimMetrics:
         nobody else's business; pass ``addr="0.0.0.0"`` (or a pod's address) to expose them."""
         from prometheus_client import start_http_server
 
-        from pelctl.core.errors import OperationFailed
+        from pelctl.base.errors import OperationFailed
 
         try:
             server, _thread = start_http_server(port, addr=addr, registry=self.registry)

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pelctl.core.errors import ConnectionFailed, OperationFailed
+from pelctl.base.errors import ConnectionFailed, OperationFailed
 from pelctl.core.mutations import ItemResult, Options, Plan, PlanItem, Targets
 from pelctl.reclaim.model import ReclaimConfig
 from pelctl.redis.connection import Connection

@@ -1,1 +1,2 @@
-"""Everything that talks to Redis: connection, contexts, capabilities, raw paged scans, scripts."""
+"""Everything that talks to Redis: connection, settings, capabilities, replies, raw paged
+scans, scripts."""

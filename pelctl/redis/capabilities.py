@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pelctl.core.errors import NeedsServerVersion
+from pelctl.base.errors import NeedsServerVersion
 
 # feature -> (minimum Redis version, description used in error messages)
 FEATURES: dict[str, tuple[tuple[int, int], str]] = {

@@ -18,10 +18,10 @@ from urllib.parse import unquote, urlsplit
 import redis
 from redis.client import CaseInsensitiveDict
 
-from pelctl.core.errors import ConnectionFailed, UsageError
+from pelctl.base.errors import ConnectionFailed, UsageError
 from pelctl.redis.capabilities import Capabilities, from_info
-from pelctl.redis.contexts import ConnectionSettings
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.settings import ConnectionSettings
 from pelctl.redis.url import check_url, scheme
 
 

@@ -1,7 +1,7 @@
 """Turn redis-py exceptions into pelctl's typed errors, with secrets redacted.
 
 A server's error text echoes names (``NOGROUP No such key 'k' or consumer group 'g'``), and a
-name may hold terminal controls: the text is escaped (:func:`pelctl.core.binary.clean`)
+name may hold terminal controls: the text is escaped (:func:`pelctl.base.binary.clean`)
 before it becomes a message, so no surface ever gets it raw.
 """
 
@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 import redis.exceptions as rex
 
-from pelctl.core.binary import clean
-from pelctl.core.errors import (
+from pelctl.base.binary import clean
+from pelctl.base.errors import (
     AuthFailed,
     ConnectionFailed,
     GroupNotFound,

@@ -31,9 +31,10 @@ from dataclasses import dataclass
 import redis
 import redis.exceptions as rex
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import GroupNotFound, StreamNotFound, UsageError
+from pelctl.base.binary import escape
+from pelctl.base.errors import GroupNotFound, StreamNotFound, UsageError
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import pairs
 
 # One raw XPENDING row: [id, consumer, idle_ms, deliveries]
 RawRow = list
@@ -183,7 +184,7 @@ def group_meta(raw: redis.Redis, stream: bytes, group: bytes) -> GroupMeta:
             raise StreamNotFound(f"stream {escape(stream)} not found") from err
         raise
     for flat in reply:
-        info = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+        info = pairs(flat)
         if info[b"name"] == group:
             return GroupMeta(
                 pending=int(info[b"pending"]),

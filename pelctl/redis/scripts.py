@@ -12,7 +12,7 @@ hash-tag rules of the Redis Cluster specification (CRC16/XMODEM of the tag, modu
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -80,20 +80,6 @@ class Call:
     keys: tuple[object, ...]
     args: tuple[object, ...]
     tag: object = None
-
-
-def run_pipelined(
-    client: redis.Redis, calls: Iterable[Call], depth: int = DEFAULT_DEPTH
-) -> Iterator[tuple[Call, object]]:
-    """Send ``calls`` ``depth`` at a time; yield ``(call, reply)`` in order (see round_trip)."""
-    pending: list[Call] = []
-    for call in calls:
-        pending.append(call)
-        if len(pending) >= depth:
-            yield from zip(pending, round_trip(client, pending), strict=True)
-            pending = []
-    if pending:
-        yield from zip(pending, round_trip(client, pending), strict=True)
 
 
 def round_trip(client: redis.Redis, calls: Sequence[Call]) -> list[object]:

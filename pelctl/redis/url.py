@@ -6,7 +6,7 @@ import math
 import re
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from pelctl.core.errors import UsageError
+from pelctl.base.errors import UsageError
 
 SCHEMES = ("redis", "rediss", "unix", "redis+sentinel", "rediss+sentinel")
 # The userinfo runs to the LAST "@" before the path, as urlsplit() and redis-py read it, so a

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pelctl.core.binary import escape
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.histogram import Bucket, Histogram
 from pelctl.render.table import Column, TableData, fmt_int
 
@@ -107,18 +107,20 @@ def table(h: Histogram, bar_width: int = 40, with_bar: bool = True) -> TableData
 
 def bucket_json(b: Bucket, by: str) -> dict[str, Any]:
     if by == "consumer":
-        out: dict[str, Any] = {"label": escape(b.label) if b.label is not None else None}
-        if b.label is None:
-            out["others"] = b.others
-        out["count"] = b.count
-        return out
+        # The rest of --top: consumer null, "others" the number of consumers in it (every
+        # bucket has both keys, so CSV rows keep their columns).
+        return {
+            "consumer": escape(b.label) if b.label is not None else None,
+            "others": b.others if b.label is None else None,
+            "count": b.count,
+        }
     return {"lo": b.lo, "hi": b.hi, "count": b.count}
 
 
 def to_json(h: Histogram) -> dict[str, Any]:
     """``{"by", "total", "buckets": [{"lo", "hi", "count"}]}``; consumer buckets carry
-    ``"label"`` instead of lo/hi. Durations are milliseconds; ``hi`` is exclusive (null for
-    the open last bucket)."""
+    ``"consumer"`` (null and ``"others"`` for the rest of ``--top``) instead of lo/hi.
+    Durations are milliseconds; ``hi`` is exclusive (null for the open last bucket)."""
     return {"by": h.by, "total": h.total, "buckets": [bucket_json(b, h.by) for b in h.buckets]}
 
 
@@ -142,10 +144,6 @@ GHOST_COLUMNS = (
     Column("deliveries", "DELIVERIES", "right", priority=1),
     Column("reason", "REASON", shrinkable=True, min_width=12),
 )
-GHOST_REASONS = {
-    "trimmed": "below the stream's first entry (trimmed)",
-    "deleted": "missing from the stream (deleted)",
-}
 
 
 def ghost_row(g: Any) -> tuple[str, ...]:

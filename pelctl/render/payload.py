@@ -3,7 +3,7 @@ and the sections of the full view (``dlq show``, the TUI's entry view).
 
 The decoders (:mod:`pelctl.core.decoders`) say what a payload *is*; this module only lays
 it out. Every string here is data and is escaped by the surface that shows it
-(:func:`pelctl.core.binary.clean` for terminal text, :func:`pelctl.core.binary.json_text` for
+(:func:`pelctl.base.binary.clean` for terminal text, :func:`pelctl.base.binary.json_text` for
 JSON); the blocks are JSON made by ``json_text``, whose only line breaks are layout.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pelctl.core.binary import escape, json_text
+from pelctl.base.binary import escape, json_text
 from pelctl.core.decoders import Decoded, decode
 from pelctl.core.models import Fields
 from pelctl.render.table import Column, TableData

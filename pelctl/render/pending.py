@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pelctl.core.binary import escape, to_json_text
+from pelctl.base.binary import escape, to_json_text
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.decoders import Decoded, decode
-from pelctl.core.durations import format_duration_ms
 from pelctl.core.models import Fields, PendingEntry
 from pelctl.render import payload
 from pelctl.render.table import Column

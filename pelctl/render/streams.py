@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pelctl.core.binary import escape
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import StreamSummary
 from pelctl.render.table import Column, fmt_int
 
@@ -46,11 +46,11 @@ def to_json(s: StreamSummary) -> dict[str, Any]:
     out: dict[str, Any] = {
         "stream": escape(s.stream),
         "length": s.length,
-        "groups": s.groups,
+        "group_count": s.groups,
         "pending": s.pending,
         "lag": s.lag,
         "oldest_pending_age_ms": s.oldest_pending_age_ms,
-        "dlq": s.is_dlq,
+        "is_dlq": s.is_dlq,
     }
     if s.node is not None:
         out["node"] = s.node

@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.errors import UsageError
+from pelctl.base.errors import UsageError
 from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
 from pelctl.core.inspect import POISON_DELIVERIES
 from pelctl.core.liveness import DEAD_SUSPECT, DEFAULT_DEAD_AFTER_MS, UNKNOWN
@@ -206,7 +206,7 @@ _PEL_COLUMNS = (
 def load_from_redis(spark: Any, urls: list[str], reader_options: dict[str, str]) -> Tables:
     """Read live Redis: the PEL through the ``pel`` data source (executors scan the PELs in
     parallel, one task per server/stream/group/id range), the small tables on the driver."""
-    from pelctl.core.binary import unescape
+    from pelctl.base.binary import unescape
     from pelctl.spark import register
     from pelctl.spark.snapshot import Target, now_ms_precision, small_tables
     from pelctl.spark.source import connect_url, parse_options

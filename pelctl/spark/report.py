@@ -5,7 +5,7 @@ template ``templates/report.html.j2`` (autoescape on) with inline CSS and static
 drawn by pygal: no JavaScript (pygal's inline config script is removed by an XML filter),
 no fonts or images from anywhere, so it opens offline and can be mailed or attached to an
 incident. Every text in it goes through :func:`_e` (control characters escaped, then
-HTML-escaped); chart labels go through :func:`pelctl.core.binary.clean` and pygal's XML
+HTML-escaped); chart labels go through :func:`pelctl.base.binary.clean` and pygal's XML
 serializer escapes them: names and reasons are data, never markup.
 """
 
@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-from pelctl.core.binary import clean
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.binary import clean
+from pelctl.base.durations import format_duration_ms
 from pelctl.render.table import Column, TableData, fmt_int
 from pelctl.spark.results import Analysis
 

@@ -5,8 +5,8 @@ never renamed, retyped or removed, and ``SCHEMA_VERSION`` (stored in every Parqu
 key-value metadata as ``pelctl.schema_version``) changes when columns are added.
 
 Names (server, stream, group, consumer, field names and values) are text as pelctl prints
-them: UTF-8 as is, anything else backslash-escaped (``pelctl.core.binary.escape``); the
-original bytes come back with ``pelctl.core.binary.unescape``.
+them: UTF-8 as is, anything else backslash-escaped (``pelctl.base.binary.escape``); the
+original bytes come back with ``pelctl.base.binary.unescape``.
 
 No pyarrow or pyspark at import time: the converters import them when called.
 """

@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.errors import PelctlError, UsageError
+from pelctl.base.errors import PelctlError, UsageError
 
 INSTALL_HINT = "pip install 'pelctl[spark]'"
 CONNECT_HINT = "pip install 'pyspark[connect]' (grpcio, grpcio-status, pandas, zstandard)"
@@ -177,7 +177,7 @@ def session_conf(
 
 def spark_log_path() -> Path:
     """Where the JVM's own output goes when pelctl is not verbose."""
-    from pelctl.core.paths import state_dir
+    from pelctl.base.paths import state_dir
 
     return state_dir() / "spark.log"
 
@@ -227,7 +227,7 @@ def build_session(
 
 
 def under_spark_submit() -> bool:
-    """Started by ``spark-submit`` (pelctl/spark/job.py): the JVM and its settings exist."""
+    """Started by ``spark-submit`` (pelctl/cli/spark_job.py): the JVM and its settings exist."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 

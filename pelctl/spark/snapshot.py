@@ -33,13 +33,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.binary import escape, json_text
+from pelctl.base.binary import escape, json_text
+from pelctl.base.errors import NotFound, OperationFailed, UsageError
 from pelctl.core.decoders import decode
-from pelctl.core.errors import NotFound, OperationFailed, UsageError
 from pelctl.core.models import id_ms
-from pelctl.core.targets import _pairs
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import field_pairs
+from pelctl.redis.replies import pairs as reply_pairs
+from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan, gc_paused
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, arrow_schema
 
@@ -141,7 +143,7 @@ def describe_streams(raw: Any, keys: list[bytes]) -> list[StreamFacts]:
                 last_id = last[0][0]
             groups = []
             for row in groups_raw:
-                info = _pairs(row)
+                info = reply_pairs(row)
                 entries_read = info.get(b"entries-read")
                 lag = info.get(b"lag")
                 groups.append(
@@ -167,7 +169,7 @@ def describe_streams(raw: Any, keys: list[bytes]) -> list[StreamFacts]:
             consumers, summary = replies[pos], replies[pos + 1]
             pos += 2
             if not isinstance(consumers, Exception):
-                g.consumer_rows = [_pairs(c) for c in consumers]
+                g.consumer_rows = reply_rows(consumers)
             if not isinstance(summary, Exception):
                 g.pel_count = int(summary[0] or 0)
                 g.pel_min_id, g.pel_max_id = summary[1], summary[2]
@@ -245,7 +247,7 @@ def _payload_map(pa: Any, flat_fields: list[Any], names: _Names) -> Any:
         if flat is None:
             values.append(None)
         else:
-            values.append([(names(flat[i]), escape(flat[i + 1])) for i in range(0, len(flat), 2)])
+            values.append([(names(k), escape(v)) for k, v in field_pairs(flat)])
     return pa.array(values, pa.map_(pa.string(), pa.string()))
 
 
@@ -262,7 +264,7 @@ def _decoded_arrays(pa: Any, flat_fields: list[Any]) -> tuple[Any, Any]:
     formats: list[str | None] = []
     docs: list[str | None] = []
     for flat in flat_fields:
-        fields = None if flat is None else tuple(zip(flat[0::2], flat[1::2], strict=True))
+        fields = None if flat is None else field_pairs(flat)
         fmt, doc = decoded_columns(fields)
         formats.append(fmt)
         docs.append(doc)
@@ -546,7 +548,7 @@ def dlq_original_id(flat: list[bytes], prefix: bytes = DEFAULT_DLQ_PREFIX.encode
     field_prefix = prefix[: -len(b"dlq_")] if prefix.endswith(b"dlq_") else prefix
     envelope = {prefix + n for n in (b"source", b"group", b"id", b"owner", b"deliveries",
                                      b"idle_ms", b"reason", b"at")}  # fmt: skip
-    pairs = list(zip(flat[0::2], flat[1::2], strict=True))
+    pairs = list(field_pairs(flat))
     dlq_id = None
     for k, v in pairs:
         if k == prefix + b"id":
@@ -622,7 +624,7 @@ def dlq_batches(
         while True:
             entries = raw.execute_command("XRANGE", stream, start, "+", "COUNT", page)
             for entry_id, flat in entries:
-                fields = dict(zip(flat[0::2], flat[1::2], strict=True))
+                fields = reply_pairs(flat)
                 if marker not in fields:
                     continue
                 records["id"].append(entry_id)
@@ -640,7 +642,7 @@ def dlq_batches(
                 records["idle_ms"].append(_int_or_none(fields.get(prefix + b"idle_ms")))
                 records["dlq_at"].append(_time_or_none(fields.get(prefix + b"at")))
                 if with_payload:
-                    original = [(k, v) for k, v in zip(flat[0::2], flat[1::2], strict=True)
+                    original = [(k, v) for k, v in field_pairs(flat)
                                 if not k.startswith(prefix)]  # fmt: skip
                     records["payload"].append(
                         [

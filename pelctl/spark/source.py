@@ -147,7 +147,7 @@ def connect_url(opts: PelOptions, url: str, command: str = "spark-source") -> An
     """Open a pelctl Connection for ``url`` with the secret taken from the environment."""
     from pelctl import __version__
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.redis.url import strip_credentials
 
     full = url if "://" in url else f"redis://{url}"
@@ -181,7 +181,7 @@ class PelPartition(InputPartition):
 
 def plan_partitions(opts: PelOptions, snapshot_time: datetime) -> list[PelPartition]:
     """Discover streams and groups (on the driver) and cut the work into partitions."""
-    from pelctl.core.binary import escape, unescape
+    from pelctl.base.binary import escape, unescape
     from pelctl.spark.snapshot import describe_streams, split_id_range, stream_keys
 
     parts: list[PelPartition] = []
@@ -254,7 +254,7 @@ def read_partition(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
 
 
 def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
     from pelctl.spark import snapshot as snap
 
     conn = connect_url(opts, part.server)

@@ -10,12 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pelctl.core.binary import escape
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import PendingFilter
 from pelctl.render.table import Column
 
 PREVIEW_ROWS = 50
+# The TUI's action names -> the command layer's mutation names (plan files, audit lines).
+MUTATION_NAMES = {
+    "claim": "claim",
+    "requeue": "requeue",
+    "ack": "ack",
+    "dlq_move": "dlq-move",
+    "prune": "consumers-prune",
+    "dlq_replay": "dlq-replay",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +41,6 @@ class ActionSpec:
 def is_dangerous(action: str) -> bool:
     """The command layer's ``dangerous`` marker for ``action`` (hidden in read-only mode)."""
     from pelctl.core import mutations
-    from pelctl.tui.operations import MUTATION_NAMES
 
     if action == "dlq_replay":
         import pelctl.core.dlq  # noqa: F401 - declares dlq-replay

@@ -13,10 +13,11 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from pelctl.core.binary import clean, escape
+from pelctl.base.binary import clean, escape
+from pelctl.core.aggregate import DEFAULT_TOP_N
 from pelctl.tui import theme as themes
-from pelctl.tui.aggregate import DEFAULT_TOP_N
 from pelctl.tui.commands import PelctlCommands
+from pelctl.tui.messages import ChooseGroup, OpenCommandLine, OpenDlq, OpenStream
 from pelctl.tui.source import DataSource, GroupChoice
 
 DEPTH_POINTS = 600
@@ -66,7 +67,7 @@ class PelctlApp(App[None]):
     def on_mount(self) -> None:
         from pelctl.tui.screens.streams import StreamsScreen
 
-        self.push_screen(StreamsScreen())
+        self.push_screen(StreamsScreen(self))
         if self.start_stream is not None:
             if self.start_group is not None:
                 self.open_group(self.start_stream, self.start_group)
@@ -100,14 +101,14 @@ class PelctlApp(App[None]):
 
         if replace:
             self.pop_screen()
-        self.push_screen(GroupScreen(stream, group))
+        self.push_screen(GroupScreen(self, stream, group))
 
     def open_stream(self, stream: bytes, replace: bool = False) -> None:
         """Ask for the stream's groups off the main thread, then open or offer a choice."""
         self._load_groups(stream, replace)
 
     def _load_groups(self, stream: bytes, replace: bool) -> None:
-        from pelctl.core.errors import PelctlError
+        from pelctl.base.errors import PelctlError
 
         def work() -> None:
             try:
@@ -150,7 +151,20 @@ class PelctlApp(App[None]):
     def open_dlq(self, key: bytes, source: bytes | None = None) -> None:
         from pelctl.tui.screens.dlq import DlqScreen
 
-        self.push_screen(DlqScreen(key, source))
+        self.push_screen(DlqScreen(self, key, source))
+
+    # Screens ask by message (pelctl.tui.messages); they never name the app.
+    def on_open_stream(self, message: OpenStream) -> None:
+        self.open_stream(message.stream, message.replace)
+
+    def on_choose_group(self, message: ChooseGroup) -> None:
+        self.choose_group(message.stream, message.choices)
+
+    def on_open_dlq(self, message: OpenDlq) -> None:
+        self.open_dlq(message.key, message.source)
+
+    def on_open_command_line(self, message: OpenCommandLine) -> None:
+        self.open_command_line(message.under)
 
     def action_home(self) -> None:
         while len(self.screen_stack) > 2:
@@ -167,7 +181,7 @@ class PelctlApp(App[None]):
             if line is not None and line.strip():
                 self.run_jump(line, under)
 
-        self.push_screen(CommandLineScreen(self.jump_names(), stream), done)
+        self.push_screen(CommandLineScreen(self.jump_names(), stream, self.source.groups), done)
 
     def jump_names(self) -> dict[str, list[str]]:
         """Names the command line completes: streams (``:stream``) and dead-letter streams
@@ -183,8 +197,8 @@ class PelctlApp(App[None]):
         return {"stream": streams, "dlq": dlqs}
 
     def run_jump(self, line: str, under: Screen | None = None) -> None:
+        from pelctl.base.errors import UsageError
         from pelctl.core.dlq import is_dlq_name
-        from pelctl.core.errors import UsageError
         from pelctl.core.inspect import dlq_key
         from pelctl.tui import jumps
         from pelctl.tui.screens.group import GroupScreen
@@ -267,7 +281,7 @@ class PelctlApp(App[None]):
 
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(self.screen))
+        self.push_screen(HelpScreen(self.screen, read_only=self.read_only))
 
 
 def current_stream(screen: Screen) -> bytes | None:

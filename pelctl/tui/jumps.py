@@ -4,7 +4,7 @@
 ``:group [NAME]`` a group of the current stream (no name: the picker), ``:dlq [NAME]`` a
 dead-letter view (no name: the current stream's), ``:q`` quit. A jump may be shortened to
 any prefix that names only it (``:gr billing``). Names are typed and completed in their
-escaped form (``pelctl.core.binary.escape``: what the tables show) and unescaped when the
+escaped form (``pelctl.base.binary.escape``: what the tables show) and unescaped when the
 jump runs, so a binary name round-trips.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pelctl.core.binary import unescape
-from pelctl.core.errors import UsageError
+from pelctl.base.binary import unescape
+from pelctl.base.errors import UsageError
 
 # Jump name -> (argument it takes, what it does); in the order completion offers them.
 JUMPS: dict[str, tuple[str, str]] = {

@@ -1,14 +1,22 @@
 """The dashboard's own messages. Workers post them from their threads; widgets change only in
 the handlers, on the main thread. Tests assert on them with ``run_test(message_hook=...)``.
-They do not bubble: the screen that started the work handles them."""
+They do not bubble: the screen that started the work handles them. The navigation messages
+at the end do: the app handles them (screens never name the app)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from pelctl.core.errors import PelctlError
+from pelctl.base.errors import PelctlError
+from pelctl.core.aggregate import PelAggregate
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
-from pelctl.tui.aggregate import PelAggregate
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+    from pelctl.tui.source import GroupChoice
 
 
 class RefreshStarted(Message):
@@ -110,3 +118,39 @@ class ActionRefused(Message):
         super().__init__()
         self.action = action
         self.reason = reason
+
+
+# -- navigation: screens post these; they bubble to the app, which opens the screen ---------
+class OpenStream(Message):
+    """Open a stream: its one group, a choice of groups, or its dead-letter view."""
+
+    def __init__(self, stream: bytes, replace: bool = False) -> None:
+        super().__init__()
+        self.stream = stream
+        self.replace = replace
+
+
+class ChooseGroup(Message):
+    """A stream's groups are known: open the one, or offer the choice."""
+
+    def __init__(self, stream: bytes, choices: tuple[GroupChoice, ...]) -> None:
+        super().__init__()
+        self.stream = stream
+        self.choices = choices
+
+
+class OpenDlq(Message):
+    """Open the dead-letter view of ``key`` (``source``: the stream it belongs to)."""
+
+    def __init__(self, key: bytes, source: bytes | None = None) -> None:
+        super().__init__()
+        self.key = key
+        self.source = source
+
+
+class OpenCommandLine(Message):
+    """``:`` on a dashboard screen: the jump line over ``under``."""
+
+    def __init__(self, under: Screen) -> None:
+        super().__init__()
+        self.under = under

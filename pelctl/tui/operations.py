@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pelctl.core.errors import ReadOnlyRefused
+from pelctl.base.errors import ReadOnlyRefused
 from pelctl.tui.actions import (
     ACTIONS,
+    MUTATION_NAMES,
     PREVIEW_ROWS,
     ActionOutcome,
     ActionPlan,
@@ -30,23 +31,25 @@ from pelctl.tui.actions import (
 )
 
 if TYPE_CHECKING:
-    from pelctl.tui.source import RedisSource
+    from pelctl.redis.connection import Connection
 
-# The TUI's action names -> the command layer's mutation names (plan files, audit lines).
-MUTATION_NAMES = {
-    "claim": "claim",
-    "requeue": "requeue",
-    "ack": "ack",
-    "dlq_move": "dlq-move",
-    "prune": "consumers-prune",
-    "dlq_replay": "dlq-replay",
-}
+
+class ActionContext(Protocol):
+    """What planning and applying need of the data source (a ``RedisSource``)."""
+
+    read_only: bool
+    dead_after_ms: int
+
+    @property
+    def action_conn(self) -> Connection: ...
+
+
 # Per-entry probes (ghost, lock, retry count) make the plan exact; over a filter matching more
 # than this many entries the modal shows the plan without them (apply re-verifies anyway).
 DETAIL_LIMIT = 20_000
 
 
-def _refuse_read_only(source: RedisSource, request: ActionRequest) -> None:
+def _refuse_read_only(source: ActionContext, request: ActionRequest) -> None:
     if source.read_only:
         raise ReadOnlyRefused(
             f"{ACTIONS[request.action].title} refused: read-only mode is on",
@@ -71,7 +74,7 @@ def _targets(request: ActionRequest) -> Any:  # noqa: ANN401 - core Targets, imp
     return Targets(consumer=f.consumer, min_idle_ms=f.min_idle_ms, min_deliveries=f.min_deliveries)
 
 
-def _options(source: RedisSource, request: ActionRequest) -> Any:  # noqa: ANN401
+def _options(source: ActionContext, request: ActionRequest) -> Any:  # noqa: ANN401
     from pelctl.core.mutations import Options
 
     if request.action == "claim":
@@ -93,7 +96,7 @@ def _options(source: RedisSource, request: ActionRequest) -> Any:  # noqa: ANN40
     return Options()
 
 
-def plan(source: RedisSource, request: ActionRequest) -> ActionPlan:
+def plan(source: ActionContext, request: ActionRequest) -> ActionPlan:
     from pelctl.core import audit, mutations
 
     _refuse_read_only(source, request)
@@ -120,7 +123,7 @@ def plan(source: RedisSource, request: ActionRequest) -> ActionPlan:
 
 def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:  # noqa: ANN401
     """The command layer's plan as the modal shows it (rows from the shared renderers)."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
 
     if request.action == "dlq_replay":
         from pelctl.render import dlq as render_dlq
@@ -189,7 +192,7 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:  # noqa: ANN4
     )
 
 
-def apply(source: RedisSource, plan: ActionPlan) -> ActionOutcome:
+def apply(source: ActionContext, plan: ActionPlan) -> ActionOutcome:
     from pelctl.core import audit, mutations
 
     _refuse_read_only(source, plan.request)
@@ -246,7 +249,7 @@ def _params(request: ActionRequest, core_plan: Any) -> dict[str, Any]:  # noqa: 
 
 
 def to_outcome(request: ActionRequest, result: Any) -> ActionOutcome:  # noqa: ANN401
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
 
     if request.action == "dlq_replay":
         from pelctl.render.dlq import result_summary

@@ -1,7 +1,7 @@
 """The dashboard's one door to data: a small interface with typed errors (headless).
 
 Screens never talk to Redis: they call a :class:`DataSource` from thread workers and get
-frozen snapshots back, or a :class:`pelctl.core.errors.PelctlError` subclass (every other
+frozen snapshots back, or a :class:`pelctl.base.errors.PelctlError` subclass (every other
 exception is translated before it leaves this module). :class:`RedisSource` implements it over
 the command layer (``pelctl.core.*``) with two connections: one polls, the other runs
 operator actions, so a long scan never queues behind a repair and the reverse. Tests and the
@@ -16,14 +16,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
+from pelctl.base.errors import OperationFailed, PelctlError, StreamNotFound
+from pelctl.core.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
 from pelctl.core.dlq import DlqEntry
-from pelctl.core.errors import OperationFailed, PelctlError, StreamNotFound
 from pelctl.core.inspect import DEFAULT_DEAD_AFTER_MS, dlq_key, inspect_stream
 from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
 from pelctl.redis.connection import Connection
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
-from pelctl.tui.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
 
 ProgressFn = Callable[[PelAggregate], None]
 StopFn = Callable[[], bool]

@@ -5,7 +5,7 @@ Names, fields, values, reasons and server error texts are data, and data is host
 border title would become an action, ``\\x1b]52;...`` would write the clipboard. Every widget
 that shows data gets it through these helpers: :func:`text` (a rich ``Text``, for DataTable
 cells, rich tables and Static/Label content) or :func:`content` (a Textual ``Content``, for
-border titles and labels), both escaped with :func:`pelctl.core.binary.clean`.
+border titles and labels), both escaped with :func:`pelctl.base.binary.clean`.
 Notifications go through :meth:`pelctl.tui.app.PelctlApp.notify`, which does the same.
 """
 
@@ -15,7 +15,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.content import Content
 
-from pelctl.core.binary import clean
+from pelctl.base.binary import clean
 
 
 def text(value: str, style: str | Style = "", *, justify: str | None = None) -> Text:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import pytest
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
 
 pytestmark = pytest.mark.slow
@@ -187,7 +187,7 @@ def test_dlq_move_killed_at_random_points_never_loses(
 def test_ctrl_c_mid_requeue_stops_cleanly_and_is_audited(r, raw, redis_server) -> None:  # noqa: ANN001
     import json
 
-    from pelctl.core.paths import audit_path
+    from pelctl.base.paths import audit_path
 
     n = max(ENTRIES // 5, 1_000)
     originals = build(r, n)
@@ -205,8 +205,8 @@ def test_ctrl_c_mid_requeue_stops_cleanly_and_is_audited(r, raw, redis_server) -
     )
     assert (result.lost, result.doubled) == (0, 0), result
     rec = json.loads(audit_path().read_text().splitlines()[-1])
-    assert rec["command"] == "requeue"
+    assert rec["action"] == "requeue"
     if code == 130:
         assert rec["interrupted"] is True
         # Everything the audit line reports as requeued really was.
-        assert rec["result"]["applied"] <= result.done
+        assert rec["applied"] <= result.done

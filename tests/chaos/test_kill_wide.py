@@ -23,7 +23,7 @@ import textwrap
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.integration.wide_support import (
     HOUR,
     build_batch,
@@ -40,7 +40,7 @@ KILLER = textwrap.dedent(
     from pelctl.core import mutations as m
     from pelctl.redis import scripts
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     url, kill_before = sys.argv[1], sys.argv[2]
     real_call, real_execute = scripts.Script.call, None

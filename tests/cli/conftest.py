@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.conftest import RedisServer, start_redis
 
 PASSWORD = "Tr0ub4dor-pw-7f3a"

@@ -8,10 +8,10 @@ import shlex
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from pelctl.core.cmdline import command_line
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.demo import scenario as sc
+from pelctl.demo.timeshift import backdate_consumers
 
 HOUR = 3_600_000
 

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 import redis.exceptions as rex
 
-from pelctl import scenario as sc
+from pelctl.base.paths import audit_path
 from pelctl.core import audit
-from pelctl.core.paths import audit_path
+from pelctl.demo import scenario as sc
 from tests.conftest import CliResult
 from tests.integration.dlq_builders import fill
 from tests.integration.repair_support import S, entries, incident, pel

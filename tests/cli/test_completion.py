@@ -31,9 +31,9 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from pelctl import scenario as sc
 from pelctl.cli import completion
-from pelctl.demo import free_port
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port
 from tests.support.tools import need_binary
 from tools import docs_reference as ref
 

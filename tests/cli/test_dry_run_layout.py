@@ -12,7 +12,7 @@ from unittest import mock
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.conftest import RedisServer
 from tests.integration.dlq_builders import fill
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.demo import free_port
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port
 from tests.cli.conftest import PASSWORD, READER_PASSWORD
 from tests.conftest import CliResult, RedisServer
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.demo import free_port
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port
 from tests.cli.test_errors import assert_one_error
 from tests.integration.dlq_builders import fill
 from tests.support.state import assert_unchanged, snapshot

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.integration.dlq_builders import add_dead, entries, raw
 
 HOUR = 3_600_000

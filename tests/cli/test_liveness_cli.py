@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.demo import scenario as sc
+from pelctl.demo.timeshift import backdate_consumers
 from tests.integration.repair_support import ALIVE, DEAD, HOUR, G, S, incident
 
 SECOND = 1_000
@@ -28,7 +28,7 @@ def killed(r):  # noqa: ANN001, ANN201
 
 def consumers_of(doc: dict) -> dict[str, tuple[str, str]]:
     (group,) = doc["groups"]
-    return {c["name"]: (c["verdict"], c["verdict_reason"]) for c in group["consumers"]}
+    return {c["consumer"]: (c["verdict"], c["verdict_reason"]) for c in group["consumers"]}
 
 
 def test_dead_after_below_a_minute_is_honoured(cli, killed, redis_server) -> None:  # noqa: ANN001

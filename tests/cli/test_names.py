@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pelctl.demo import free_port
+from pelctl.demo.server import free_port
 from tests.integration.repair_support import consumers, incident
 from tests.support.state import snapshot
 
@@ -74,7 +74,7 @@ def test_claim_to_an_unknown_consumer_is_refused_unless_asked(cli, r, dry: bool)
 
 
 def test_prune_reassign_to_an_unknown_consumer_is_refused_unless_asked(cli, r) -> None:  # noqa: ANN001
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo.timeshift import backdate_consumers
     from tests.integration.repair_support import DEAD, HOUR, S
 
     incident(r)

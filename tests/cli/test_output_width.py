@@ -1,4 +1,4 @@
-"""Tables that fit the terminal, on the demo incident (pelctl/demo.py), at 80, 100 and 200
+"""Tables that fit the terminal, on the demo incident (pelctl/demo/server.py), at 80, 100 and 200
 columns: no line wider than the terminal (no row wraps), counts and ids whole, low-value
 columns dropped (docs/output.md), every column kept in the plain, Markdown and machine
 formats.
@@ -43,7 +43,7 @@ class Shown:
 
 @pytest.fixture(scope="module")
 def demo_server() -> Iterator[RedisServer]:
-    from pelctl.demo import seed
+    from pelctl.demo.server import seed
 
     server = start_redis()
     client = server.client()
@@ -146,7 +146,7 @@ def test_inspect_fits_and_keeps_ghosts_and_counts(run, width: int) -> None:  # n
     doc = _json(run, ("inspect", "orders"))
     shown = run("inspect", "orders", width=width)
     _fits(shown, width)
-    billing = next(g for g in doc["groups"] if g["name"] == "billing")
+    billing = next(g for g in doc["groups"] if g["group"] == "billing")
     # The PEL health of billing: its header and its one row, every count whole.
     lines = shown.lines
     at = lines.index(next(x for x in lines if x.startswith("PEL health of billing")))
@@ -154,7 +154,7 @@ def test_inspect_fits_and_keeps_ghosts_and_counts(run, width: int) -> None:  # n
     assert "GHOSTS" in header and "DELIVERED ≥ 5" in header
     assert row.split()[-1] == str(billing["ghosts"]) == "6"
     assert _whole(f"{billing['poison_suspects']:,}", row)
-    highest = list(billing["idle_counts"].values())[-1]
+    highest = billing["idle_counts"][-1]["count"]
     assert _whole(f"{highest:,}", row)  # the highest idle threshold always stays
     if width >= 100:
         assert "IDLE ≥ 1m" in header and "HELD BY" in header
@@ -162,7 +162,7 @@ def test_inspect_fits_and_keeps_ghosts_and_counts(run, width: int) -> None:  # n
         assert header.split()[-1] == "GHOSTS" and _whole(billing["longest_idle"]["id"], row)
     # Groups: every group's pending count whole on its row.
     for g in doc["groups"]:
-        assert _whole(f"{g['pending']:,}", shown.line_with(g["name"] + " ", "  "))
+        assert _whole(f"{g['pending']:,}", shown.line_with(g["group"] + " ", "  "))
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -224,7 +224,7 @@ def test_reclaim_once_summary_fits(run, width: int) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_audit_tail_fits(redis_server, r, width: int) -> None:  # noqa: ANN001
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
 
     sc.add_entries(r, b"orders", 3)
     sc.create_group(r, b"orders", b"billing")
@@ -259,7 +259,7 @@ def test_a_table_too_wide_for_the_terminal_is_squeezed_never_cropped(monkeypatch
 def test_wide_characters_are_measured_in_cells(redis_server, r, command: str) -> None:  # noqa: ANN001
     """A consumer named in CJK (two cells a character) is shortened by cells, not by
     characters: the rows still fit and stay aligned."""
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
 
     wide = "消費者" * 15  # 45 characters, 90 cells
     sc.add_entries(r, b"orders", 4)

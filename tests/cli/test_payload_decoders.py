@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from pelctl import scenario as sc
+from pelctl.base.binary import to_json_text
 from pelctl.core import decoders
-from pelctl.core.binary import to_json_text
+from pelctl.demo import scenario as sc
 from tests.payload_builders import faststream_frame, taskiq_data
 
 FS_BODY = {"order": 7, "note": "crème"}

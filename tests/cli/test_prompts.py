@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.core.binary import escape
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.base.binary import escape
+from pelctl.demo import scenario as sc
+from pelctl.demo.timeshift import backdate_consumers
 from tests.integration.dlq_builders import fill
 from tests.integration.repair_support import DEAD, HOUR, G, S, incident, raw
 

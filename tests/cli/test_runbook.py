@@ -14,9 +14,9 @@ import shlex
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.demo import seed
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import seed
+from pelctl.demo.timeshift import backdate_consumers
 
 ORDERS, BILLING = b"orders", b"billing"
 QUIET_MS = 10 * 60_000  # past the default --dead-after (5m)
@@ -84,9 +84,9 @@ def test_following_the_advice_in_order_is_safe(cli, r, incident) -> None:  # noq
 
     doc = cli("inspect", "orders", "-o", "json").json
     verdicts = {
-        c["name"]: (c["verdict"], c["verdict_reason"])
+        c["consumer"]: (c["verdict"], c["verdict_reason"])
         for g in doc["groups"]
-        if g["name"] == "billing"
+        if g["group"] == "billing"
         for c in g["consumers"]
     }
     assert verdicts == {

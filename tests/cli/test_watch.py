@@ -23,8 +23,8 @@ import time
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.demo import free_port, start_server
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port, start_server
 from tests.conftest import RedisServer, start_redis
 
 FRAME_LINE = re.compile(r"^# \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z frame (\d+)$")
@@ -58,7 +58,7 @@ def test_json_frames_are_one_document_a_line(cli, pel) -> None:  # noqa: ANN001
     docs = [json.loads(line) for line in res.stdout.splitlines()]
     assert len(docs) == 3
     for doc in docs:  # the same document as without --watch
-        assert doc["stream"] == "s" and doc["groups"][0]["name"] == "g"
+        assert doc["stream"] == "s" and doc["groups"][0]["group"] == "g"
     single = cli("inspect", "s", "-o", "json").json
     assert set(single) == set(docs[0])
 

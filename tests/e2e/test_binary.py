@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.demo import free_port
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port
 
 PELCTL = Path(sys.executable).parent / "pelctl"
 HOUR = 3_600_000
@@ -143,7 +143,7 @@ def _run_in_pty(args: list[str], env: dict[str, str]) -> str:
 
 
 def test_terminal_gets_a_coloured_table(served, r) -> None:  # noqa: ANN001
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo.timeshift import backdate_consumers
 
     backdate_consumers(r, b"jobs", {b"w-2": 2 * HOUR})
     out = _run_in_pty(["inspect", "jobs"], {})
@@ -196,14 +196,14 @@ def test_demo_up_status_env_down(tmp_path, cli) -> None:  # noqa: ANN001
         names = {s["stream"] for s in cli("streams", "-o", "json", env=with_url).json}
         assert {"orders", "orders:dlq", "{payments}", "notifications", "legacy"} <= names
         doc = cli("inspect", "orders", "-o", "json", env=with_url).json
-        groups = {g["name"]: g for g in doc["groups"]}
+        groups = {g["group"]: g for g in doc["groups"]}
         assert set(groups) == {"billing", "shipping", "analytics"}
-        billing = {c["name"]: c for c in groups["billing"]["consumers"]}
+        billing = {c["consumer"]: c for c in groups["billing"]["consumers"]}
         assert billing["billing-2"]["pending"] == 1_210
         # Redis 7.0, no signal: the crashed consumer is not called dead from idle alone.
         assert billing["billing-2"]["verdict"] == "unknown"
         assert billing["billing-2"]["verdict_reason"] == "no-signal-below-7.2"
-        assert doc["dlq"] == {"stream": "orders:dlq", "length": 14}
+        assert (doc["dlq"], doc["dlq_length"]) == ("orders:dlq", 14)
         rows = cli(
             "pending",
             "orders",
@@ -218,7 +218,7 @@ def test_demo_up_status_env_down(tmp_path, cli) -> None:  # noqa: ANN001
         poison = cli("pending", "orders", "billing", "--min-deliveries", "5", env=with_url)
         assert len(poison.ndjson) == 8
         legacy = cli("inspect", "legacy", "-o", "json", env=with_url).json
-        assert legacy["groups"][0]["consumers"][0]["name"] == "worker-\\xff"
+        assert legacy["groups"][0]["consumers"][0]["consumer"] == "worker-\\xff"
 
         down = run("demo", "down", env=env)
         assert down.returncode == 0

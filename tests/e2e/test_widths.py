@@ -24,7 +24,7 @@ SGR = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
 
 @pytest.fixture
 def demo(r, redis_server, monkeypatch) -> None:  # noqa: ANN001
-    from pelctl.demo import seed
+    from pelctl.demo.server import seed
 
     seed(r)
     monkeypatch.setenv("PELCTL_URL", redis_server.url)

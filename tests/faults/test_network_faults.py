@@ -14,7 +14,7 @@ import time
 import pytest
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.faults.conftest import stats
 from tests.support.state import assert_unchanged, snapshot
 from tests.topologies import commands as cm

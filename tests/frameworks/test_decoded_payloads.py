@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from pelctl.core.binary import escape, to_json_text
+from pelctl.base.binary import escape, to_json_text
 from tests.frameworks.harness import FASTSTREAM, TASKIQ, Harness
 from tests.hostile.corpus import assert_safe
 
@@ -218,7 +218,7 @@ async def _until(pilot, condition: Callable[[], object], what: str, timeout: flo
 @pytest.mark.parametrize("framework", (FASTSTREAM, TASKIQ))
 def test_tui_entry_view(frameworks, redis_server, framework: str) -> None:  # noqa: ANN001
     """``v`` on the stuck-entries table shows what the library was given."""
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.screens.entry import EntryScreen
     from pelctl.tui.screens.group import GroupScreen

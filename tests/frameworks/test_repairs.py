@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.frameworks.conftest import FIGURES
 from tests.frameworks.harness import FASTSTREAM, FRAMEWORKS, TASKIQ, Harness, wait_for
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.fuzz.conftest import FUZZ, assert_unchanged, check_run, count
 from tests.support.state import ServerState, differences, snapshot
 from tests.support.state import assert_unchanged as state_assert_unchanged

@@ -69,8 +69,8 @@ def run(fuzz_server):  # noqa: ANN001, ANN201
 @example("9" * 400 + "w")
 @example("1e400s")
 def test_parse_duration_ms_never_crashes(text):
-    from pelctl.core.durations import parse_duration_ms
-    from pelctl.core.errors import InvalidDuration
+    from pelctl.base.durations import parse_duration_ms
+    from pelctl.base.errors import InvalidDuration
 
     count("durations (parse_duration_ms)")
     try:
@@ -83,7 +83,7 @@ def test_parse_duration_ms_never_crashes(text):
 @FUZZ.__class__(FUZZ, max_examples=1000)
 @given(raw=st.binary(max_size=200))
 def test_escape_round_trips_any_bytes(raw):
-    from pelctl.core.binary import escape, unescape
+    from pelctl.base.binary import escape, unescape
 
     count("names (escape/unescape round trip)")
     shown = escape(raw)
@@ -94,7 +94,7 @@ def test_escape_round_trips_any_bytes(raw):
 @FUZZ.__class__(FUZZ, max_examples=1000)
 @given(text=argv_text)
 def test_unescape_accepts_any_argv_text(text):
-    from pelctl.core.binary import escape, unescape
+    from pelctl.base.binary import escape, unescape
 
     count("names (unescape of any argv text)")
     raw = unescape(text)

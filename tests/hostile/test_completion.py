@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from pelctl.core.binary import escape, unescape
+from pelctl.base.binary import escape, unescape
 from tests.cli.test_completion import complete
 from tests.hostile.conftest import ALL, ALL_GROUP
 from tests.hostile.corpus import SMALL, assert_safe

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import pytest
 import redis
 
-from pelctl import scenario as sc
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
+from pelctl.demo import scenario as sc
 from tests.hostile.checks import FORMATS, TEXT_FORMATS, check, shown
 from tests.hostile.corpus import BIG, BY_KEY, SMALL, Hostile, assert_safe
 from tests.hostile.test_terminal import on_terminal
@@ -183,7 +183,7 @@ def test_on_a_real_terminal(hostile_server, payloads, key: str) -> None:  # noqa
 
 @pytest.fixture
 def make_app(hostile_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.source import RedisSource
 

@@ -12,8 +12,8 @@ import sys
 import pytest
 import redis.exceptions as rex
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import GroupNotFound
+from pelctl.base.binary import escape
+from pelctl.base.errors import GroupNotFound
 from tests.hostile.checks import check
 from tests.hostile.corpus import BY_KEY, SMALL, assert_safe
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from pelctl.base.binary import clean, escape, json_text, unescape
 from pelctl.cli.output import csv_cell
-from pelctl.core.binary import clean, escape, json_text, unescape
 from tests.hostile.corpus import CORPUS, assert_safe
 
 CONTROLS = [chr(c) for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))]
@@ -103,7 +103,7 @@ def test_csv_cell(value: object, cell: str) -> None:
 def test_markdown_cells_cannot_add_a_column(cli, r) -> None:  # noqa: ANN001
     """A ``|`` in a name is escaped in Markdown tables (whole and streamed), so every row
     keeps the header's column count."""
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
 
     sc.add_entries(r, b"a|b", 3)
     sc.create_group(r, b"a|b", b"g|h")
@@ -135,8 +135,8 @@ def test_reclaim_log_lines_carry_no_control_character() -> None:
 
 def test_a_missing_group_names_it_escaped(conn, r) -> None:  # noqa: ANN001
     """The scan engine's own NOGROUP text (built from the names) holds no raw control."""
-    from pelctl import scenario as sc
-    from pelctl.core.errors import GroupNotFound
+    from pelctl.base.errors import GroupNotFound
+    from pelctl.demo import scenario as sc
     from pelctl.redis.scan import group_meta
 
     sc.add_entries(r, b"s\x1b[2J", 1)

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from pelctl.spark import results as r
 from pelctl.spark.results import Analysis
 from tests.hostile.checks import FORMATS, assert_spreadsheet_safe
@@ -20,7 +20,7 @@ T0 = "2026-01-01T00:00:00Z"
 
 
 def hostile_result(corpus: tuple = CORPUS) -> Analysis:
-    """Names as snapshots store them (escaped, ``pelctl.core.binary.escape``); reasons and
+    """Names as snapshots store them (escaped, ``pelctl.base.binary.escape``); reasons and
     sources as the DLQ section keeps them (text)."""
     names = [escape(h.raw) for h in corpus]
     texts = [h.raw.decode("utf-8", "replace") for h in corpus]

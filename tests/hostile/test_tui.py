@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
-from pelctl import scenario as sc
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
+from pelctl.demo import scenario as sc
 from tests.hostile.conftest import ALL, ALL_DLQ, ALL_GROUP, Target
 from tests.hostile.corpus import BY_KEY, SMALL, assert_safe
 
@@ -43,7 +43,7 @@ def tui_data(hostile_server, dataset) -> dict[str, Target]:  # noqa: ANN001
 
 @pytest.fixture
 def make_app(hostile_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.source import RedisSource
 

@@ -10,7 +10,7 @@ from unittest import mock
 import pytest
 from rich.cells import cell_len
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from tests.hostile.checks import check, shown
 from tests.hostile.conftest import ALL, ALL_DLQ, ALL_GROUP
 from tests.hostile.corpus import SMALL

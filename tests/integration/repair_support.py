@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
 
 HOUR = 3_600_000

@@ -9,11 +9,11 @@ from collections import Counter
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.base.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core import dlq
-from pelctl.core.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core.inspect import inspect_stream
 from pelctl.core.streams import list_streams
+from pelctl.demo import scenario as sc
 from tests.integration.dlq_builders import add_dead, envelope, fill
 
 T0 = 1_700_000_000_000

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.base.errors import StreamNotFound, UsageError, WrongType
 from pelctl.core import dlq, mutations
-from pelctl.core.errors import StreamNotFound, UsageError, WrongType
 from pelctl.core.mutations import Options, Targets
+from pelctl.demo import scenario as sc
 from pelctl.redis.scripts import DEFAULT_BATCH, key_slot, script
 from tests.integration.dlq_builders import (
     add_dead,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pelctl import scenario as sc
 from pelctl.core.ghosts import GhostStats, count_ghosts, iter_ghosts
+from pelctl.demo import scenario as sc
 
 S, G = b"ghost:s", b"g"
 

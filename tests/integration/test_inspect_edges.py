@@ -6,9 +6,9 @@ server, so their ``hi - 1`` edge is tested on the pure functions (tests/unit/tes
 
 from __future__ import annotations
 
-from pelctl import scenario as sc
 from pelctl.core.histogram import histogram
 from pelctl.core.inspect import inspect_stream
+from pelctl.demo import scenario as sc
 
 S, G = b"edges:s", b"g"
 T = 1_700_000_000_000  # the pinned "now" (ms)

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.base.errors import UsageError
 from pelctl.core import dlq as dlqmod
 from pelctl.core import mutations as m
-from pelctl.core.errors import UsageError
+from pelctl.demo import scenario as sc
 from tests.integration.dlq_builders import add_dead, entries, raw
 from tests.integration.wide_support import internal_holders, pending, wide_fields
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core.inspect import inspect_stream
+from pelctl.demo import scenario as sc
 from tests.integration.readers import Readers, wait_for
 
 S, G = b"jobs", b"workers"
@@ -132,7 +132,7 @@ def test_peers_with_named_clients_make_an_unnamed_quiet_consumer_dead(jobs, conn
 def test_a_fresh_delivery_is_alive(jobs, conn, r):  # noqa: ANN001
     """An entry of its PEL delivered within --dead-after (from the scan inspect already does)
     is a sign of life even when XINFO says the consumer itself has been quiet for long."""
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo.timeshift import backdate_consumers
 
     sc.add_entries(r, S, 4, {b"job": b"j"})
     held = sc.deliver(r, S, G, b"c", 4)
@@ -147,7 +147,7 @@ def test_a_fresh_delivery_is_alive(jobs, conn, r):  # noqa: ANN001
 
 def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, readers, r, redis_server):  # noqa: ANN001
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     readers.start(b"poller", count=3, block_ms=50, name="poller")
     readers.go()

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core.inspect import LOCK_DETECT_KEYS, LOCK_PATTERNS, inspect_stream
-from pelctl.core.repair import lock_key
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.core.locks import lock_key
+from pelctl.demo import scenario as sc
+from pelctl.demo.timeshift import backdate_consumers
 
 S, G = b"jobs", b"workers"
 HOUR = 3_600_000
@@ -96,7 +96,7 @@ def test_a_given_pattern_is_used_as_is(r, conn) -> None:  # noqa: ANN001
 
 def test_lock_keys_the_acl_hides_are_not_an_error(r, redis_server) -> None:  # noqa: ANN001
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     quiet_group(r)
     r.execute_command("ACL", "SETUSER", "jobs-only", "on", ">pw-jobs", "~jobs*", "+@all")
@@ -125,4 +125,4 @@ def test_the_context_lock_key_is_the_default_of_inspect_and_the_repairs(cli, r, 
     ]
     plan = cli("--context", "c", "requeue", "jobs", "workers", "--consumer", "w-1", "--dry-run",
                "-o", "json").json  # fmt: skip
-    assert [(p["action"], p["note"]) for p in plan["plan"]][0] == ("skip", "alive")
+    assert [(p["outcome"], p["note"]) for p in plan["plan"]][0] == ("alive", "alive")

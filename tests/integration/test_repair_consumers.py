@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core import mutations as m
 from pelctl.core.repair import sweep_ghosts
-from pelctl.redis.timeshift import backdate_consumers
+from pelctl.demo import scenario as sc
+from pelctl.demo.timeshift import backdate_consumers
 from tests.integration.repair_support import (
     ALIVE,
     DEAD,

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.base.errors import UsageError
 from pelctl.core import mutations as m
-from pelctl.core.errors import UsageError
+from pelctl.demo import scenario as sc
 from tests.integration.repair_support import (
     ALIVE,
     DEAD,

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core import mutations as m
+from pelctl.demo import scenario as sc
 from tests.integration.repair_support import (
     DEAD,
     HOUR,
@@ -179,7 +179,8 @@ def test_dry_run_reports_the_plan_and_changes_nothing(r, conn) -> None:  # noqa:
     assert {i.id: i.action for i in plan.items} == want
     result = m.dry_run_result(plan)
     assert (result.dry_run, result.matched, result.skipped, result.failed) == (True, 8, 1, ())
-    assert dict(result.extra) == {"dlq": 6, "ack-ghost": 1, "skip": 1}
+    # Counted under the names the apply reports (docs/formats.md, "Outcomes").
+    assert result.outcome_counts() == {"dlq": 6, "ghost": 1, "alive": 1}
     assert_unchanged(before, r)
 
 
@@ -202,7 +203,7 @@ _RACER = textwrap.dedent(
     import os, sys, time
     from pelctl.core import mutations as m
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     conn = connect(ConnectionSettings(url=sys.argv[1]))
     plan = m.plan(conn, "requeue", b"orders", b"billing", m.Targets(min_idle_ms=1_800_000))
     open(sys.argv[2] + ".ready", "w").close()

@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.core.errors import GroupNotFound, StreamNotFound
+from pelctl.base.errors import GroupNotFound, StreamNotFound
+from pelctl.demo import scenario as sc
 from pelctl.redis.scan import MAX_PAGE, PelScan, parse_key
 
 S, G = b"scan:s", b"g"

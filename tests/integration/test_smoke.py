@@ -1,5 +1,5 @@
-from pelctl import scenario as sc
 from pelctl.core.inspect import inspect_stream
+from pelctl.demo import scenario as sc
 
 
 def test_inspect_matches_xinfo(r, conn):

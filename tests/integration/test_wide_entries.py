@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core import dlq as dlqmod
 from pelctl.core import mutations as m
 from pelctl.core.mutations import PlanItem
+from pelctl.demo import scenario as sc
 from pelctl.redis.scripts import LUA_UNPACK_MAX, script
 from tests.integration.wide_support import (
     ENVELOPE,

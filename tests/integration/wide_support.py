@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
 
 HOUR = 3_600_000

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 
 HOUR = 3_600_000
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ def make_runner(redis_server) -> Callable[..., object]:  # noqa: ANN001
     from pelctl.reclaim.model import ReclaimConfig
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     made: list[Runner] = []
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pelctl import scenario as sc
 from pelctl.core import audit
+from pelctl.demo import scenario as sc
 from tests.integration.repair_support import HOUR, pel
 
 
@@ -39,7 +39,7 @@ def two_streams(r) -> None:  # noqa: ANN001
 
 
 def test_the_loop_fails_closed_and_ends_with_exit_6(r, make_runner, swapped_log, caplog) -> None:  # noqa: ANN001
-    from pelctl.core.errors import NotAudited
+    from pelctl.base.errors import NotAudited
     from pelctl.reclaim.metrics import ReclaimMetrics
 
     two_streams(r)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.reclaim.conftest import HOUR, ROOT, pending_ids
 
 

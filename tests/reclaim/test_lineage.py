@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from pelctl.reclaim.model import ReclaimConfig
 from tests.reclaim.conftest import HOUR, pending_ids
 
@@ -41,7 +41,7 @@ def fake_runner(fake, **kwargs):  # noqa: ANN001, ANN202
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=30_000, strategy="xreadgroup-claim",
                         once=True, **kwargs)  # fmt: skip

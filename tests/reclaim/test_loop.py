@@ -7,8 +7,8 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from pelctl import scenario as sc
-from pelctl.demo import free_port, start_server
+from pelctl.demo import scenario as sc
+from pelctl.demo.server import free_port, start_server
 from tests.conftest import RedisServer, start_redis
 from tests.reclaim.conftest import HOUR, build_pel, copies, pending_ids
 

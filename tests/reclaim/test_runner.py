@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.reclaim.conftest import HOUR, build_pel, copies, pending_ids
 from tests.support.state import assert_unchanged, snapshot
 
@@ -250,13 +250,13 @@ def test_every_pass_that_changed_something_is_audited(r, cli) -> None:
     ids = build_pel(r, 30, idle={3: HOUR, 4: HOUR})
     assert cli(*RECLAIM).exit_code == 0
     assert cli(*RECLAIM).exit_code == 0  # nothing left: no second line
-    lines = [rec for rec in audit.tail(10) if rec["command"] == "reclaim"]
+    lines = [rec for rec in audit.tail(10) if rec["action"] == "reclaim"]
     assert len(lines) == 1
     (rec,) = lines
     assert rec["surface"] == "reclaim" and rec["stream"] == "s" and rec["group"] == "g"
     assert rec["outcomes"] == {"requeued": 2}
     assert sorted(rec["ids"]) == sorted([ids[3].decode(), ids[4].decode()])
-    assert rec["params"]["strategy"] == "requeue" and rec["params"]["idle_ms"] == 30_000
+    assert rec["params"]["strategy"] == "requeue" and rec["params"]["min_idle_ms"] == 30_000
 
 
 def test_usage_errors_and_missing_streams(r, cli) -> None:
@@ -306,7 +306,7 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84,
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from tests.support.fakes import spy_unscripted
 
     unscripted = spy_unscripted(monkeypatch)

@@ -66,7 +66,7 @@ def _fake_runner(fake, **kwargs):  # noqa: ANN001, ANN202
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     caps = Capabilities("redis", (8, 4, 0))
     cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=30_000, strategy="xreadgroup-claim",

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pelctl.redis.contexts import load_config, resolve_settings
+from pelctl.config import load_config, resolve_settings
 from tests.security.capture import CaptureServer, closed_port
 from tests.topologies.runner import run_pelctl
 

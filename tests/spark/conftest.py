@@ -97,8 +97,8 @@ def _dlq_entry(i: int, source: str, reason: str, at_ms: int) -> dict[str, str]:
 def seed_fleet(fleet: Fleet) -> None:
     """Server A: orders (billing: 3 consumers; shipping: nothing pending), orders:dlq, an
     empty stream. Server B: payments (settle: one dead consumer with poison entries)."""
-    from pelctl import scenario as sc
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo import scenario as sc
+    from pelctl.demo.timeshift import backdate_consumers
 
     ra, rb = fleet.a.client(), fleet.b.client()
     base = fleet.base_ms
@@ -200,7 +200,7 @@ def fleet() -> Iterator[Fleet]:
 
 def _targets(urls: list[str]) -> list[Any]:
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target
 
     return [Target(u, connect(ConnectionSettings(url=u))) for u in urls]
@@ -212,7 +212,7 @@ def snapshots(fleet: Fleet, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     Between them orders/billing grows by 100 entries (c4), so its growth is 100/hour.
     """
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
     from pelctl.spark.snapshot import take_snapshot
 
     out = tmp_path_factory.mktemp("snapshots")

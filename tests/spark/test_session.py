@@ -13,7 +13,7 @@ pytestmark = pytest.mark.spark
 
 
 def test_local_defaults_start_fast_and_stay_offline() -> None:
-    from pelctl.core.errors import UsageError
+    from pelctl.base.errors import UsageError
     from pelctl.spark.session import session_conf
 
     conf = session_conf("local[2]")

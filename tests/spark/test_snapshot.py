@@ -102,10 +102,10 @@ def test_consumer_rows_carry_the_server_version_and_the_verdict(
 
 
 def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
-    from pelctl import scenario as sc
-    from pelctl.core.binary import unescape
+    from pelctl.base.binary import unescape
+    from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
 
     sc.add_entries(r, b"bin\xff", 5, {b"name": b"Jos\xe9", b"n": b"1"})
@@ -133,8 +133,8 @@ def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: 
     ``_original_id``, else ``_dlq_id``), as ``dlq list`` shows it. On main both were decided
     from the entries: the emptied DLQ was a plain stream, the impostor a DLQ, and the
     requeued-then-dead-lettered message showed its last copy's id."""
+    from pelctl.base.binary import unescape
     from pelctl.core import dlq
-    from pelctl.core.binary import unescape
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
     from tests.integration.dlq_builders import add_dead
 
@@ -161,7 +161,7 @@ def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: 
 
 def test_match_and_empty_snapshot_still_writes_every_table(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.schema import TABLES
     from pelctl.spark.snapshot import Target, list_snapshots, read_table, take_snapshot
 
@@ -242,9 +242,9 @@ def test_docs_show_the_schema_as_it_is() -> None:
 
 def test_cluster_every_primary(tmp_path: Path) -> None:
     """Snapshot and data-source partitions cover every primary of a Redis Cluster."""
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
     from pelctl.spark.source import parse_options, plan_partitions, read_partition
     from tests.topologies.servers import start_cluster
@@ -278,9 +278,9 @@ def test_payload_format_and_decoded_columns(r, redis_server, tmp_path: Path) -> 
     (the JSON text of ``pending -o json``'s decoded object), in ``pel`` and ``dlq``."""
     import json
 
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
     from tests.integration.dlq_builders import add_dead
     from tests.payload_builders import faststream_frame, taskiq_data
@@ -337,9 +337,9 @@ def rewrite_as_version_1(directory: Path) -> None:
 
 
 def test_version_1_snapshots_read_with_null_new_columns(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import Target, read_table, take_snapshot
 
     sc.add_entries(r, b"s", 3, {b"event": b'{"a": 1}'})

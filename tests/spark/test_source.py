@@ -16,10 +16,10 @@ pytestmark = pytest.mark.spark
 
 def _scan_engine_rows(urls: list[str]) -> dict[tuple, tuple[int, int]]:
     """(server, stream, group, id, consumer) -> (idle_ms, deliveries), via PelScan."""
-    from pelctl.core.binary import escape
+    from pelctl.base.binary import escape
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
     from pelctl.redis.scan import PelScan
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.snapshot import describe_streams, stream_keys
 
     out = {}
@@ -160,7 +160,7 @@ def test_payloads_decoded_on_the_executors(spark: Any, r, redis_server) -> None:
     import json
 
     import pelctl.spark
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
     from tests.payload_builders import faststream_frame, taskiq_data
 
     pelctl.spark.register(spark)

@@ -15,7 +15,7 @@ from functools import cache
 
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 
 HOUR = 3_600_000
 STREAM, GROUP = "s", "g"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.support.state import assert_unchanged, snapshot
 from tests.topologies import commands as cm
 from tests.topologies.runner import one_error_line, run_pelctl
@@ -13,9 +13,8 @@ from tests.topologies.runner import one_error_line, run_pelctl
 def test_capabilities_of_valkey(valkey_server, vk):
     res = run_pelctl("version", "--server", "-o", "json", url=valkey_server.url)
     assert res.exit_code == 0, res.stderr
-    server = res.json["server"]
-    assert server["name"] == "valkey"
-    assert server["version"].startswith("8.")
+    server = res.json
+    assert server["server_version"].startswith("valkey 8.")
     features = server["features"]
     # Valkey forked from Redis 7.2: everything up to 7.2, none of Redis 8's stream additions.
     assert features["xautoclaim"] and features["xinfo_lag"] and features["consumer_inactive"]
@@ -23,9 +22,9 @@ def test_capabilities_of_valkey(valkey_server, vk):
 
 
 def test_missing_features_say_what_they_need(valkey_server, vk):
-    from pelctl.core.errors import NeedsServerVersion
+    from pelctl.base.errors import NeedsServerVersion
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     conn = connect(ConnectionSettings(url=valkey_server.url))
     try:
@@ -57,7 +56,7 @@ def test_read_results_on_valkey(valkey_server, vk):
     doc = run_pelctl("inspect", "s", "-o", "json", url=url).json
     (group,) = doc["groups"]
     assert group["pending"] == 15
-    consumers = {c["name"]: c for c in group["consumers"]}
+    consumers = {c["consumer"]: c for c in group["consumers"]}
     assert consumers["dead"]["pending"] == 10 and consumers["live"]["pending"] == 5
     assert consumers["dead"]["inactive_ms"] is not None  # Valkey has 7.2's `inactive`
     rows = run_pelctl("pending", "s", "g", "--idle", "30m", "-o", "ndjson", url=url).ndjson
@@ -65,7 +64,7 @@ def test_read_results_on_valkey(valkey_server, vk):
     rows = run_pelctl("pending", "s", "g", "--min-deliveries", "6", "-o", "ndjson", url=url).ndjson
     assert len(rows) == 3
     streams = {r["stream"]: r for r in run_pelctl("streams", "-o", "json", url=url).json}
-    assert streams["s"]["pending"] == 15 and streams["s:dlq"]["dlq"] is True
+    assert streams["s"]["pending"] == 15 and streams["s:dlq"]["is_dlq"] is True
 
 
 def test_not_found_on_valkey(valkey_server, vk):
@@ -145,8 +144,8 @@ def test_wide_and_huge_entries_on_valkey(valkey_server, vk):
     from pelctl.core import dlq as dlqmod
     from pelctl.core import mutations as m
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
     from pelctl.redis.scripts import LUA_UNPACK_MAX
+    from pelctl.redis.settings import ConnectionSettings
     from tests.integration.test_wide_entries import replayed, unpack_limit
     from tests.integration.wide_support import assert_dead_lettered, assert_requeued, build_batch
 

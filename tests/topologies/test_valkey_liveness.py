@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from tests.integration.readers import Readers, wait_for
 from tests.topologies.runner import run_pelctl
 
@@ -35,7 +35,7 @@ def idle_of(vk) -> dict[bytes, int]:  # noqa: ANN001
 def test_polling_is_alive_and_killed_is_dead_suspect_on_valkey(valkey_server, vk, readers):  # noqa: ANN001
     from pelctl.core.inspect import inspect_stream
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     readers.start(b"poller", count=3, block_ms=50)
     victim = readers.start(b"victim", count=4, block_ms=50)
@@ -76,7 +76,7 @@ def test_inspect_cli_on_valkey_honours_a_short_dead_after(valkey_server, vk, rea
     wait_for(lambda: idle_of(vk)[b"victim"] > 2_200, "the victim to be quiet for 2s")
     doc = run_pelctl("inspect", "jobs", "--dead-after", "2s", "-o", "json",
                      url=valkey_server.url).json  # fmt: skip
-    consumers = {c["name"]: c for c in doc["groups"][0]["consumers"]}
+    consumers = {c["consumer"]: c for c in doc["groups"][0]["consumers"]}
     assert (consumers["poller"]["verdict"], consumers["poller"]["verdict_reason"]) == (
         "active",
         "polling",

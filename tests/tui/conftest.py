@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 import redis
 
-from pelctl.demo import seed
+from pelctl.demo.server import seed
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -99,7 +99,7 @@ def demo(r: redis.Redis, redis_server):  # noqa: ANN001, ANN201
 @pytest.fixture
 def make_app(redis_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
     """Build a PelctlApp over a real RedisSource on the session server."""
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.source import RedisSource
 

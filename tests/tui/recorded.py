@@ -19,12 +19,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.binary import escape, unescape
+from pelctl.base.binary import escape, unescape
+from pelctl.core.aggregate import IdleHistogram, PelAggregate
 from pelctl.core.dlq import DlqEntry
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, StreamSummary
 from pelctl.render.table import Column
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
-from pelctl.tui.aggregate import IdleHistogram, PelAggregate
 from pelctl.tui.source import (
     DlqSnapshot,
     EntrySnapshot,
@@ -151,7 +151,7 @@ class RecordedSource:
     def entry(self, stream: bytes, group: bytes, entry_id: bytes) -> EntrySnapshot:
         """The entry view's read (``d``/``v``): recorded for every entry the group
         snapshots show."""
-        from pelctl.core.errors import OperationFailed
+        from pelctl.base.errors import OperationFailed
 
         self.calls.append(f"entry {escape(stream)} {escape(group)} {escape(entry_id)}")
         try:
@@ -175,7 +175,7 @@ class RecordedSource:
 
 def record(url: str) -> dict[str, Any]:
     """Read the demo on ``url`` through the real RedisSource; times moved to FIXED_NOW."""
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.source import RedisSource
 
     source = RedisSource.connect(ConnectionSettings(url=url))
@@ -226,7 +226,7 @@ def main(out: str) -> None:
     import os
     import tempfile
 
-    from pelctl.demo import seed
+    from pelctl.demo.server import seed
     from tests.conftest import start_redis
 
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="pelctl-record-")

@@ -11,7 +11,7 @@ from tests.tui.test_actions import confirm, open_group
 
 def test_operations_report_applied_not_audited(r, redis_server, tmp_path, monkeypatch) -> None:  # noqa: ANN001
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui import operations
     from pelctl.tui.actions import ActionRequest
     from pelctl.tui.source import RedisSource

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from pelctl import scenario as sc
+from pelctl.demo import scenario as sc
 from pelctl.tui.messages import Refreshed
 from pelctl.tui.screens.dlq import DlqScreen
 from pelctl.tui.screens.entry import EntryScreen

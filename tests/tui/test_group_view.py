@@ -97,7 +97,7 @@ async def test_filter_modal_and_consumer_rows_filter_the_scan(demo, make_app, re
 
 
 async def test_cursor_and_marks_survive_refreshes_by_key(make_app, recorder, r):
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
 
     # 40 entries idle 100 s, 99 s, ... (distinct, so the order is the same on every refresh)
     ids = sc.add_entries(r, b"jobs", 40)
@@ -193,9 +193,9 @@ async def test_dead_after_below_a_minute_and_the_signals_of_named_peers(
     """Issue 14: a killed worker holding 28 entries for 42 s showed `active` at --dead-after
     20s. On Redis 7.0 its liveness is unknown (its own colour); once the live workers name
     their connections after their consumer, it is a dead suspect."""
-    from pelctl import scenario as sc
-    from pelctl.redis.contexts import ConnectionSettings
-    from pelctl.redis.timeshift import backdate_consumers
+    from pelctl.demo import scenario as sc
+    from pelctl.demo.timeshift import backdate_consumers
+    from pelctl.redis.settings import ConnectionSettings
     from pelctl.render.inspect import VERDICT_STYLES
     from pelctl.tui.source import RedisSource
 

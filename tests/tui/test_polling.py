@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 
-from pelctl.demo import seed, start_server
-from pelctl.redis.contexts import ConnectionSettings
+from pelctl.demo.server import seed, start_server
+from pelctl.redis.settings import ConnectionSettings
 from pelctl.tui.messages import Refreshed, RefreshFailed, RefreshSkipped, RefreshStarted
 from pelctl.tui.screens.group import GroupScreen
 from pelctl.tui.screens.streams import StreamsScreen

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pelctl.core.binary import escape, to_json_text, unescape
+from pelctl.base.binary import escape, to_json_text, unescape
 
 
 @given(st.binary(max_size=64))

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from pelctl.core.errors import UsageError
+from pelctl.base.errors import UsageError
 from pelctl.core.histogram import (
     DEFAULT_DELIVERY_EDGES,
     DEFAULT_TIME_EDGES_MS,

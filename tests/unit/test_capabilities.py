@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl.core.errors import NeedsServerVersion
+from pelctl.base.errors import NeedsServerVersion
 from pelctl.redis.capabilities import FEATURES, Capabilities, from_info
 
 ALL = [

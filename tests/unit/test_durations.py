@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pelctl.core.durations import format_duration_ms, parse_duration_ms
-from pelctl.core.errors import EXIT_USAGE, InvalidDuration
+from pelctl.base.durations import format_duration_ms, parse_duration_ms
+from pelctl.base.errors import EXIT_USAGE, InvalidDuration
 
 S, M, H, D = 1_000, 60_000, 3_600_000, 86_400_000
 

@@ -129,8 +129,8 @@ def test_command_layer_loads_no_ui_library() -> None:
         "pelctl.redis.connection",
         "pelctl.redis.scan",
         "pelctl.render.inspect",
-        "pelctl.demo",
-        "pelctl.scenario",
+        "pelctl.demo.server",
+        "pelctl.demo.scenario",
     ):
         assert required in modules
     assert not any(m.startswith(SKIPPED_PACKAGES) for m in modules)

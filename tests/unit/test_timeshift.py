@@ -10,14 +10,14 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from pelctl.redis.connection import strip_callbacks
-from pelctl.redis.timeshift import (
+from pelctl.demo.timeshift import (
     SUPPORTED_STREAM_TYPES,
     _lzf_decompress,
     backdate_consumers,
     backdate_payload,
     crc64,
 )
+from pelctl.redis.connection import strip_callbacks
 from tests.support.tools import need_binary
 
 HOUR_MS = 3_600_000

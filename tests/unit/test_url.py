@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pelctl.redis.contexts import Config, resolve_settings
+from pelctl.config import Config, resolve_settings
 from pelctl.redis.url import credentials, redact, redact_text, scheme, strip_credentials
 
 

@@ -25,15 +25,16 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from pelctl.core.errors import NotFound, OperationFailed, PelctlError, ReadOnlyRefused
+from pelctl.base.errors import NotFound, OperationFailed, PelctlError, ReadOnlyRefused
+from pelctl.core.aggregate import ScanCancelled
 from pelctl.tui.actions import ACTIONS, ActionPlan, ActionRequest, is_dangerous
-from pelctl.tui.aggregate import ScanCancelled
 from pelctl.tui.messages import (
     ActionApplied,
     ActionCancelled,
     ActionFailed,
     ActionPlanned,
     ActionRefused,
+    OpenCommandLine,
     Refreshed,
     RefreshFailed,
     RefreshProgress,
@@ -45,7 +46,7 @@ from pelctl.tui.widgets.status_bar import StatusBar
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pelctl.tui.app import PelctlApp
+    from pelctl.tui.session import Session
 
 
 class PollingScreen(Screen):
@@ -54,8 +55,9 @@ class PollingScreen(Screen):
     # Action names (ACTIONS keys) this screen offers; hidden in read-only mode.
     OPERATOR_ACTIONS: tuple[str, ...] = ()
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, session: Session, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.session = session
         self.generation = 0
         self.busy = False
         self.failures = 0
@@ -66,10 +68,6 @@ class PollingScreen(Screen):
         self._updated_monotonic = 0.0
         self._planning_timer: Timer | None = None
         self.data: object | None = None
-
-    @property
-    def pelctl(self) -> PelctlApp:
-        return self.app  # type: ignore[return-value]
 
     # -- to implement ----------------------------------------------------------------------
     def fetch(self, generation: int, should_stop: Callable[[], bool]) -> object:
@@ -82,13 +80,13 @@ class PollingScreen(Screen):
     def on_mount(self) -> None:
         bar = self.status_bar
         bar.set_state(
-            server=self.pelctl.source.server,
-            context=getattr(self.pelctl.source, "context", None),
-            read_only=self.pelctl.read_only,
-            refresh_s=self.pelctl.refresh_s,
+            server=self.session.source.server,
+            context=getattr(self.session.source, "context", None),
+            read_only=self.session.read_only,
+            refresh_s=self.session.refresh_s,
         )
-        if self.pelctl.refresh_s > 0:
-            self._timer = self.set_interval(self.pelctl.refresh_s, self.tick)
+        if self.session.refresh_s > 0:
+            self._timer = self.set_interval(self.session.refresh_s, self.tick)
         self.refresh_now()
 
     def on_screen_suspend(self) -> None:
@@ -99,7 +97,7 @@ class PollingScreen(Screen):
         """Back on top (a modal closed, a pushed view popped): refresh if the data is stale."""
         if self._timer is not None:
             self._timer.resume()
-            stale = time.monotonic() - self._updated_monotonic >= self.pelctl.refresh_s
+            stale = time.monotonic() - self._updated_monotonic >= self.session.refresh_s
             if self.data is not None and stale:
                 self.tick()
 
@@ -127,7 +125,7 @@ class PollingScreen(Screen):
         self.refresh_now(restart=True)
 
     def action_command_line(self) -> None:
-        self.pelctl.open_command_line(self)
+        self.post_message(OpenCommandLine(self))
 
     def _start(self) -> None:
         self.generation += 1
@@ -168,7 +166,7 @@ class PollingScreen(Screen):
         self._updated_monotonic = time.monotonic()
         self.show(message.data)
         self.status_bar.set_state(
-            busy=False, error=None, failures=0, updated_at=self.pelctl.clock()
+            busy=False, error=None, failures=0, updated_at=self.session.clock()
         )
         if recovered:
             self.notify("connection recovered, data is live again", title="pelctl")
@@ -207,12 +205,12 @@ class PollingScreen(Screen):
     # -- actions ---------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Dangerous operator actions are hidden (not merely disabled) in read-only mode."""
-        if action.startswith("op_") and self.pelctl.read_only:
+        if action.startswith("op_") and self.session.read_only:
             return not is_dangerous(action[3:])
         return True
 
     def run_operator_action(self, request: ActionRequest) -> None:
-        if self.pelctl.read_only and is_dangerous(request.action):
+        if self.session.read_only and is_dangerous(request.action):
             reason = "read-only mode is on (--read-only, PELCTL_READ_ONLY or the context)"
             self.post_message(ActionRefused(request.action, reason))
             self.notify(
@@ -229,7 +227,7 @@ class PollingScreen(Screen):
     @work(thread=True, group="action", exit_on_error=False)
     def _plan(self, request: ActionRequest) -> None:
         try:
-            plan = self.pelctl.source.plan(request)
+            plan = self.session.source.plan(request)
         except PelctlError as err:
             self.post_message(ActionFailed(request, err, "plan"))
             return
@@ -257,14 +255,14 @@ class PollingScreen(Screen):
                 self.post_message(ActionCancelled(plan.request))
                 self.notify("cancelled: nothing was changed", timeout=3)
 
-        self.app.push_screen(ConfirmScreen(plan), decided)
+        self.app.push_screen(ConfirmScreen(plan, row_style=self.session.row_style), decided)
 
     @work(thread=True, group="action", exit_on_error=False)
     def _apply(self, plan: ActionPlan) -> None:
         try:
-            if self.pelctl.read_only:  # the mode cannot change, but never trust a stale plan
+            if self.session.read_only:  # the mode cannot change, but never trust a stale plan
                 raise ReadOnlyRefused("refused: read-only mode is on")
-            outcome = self.pelctl.source.apply(plan)
+            outcome = self.session.source.apply(plan)
         except PelctlError as err:
             self.post_message(ActionFailed(plan.request, err, "apply"))
             return

@@ -14,9 +14,10 @@ from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Input, Label
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import PelctlError
+from pelctl.base.binary import escape
+from pelctl.base.errors import PelctlError
 from pelctl.tui import jumps
+from pelctl.tui.source import GroupChoice
 from pelctl.tui.text import content
 
 
@@ -40,8 +41,14 @@ class CommandLineScreen(ModalScreen[str | None]):
         Binding("tab", "complete", "Complete", show=False),
     ]
 
-    def __init__(self, names: dict[str, list[str]], stream: bytes | None = None) -> None:
+    def __init__(
+        self,
+        names: dict[str, list[str]],
+        stream: bytes | None = None,
+        groups: Callable[[bytes], tuple[GroupChoice, ...]] | None = None,
+    ) -> None:
         super().__init__()
+        self.groups = groups  # a stream's groups (the data source's), completed after `group `
         self.names = {k: list(v) for k, v in names.items()}
         self.stream = stream  # the current stream: its groups are completed after `group `
 
@@ -70,7 +77,9 @@ class CommandLineScreen(ModalScreen[str | None]):
     @work(thread=True, exit_on_error=False)
     def _load_groups(self, stream: bytes) -> None:
         try:
-            choices = self.app.source.groups(stream)  # type: ignore[attr-defined]
+            if self.groups is None:
+                return
+            choices = self.groups(stream)
         except PelctlError:
             return  # completion without groups; the jump itself reports what is wrong
         groups = [escape(g.name) for g in sorted(choices, key=lambda g: (-g.pending, g.name))]

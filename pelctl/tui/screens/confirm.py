@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from rich.style import Style
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -30,9 +33,12 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("y", "confirm", "Apply"),
     ]
 
-    def __init__(self, plan: ActionPlan) -> None:
+    def __init__(
+        self, plan: ActionPlan, row_style: Callable[[str | None], Style] | None = None
+    ) -> None:
         super().__init__()
         self.plan = plan
+        self.row_style = row_style  # the session's theme colours for a row's style
 
     def compose(self) -> ComposeResult:
         plan = self.plan
@@ -76,7 +82,7 @@ class ConfirmScreen(ModalScreen[bool]):
             for col in self.plan.columns:
                 table.add_column(text(col.header, justify=col.justify), key=col.key)
             styles = self.plan.row_styles or (None,) * len(self.plan.rows)
-            row_style = getattr(self.app, "row_style", None)
+            row_style = self.row_style
             for row, style in zip(self.plan.rows, styles, strict=False):
                 look = row_style(style) if row_style and style else ""
                 table.add_row(

@@ -12,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Input, Static
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from pelctl.core.decoders import Decoded, decode
 from pelctl.core.dlq import DlqEntry
 from pelctl.core.models import parse_id
@@ -21,6 +21,7 @@ from pelctl.render.payload import UNSET, preview, resolve
 from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ActionRequest
 from pelctl.tui.screens.base import PollingScreen
+from pelctl.tui.session import Session
 from pelctl.tui.source import DlqSnapshot
 from pelctl.tui.text import content, text
 from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
@@ -73,8 +74,10 @@ class DlqScreen(PollingScreen):
         Binding("ctrl+r", "refresh", "Refresh", show=False),
     ]
 
-    def __init__(self, key: bytes, source: bytes | None = None, limit: int = 500) -> None:
-        super().__init__()
+    def __init__(
+        self, session: Session, key: bytes, source: bytes | None = None, limit: int = 500
+    ) -> None:
+        super().__init__(session)
         self.key = key
         self.source_stream = source
         self.limit = limit
@@ -97,7 +100,7 @@ class DlqScreen(PollingScreen):
             markable=True,
             sort=("id", True),
             id="dlq-entries",
-            style_for=self.pelctl.row_style,
+            style_for=self.session.row_style,
             enter_label="Mark",
         )
         yield Footer()
@@ -114,7 +117,7 @@ class DlqScreen(PollingScreen):
         return self.query_one("#dlq-entries", KeyedTable)
 
     def fetch(self, generation: int, should_stop: Callable[[], bool]) -> DlqSnapshot:
-        snap = self.pelctl.source.dlq(self.key, limit=self.limit)
+        snap = self.session.source.dlq(self.key, limit=self.limit)
         # Payloads are decoded here, off the UI thread, once per entry (a dead letter never
         # changes under its id); show() only looks them up.
         known = self._decoded
@@ -261,7 +264,7 @@ class DlqScreen(PollingScreen):
             ("Back", "leave the dead-letter view", self.action_back),
             ("View the entry", "payload decoded, envelope, fields", self.action_view_entry),
         ]
-        if not self.pelctl.read_only:
+        if not self.session.read_only:
             out.append(
                 (
                     "Replay from DLQ…",

@@ -26,8 +26,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from pelctl.core.binary import clean, escape
-from pelctl.core.errors import OperationFailed, PelctlError
+from pelctl.base.binary import clean, escape
+from pelctl.base.errors import OperationFailed, PelctlError
 from pelctl.core.models import Fields
 from pelctl.render import payload
 from pelctl.tui.text import content, text

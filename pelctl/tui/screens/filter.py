@@ -9,9 +9,9 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label
 
-from pelctl.core.binary import escape, unescape
-from pelctl.core.durations import format_duration_ms, parse_duration_ms
-from pelctl.core.errors import UsageError
+from pelctl.base.binary import escape, unescape
+from pelctl.base.durations import format_duration_ms, parse_duration_ms
+from pelctl.base.errors import UsageError
 from pelctl.core.models import PendingFilter
 from pelctl.tui.text import content
 

@@ -10,15 +10,17 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer
 
-from pelctl.core.binary import escape
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
+from pelctl.core.aggregate import PelAggregate
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, parse_id
 from pelctl.render import inspect as inspect_render
 from pelctl.render import pending as pending_render
 from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ACTIONS, ActionRequest, describe_filter, is_filtered
-from pelctl.tui.aggregate import PelAggregate
+from pelctl.tui.messages import OpenDlq, OpenStream
 from pelctl.tui.screens.base import PollingScreen
+from pelctl.tui.session import Session
 from pelctl.tui.source import GroupSnapshot
 from pelctl.tui.text import content
 from pelctl.tui.widgets.depth_sparkline import DepthSparkline
@@ -93,8 +95,10 @@ class GroupScreen(PollingScreen):
         Binding("ctrl+r", "refresh", "Refresh", show=False),
     ]
 
-    def __init__(self, stream: bytes, group: bytes, filters: PendingFilter | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, session: Session, stream: bytes, group: bytes, filters: PendingFilter | None = None
+    ) -> None:
+        super().__init__(session)
         self.stream = stream
         self.group = group
         self.filters = filters or PendingFilter()
@@ -106,7 +110,7 @@ class GroupScreen(PollingScreen):
                 inspect_render.CONSUMER_COLUMNS,
                 sort=("pending", True),
                 id="consumers",
-                style_for=self.pelctl.row_style,
+                style_for=self.session.row_style,
                 enter_label="Filter by consumer",
             )
             yield IdleChart(id="idle-chart")
@@ -116,7 +120,7 @@ class GroupScreen(PollingScreen):
             markable=True,
             sort=("idle", True),
             id="entries",
-            style_for=self.pelctl.row_style,
+            style_for=self.session.row_style,
             enter_label="Mark",
         )
         yield Footer()
@@ -125,7 +129,7 @@ class GroupScreen(PollingScreen):
         self.query_one("#consumers", KeyedTable).border_title = "Consumers"
         self.query_one("#idle-chart", IdleChart).border_title = "Idle (matching entries)"
         self.entries.border_title = "Stuck entries"
-        self.query_one(DepthSparkline).show(self.pelctl.depth_history(self.stream, self.group))
+        self.query_one(DepthSparkline).show(self.session.depth_history(self.stream, self.group))
         self.entries.focus()
 
     @property
@@ -143,11 +147,11 @@ class GroupScreen(PollingScreen):
         def progress(agg: PelAggregate) -> None:
             self.post_message(RefreshProgress(self.VIEW, generation, agg))
 
-        return self.pelctl.source.group(
+        return self.session.source.group(
             self.stream,
             self.group,
             self.filters,
-            top_n=self.pelctl.top_n,
+            top_n=self.session.top_n,
             progress=progress,
             should_stop=should_stop,
         )
@@ -165,7 +169,7 @@ class GroupScreen(PollingScreen):
         self.consumers.border_title = content(title)
         self.show_progress(agg)
         self.entries.sync([entry_row(e) for e in agg.top])
-        points = self.pelctl.record_depth(self.stream, self.group, snap.pending)
+        points = self.session.record_depth(self.stream, self.group, snap.pending)
         self.query_one(DepthSparkline).show(points)
         # Most important first: a narrow status bar drops them from the end.
         extra = [
@@ -258,8 +262,8 @@ class GroupScreen(PollingScreen):
         snap = self.data if isinstance(self.data, GroupSnapshot) else None
         from pelctl.core.inspect import dlq_key
 
-        self.pelctl.open_dlq(
-            snap.dlq if snap and snap.dlq else dlq_key(self.stream), source=self.stream
+        self.post_message(
+            OpenDlq(snap.dlq if snap and snap.dlq else dlq_key(self.stream), source=self.stream)
         )
 
     def action_view_entry(self) -> None:
@@ -270,7 +274,7 @@ class GroupScreen(PollingScreen):
         if key is None:
             self.notify("no entry to view: the stuck-entries table is empty", severity="warning")
             return
-        source, stream, group, entry_id = self.pelctl.source, self.stream, self.group, key.encode()
+        source, stream, group, entry_id = self.session.source, self.stream, self.group, key.encode()
 
         def load() -> EntryDetail:
             snap = source.entry(stream, group, entry_id)
@@ -280,7 +284,7 @@ class GroupScreen(PollingScreen):
         self.app.push_screen(EntryScreen(title, load))
 
     def action_switch_group(self) -> None:
-        self.pelctl.open_stream(self.stream, replace=True)
+        self.post_message(OpenStream(self.stream, replace=True))
 
     # -- operator actions ------------------------------------------------------------------
     def _target(self) -> tuple[tuple[bytes, ...], PendingFilter | None] | None:
@@ -455,7 +459,7 @@ class GroupScreen(PollingScreen):
                 lambda: self.set_filters(PendingFilter(min_deliveries=5)),
             )
         )
-        if not self.pelctl.read_only:
+        if not self.session.read_only:
             for name in self.OPERATOR_ACTIONS:
                 spec = ACTIONS[name]
                 out.append((f"{spec.title}…", spec.description, getattr(self, f"action_op_{name}")))

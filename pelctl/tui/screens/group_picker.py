@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from pelctl.core.binary import escape
+from pelctl.base.binary import escape
 from pelctl.render.table import fmt_int
 from pelctl.tui.source import GroupChoice
 from pelctl.tui.text import content

@@ -77,9 +77,10 @@ def key_label(key: str) -> str:
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,q", "close", "Close")]
 
-    def __init__(self, under: Screen) -> None:
+    def __init__(self, under: Screen, read_only: bool = False) -> None:
         super().__init__()
         self.under = under
+        self.read_only = read_only
 
     def compose(self) -> ComposeResult:
         table = Table.grid(padding=(0, 2))
@@ -106,7 +107,7 @@ class HelpScreen(ModalScreen[None]):
         general.add_column()
         for key, text in GENERAL:
             general.add_row(key, text)
-        read_only = getattr(self.app, "read_only", False)
+        read_only = self.read_only
         with Vertical(id="help", classes="dialog"):
             yield Label(
                 f"Keys: {self.under.VIEW if hasattr(self.under, 'VIEW') else ''} view",

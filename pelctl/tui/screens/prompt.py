@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
 from textual.widgets import Button, Checkbox, Input, Label
 
-from pelctl.core.binary import escape, unescape
+from pelctl.base.binary import escape, unescape
 from pelctl.tui.text import content
 
 

@@ -9,11 +9,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input
 
-from pelctl.core.binary import escape
-from pelctl.core.errors import PelctlError
+from pelctl.base.binary import escape
+from pelctl.base.errors import PelctlError
 from pelctl.render import streams as render
 from pelctl.render.table import Column, fmt_int
+from pelctl.tui.messages import ChooseGroup, OpenDlq
 from pelctl.tui.screens.base import PollingScreen
+from pelctl.tui.session import Session
 from pelctl.tui.source import GroupChoice, StreamRow, StreamsSnapshot
 from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
@@ -48,8 +50,8 @@ class StreamsScreen(PollingScreen):
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, session: Session) -> None:
+        super().__init__(session)
         self.name_filter = ""
 
     def compose(self) -> ComposeResult:
@@ -60,7 +62,7 @@ class StreamsScreen(PollingScreen):
             sort=("stream", False),
             id="streams",
             enter_label="Open",
-            style_for=self.pelctl.row_style,
+            style_for=self.session.row_style,
         )
         yield Footer()
 
@@ -73,11 +75,11 @@ class StreamsScreen(PollingScreen):
         return self.query_one("#streams", KeyedTable)
 
     def fetch(self, generation: int, should_stop: Callable[[], bool]) -> StreamsSnapshot:
-        return self.pelctl.source.streams()
+        return self.session.source.streams()
 
     def show(self, data: object) -> None:
         assert isinstance(data, StreamsSnapshot)
-        self.pelctl.last_streams = data
+        self.session.last_streams = data
         rows = [r for r in data.rows if self.name_filter.lower() in escape(r.name).lower()]
         self.table.sync([stream_row(r) for r in rows])
         total_pending = sum(r.summary.pending for r in data.rows)
@@ -103,30 +105,30 @@ class StreamsScreen(PollingScreen):
         if row is None:
             return
         if row.summary.is_dlq:
-            self.pelctl.open_dlq(row.name)
+            self.post_message(OpenDlq(row.name))
             return
         self._load_groups(row.name)
 
     @work(thread=True, group="open", exclusive=True, exit_on_error=False)
     def _load_groups(self, stream: bytes) -> None:
         try:
-            choices = self.pelctl.source.groups(stream)
+            choices = self.session.source.groups(stream)
         except PelctlError as err:
             self.app.call_from_thread(self.notify, err.message, severity="error")
             return
         self.app.call_from_thread(self._choose_group, stream, choices)
 
     def _choose_group(self, stream: bytes, choices: tuple[GroupChoice, ...]) -> None:
-        self.pelctl.choose_group(stream, choices)
+        self.post_message(ChooseGroup(stream, choices))
 
     def action_open_dlq(self) -> None:
         row = self.selected()
         if row is None:
             return
         if row.summary.is_dlq:
-            self.pelctl.open_dlq(row.name)
+            self.post_message(OpenDlq(row.name))
         elif row.dlq is not None:
-            self.pelctl.open_dlq(row.dlq, source=row.name)
+            self.post_message(OpenDlq(row.dlq, source=row.name))
         else:
             self.notify(
                 f"{escape(row.name)} has no dead-letter stream "
@@ -175,7 +177,7 @@ class StreamsScreen(PollingScreen):
                         (
                             f"Open DLQ {escape(name)}",
                             "dead-letter view",
-                            lambda n=name: self.pelctl.open_dlq(n),
+                            lambda n=name: self.post_message(OpenDlq(n)),
                         )
                     )
                 else:

@@ -10,8 +10,8 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
+from pelctl.core.aggregate import IdleHistogram
 from pelctl.render.table import fmt_int
-from pelctl.tui.aggregate import IdleHistogram
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 WARN_FROM_MS = 60_000

@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowDoesNotExist
 
-from pelctl.core.binary import clean
+from pelctl.base.binary import clean
 from pelctl.render.table import Column
 
 MARK_COLUMN = "_mark"

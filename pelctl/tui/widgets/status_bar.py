@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from pelctl.core.binary import clean
+from pelctl.base.binary import clean
 
 _LABEL = re.compile(r"\s+\([^()]*\)$")  # "redis://h:6379/0 (redis 7.0.15)" -> the label
 

@@ -1,18 +1,16 @@
-"""The dashboard's streaming aggregates against a ground truth computed independently, on a
-real redis-server; and the headless modules stay free of textual and rich."""
+"""The streaming PEL aggregates (pelctl/core/aggregate.py, the dashboard's group view) against
+a ground truth computed independently, on a real redis-server."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from bisect import bisect_right
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.core.aggregate import IDLE_EDGES_MS, PelAggregator, ScanCancelled, aggregate_pel
 from pelctl.core.models import PendingFilter
+from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
-from pelctl.tui.aggregate import IDLE_EDGES_MS, PelAggregator, ScanCancelled, aggregate_pel
 
 IDLES = (200, 5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 50_000_000, 90_000_000)
 
@@ -118,24 +116,3 @@ def test_aggregator_memory_is_bounded_by_top_n():
     snap = agg.snapshot(complete=True)
     assert len(agg.heap) == 5 and [e.idle_ms for e in snap.top] == [9999, 9998, 9997, 9996, 9995]
     assert snap.matched == 10_000 and snap.truncated
-
-
-def test_headless_modules_load_without_textual_or_rich():
-    code = (
-        "import sys\n"
-        "import pelctl.tui, pelctl.tui.source, pelctl.tui.aggregate, pelctl.tui.actions,"
-        " pelctl.tui.operations, pelctl.tui.jumps\n"
-        "bad = [m for m in ('textual', 'rich') if m in sys.modules]\n"
-        "assert not bad, bad\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_pelctl_help_does_not_import_textual():
-    code = (
-        "import sys\n"
-        "from pelctl.cli.app import app\n"
-        "import pelctl.cli.tui\n"
-        "assert 'textual' not in sys.modules\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)

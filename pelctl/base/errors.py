@@ -6,12 +6,11 @@ hint), the TUI to a notification. ``exit_code`` follows SPEC §3.
 
 from __future__ import annotations
 
-EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_NOT_FOUND = 3
 EXIT_CONNECT = 4
-EXIT_PARTIAL = 5
+EXIT_PARTIAL = 5  # some items of a mutation failed: the CLI prints them (cli/mutate.py)
 EXIT_NOT_AUDITED = 6
 
 
@@ -96,16 +95,6 @@ class ConfigError(UsageError):
 
 class OperationFailed(PelctlError):
     exit_code = EXIT_FAILED
-
-
-class PartiallyApplied(PelctlError):
-    """Some items of a mutation failed; ``failed`` lists them."""
-
-    exit_code = EXIT_PARTIAL
-
-    def __init__(self, message: str, failed: list[object] | None = None) -> None:
-        super().__init__(message)
-        self.failed = failed or []
 
 
 class NotAudited(PelctlError):

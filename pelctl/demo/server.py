@@ -28,8 +28,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pelctl.core.errors import OperationFailed
-from pelctl.core.paths import state_dir
+from pelctl.base.errors import OperationFailed
+from pelctl.base.paths import state_dir
 
 INSTALL_HINT = (
     "redis-server is not installed; on Debian/Ubuntu: sudo apt-get install redis-server "
@@ -226,7 +226,7 @@ def _dlq_envelope(i: int, now_ms: int) -> dict[str, str]:
 
 def seed(client) -> None:  # noqa: ANN001, PLR0915 - a scenario script reads best in one piece
     """Seed the incident described in the module docstring."""
-    from pelctl import scenario as sc
+    from pelctl.demo import scenario as sc
 
     now_ms = int(time.time() * 1000)
     r = sc.raw(client)
@@ -301,7 +301,7 @@ def seed(client) -> None:  # noqa: ANN001, PLR0915 - a scenario script reads bes
 
     # Make the crashed consumers look unseen since they crashed (XCLAIM above touched them).
     try:
-        from pelctl.redis.timeshift import backdate_consumers
+        from pelctl.demo.timeshift import backdate_consumers
     except ImportError:
         return
     backdate_consumers(client, orders, {b"billing-2": HOUR + 5 * 60_000})

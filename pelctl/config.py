@@ -1,4 +1,4 @@
-"""Connection settings and kubectl-style contexts from ``~/.config/pelctl/config.toml``.
+"""Contexts and resolved connection settings from ``~/.config/pelctl/config.toml``.
 
 Precedence for every setting: flag > environment > context > default, with one rule above
 it: credentials belong to their source. A context's password, user and TLS settings are only
@@ -28,12 +28,13 @@ import re
 import stat
 import tempfile
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pelctl.core.errors import ConfigError
-from pelctl.core.paths import config_path
+from pelctl.base.errors import ConfigError
+from pelctl.base.paths import config_path
+from pelctl.redis.settings import DEFAULT_URL, ConnectionSettings
 from pelctl.redis.url import (
     SCHEMES,
     check_url,
@@ -43,7 +44,6 @@ from pelctl.redis.url import (
     strip_credentials,
 )
 
-DEFAULT_URL = "redis://localhost:6379/0"
 _CONTEXT_KEYS = {
     "url", "username", "password", "password_env", "tls_ca", "tls_cert", "tls_key",
     "tls_insecure", "group", "read_only", "cluster", "description", "lock_key",
@@ -77,42 +77,6 @@ class Config:
     current_context: str | None = None
     contexts: dict[str, Context] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class ConnectionSettings:
-    """Everything needed to open a connection; ``password`` never appears in any output."""
-
-    url: str = DEFAULT_URL
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    tls_ca: str | None = None
-    tls_cert: str | None = None
-    tls_key: str | None = None
-    tls_insecure: bool = False
-    cluster: bool | None = None  # None: auto-detect
-    context: str | None = None
-    read_only: bool = False
-    default_group: str | None = None
-    lock_key: str | None = None  # the context's lock-key pattern (inspect, entry repairs)
-    client_name: str = "pelctl"
-    socket_timeout: float = 10.0
-    url_source: str = "default"
-    # One line each, for stderr: TLS verification off, a context's credentials left out.
-    warnings: tuple[str, ...] = field(default=(), compare=False)
-
-    @property
-    def redacted_url(self) -> str:
-        return redact(self.url)
-
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        return tuple(s for s in (self.password, credentials(self.url)[1]) if s)
-
-    def with_client_name(self, command: str) -> ConnectionSettings:
-        from pelctl import __version__
-
-        return replace(self, client_name=f"pelctl:{__version__}:{command}")
 
 
 def load_config(path: Path | None = None) -> Config:
@@ -292,8 +256,8 @@ def _timeout_from_env(env: dict[str, str]) -> float:
     text = env.get("PELCTL_TIMEOUT", "").strip()
     if not text:
         return ConnectionSettings.socket_timeout
-    from pelctl.core.durations import parse_duration_ms
-    from pelctl.core.errors import InvalidDuration
+    from pelctl.base.durations import parse_duration_ms
+    from pelctl.base.errors import InvalidDuration
 
     try:
         ms = parse_duration_ms(text)

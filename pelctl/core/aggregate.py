@@ -15,7 +15,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pelctl.core.durations import format_duration_ms
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import PendingEntry, PendingFilter
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
@@ -85,12 +85,6 @@ class PelAggregate:
     @property
     def truncated(self) -> bool:
         return self.matched > len(self.top)
-
-
-def empty_aggregate(
-    filters: PendingFilter = PendingFilter(), top_n: int = DEFAULT_TOP_N
-) -> PelAggregate:
-    return PelAggregator(filters, top_n).snapshot(complete=False)
 
 
 class PelAggregator:

@@ -3,7 +3,7 @@
 ::
 
     spark-submit --master yarn --deploy-mode client \\
-        "$(python -c 'import pelctl.spark.job as j; print(j.__file__)')" \\
+        "$(python -c 'import pelctl.cli.spark_job as j; print(j.__file__)')" \\
         analyze hdfs:///pel/snapshots -o json > fleet.json
 
 Under spark-submit the master, deploy mode, resources and every ``--conf`` come from

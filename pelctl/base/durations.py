@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pelctl.core.errors import InvalidDuration
+from pelctl.base.errors import InvalidDuration
 
 _UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 # Redis takes idle times as signed 64-bit milliseconds. A bare number is compared as an int:

@@ -1,0 +1,25 @@
+"""Raw RESP2 replies (response callbacks off) into Python shapes.
+
+``XINFO GROUPS``/``CONSUMERS``/``STREAM``, ``CONFIG GET`` and an entry's fields all come back
+as one flat list of alternating names and values: ``[k1, v1, k2, v2, ...]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def pairs(flat: Sequence[Any]) -> dict[Any, Any]:
+    """``[k1, v1, k2, v2]`` -> ``{k1: v1, k2: v2}`` (an ``XINFO`` row, a ``CONFIG GET``)."""
+    return {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+
+
+def rows(reply: Iterable[Sequence[Any]]) -> list[dict[Any, Any]]:
+    """A list of flat rows (``XINFO GROUPS``, ``XINFO CONSUMERS``) -> a list of dicts."""
+    return [pairs(row) for row in reply]
+
+
+def field_pairs(flat: Sequence[Any]) -> tuple[tuple[Any, Any], ...]:
+    """An entry's flat fields -> ``((name, value), ...)`` in order, repeated names kept."""
+    return tuple(zip(flat[0::2], flat[1::2], strict=True))
