@@ -8,12 +8,12 @@ import time
 
 import pytest
 
-from pelctl import scenario as sc
-from pelctl.core.errors import EXIT_CONNECT, GroupNotFound, PermissionDenied, UsageError
+from pelctl.base.errors import EXIT_CONNECT, GroupNotFound, PermissionDenied, UsageError
 from pelctl.core.histogram import SUMMARY_MAX_CONSUMERS, histogram
+from pelctl.demo import scenario as sc
 from pelctl.redis.connection import connect
-from pelctl.redis.contexts import ConnectionSettings
 from pelctl.redis.scan import MIN_PAGE
+from pelctl.redis.settings import ConnectionSettings
 
 S, G = b"hist:d", b"g"
 

@@ -43,10 +43,10 @@ def test_at_most_four_ids_a_consumer(r, conn) -> None:  # noqa: ANN001
 def test_inspect_reports_the_dead_letter_stream_and_a_missing_group(r, conn) -> None:  # noqa: ANN001
     import pytest
 
-    from pelctl import scenario as sc
-    from pelctl.core.errors import GroupNotFound
+    from pelctl.base.errors import GroupNotFound
     from pelctl.core.inspect import inspect_stream
     from pelctl.core.models import Advice
+    from pelctl.demo import scenario as sc
 
     sc.add_entries(r, S, 3)
     sc.create_group(r, S, G)

@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from pelctl import scenario as sc
+from pelctl.base.errors import GroupNotFound, StreamNotFound
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
-from pelctl.core.errors import GroupNotFound, StreamNotFound
+from pelctl.demo import scenario as sc
 from tests.integration.repair_support import ALIVE, DEAD, HOUR, G, S, incident, pel, raw
 
 NEW_PLAN = "make a new plan with --plan-out"
@@ -162,9 +162,9 @@ def test_verify_of_consumers_counts_those_gone(r, conn) -> None:  # noqa: ANN001
 
 
 def test_verify_refused_by_the_acl_names_the_command(r, redis_server) -> None:  # noqa: ANN001
-    from pelctl.core.errors import PermissionDenied
+    from pelctl.base.errors import PermissionDenied
     from pelctl.redis.connection import connect
-    from pelctl.redis.contexts import ConnectionSettings
+    from pelctl.redis.settings import ConnectionSettings
 
     stuck, _ = incident(r, dead=1, alive=0)
     entries = m.Plan("ack", S, G, (item(stuck[0], DEAD, 0, 1),))

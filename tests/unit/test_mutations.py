@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from pelctl.base.errors import EXIT_USAGE, UsageError
 from pelctl.core import mutations as m
-from pelctl.core.errors import EXIT_USAGE, UsageError
 
 URL = "redis://h:1/0"
 
@@ -338,15 +338,11 @@ def test_dry_run_result() -> None:
     assert m.dry_run_result(p) == m.RepairResult(
         action="requeue", stream=b"orders", group=b"billing", dry_run=True, matched=6,
         applied=0, skipped=4, failed=(),
-        extra=(("dlq", 1), ("refuse", 1), ("requeue", 1), ("skip", 3)), notes=("n",),
+        items=(m.ItemResult(b"5-0", "not-pending"), m.ItemResult(b"6-0", "not-pending"),
+               m.ItemResult(b"1-0", "requeued"), m.ItemResult(b"2-0", "skip"),
+               m.ItemResult(b"3-0", "refused"), m.ItemResult(b"4-0", "dlq")),
+        notes=("n",),
     )  # fmt: skip
-
-
-def test_with_items_replaces_only_the_items() -> None:
-    p = a_plan("ack", (item(b"1-0", b"c1", "ack"), item(b"2-0", b"c1", "ack")), notes=("n",))
-    trimmed = m.with_items(p, iter([p.items[1]]))
-    assert trimmed == m.Plan("ack", b"orders", b"billing", (p.items[1],), server=URL, notes=("n",))
-    assert p.count == 2
 
 
 # -- the dispatcher --------------------------------------------------------------------------

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from pelctl.base.errors import ConfigError, UsageError
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
-from pelctl.core.errors import ConfigError, UsageError
 
 ENTRY = m.Plan(
     action="requeue", stream=b"orders", group=b"billing",
@@ -33,22 +33,32 @@ PRUNE = m.Plan(
 
 
 def doc(plan: m.Plan = ENTRY) -> dict[str, Any]:
-    return copy.deepcopy(plans.to_json(plan))
+    """The plan as a version 2 file (still read): items with "owner" and "action", targets
+    "ids", options "inactive_ms". The validation below is that of the version 2 reader."""
+    data = copy.deepcopy(plans.to_json(plan))
+    data["version"] = 2
+    data["targets"]["ids"] = data["targets"].pop("id_count")
+    data["options"]["inactive_ms"] = data["options"].pop("consumer_min_idle_ms")
+    data["items"] = [
+        {"id": plans.escape(i.id), "owner": plans.escape(i.owner), "idle_ms": i.idle_ms,
+         "deliveries": i.deliveries, "action": i.action, **({"note": i.note} if i.note else {})}
+        for i in plan.items
+    ]  # fmt: skip
+    return data
 
 
 def test_round_trips() -> None:
     for plan in (ENTRY, PRUNE):
-        assert plans.from_json(doc(plan)) == plan
+        assert plans.from_json(doc(plan)) == plan  # version 2
+        assert plans.from_json(copy.deepcopy(plans.to_json(plan))) == plan  # version 3
 
 
 def test_to_json_layout() -> None:
-    data = doc()
-    assert data["targets"] == {"ids": 0, "consumer": "c1", "min_idle_ms": 5,
+    data = plans.to_json(ENTRY)
+    assert data["version"] == 3
+    assert data["targets"] == {"id_count": 0, "consumer": "c1", "min_idle_ms": 5,
                                "min_deliveries": 2, "limit": 9, "all": False,
                                "below_deliveries": 4}  # fmt: skip
-    assert data["items"][1] == {"id": "2-0", "owner": "c\\xff", "idle_ms": 6_000,
-                                "deliveries": 1, "action": "skip", "note": "alive"}  # fmt: skip
-    assert "note" not in data["items"][0]
     assert (data["count"], data["missing"], data["created_at"]) == (
         1,
         ["3-0"],
@@ -57,7 +67,8 @@ def test_to_json_layout() -> None:
     assert plans.params_json(ENTRY) == {"targets": data["targets"], "options": data["options"]}
     assert plans.params_json(PRUNE)["options"] == {
         "to": None, "dlq": None, "reason": None, "lock_key": None, "max_retries": None,
-        "field_prefix": "_", "no_lineage": False, "inactive_ms": 60_000, "reassign_to": "w9",
+        "field_prefix": "_", "no_lineage": False, "consumer_min_idle_ms": 60_000,
+        "reassign_to": "w9",
         "full": False, "assume_dead": True, "create_consumer": False,
     }  # fmt: skip
 
@@ -92,9 +103,9 @@ ACTIONS = "claim, ack, requeue, dlq-move, consumers-prune, ghosts-fix"
     [
         ([], 'not a pelctl plan (no "format": "pelctl-plan")'),
         (edit("format", "x"), 'not a pelctl plan (no "format": "pelctl-plan")'),
-        (edit("version", 3), "unsupported plan version 3 (this pelctl reads version 2)"),
+        (edit("version", 4), "unsupported plan version 4 (this pelctl reads versions 2, 3)"),
         (edit("version", "v" * 30), "unsupported plan version '" + "v" * 19 + " (this pelctl"
-         " reads version 2)"),
+         " reads versions 2, 3)"),
         (edit("action", "dlq-replay"), f"a plan file cannot hold 'dlq-replay' (only {ACTIONS})"),
         (edit("action", 5), f"a plan file cannot hold '5' (only {ACTIONS})"),
         (edit("action", "a" * 50), f"a plan file cannot hold '{'a' * 40}' (only {ACTIONS})"),
@@ -274,7 +285,7 @@ def test_check_seal_refusals_are_exact(monkeypatch, tmp_path) -> None:  # noqa: 
     # no key at all: no key file, no variable
     monkeypatch.delenv(plans.KEY_ENV)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    from pelctl.core.paths import plan_key_path
+    from pelctl.base.paths import plan_key_path
 
     assert seal_refusal(sealed) == (
         f"the plan was sealed with a key this user does not have (no {plan_key_path()} and no"
@@ -295,7 +306,7 @@ def test_the_key_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
     import os
     import stat
 
-    from pelctl.core.paths import plan_key_path
+    from pelctl.base.paths import plan_key_path
 
     monkeypatch.delenv(plans.KEY_ENV, raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
@@ -351,7 +362,7 @@ def test_dumps_layout() -> None:
 
 
 def test_an_unreadable_key_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
-    from pelctl.core.paths import plan_key_path
+    from pelctl.base.paths import plan_key_path
 
     monkeypatch.delenv(plans.KEY_ENV, raising=False)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
@@ -407,7 +418,7 @@ def test_load_refusals_are_exact(monkeypatch, tmp_path) -> None:  # noqa: ANN001
     with pytest.raises(ConfigError) as err:
         plans.load(path)
     assert err.value.message == (
-        f"{path}: unsupported plan version '{'v' * 19} (this pelctl reads version 2)"
+        f"{path}: unsupported plan version '{'v' * 19} (this pelctl reads versions 2, 3)"
     )
     path.write_text(json.dumps(doc()))
     with pytest.raises(plans.PlanRefused) as refused_:
