@@ -669,6 +669,9 @@ def require_targets(action: str, targets: Targets, *, named: bool) -> None:
 class DlqMutation(Mutation):
     """A mutation of a dead-letter stream: the plan's ``stream`` is the DLQ, no group."""
 
+    def audit_params(self, plan: Plan) -> dict[str, Any]:
+        return params(plan)  # the DLQ filters and replay options too
+
     def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
         """``14 entries from orders:dlq to orders`` (replay: where each entry goes)."""
         del dead
