@@ -103,8 +103,8 @@ GLOBAL_METAVARS = {"url": "URL", "context": "NAME", "tls_ca": "FILE", "tls_cert"
 COMMON_HELP = {p.name: p.annotation.__metadata__[0].help for p in COMMON_PARAMS}
 
 COMMON_NAMES = [p.name for p in COMMON_PARAMS]
-MUTATION_NAMES = [p.name for p in MUTATION_PARAMS]
-ALL_NAMES = COMMON_NAMES + MUTATION_NAMES
+SAFETY_NAMES = [p.name for p in MUTATION_PARAMS]
+ALL_NAMES = COMMON_NAMES + SAFETY_NAMES
 DEFAULTS = {p.name: p.default for p in COMMON_PARAMS + MUTATION_PARAMS}
 
 

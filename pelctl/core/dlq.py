@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import redis.exceptions as rex
 
@@ -668,6 +668,8 @@ def require_targets(action: str, targets: Targets, *, named: bool) -> None:
 
 class DlqMutation(Mutation):
     """A mutation of a dead-letter stream: the plan's ``stream`` is the DLQ, no group."""
+
+    missing_outcome: ClassVar[str] = "gone"
 
     def audit_params(self, plan: Plan) -> dict[str, Any]:
         return params(plan)  # the DLQ filters and replay options too

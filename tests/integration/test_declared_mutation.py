@@ -73,6 +73,31 @@ def apply_tag(conn, plan: Plan, *, progress=None, **_: object) -> RepairResult: 
     return build_result(plan, done)
 
 
+@pytest.fixture(autouse=True)
+def audit_lines_match_schema() -> Iterator[None]:
+    """As in tests/conftest.py, every audit line is checked against its schema, with the
+    test's own mutation standing in for a shipped one: docs/schemas/audit-line.json lists
+    the shipped mutations by name (tests/unit/test_runner.py keeps it in step)."""
+    from unittest import mock
+
+    from pelctl.core import audit
+    from tests.schemas.checker import errors
+
+    problems: list[str] = []
+    original = audit.append
+
+    def append(record: dict, path=None):  # noqa: ANN001, ANN202
+        shown = {**record, "action": "ack"} if record.get("action") == "tag" else record
+        found = errors("audit-line.json", shown)
+        if found:
+            problems.append(f"audit line does not match its schema: {found[:5]}")
+        return original(record, path)
+
+    with mock.patch.object(audit, "append", append):
+        yield
+    assert not problems, problems[0]
+
+
 @pytest.fixture
 def tag() -> Iterator[Mutation]:
     mutation = mutations.declare(Mutation("tag", "tag", "add the entries' ids to <stream>:tags",
@@ -145,8 +170,8 @@ def test_the_cli_runs_a_newly_declared_mutation(tag, pending_ids, r, redis_serve
     assert "tagged 2 entries of orders/billing" in out
     assert r.smembers("orders:tags") == set(pending_ids[:2])
     (line,) = audit_lines()
-    assert line["command"] == "tag" and line["surface"] == "cli"
-    assert line["result"]["applied"] == 2 and line["ids"] == ids
+    assert line["action"] == "tag" and line["surface"] == "cli"
+    assert line["applied"] == 2 and line["ids"] == ids
     assert line["outcomes"] == {"tagged": 2}
 
 
@@ -199,5 +224,5 @@ def test_the_dashboard_runs_a_newly_declared_mutation(
     asyncio.run(scenario())
     assert r.smembers("orders:tags") == {pending_ids[0]}
     (line,) = audit_lines()
-    assert line["command"] == "tag" and line["surface"] == "tui"
+    assert line["action"] == "tag" and line["surface"] == "tui"
     assert line["ids"] == [pending_ids[0].decode()] and line["outcomes"] == {"tagged": 1}

@@ -29,7 +29,7 @@ def test_every_mutating_command_runs_a_declared_mutation() -> None:
     import typer.main
 
     from pelctl.cli.app import app
-    from pelctl.cli.options import FROM_PLAN_FILE, MUTATION_NAMES
+    from pelctl.cli.options import FROM_PLAN_FILE, SAFETY_NAMES
 
     named: dict[str, str] = {}
 
@@ -40,7 +40,7 @@ def test_every_mutating_command_runs_a_declared_mutation() -> None:
         params = {p.name for p in cmd.params}
         if mutation is not None:
             named[" ".join(path)] = mutation
-            assert set(MUTATION_NAMES) <= params, path
+            assert set(SAFETY_NAMES) <= params, path
 
     walk(typer.main.get_command(app), ())
     assert named["apply"] == FROM_PLAN_FILE
@@ -87,3 +87,14 @@ def test_outcome_exit_codes() -> None:
     assert runner.Outcome((_result(failed=True), _result(interrupted=True))).exit_code == 130
     assert runner.Outcome((_result(interrupted=True),), not_audited=problem).exit_code == 6
     assert runner.Outcome(aborted=True).exit_code == 1
+
+
+def test_the_audit_schema_names_every_declared_mutation() -> None:
+    """docs/schemas/audit-line.json lists the actions an audit line may hold: every declared
+    mutation, and the reclaim loop's passes."""
+    import json
+
+    schema = json.loads((PACKAGE.parent / "docs/schemas/audit-line.json").read_text())
+    actions = schema["$defs"]["who"]["properties"]["action"]["enum"]
+    mutations.get("ack")  # loads every declaration
+    assert set(actions) == set(mutations.MUTATIONS) | {"reclaim"}
