@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(dlq_app, name="dlq", rich_help_panel="Repair")
 
 
-@pelctl_command(dlq_app, "move", mutating=True)
+@pelctl_command(dlq_app, "move", mutation="dlq-move")
 def move(
     rt: Runtime,
     stream: StreamArg,

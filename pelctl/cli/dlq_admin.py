@@ -284,7 +284,7 @@ def stats_cmd(
 # -- mutations -----------------------------------------------------------------------------------
 
 
-@pelctl_command(dlq_app, "replay", mutating=True)
+@pelctl_command(dlq_app, "replay", mutation="dlq-replay")
 def replay_cmd(
     rt: Runtime,
     dlq: DlqArg = None,
@@ -377,7 +377,7 @@ def replay_cmd(
     return run(rt, "dlq-replay", dlq, match, targets, options)
 
 
-@pelctl_command(dlq_app, "purge", mutating=True)
+@pelctl_command(dlq_app, "purge", mutation="dlq-purge")
 def purge_cmd(
     rt: Runtime,
     dlq: DlqArg = None,

@@ -1,9 +1,10 @@
 """How ``pelctl dlq replay`` and ``dlq purge`` run, over one or more dead-letter streams.
 
-The pattern of :mod:`pelctl.cli.mutate` (gate before connecting, plan, dry run,
-confirmation showing the count, apply, one audit line, exit 5 / 130 / 6), with the DLQ's own
-rendering, a combined confirmation when several DLQs are taken, the DLQ filters and replay
-options in the audit ``params``, and a progress bar with rate and time left.
+The one runner (:mod:`pelctl.core.runner`: refusals before connecting, confirmation
+showing the count, apply, one audit line per DLQ, exit 5 / 130 / 6) as in
+:mod:`pelctl.cli.mutate`, with the DLQ's own rendering, a combined confirmation when several
+DLQs are taken, and a progress bar with rate and time left. The audit ``params`` (the DLQ
+filters and replay options) come from the declaration.
 
 Loaded only when one of those commands runs (it is not needed for ``--help``).
 """
@@ -61,10 +62,6 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
              for key in keys]  # fmt: skip
     if rt.dry_run:
         return _show_dry_run(rt, plans, single)
-    total = sum(p.count for p in plans)
-    if total and not _confirm(rt, plans):
-        rt.info("aborted: nothing changed")
-        return 1
     return _apply(rt, conn, plans, single)
 
 
@@ -175,51 +172,24 @@ def _stderr_tty() -> bool:
 
 
 def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:  # noqa: ANN401
+    """Through the runner: one confirmation for every DLQ, then each applied and audited
+    (fail closed: no further DLQ is changed once an audit line could not be written)."""
     from pelctl.base.binary import escape
-    from pelctl.core import audit, mutations
-    from pelctl.core import dlq as core
+    from pelctl.cli.mutate import surface
+    from pelctl.core import runner
 
-    settings = conn.settings
-    results = []
-    unaudited = None
-    for p in plans:
-        progress = ReplayProgress(f"{p.mutation.verb} {escape(p.stream)}",
-                                  no_color=bool(rt.options.get("no_color")))  # fmt: skip
-        try:
-            result = mutations.apply(conn, p, progress=progress)
-        except Exception as err:
-            # Some entries may have been changed before the error: the audit log says so.
-            from pelctl.cli.mutate import record_error
-
-            if results:
-                _show_results(rt, results, single)
-            record_error(rt, audit.error_entry(
-                p.action, p.stream, p.group, err, server=settings.redacted_url,
-                context=settings.context, params=core.params(p), secrets=settings.secrets,
-            ))  # fmt: skip
-            raise
-        finally:
-            progress.close()
-        results.append(result)
-        try:
-            audit.record(result, server=settings.redacted_url, context=settings.context,
-                         params=core.params(p), secrets=settings.secrets)  # fmt: skip
-        except OSError as err:
-            # Fail closed: no further dead-letter stream is changed without an audit trail.
-            unaudited = audit.not_audited(err, action=f"{p.action} of {escape(p.stream)}",
-                                          applied=result.applied)  # fmt: skip
-            if len(results) < len(plans):
-                unaudited.message += (f"; stopped there, {len(plans) - len(results)} more "
-                                      "dead-letter streams were not touched")  # fmt: skip
-            break
-        if result.interrupted:
-            break
-    _show_results(rt, results, single)
-    if unaudited is not None:
-        raise unaudited  # exit 6 (over 5 and 130): the results above list what failed
-    if any(r.interrupted for r in results):
-        return 130
-    return 5 if any(r.failed for r in results) else 0
+    no_color = bool(rt.options.get("no_color"))
+    cli = surface(rt, lambda plans: _confirm(rt, plans),
+                  lambda p: ReplayProgress(f"{p.mutation.verb} {escape(p.stream)}", no_color),
+                  stopped=lambda results: _show_results(rt, list(results), single))  # fmt: skip
+    outcome = runner.execute(conn, plans, cli)
+    if outcome.aborted:
+        rt.info("aborted: nothing changed")
+        return outcome.exit_code
+    _show_results(rt, list(outcome.results), single)
+    if outcome.not_audited is not None:
+        raise outcome.not_audited  # exit 6 (over 5 and 130): the results above list what failed
+    return outcome.exit_code
 
 
 def _show_results(rt: Runtime, results: list[Any], single: bool) -> None:

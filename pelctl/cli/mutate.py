@@ -1,14 +1,16 @@
-"""How every CLI mutation runs, driven by its one declaration (:mod:`pelctl.core.mutations`).
+"""The CLI's side of every mutation: its callbacks to the one runner (:mod:`pelctl.core.runner`)
+and what it prints, driven by the mutation's declaration (:mod:`pelctl.core.mutations`).
 
 1. ``dangerous`` mutations (not a dry run, not ``--plan-out``): refused in read-only mode
    and, without a terminal, without ``--yes`` — both before connecting; the audit log must
-   be writable before anything changes.
+   be writable before anything changes (:func:`pelctl.core.runner.refuse`).
 2. Plan (read-only). ``--dry-run`` prints it; ``--plan-out FILE`` saves it. Neither changes
    anything, so both also work in read-only mode.
-3. Confirmation on a terminal, showing the count (``--yes`` skips it).
-4. Apply (every entry re-verified by its script), append the audit line, print the result.
-   Exit 5 when some items failed (listed), 130 when interrupted, 6 when the change was
-   applied but its audit line could not be written (the result is printed all the same).
+3. The runner asks for confirmation through :func:`confirm` (on a terminal, showing the
+   count; ``--yes`` answers), applies with a progress line, appends the audit line; this
+   module prints the result. Exit 5 when some items failed (listed), 130 when interrupted,
+   6 when the change was applied but its audit line could not be written (the result is
+   printed all the same).
 
 Only typer is imported at module level; everything else loads inside the functions.
 """
@@ -31,19 +33,31 @@ def interactive() -> bool:
 
 
 def gate(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401 - Mutation, imported lazily
-    """Refusals that must happen before connecting."""
-    from pelctl.base.errors import UsageError
-    from pelctl.core import audit
+    """The runner's refusals, before connecting: read-only mode, no terminal and no
+    ``--yes``, an audit log that cannot be written."""
+    from pelctl.core import runner
 
-    if not mutation.dangerous:
-        return
-    rt.require_writable(mutation.name)
+    if mutation.dangerous:
+        runner.refuse(mutation, read_only=rt.settings().read_only, ready=lambda m: _ready(rt, m))
+
+
+def _ready(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401
+    """The CLI can confirm on a terminal, or with ``--yes``; otherwise it refuses."""
+    from pelctl.base.errors import UsageError
+
     if not rt.yes and not interactive():
         raise UsageError(
             f"{mutation.name} changes data and needs confirmation, but stdin is not a terminal",
             hint="pass --yes to confirm (and preview it first with --dry-run)",
         )
-    audit.ensure_writable()
+
+
+def surface(rt: Runtime, confirm: Callable[[Any], bool], progress: Callable[[Any], Any],
+            stopped: Callable[[Any], None] | None = None) -> Any:  # noqa: ANN401  # fmt: skip
+    """The CLI as the runner's :class:`~pelctl.core.runner.Surface`."""
+    from pelctl.core.runner import Surface
+
+    return Surface("cli", confirm=confirm, progress=progress, warn=rt.warn, stopped=stopped)
 
 
 # warnings(conn, plan) is called once the plan is made, before anything changes; the function
@@ -227,55 +241,20 @@ def confirm_and_apply(
     preface: str | None = None,
     warnings: Callable[[bool], list[str]] | None = None,
 ) -> int:
-    from pelctl.core import audit, mutations
-    from pelctl.core.plan import params_json
+    """Run ``plan`` through the runner (confirm, apply, audit) and print its result."""
+    from pelctl.core import runner
 
-    if plan.count and not confirm(rt, plan, preface):
+    cli = surface(rt, lambda plans: confirm(rt, plans[0], preface),
+                  lambda p: _Progress(p.mutation.name))  # fmt: skip
+    outcome = runner.execute(conn, [plan], cli, plan_file=plan_file)
+    if outcome.aborted:
         rt.info("aborted: nothing changed")
-        return 1
-    progress = _Progress(plan.mutation.name)
-    settings = conn.settings
-    try:
-        result = mutations.apply(conn, plan, progress=progress)
-    except Exception as err:
-        # Some items may have been changed before the error: the audit log says so.
-        record_error(rt, audit.error_entry(
-            plan.action, plan.stream, plan.group, err, server=settings.redacted_url,
-            context=settings.context, params=params_json(plan), secrets=settings.secrets,
-        ))  # fmt: skip
-        raise
-    finally:
-        progress.close()
-    unaudited = None
-    try:
-        audit.record(
-            result,
-            server=settings.redacted_url,
-            context=settings.context,
-            params=params_json(plan),
-            secrets=settings.secrets,
-            plan_file=plan_file,
-        )
-    except OSError as err:
-        unaudited = audit.not_audited(err, action=plan.action, applied=result.applied)
+        return outcome.exit_code
+    (result,) = outcome.results
     show_result(rt, result, warnings(True) if warnings and result.applied else [])
-    if unaudited is not None:
-        raise unaudited  # exit 6 (over 5 and 130): the result above lists what failed
-    if result.interrupted:
-        return 130
-    return 5 if result.failed else 0
-
-
-def record_error(rt: Runtime, record: dict[str, Any]) -> None:
-    """Append the audit line of a mutation that stopped on an error; if even that fails,
-    warn and let the mutation's own error be the one reported."""
-    from pelctl.core import audit
-
-    try:
-        audit.append(record)
-    except OSError as err:
-        rt.warn(f"the audit log {audit.audit_path()} could not record this failed run: "
-                f"{err.strerror or err}")  # fmt: skip
+    if outcome.not_audited is not None:
+        raise outcome.not_audited  # exit 6 (over 5 and 130): the result above lists what failed
+    return outcome.exit_code
 
 
 def show_result(rt: Runtime, result: Any, warnings: list[str] | None = None) -> None:  # noqa: ANN401

@@ -103,8 +103,8 @@ GLOBAL_METAVARS = {"url": "URL", "context": "NAME", "tls_ca": "FILE", "tls_cert"
 COMMON_HELP = {p.name: p.annotation.__metadata__[0].help for p in COMMON_PARAMS}
 
 COMMON_NAMES = [p.name for p in COMMON_PARAMS]
-MUTATION_NAMES = [p.name for p in MUTATION_PARAMS]
-ALL_NAMES = COMMON_NAMES + MUTATION_NAMES
+SAFETY_NAMES = [p.name for p in MUTATION_PARAMS]
+ALL_NAMES = COMMON_NAMES + SAFETY_NAMES
 DEFAULTS = {p.name: p.default for p in COMMON_PARAMS + MUTATION_PARAMS}
 
 
@@ -171,13 +171,9 @@ class Runtime:
 
     def require_writable(self, action: str) -> None:
         """Refuse a mutation in read-only mode, before any connection is made."""
-        if self.settings().read_only:
-            from pelctl.base.errors import ReadOnlyRefused
+        from pelctl.core.runner import refuse_read_only
 
-            raise ReadOnlyRefused(
-                f"{action} refused: read-only mode is on",
-                hint="read-only comes from --read-only, PELCTL_READ_ONLY or the context",
-            )
+        refuse_read_only(action, self.settings().read_only)
 
     def default_group(self, group: str | None) -> str | None:
         return group or self.settings().default_group
@@ -337,20 +333,31 @@ class PelctlGroup(TyperGroup):
         )
 
 
+# A command's mutation: the name of the declaration it runs (pelctl.core.mutations), or this
+# for ``pelctl apply``, which runs whichever one its plan file holds.
+FROM_PLAN_FILE = "<plan file>"
+
+
 def pelctl_command(
     app: typer.Typer,
     name: str,
     *,
-    mutating: bool = False,
+    mutation: str | None = None,
     pipe_default: str = "plain",
     **typer_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``func(rt: Runtime, **own_options)`` as a command with the shared options."""
+    """Register ``func(rt: Runtime, **own_options)`` as a command with the shared options.
+
+    ``mutation``: the declared mutation the command runs (``"requeue"``); such a command also
+    gets the safety options (``--dry-run``, ``--yes``, ``--all-rows``), and its click
+    callback says which (``callback.pelctl_mutation``). The name is checked against the
+    declarations by a test (tests/cli/test_options.py), not here: looking it up would import
+    the repairs at start-up."""
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         own = list(inspect.signature(func, eval_str=True).parameters.values())[1:]
         own_names = {p.name for p in own}
-        extra = COMMON_PARAMS + (MUTATION_PARAMS if mutating else [])
+        extra = COMMON_PARAMS + (MUTATION_PARAMS if mutation is not None else [])
         ctx_param = inspect.Parameter(
             "pelctl_ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
         )
@@ -368,6 +375,7 @@ def pelctl_command(
             run_command(rt, func, kwargs)
 
         del wrapper.__wrapped__
+        wrapper.pelctl_mutation = mutation  # type: ignore[attr-defined]
         wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
         typer_kwargs.setdefault("cls", PelctlCommand)

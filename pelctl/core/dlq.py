@@ -671,6 +671,9 @@ class DlqMutation(Mutation):
 
     missing_outcome: ClassVar[str] = "gone"
 
+    def audit_params(self, plan: Plan) -> dict[str, Any]:
+        return params(plan)  # the DLQ filters and replay options too
+
     def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
         """``14 entries from orders:dlq to orders`` (replay: where each entry goes)."""
         del dead

@@ -22,7 +22,7 @@ import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pelctl.base.errors import UsageError
 
@@ -345,6 +345,21 @@ class Mutation:
     label: str = ""  # a word before the noun: "ghost" entries
     # The outcome of an explicit id that was not there when planned (dry runs and apply).
     missing_outcome: ClassVar[str] = "not-pending"
+
+    def title(self, plan: Plan) -> str:
+        """The mutation as messages name it: ``ack``; ``dlq-purge of orders:dlq`` for a plan
+        without a group (a dead-letter stream's: the stream is the whole target)."""
+        from pelctl.base.binary import escape
+
+        return plan.action if plan.group else f"{plan.action} of {escape(plan.stream)}"
+
+    def audit_params(self, plan: Plan) -> dict[str, Any] | None:
+        """The plan's targets and options as its audit line records them (``params``).
+        None: those of its plan file (:func:`pelctl.core.plan.params_json`, which the runner
+        calls; this module cannot import it). A declaration with targets or options of its
+        own (the DLQ filters) returns them."""
+        del plan
+        return None
 
     def noun(self, n: int) -> str:
         if self.subject == "consumer":
