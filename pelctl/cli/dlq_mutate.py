@@ -25,7 +25,7 @@ def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list
     narrows the discovery). Any other dead-letter stream must be named."""
     from pelctl.base.binary import unescape
     from pelctl.base.errors import UsageError
-    from pelctl.core.dlq import discover
+    from pelctl.core.dlq.read import discover
 
     if dlq is not None:
         if match is not None:
@@ -37,8 +37,8 @@ def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list
 def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any,  # noqa: ANN401
          options: Any) -> int:  # noqa: ANN401  # fmt: skip
     from pelctl.cli.mutate import gate
-    from pelctl.core import dlq as core
     from pelctl.core import mutations
+    from pelctl.core.dlq import common as core
 
     mutation = mutations.get(action)
     if not rt.dry_run:
@@ -99,7 +99,7 @@ def _confirm(rt: Runtime, plans: list[Any]) -> bool:
         rt.info(render.plan_summary(p))
         for note in p.notes:
             rt.info(f"note: {note}")
-    from pelctl.core.dlq import combined_prompt
+    from pelctl.core.dlq.common import combined_prompt
 
     context = rt.settings().context
     if len(plans) == 1:
@@ -177,7 +177,7 @@ def _stderr_tty() -> bool:
 def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:  # noqa: ANN401
     from pelctl.base.binary import escape
     from pelctl.core import audit, mutations
-    from pelctl.core import dlq as core
+    from pelctl.core.dlq import common as core
 
     settings = conn.settings
     results = []

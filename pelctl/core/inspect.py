@@ -20,6 +20,7 @@ from pelctl.core.cmdline import command_line
 from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
 from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS, ConsumerFacts
 from pelctl.core.models import (
+    POISON_DELIVERIES,
     Advice,
     ConsumerInfo,
     GroupInfo,
@@ -28,7 +29,6 @@ from pelctl.core.models import (
     PendingEntry,
     StreamInspection,
 )
-from pelctl.core.mutations import POISON_DELIVERIES
 from pelctl.core.targets import group_rows
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors

@@ -345,7 +345,7 @@ def from_json(data: Any) -> Plan:
     for needed in mutation.needs:
         if getattr(options, needed) in (None, ""):
             raise ValueError(f'{action} needs options "{needed}"')
-    from pelctl.core.repair import check_lineage
+    from pelctl.core.executor import check_lineage
 
     check_lineage(options)
     if options.lock_key is not None:
@@ -569,7 +569,7 @@ def load(path: str | os.PathLike[str]) -> Plan:
 
 def check_target(conn: Connection, plan: Plan) -> None:
     """Refuse a plan for another server or database, or for a stream recreated since."""
-    from pelctl.core.repair import entries_added, server_db, server_run_id
+    from pelctl.core.executor import entries_added, server_db, server_run_id
 
     here = conn.settings.redacted_url
     if not plan.server_id:

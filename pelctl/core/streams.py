@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from pelctl.core.dlq import is_dlq_name
+from pelctl.core.dlq.envelope import is_dlq_name
 from pelctl.core.models import StreamSummary, id_ms
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -84,7 +84,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
                 lag=lag_total if groups else None,
                 oldest_pending_age_ms=(now - oldest[i]) if i in oldest else None,
                 node=label,
-                is_dlq=is_dlq_name(key),  # by name only: the one rule (core/dlq.py)
+                is_dlq=is_dlq_name(key),  # by name only: the one rule (core/dlq/envelope.py)
             )
         )
     return out

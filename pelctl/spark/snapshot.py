@@ -118,10 +118,10 @@ def describe_streams(raw: Any, keys: list[bytes]) -> list[StreamFacts]:
     """Lengths, groups, consumers and PEL summaries of ``keys``: two pipelined round trips.
 
     Keys deleted or retyped since SCAN are left out. A stream is a DLQ by the one rule of
-    :func:`pelctl.core.dlq.is_dlq_name` (named ``<stream>:dlq``, emptied or not), never by
+    :func:`pelctl.core.dlq.envelope.is_dlq_name` (named ``<stream>:dlq``, emptied or not), never by
     what its entries carry.
     """
-    from pelctl.core.dlq import is_dlq_name
+    from pelctl.core.dlq.envelope import is_dlq_name
 
     if not keys:
         return []

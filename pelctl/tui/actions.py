@@ -43,7 +43,7 @@ def is_dangerous(action: str) -> bool:
     from pelctl.core import mutations
 
     if action == "dlq_replay":
-        import pelctl.core.dlq  # noqa: F401 - declares dlq-replay
+        import pelctl.core.dlq.replay  # noqa: F401 - declares dlq-replay
     try:
         return mutations.get(MUTATION_NAMES[action]).dangerous
     except Exception:  # noqa: BLE001 - unknown to this build: treat as dangerous

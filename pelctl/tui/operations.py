@@ -63,7 +63,7 @@ def _targets(request: ActionRequest) -> Any:  # noqa: ANN401 - core Targets, imp
     if request.action == "prune":
         return Targets(consumer=request.consumer)
     if request.action == "dlq_replay":
-        from pelctl.core.dlq import DlqTargets
+        from pelctl.core.dlq.common import DlqTargets
 
         return DlqTargets(ids=request.ids)
     if request.ids:
@@ -90,7 +90,7 @@ def _options(source: ActionContext, request: ActionRequest) -> Any:  # noqa: ANN
             assume_dead=request.assume_dead,
         )
     if request.action == "dlq_replay":
-        from pelctl.core.dlq import ReplayOptions
+        from pelctl.core.dlq.common import ReplayOptions
 
         return ReplayOptions()
     return Options()
@@ -104,7 +104,7 @@ def plan(source: ActionContext, request: ActionRequest) -> ActionPlan:
     conn = source.action_conn
     targets, options = _targets(request), _options(source, request)
     if request.action == "dlq_replay":
-        from pelctl.core.dlq import plan_dlq
+        from pelctl.core.dlq.common import plan_dlq
 
         core_plan = plan_dlq(conn, "dlq-replay", request.dlq or b"", targets, options)
     else:
@@ -240,7 +240,7 @@ def apply(source: ActionContext, plan: ActionPlan) -> ActionOutcome:
 
 def _params(request: ActionRequest, core_plan: Any) -> dict[str, Any]:  # noqa: ANN401
     if request.action == "dlq_replay":
-        from pelctl.core.dlq import params
+        from pelctl.core.dlq.common import params
 
         return params(core_plan)
     from pelctl.core.plan import params_json

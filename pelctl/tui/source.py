@@ -19,7 +19,7 @@ from typing import Protocol
 from pelctl.base.binary import escape
 from pelctl.base.errors import OperationFailed, PelctlError, StreamNotFound
 from pelctl.core.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
-from pelctl.core.dlq import DlqEntry
+from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.inspect import DEFAULT_DEAD_AFTER_MS, dlq_key, inspect_stream
 from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
 from pelctl.redis.connection import Connection
@@ -269,7 +269,7 @@ class RedisSource:
         )
 
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot:
-        from pelctl.core import dlq as core_dlq
+        from pelctl.core.dlq import read as core_dlq
 
         with typed_errors("dlq"):
             try:
