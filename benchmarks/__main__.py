@@ -34,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --url: keep datasets already built by a previous run",
     )
+    parser.add_argument(
+        "--before",
+        help="startup case: also time this pelctl executable (e.g. an older checkout's "
+        ".venv/bin/pelctl), interleaved with this one",
+    )
     parser.add_argument("--no-save", action="store_true", help="do not write results/*.json")
     args = parser.parse_args(argv)  # fmt: skip
     sizes = tuple(sorted(int(x.replace("_", "")) for x in args.sizes.split(",") if x.strip()))
@@ -50,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, CaseResult] = {}
     t0 = time.perf_counter()
     try:
-        ctx = Context(server, sizes, args.repeat, reuse=args.reuse, log=log)
+        ctx = Context(server, sizes, args.repeat, reuse=args.reuse, log=log,
+                      before=args.before)  # fmt: skip
         for size in sizes:
             ds = ctx.dataset(size)
             log(f"dataset {ds.label}: {ds.consumers} consumers, {ds.idle:,} idle 1h, "

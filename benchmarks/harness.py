@@ -24,6 +24,7 @@ class Context:
     repeat: int
     reuse: bool = False
     log: Callable[[str], None] = print
+    before: str | None = None  # a second pelctl executable, timed in the same run (startup)
 
     def dataset(self, size: int) -> Dataset:
         return self.server.dataset(size, reuse=self.reuse)
@@ -41,7 +42,8 @@ class Row:
     rss_growth: int | None = None  # bytes (max RSS minus RSS before the call)
     longest_call_ms: float | None = None  # from SLOWLOG (every call logged in a probe run)
     calls: int | None = None
-    baseline: bool = False  # ratios are against this row
+    baseline: bool = False  # ratios are against this row (of the same size and group)
+    group: str = ""  # rows of one measure, under one baseline (startup: one per measure)
     note: str = ""
 
     @property

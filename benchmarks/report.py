@@ -69,13 +69,13 @@ def fmt_s(s: float | None) -> str:
 
 def table(case: str, rows: list[Row]) -> list[str]:
     """Markdown table of one case: every size, every contender."""
-    head = ("| size | contender | median | min | vs pelctl | peak mem (tracemalloc) | "
+    head = ("| size | contender | median | min | vs bold row | peak mem (tracemalloc) | "
             "RSS growth | longest call | calls |")  # fmt: skip
     lines = [f"### {case}", "", head, "|" + "---|" * 9]
-    by_size: dict[int, list[Row]] = {}
+    by_size: dict[tuple[int, str], list[Row]] = {}
     for row in rows:
-        by_size.setdefault(row.size, []).append(row)
-    for size, group in by_size.items():
+        by_size.setdefault((row.size, row.group), []).append(row)
+    for (size, measure), group in by_size.items():
         base = next((r for r in group if r.baseline), None)
         for r in group:
             ratio = "-"
@@ -83,9 +83,11 @@ def table(case: str, rows: list[Row]) -> list[str]:
                 ratio = "1.00x" if r is base else f"{r.median_s / base.median_s:.2f}x"
             longest = "-" if r.longest_call_ms is None else f"{r.longest_call_ms:.2f} ms"
             name = f"**{r.name}**" if r.baseline else r.name
+            name = f"{measure}: {name}" if measure else name
             note = f" ({r.note})" if r.note else ""
+            shown = f"{size:,}" if size else "-"
             lines.append(
-                f"| {size:,} | {name}{note} | {fmt_s(r.median_s)} | {fmt_s(r.min_s)} | {ratio} "
+                f"| {shown} | {name}{note} | {fmt_s(r.median_s)} | {fmt_s(r.min_s)} | {ratio} "
                 f"| {fmt_bytes(r.peak_mem)} | {fmt_bytes(r.rss_growth)} | {longest} "
                 f"| {'-' if r.calls is None else f'{r.calls:,}'} |"
             )

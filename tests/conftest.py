@@ -4,8 +4,11 @@ Fixtures:
 - ``redis_server``: the session's server (``.url``, ``.port``, ``.dir``, ``.proc``);
 - ``r``: a redis-py client (RESP2, bytes) on a flushed database;
 - ``conn``: a pelctl ``Connection`` to it;
-- ``cli``: run the typer app in-process (``cli("inspect", "s", "-o", "json")``);
-- every test gets its own XDG config/state dirs and no PELCTL_*/REDIS_* variables.
+- ``cli``: run the typer app in-process (``cli("inspect", "s", "-o", "json")``); whatever
+  it prints as JSON or NDJSON is validated against its command's schema in docs/schemas/
+  (tests/schemas/checker.py);
+- every test gets its own XDG config/state dirs and no PELCTL_*/REDIS_* variables, and
+  every audit line it writes is validated against docs/schemas/audit-line.json.
 
 Under CI (``CI`` set: .ci/run exports it) a skipped test fails the session: see
 ``pytest_sessionfinish`` below and tests/support/tools.py, the one guard for missing tools.
@@ -100,6 +103,16 @@ def isolated_env(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: AN
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
 
 
+@pytest.fixture(autouse=True)
+def audit_lines_match_schema() -> Iterator[None]:
+    """Every audit line written during a test, from any surface, matches its schema."""
+    from tests.schemas.checker import audit_checker
+
+    with audit_checker() as problems:
+        yield
+    assert not problems, problems[0]
+
+
 @dataclass
 class CliResult:
     exit_code: int
@@ -139,6 +152,7 @@ def cli(redis_server: RedisServer) -> Callable[..., CliResult]:
     from typer.testing import CliRunner
 
     from pelctl.cli.app import app
+    from tests.schemas.checker import check_logs, check_output, recording
 
     runner = CliRunner()
 
@@ -148,10 +162,15 @@ def cli(redis_server: RedisServer) -> Callable[..., CliResult]:
         full_env = {"PELCTL_URL": redis_server.url, "COLUMNS": "200"}
         full_env.update(env or {})
         # typer rebuilds the click command tree on every invoke (~0.1 s); build it once.
-        with mock.patch.object(typer.testing, "_get_command", _cached_command):
+        with (
+            mock.patch.object(typer.testing, "_get_command", _cached_command),
+            recording() as seen,
+        ):
             result = runner.invoke(app, list(args), env=full_env, input=input)
         if result.exception and not isinstance(result.exception, SystemExit):
             raise result.exception
+        check_output(seen, result.stdout, result.exit_code)
+        check_logs(result.stderr)
         return CliResult(result.exit_code, result.stdout, result.stderr)
 
     return invoke

@@ -10,7 +10,8 @@ dataset unchanged):
 - ``ref-001 XAUTOCLAIM loop``: the sidecar recovery worker of reference 001, implemented
   faithfully: an ``XAUTOCLAIM`` cursor loop with ``COUNT 10`` (its ``BATCH_SIZE``) into
   ``recovery-worker-01``, each claimed batch processed concurrently (here the processing is
-  the requeue: XADD the same fields, XACK) in one pipeline, like ``Promise.allSettled``;
+  the requeue: XADD the same fields, XACK) in one pipeline, like ``Promise.allSettled``
+  (the loops are in benchmarks/refs.py; the startup case runs them as whole processes);
 - ``ref-002 XACK/XRANGE/XADD loop``: the periodic scan of reference 002 (the RFC),
   implemented faithfully: ``XPENDING IDLE - + 50`` (its ``BatchSize``) from the start of the
   PEL, then per message one round trip each: ``EXISTS`` of ``lock:{stream}:<id>``, ``XACK``,
@@ -29,9 +30,10 @@ from collections.abc import Callable
 
 import redis
 
+from benchmarks import refs
 from benchmarks.harness import Case, CaseResult, Check, Context, Row
+from benchmarks.refs import THRESHOLD_MS
 
-THRESHOLD_MS = 2_700_000  # the idle entries look idle for an hour; the rest for seconds
 TARGETS = {"ref-001 XAUTOCLAIM loop": 10.0, "ref-002 XACK/XRANGE/XADD loop": 25.0}
 
 
@@ -59,54 +61,12 @@ def prepare_pelctl(url: str, stream: bytes, group: bytes) -> Callable[[], int]:
 
 def prepare_ref001(url: str, stream: bytes, group: bytes) -> Callable[[], int]:
     r = _raw(url)
-
-    def run() -> int:
-        cursor = b"0-0"
-        done = 0
-        while True:
-            reply = r.execute_command("XAUTOCLAIM", stream, group, "recovery-worker-01",
-                                      THRESHOLD_MS, cursor, "COUNT", 10)  # fmt: skip
-            cursor, messages = reply[0], reply[1]
-            live = [msg for msg in messages if msg and msg[1] is not None]
-            if live:
-                pipe = r.pipeline(transaction=False)
-                for entry_id, flat in live:
-                    pipe.execute_command("XADD", stream, "*", *flat)
-                    pipe.execute_command("XACK", stream, group, entry_id)
-                pipe.execute()
-                done += len(live)
-            if cursor in (b"0-0", "0-0"):
-                return done
-
-    return run
+    return lambda: refs.ref001(r, stream, group)
 
 
 def prepare_ref002(url: str, stream: bytes, group: bytes) -> Callable[[], int]:
     r = _raw(url)
-
-    def run() -> int:
-        done = 0
-        while True:
-            pending = r.execute_command("XPENDING", stream, group, "IDLE", THRESHOLD_MS,
-                                        "-", "+", 50)  # fmt: skip
-            if not pending:
-                return done
-            for row in pending:
-                msg_id = row[0]
-                if r.execute_command("EXISTS", b"lock:{" + stream + b"}:" + msg_id) == 1:
-                    continue
-                if r.execute_command("XACK", stream, group, msg_id) == 0:
-                    continue
-                msgs = r.execute_command("XRANGE", stream, msg_id, msg_id)
-                if not msgs:
-                    continue
-                flat = list(msgs[0][1])
-                values = dict(zip(flat[0::2], flat[1::2], strict=True))
-                values[b"_retry_count"] = str(int(values.get(b"_retry_count", b"0")) + 1).encode()
-                r.execute_command("XADD", stream, "*", *[x for kv in values.items() for x in kv])
-                done += 1
-
-    return run
+    return lambda: refs.ref002(r, stream, group)
 
 
 def run(ctx: Context) -> CaseResult:

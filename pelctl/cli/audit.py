@@ -54,10 +54,14 @@ def tail(
 
     def rows(items):  # noqa: ANN001, ANN202
         for r in items:
-            res = r.get("result") or {}
-            failed = "error" if r.get("error") else str(res.get("failed", ""))
+            # Lines written before pelctl 0.2 nest the counts in "result" and name the
+            # repair "command" (CHANGELOG.md): both are shown alike.
+            res = r.get("result") if isinstance(r.get("result"), dict) else r
+            count = res.get("failed_count", res.get("failed", ""))
+            failed = "error" if r.get("error") else str(count)
             row = (
-                str(r.get("time", "")), str(r.get("user", "")), str(r.get("command", "")),
+                str(r.get("time", "")), str(r.get("user", "")),
+                str(r.get("action", r.get("command", ""))),
                 f"{r.get('stream', '')}/{r.get('group', '')}", f"{res.get('matched', 0):,}",
                 f"{res.get('applied', 0):,}", f"{res.get('skipped', 0):,}", failed,
                 str(r.get("server", "")),

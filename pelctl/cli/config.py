@@ -75,7 +75,7 @@ def _list_contexts(rt: Runtime) -> None:
         rt.warn(warning)
     records = [
         {
-            "name": c.name,
+            "context": c.name,
             "current": c.name == cfg.current_context,
             "url": redact(c.url) if c.url else None,
             "group": c.group,
@@ -90,7 +90,7 @@ def _list_contexts(rt: Runtime) -> None:
     rows = [
         (
             "*" if r["current"] else "",
-            r["name"],
+            r["context"],
             r["url"] or "-",
             r["group"] or "-",
             "yes" if r["read_only"] else "no",

@@ -234,7 +234,8 @@ def _show_results(rt: Runtime, results: list[Any], single: bool) -> None:
     if out.fmt in ("csv", "tsv"):
         out.table(TableData(()), [
             {"action": d["action"], "dlq": d["dlq"], "dry_run": False, "matched": d["matched"],
-             "applied": d["applied"], "skipped": d["skipped"], "failed": len(d["failed"])}
+             "applied": d["applied"], "skipped": d["skipped"],
+             "failed_count": d["failed_count"], "interrupted": d["interrupted"]}
             for d in docs
         ])  # fmt: skip
         return

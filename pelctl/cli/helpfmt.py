@@ -22,8 +22,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from typer import rich_utils
 from typer.core import TyperArgument, TyperOption
+
+from pelctl.cli.typer_rich import rich_utils as _rich_utils
+
+rich_utils = _rich_utils()  # typer's, without rich.markdown and rich.traceback (start-up)
 
 GLOBAL_PANEL = "Global options"
 POINTER = "pelctl --help for details"

@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
 
         -o json gives {"by", "total", "buckets": [{"lo", "hi", "count"}]} (milliseconds for
         idle/age; hi is exclusive and null for the open last bucket; --by consumer buckets
-        carry "label" instead)."""
+        carry "consumer" instead)."""
         from pelctl.base.binary import unescape
         from pelctl.base.errors import UsageError
         from pelctl.cli.progress import ScanProgress

@@ -10,10 +10,11 @@ import sys
 
 
 def main() -> None:
-    from pelctl.cli.app import app
+    from pelctl.cli.root import command_for
 
     try:
-        rv = app(standalone_mode=False)
+        # What typer's app() does, building only the command the arguments name.
+        rv = command_for(sys.argv[1:])(standalone_mode=False)
     except Exception as err:  # click's exceptions, duck-typed: typer vendors click privately
         sys.exit(_report_click_error(err))
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -323,10 +323,14 @@ class Output:
     def _delimited(self, records: Sequence[dict[str, Any]], header: bool) -> None:
         writer = csv.writer(sys.stdout, delimiter="," if self.fmt == "csv" else "\t",
                             lineterminator="\n")  # fmt: skip
+        # The columns are every key of any record, in first-seen order: a key only some
+        # records have (a cluster row's node, a missing entry's target) keeps its own column
+        # and is empty elsewhere, never shifting the cells of the others.
+        keys = list(dict.fromkeys(k for record in records for k in record))
         if records and header:
-            writer.writerow([csv_cell(k) for k in records[0]])
+            writer.writerow([csv_cell(k) for k in keys])
         for record in records:
-            writer.writerow([csv_cell(v) for v in record.values()])
+            writer.writerow([csv_cell(record.get(k, "")) for k in keys])
 
 
 # A string cell a spreadsheet would run as a formula (OWASP "CSV injection"); plain numbers

@@ -388,7 +388,7 @@ def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) 
     keys = ("scanned", "requeued", "claimed", "dead_lettered", "skipped_alive",
             "duplicate_acks", "ghosts", "failed")  # fmt: skip
     if out.fmt in ("csv", "tsv"):
-        records = [{k: v for k, v in s.items() if k not in ("error", "skipped")}
+        records = [{k: v for k, v in s.items() if k not in ("error", "skipped_reason")}
                    for s in summary["streams"]]  # fmt: skip
         for s in report.streams:
             if s.skipped:

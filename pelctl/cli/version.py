@@ -29,27 +29,23 @@ def register(app: typer.Typer) -> None:
             "redis-py": dist_version("redis"),
             "hiredis": _maybe_version("hiredis"),
         }
+        pairs = [(k, str(v)) for k, v in info.items()]
         if server:
             conn = rt.connect()
-            info["server"] = {
-                "url": rt.settings().redacted_url,
-                "name": conn.caps.server,
-                "version": conn.caps.version_text,
-                "cluster": conn.is_cluster,
-                "features": conn.caps.features,
-            }
+            url = rt.settings().redacted_url
+            # The JSON vocabulary: "server" is a server's (redacted) URL everywhere,
+            # "server_version" what inspect and snapshot call it ("redis 7.0.15").
+            info.update(server=url, server_version=conn.caps.label,
+                        cluster=conn.is_cluster, features=conn.caps.features)  # fmt: skip
+            pairs += [
+                ("server", f"{conn.caps.label} at {url}"),
+                ("cluster", "yes" if conn.is_cluster else "no"),
+            ]
+            pairs += [(f"  {name}", "yes" if ok else "no")
+                      for name, ok in conn.caps.features.items()]  # fmt: skip
         if rt.out.fmt in ("json", "ndjson"):
             rt.out.document(info)
             return
-        pairs = [(k, str(v)) for k, v in info.items() if k != "server"]
-        if server:
-            s = info["server"]
-            assert isinstance(s, dict)
-            pairs += [
-                ("server", f"{s['name']} {s['version']} at {s['url']}"),
-                ("cluster", "yes" if s["cluster"] else "no"),
-            ]
-            pairs += [(f"  {name}", "yes" if ok else "no") for name, ok in s["features"].items()]
         rt.out.pairs(pairs)
 
 

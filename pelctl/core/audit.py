@@ -3,18 +3,21 @@
 The file is created with mode 0600 (and tightened to 0600 if it was looser), its directory
 with 0700. Server URLs are redacted; the parameters recorded are the repair's targets and options
 (never the command line, which may hold a URL with a password).
-Each line (keys in this order; see docs/safety.md for the stable format)::
+Each line (keys in this order; see docs/safety.md and docs/schemas/audit-line.json)::
 
     {"time": "2025-01-01T03:12:09.123Z", "user": "alice", "host": "ops-1", "pid": 4242,
      "surface": "cli", "context": "prod", "server": "redis://:***@redis:6379/0",
-     "command": "requeue", "stream": "orders", "group": "billing", "dry_run": false,
+     "action": "requeue", "stream": "orders", "group": "billing", "dry_run": false,
      "params": {"targets": {"min_idle_ms": 3600000, ...}, "options": {...}},
-     "result": {"matched": 1204, "applied": 1198, "skipped": 6, "failed": 0},
-     "outcomes": {"requeued": 1198, "alive": 3, "not-pending": 3},
-     "ids": ["1700000000000-0", ...], "failed": [], "interrupted": false}
+     "matched": 1204, "applied": 1198, "skipped": 6, "failed_count": 0,
+     "outcomes": {"requeued": 1198, "alive": 3, "not-pending": 3}, "interrupted": false,
+     "ids": ["1700000000000-0", ...], "id_count": 1198, "failed": []}
 
-``ids`` lists the ids (or consumer names) the mutation changed; beyond
-:data:`MAX_IDS` it becomes ``{"count": n, "first": id, "last": id}``.
+The counts, ``outcomes`` and ``failed`` are the keys of the mutation's JSON result, with
+the same meaning (:func:`failed_list`): ``failed`` lists at most :data:`MAX_FAILED` items
+and ``failed_count`` counts them all. ``ids`` lists the ids (or consumer names) the mutation
+changed, at most :data:`MAX_IDS` of them (the first), and ``id_count`` counts them all: a list
+and its count, like ``failed`` and ``failed_count``.
 """
 
 from __future__ import annotations
@@ -46,10 +49,17 @@ def _user() -> str:
         return str(os.getuid())
 
 
-def summarize_ids(ids: Sequence[bytes]) -> list[str] | dict[str, Any]:
-    if len(ids) <= MAX_IDS:
-        return [escape(i) for i in ids]
-    return {"count": len(ids), "first": escape(ids[0]), "last": escape(ids[-1])}
+def failed_list(result: RepairResult, limit: int | None = None) -> list[dict[str, str]]:
+    """``failed`` of results and audit lines alike: ``{"id", "reason"}`` per failed item
+    (``reason``: its outcome, then the detail), at most ``limit`` of them."""
+    items = result.failed if limit is None else result.failed[:limit]
+    return [{"id": escape(f.id), "reason": f.outcome + (f": {f.detail}" if f.detail else "")}
+            for f in items]  # fmt: skip
+
+
+def summarize_ids(ids: Sequence[bytes]) -> list[str]:
+    """``ids`` of an audit line: the first :data:`MAX_IDS` (``id_count`` counts them all)."""
+    return [escape(i) for i in ids[:MAX_IDS]]
 
 
 def entry(
@@ -66,8 +76,6 @@ def entry(
     from pelctl.redis.url import redact_text
 
     now = time.time()
-    failed = [{"id": escape(f.id), "reason": f.outcome + (f": {f.detail}" if f.detail else "")}
-              for f in result.failed[:MAX_FAILED]]  # fmt: skip
     record: dict[str, Any] = {
         "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now))
         + f".{int(now * 1000) % 1000:03d}Z",
@@ -77,24 +85,21 @@ def entry(
         "surface": surface,
         "context": context,
         "server": redact_text(server, secrets),
-        "command": result.action,
+        "action": result.action,
         "stream": escape(result.stream),
         "group": escape(result.group),
         "dry_run": result.dry_run,
         "params": params,
-        "result": {
-            "matched": result.matched,
-            "applied": result.applied,
-            "skipped": result.skipped,
-            "failed": len(result.failed),
-        },
+        "matched": result.matched,
+        "applied": result.applied,
+        "skipped": result.skipped,
+        "failed_count": len(result.failed),
         "outcomes": result.outcome_counts(),
-        "ids": summarize_ids(result.applied_ids),
-        "failed": failed,
         "interrupted": result.interrupted,
+        "ids": summarize_ids(result.applied_ids),
+        "id_count": len(result.applied_ids),
+        "failed": failed_list(result, MAX_FAILED),
     }
-    if len(result.failed) > MAX_FAILED:
-        record["failed_total"] = len(result.failed)
     if plan_file:
         record["plan_file"] = plan_file
     return record
@@ -125,7 +130,7 @@ def error_entry(
         "surface": surface,
         "context": context,
         "server": redact_text(server, secrets),
-        "command": action,
+        "action": action,
         "stream": escape(stream),
         "group": escape(group),
         "dry_run": False,

@@ -22,7 +22,7 @@ import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from pelctl.base.errors import UsageError
 
@@ -259,10 +259,46 @@ def build_result(
     )
 
 
+# The outcome each planned action is reported by once applied: a dry run speaks the
+# vocabulary of the result it previews (docs/formats.md, "Outcomes").
+PLANNED_OUTCOMES = {
+    "requeue": "requeued",
+    "dlq": "dlq",
+    "claim": "claimed",
+    "ack": "acked",
+    "ack-ghost": "ghost",
+    "delete": "deleted",
+    "reassign+delete": "deleted",  # its entries are counted under "reassigned"
+    "replay": "replayed",
+    "purge": "purged",
+    "refuse": "refused",
+}
+
+
+def planned_outcome(item: PlanItem) -> str:
+    """The outcome ``item`` is expected to have when applied, named as the apply names it:
+    ``requeued``, ``ghost``, ``deleted``...; a skip is reported by its reason (``alive``,
+    ``already-owned``), as the executors report it."""
+    if item.action == "skip":
+        return item.note or "skip"
+    return PLANNED_OUTCOMES.get(item.action, item.action)
+
+
 def dry_run_result(plan: Plan) -> RepairResult:
     """What ``--dry-run`` reports: nothing applied; ``skipped`` counts what the plan already
-    skips; the outcome counts are the plan's actions (``requeue``, ``ack-ghost``, ``skip``)."""
+    skips or refuses; the outcome counts are what applying the plan would report if nothing
+    changed meanwhile (:func:`planned_outcome`; ids not pending: ``not-pending``, or
+    ``gone`` for a dead-letter stream; a prune with ``--reassign-to``: ``reassigned``, the
+    entries its consumers hold)."""
     counts = plan.action_counts()
+    missing = plan.mutation.missing_outcome
+    items = tuple(ItemResult(i, missing) for i in plan.missing) + tuple(
+        ItemResult(i.id, planned_outcome(i), i.note) for i in plan.items
+    )
+    extra: dict[str, int] = {}
+    if plan.mutation.subject == "consumer" and plan.options.reassign_to is not None:
+        extra["reassigned"] = sum(i.deliveries for i in plan.items
+                                  if i.action == "reassign+delete")  # fmt: skip
     return RepairResult(
         action=plan.action,
         stream=plan.stream,
@@ -272,7 +308,8 @@ def dry_run_result(plan: Plan) -> RepairResult:
         applied=0,
         skipped=sum(n for a, n in counts.items() if a in SKIP_ACTIONS),
         failed=(),
-        extra=tuple(sorted(counts.items())),
+        items=items,
+        extra=tuple(sorted(extra.items())),
         notes=plan.notes,
     )
 
@@ -302,6 +339,8 @@ class Mutation:
     needs: tuple[str, ...] = field(default=())  # Options fields that must be set
     past: str = ""  # for results: "requeued", "moved", ... (default: verb + "d")
     label: str = ""  # a word before the noun: "ghost" entries
+    # The outcome of an explicit id that was not there when planned (dry runs and apply).
+    missing_outcome: ClassVar[str] = "not-pending"
 
     def noun(self, n: int) -> str:
         if self.subject == "consumer":

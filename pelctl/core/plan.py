@@ -42,13 +42,28 @@ from typing import Any
 from pelctl.base.binary import escape, unescape
 from pelctl.base.errors import ConfigError, OperationFailed, PelctlError, UsageError
 from pelctl.base.paths import plan_key_path
-from pelctl.core.mutations import SKIP_ACTIONS, Options, Plan, PlanItem, Targets, get
+from pelctl.core.mutations import (
+    APPLIED_OUTCOMES,
+    FAILED_OUTCOMES,
+    SKIP_ACTIONS,
+    Options,
+    Plan,
+    PlanItem,
+    Targets,
+    get,
+    planned_outcome,
+)
 from pelctl.core.targets import require_group, require_stream
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 
 FORMAT = "pelctl-plan"
-VERSION = 2  # 1: unsealed plans (pelctl before the seal), refused
+# 1: unsealed plans (pelctl before the seal), refused. 2: items with "owner" and "action"
+# (the planner's verbs). 3: the JSON vocabulary of every output (docs/formats.md): items with
+# "consumer" and "outcome" (what apply will report), targets "id_count", options
+# "consumer_min_idle_ms". Version 2 files are still read.
+VERSION = 3
+READABLE = (2, 3)
 # The caps of a plan file: a plan is for a reviewed repair, not a whole 10M-entry PEL.
 MAX_ITEMS = 50_000
 MAX_BYTES = 8 * 1024 * 1024
@@ -77,6 +92,14 @@ NARROW_HINT = (
 )
 
 _STREAM_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")  # ASCII digits only (fullmatch)
+_TOKEN = re.compile(r"[a-z][a-z0-9-]{0,39}")  # an outcome name (fullmatch)
+# Version 3 items: the planner's action behind each outcome a plan file may hold (a skip is
+# written as its reason; a prune's "deleted" is "reassign+delete" for a consumer holding
+# entries, since only --reassign-to lets one be deleted).
+_ENTRY_ITEM_KEYS = frozenset({"id", "consumer", "idle_ms", "deliveries", "outcome", "note"})
+_CONSUMER_ITEM_KEYS = frozenset({"consumer", "idle_ms", "pending", "outcome", "note"})
+_ACTION_OF = {"requeued": "requeue", "dlq": "dlq", "claimed": "claim", "acked": "ack",
+              "ghost": "ack-ghost", "deleted": "delete", "refused": "refuse"}  # fmt: skip
 _KEY_ID = re.compile(r"[0-9a-f]{16}")
 
 
@@ -235,17 +258,27 @@ def _ub(value: Any) -> bytes | None:
     return unescape(value)
 
 
-def item_to_json(item: PlanItem) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def item_to_json(item: PlanItem, consumers: bool = False) -> dict[str, Any]:
+    """One plan item as plan files and dry runs write it: an entry ``{"id", "consumer",
+    "idle_ms", "deliveries", "outcome", "note"}``, or for ``consumers prune`` (``consumers``)
+    a consumer ``{"consumer", "idle_ms", "pending", "outcome", "note"}``; ``outcome`` is what
+    applying it will report (:func:`pelctl.core.mutations.planned_outcome`)."""
+    if consumers:
+        return {
+            "consumer": escape(item.id),
+            "idle_ms": item.idle_ms,
+            "pending": item.deliveries,
+            "outcome": planned_outcome(item),
+            "note": item.note,
+        }
+    return {
         "id": escape(item.id),
-        "owner": escape(item.owner),
+        "consumer": escape(item.owner),
         "idle_ms": item.idle_ms,
         "deliveries": item.deliveries,
-        "action": item.action,
+        "outcome": planned_outcome(item),
+        "note": item.note,
     }
-    if item.note:
-        out["note"] = item.note
-    return out
 
 
 def params_json(plan: Plan) -> dict[str, Any]:
@@ -256,6 +289,7 @@ def params_json(plan: Plan) -> dict[str, Any]:
 
 def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
     t, o = plan.targets, plan.options
+    consumers = plan.mutation.subject == "consumer"
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -269,7 +303,7 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
         "created_ms": plan.created_ms,
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(plan.created_ms / 1000)),
         "targets": {
-            "ids": len(t.ids),
+            "id_count": len(t.ids),
             "consumer": _b(t.consumer),
             "min_idle_ms": t.min_idle_ms,
             "min_deliveries": t.min_deliveries,
@@ -285,14 +319,14 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
             "max_retries": o.max_retries,
             "field_prefix": o.field_prefix,
             "no_lineage": o.no_lineage,
-            "inactive_ms": o.inactive_ms,
+            "consumer_min_idle_ms": o.inactive_ms,
             "reassign_to": _b(o.reassign_to),
             "full": o.full,
             "assume_dead": o.assume_dead,
             "create_consumer": o.create_consumer,
         },
         "count": plan.count,
-        "items": [item_to_json(i) for i in plan.items] if items else [],
+        "items": [item_to_json(i, consumers) for i in plan.items] if items else [],
         "missing": [escape(i) for i in plan.missing],
         "notes": list(plan.notes),
     }
@@ -303,9 +337,10 @@ def from_json(data: Any) -> Plan:
     or UsageError). The seal is checked by :func:`load`, before this."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ValueError(f'not a pelctl plan (no "format": "{FORMAT}")')
-    if data.get("version") != VERSION:
-        raise ValueError(f"unsupported plan version {data.get('version')!r:.20} (this pelctl "
-                         f"reads version {VERSION})")  # fmt: skip
+    version = data.get("version")
+    if version not in READABLE:
+        raise ValueError(f"unsupported plan version {version!r:.20} (this pelctl reads "
+                         f"versions {', '.join(map(str, READABLE))})")  # fmt: skip
     action = data["action"]
     if not isinstance(action, str) or action not in ITEM_ACTIONS:
         raise ValueError(f"a plan file cannot hold {str(action)[:40]!r} (only "
@@ -320,7 +355,8 @@ def from_json(data: Any) -> Plan:
         raise ValueError(f"{len(raw_items):,} items, more than the {MAX_ITEMS:,} a plan may hold")
     allowed = ITEM_ACTIONS[action]
     consumers = mutation.subject == "consumer"
-    items = [_item(raw, allowed, consumers) for raw in raw_items]
+    read_item = _item if version == 2 else _item_v3
+    items = [read_item(raw, allowed, consumers) for raw in raw_items]
     seen = Counter(i.id for i in items)
     twice = [k for k, n in seen.items() if n > 1]
     if twice:
@@ -336,7 +372,7 @@ def from_json(data: Any) -> Plan:
         max_retries=_opt_int(o, "max_retries"),
         field_prefix=_opt_str(o, "field_prefix") or "_",
         no_lineage=_bool(o, "no_lineage"),  # absent (older plans): lineage on
-        inactive_ms=_opt_int(o, "inactive_ms"),
+        inactive_ms=_opt_int(o, "inactive_ms" if version == 2 else "consumer_min_idle_ms"),
         reassign_to=_name(o, "reassign_to"),
         full=_bool(o, "full"),
         assume_dead=_bool(o, "assume_dead"),
@@ -345,6 +381,8 @@ def from_json(data: Any) -> Plan:
     for needed in mutation.needs:
         if getattr(options, needed) in (None, ""):
             raise ValueError(f'{action} needs options "{needed}"')
+    if options.reassign_to is None and any(i.action == "reassign+delete" for i in items):
+        raise ValueError("a consumer holding entries is deleted only with --reassign-to")
     from pelctl.core.executor import check_lineage
 
     check_lineage(options)
@@ -380,9 +418,51 @@ def from_json(data: Any) -> Plan:
     return plan
 
 
-def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  # noqa: ANN401
+def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  # noqa: ANN401
+    """A version 3 item: the outcome it was planned to have, back to the planner's action."""
     if not isinstance(raw, dict):
         raise ValueError("every item must be an object")
+    keys = _CONSUMER_ITEM_KEYS if consumers else _ENTRY_ITEM_KEYS
+    unknown = sorted(set(raw) - keys)
+    if unknown:
+        raise ValueError(f"item key {unknown[0][:40]!r} is not one a plan item has "
+                         f"({', '.join(sorted(keys))})")  # fmt: skip
+    if "outcome" not in raw:
+        raise ValueError('a version 3 plan item has an "outcome"')
+    outcome = raw["outcome"]
+    if not isinstance(outcome, str) or not _TOKEN.fullmatch(outcome):
+        raise ValueError(f"item outcome {str(outcome)[:40]!r} is not an outcome name")
+    note = _note(raw.get("note") or "")
+    if consumers:  # consumers prune: the item is a consumer, by name
+        item_id = owner = _name(raw, "consumer", required=True) or b""
+        deliveries = _int(raw, "pending")
+    else:
+        item_id = _stream_id(raw["id"])
+        owner = _name(raw, "consumer", required=True) or b""
+        deliveries = _int(raw, "deliveries")
+    if outcome in _ACTION_OF:
+        action = _ACTION_OF[outcome]
+        if action == "delete" and deliveries:
+            action = "reassign+delete"
+    elif outcome in APPLIED_OUTCOMES or outcome in FAILED_OUTCOMES:
+        raise ValueError(f"item outcome {outcome!r} is not one a plan makes")
+    else:  # a skip, written as its reason
+        if outcome != (note or "skip"):
+            raise ValueError(f"item outcome {outcome!r} does not match its note {note[:40]!r}")
+        action = "skip"
+    if action not in allowed:
+        raise ValueError(f"item outcome {outcome!r} is not one this repair makes")
+    return PlanItem(id=item_id, owner=owner, idle_ms=_int(raw, "idle_ms"),
+                    deliveries=deliveries, action=action, note=note)  # fmt: skip
+
+
+def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  # noqa: ANN401
+    """A version 2 item (``owner``, ``action``)."""
+    if not isinstance(raw, dict):
+        raise ValueError("every item must be an object")
+    if "action" not in raw:
+        raise ValueError('a version 2 plan item has an "action" (version 3 items have '
+                         'an "outcome")')  # fmt: skip
     action = raw["action"]
     if action not in allowed:
         raise ValueError(f"item action {str(action)[:40]!r} is not one this repair makes "
@@ -552,9 +632,10 @@ def load(path: str | os.PathLike[str]) -> Plan:
     if data.get("version") == 1:
         raise PlanRefused(f"{source} was made by an older pelctl: version 1 plans are not "
                           "sealed", hint="make a new plan with --plan-out")  # fmt: skip
-    if data.get("version") != VERSION:
+    if data.get("version") not in READABLE:
         raise ConfigError(f"{source}: unsupported plan version {data.get('version')!r:.20} "
-                          f"(this pelctl reads version {VERSION})")  # fmt: skip
+                          f"(this pelctl reads versions "
+                          f"{', '.join(map(str, READABLE))})")  # fmt: skip
     check_seal(data, f"plan {source}")
     try:
         return from_json(data)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from pelctl.core.dlq.envelope import is_dlq_name
 from pelctl.core.models import StreamSummary, id_ms
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -59,6 +58,8 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
             continue
         first_ms = id_ms(reply[0][0])
         oldest[i] = min(oldest.get(i, first_ms), first_ms)
+    from pelctl.core.dlq.envelope import is_dlq_name
+
     label = conn.node_label(node) if conn.is_cluster else None
     out: list[StreamSummary] = []
     for i, key in enumerate(keys):

@@ -62,7 +62,7 @@ class ReclaimConfig:
 
         return {
             "strategy": self.strategy,
-            "idle_ms": self.idle_ms,
+            "min_idle_ms": self.idle_ms,  # --idle: a threshold (idle_ms is a measured idle)
             "to": escape(self.to) if self.to is not None else None,
             "interval_s": self.interval_s,
             "max_deliveries": self.max_deliveries,
@@ -233,7 +233,7 @@ class PassReport:
             "duplicate_acks": t.duplicate_acks,
             "duration_s": round(self.duration_s, 4),
             "ghosts": t.ghosts,
-            "failed": t.failed,
+            "failed_count": t.failed,
             "read_only": self.read_only,
             "interrupted": self.interrupted,
             "streams": [
@@ -247,13 +247,13 @@ class PassReport:
                     "skipped_alive": s.counts.skipped_alive,
                     "duplicate_acks": s.counts.duplicate_acks,
                     "ghosts": s.counts.ghosts,
-                    "failed": s.counts.failed,
+                    "failed_count": s.counts.failed,
                     "handed_back": s.counts.handed_back,
                     "pel_depth": s.depth,
                     "oldest_idle_ms": s.oldest_idle_ms,
                     "duration_s": round(s.duration_s, 4),
                     **({"error": s.error} if s.error else {}),
-                    **({"skipped": s.skipped} if s.skipped else {}),
+                    **({"skipped_reason": s.skipped} if s.skipped else {}),
                 }
                 for s in self.streams
             ],

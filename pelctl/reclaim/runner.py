@@ -84,8 +84,6 @@ class _Trail:
         self.outcomes: dict[str, int] = {}
         self.applied: list[bytes] = []
         self.applied_count = 0
-        self.first: bytes | None = None
-        self.last: bytes | None = None
         self.failed: list[dict[str, str]] = []
         self.failed_count = 0
 
@@ -93,10 +91,7 @@ class _Trail:
         self.outcomes[item.outcome] = self.outcomes.get(item.outcome, 0) + 1
         if item.status == APPLIED:
             self.applied_count += 1
-            if self.first is None:
-                self.first = item.id
-            self.last = item.id
-            if len(self.applied) <= MAX_AUDIT_IDS:
+            if len(self.applied) < MAX_AUDIT_IDS:
                 self.applied.append(item.id)
         elif item.status == FAILED:
             self.failed_count += 1
@@ -104,11 +99,9 @@ class _Trail:
                 reason = item.outcome + (f": {item.detail}" if item.detail else "")
                 self.failed.append({"id": escape(item.id), "reason": reason})
 
-    def ids(self) -> list[str] | dict[str, Any]:
-        if self.applied_count <= MAX_AUDIT_IDS:
-            return [escape(i) for i in self.applied]
-        return {"count": self.applied_count, "first": escape(self.first or b""),
-                "last": escape(self.last or b"")}  # fmt: skip
+    def ids(self) -> list[str]:
+        """The first :data:`MAX_AUDIT_IDS` ids changed (``applied_count`` counts them all)."""
+        return [escape(i) for i in self.applied]
 
 
 @dataclass
@@ -470,13 +463,13 @@ class Runner:
             "stream": sp.stream, "group": cfg.group, "strategy": sp.strategy,
             "scanned": c.scanned, "requeued": c.requeued, "claimed": c.claimed,
             "dead_lettered": c.dead_lettered, "skipped_alive": c.skipped_alive,
-            "duplicate_acks": c.duplicate_acks, "ghosts": c.ghosts, "failed": c.failed,
+            "duplicate_acks": c.duplicate_acks, "ghosts": c.ghosts, "failed_count": c.failed,
             "handed_back": c.handed_back, "pel_depth": sp.depth,
             "oldest_idle_ms": sp.oldest_idle_ms, "duration_s": round(sp.duration_s, 4),
             "read_only": cfg.read_only,
         }  # fmt: skip
         if sp.skipped:
-            fields["skipped"] = sp.skipped
+            fields["skipped_reason"] = sp.skipped
         event(self.log, self._pass_level(sp), "pass-interrupted" if error else "pass", **fields)
         if self.audit and (c.changed or trail.failed_count):
             self._audit(sp, trail)
@@ -501,8 +494,9 @@ class Runner:
         c = self._period
         fields: dict[str, Any] = {
             "period_s": round(now - self._period_start, 3), "passes": self._period_passes,
-            **{k: getattr(c, k) for k in _SUMMARY_KEYS},
-            "streams": len(self.cfg.streams), "group": self.cfg.group,
+            # The vocabulary of every output: a count of things is "<thing>_count".
+            **{("failed_count" if k == "failed" else k): getattr(c, k) for k in _SUMMARY_KEYS},
+            "stream_count": len(self.cfg.streams), "group": self.cfg.group,
         }  # fmt: skip
         if self._missing:
             fields["missing"] = list(self._missing)
@@ -535,9 +529,10 @@ class Runner:
         record = audit.entry(result, server=self.server, context=self.context,
                              params=self.cfg.params() | {"strategy_used": sp.strategy},
                              surface="reclaim", secrets=self.secrets)  # fmt: skip
-        record["result"]["failed"] = trail.failed_count
+        record["failed_count"] = trail.failed_count
         record["outcomes"] = dict(trail.outcomes)
         record["ids"] = trail.ids()
+        record["id_count"] = trail.applied_count
         record["failed"] = trail.failed
         record["duration_s"] = round(sp.duration_s, 4)
         try:

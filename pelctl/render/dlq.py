@@ -13,7 +13,7 @@ from pelctl.core.decoders import Decoded, decode
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqStats
 from pelctl.core.models import POISON_DELIVERIES
-from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult
+from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult, planned_outcome
 from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
 from pelctl.render.table import Column, TableData, fmt_int
@@ -82,17 +82,17 @@ def entry_row(
 def entry_json(e: DlqEntry, now: int, decoded: Decoded | None = payload.UNSET) -> dict[str, Any]:
     """One entry as JSON: names escaped where binary, payload values as text (escaped when
     not UTF-8), the envelope parsed, the lineage read: ``original_id`` is the message's
-    first id, ``deliveries`` every delivery of every copy (``prior_deliveries`` +
-    ``dlq_deliveries``); ``dlq_id`` and ``dlq_deliveries`` are the envelope's, about the copy
-    that was moved; ``decoded``: the payload decoded, null when no
-    decoder knows it."""
+    first id, ``consumer`` its last owner (``_dlq_owner``), ``deliveries`` every delivery of
+    every copy (``prior_deliveries`` + ``dlq_deliveries``); ``dlq_id`` and ``dlq_deliveries``
+    are the envelope's, about the copy that was moved; ``decoded``: the payload decoded, null
+    when no decoder knows it."""
     return {
         "dlq": escape(e.dlq),
         "id": e.id.decode(),
         "source": _jb(e.source),
         "group": _jb(e.group),
         "original_id": _jb(e.original_id),
-        "owner": _jb(e.owner),
+        "consumer": _jb(e.owner),
         "deliveries": e.total_deliveries,
         "idle_ms": e.idle_ms,
         "reason": e.reason,
@@ -284,6 +284,8 @@ def plan_columns(plan: Plan) -> tuple[Column, ...]:
 
 
 def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
+    """One planned entry; ``outcome`` is what applying it will report (``replayed``,
+    ``purged``, ``refused``)."""
     where = "target" if plan.action == "dlq-replay" else "source"
     return {
         "dlq": escape(plan.stream),
@@ -291,9 +293,17 @@ def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
         where: escape(item.owner) if item.owner else None,
         "age_ms": item.idle_ms,
         "deliveries": item.deliveries,
-        "action": item.action,
+        "outcome": planned_outcome(item),
         "note": item.note,
     }
+
+
+def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
+    """An explicit id that is not in the dead-letter stream (applied: ``gone``)."""
+    where = "target" if plan.action == "dlq-replay" else "source"
+    return {"dlq": escape(plan.stream), "id": escape(entry_id), where: None, "age_ms": None,
+            "deliveries": None, "outcome": plan.mutation.missing_outcome,
+            "note": "not in the dead-letter stream"}  # fmt: skip
 
 
 def plan_items(
@@ -308,9 +318,7 @@ def plan_items(
         for missing in plan.missing:
             row = (escape(plan.stream), escape(missing), "-", "-", "-", "skip",
                    "not in the dead-letter stream")  # fmt: skip
-            record = {"dlq": escape(plan.stream), "id": escape(missing), "action": "skip",
-                      "note": "not in the dead-letter stream"}  # fmt: skip
-            yield row, record, "dim"
+            yield row, missing_record(plan, missing), "dim"
 
 
 def plan_summary(plan: Plan) -> str:
@@ -334,6 +342,10 @@ def plan_summary(plan: Plan) -> str:
 
 
 def result_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any]:
+    """A replay or purge of one dead-letter stream (docs/schemas/repair-result.json): the
+    keys of every repair result, ``dlq`` in place of ``stream`` and ``group``."""
+    from pelctl.core.audit import failed_list
+
     out: dict[str, Any] = {
         "action": result.action,
         "dlq": escape(result.stream),
@@ -341,14 +353,11 @@ def result_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any
         "matched": result.matched,
         "applied": result.applied,
         "skipped": result.skipped,
-        "failed": [
-            {"id": escape(f.id), "reason": f.outcome + (f": {f.detail}" if f.detail else "")}
-            for f in result.failed
-        ],
+        "failed": failed_list(result),
+        "failed_count": len(result.failed),
         "outcomes": result.outcome_counts(),
+        "interrupted": result.interrupted,
     }
-    if result.interrupted:
-        out["interrupted"] = True
     if result.notes:
         out["notes"] = list(result.notes)
     if plan is not None and result.dry_run:
@@ -358,6 +367,10 @@ def result_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any
 
 def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool) -> dict[str, Any]:  # noqa: E501
     """Several DLQs (no DLQ argument): the totals, and each DLQ's own object under ``dlqs``."""
+    outcomes: dict[str, int] = {}
+    for r in results:
+        for k, n in r["outcomes"].items():
+            outcomes[k] = outcomes.get(k, 0) + n
     return {
         "action": action,
         "dry_run": dry_run,
@@ -365,6 +378,9 @@ def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool)
         "applied": sum(r["applied"] for r in results),
         "skipped": sum(r["skipped"] for r in results),
         "failed": [f for r in results for f in r["failed"]],
+        "failed_count": sum(r["failed_count"] for r in results),
+        "outcomes": outcomes,
+        "interrupted": any(r["interrupted"] for r in results),
         "dlqs": list(results),
     }
 

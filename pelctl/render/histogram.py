@@ -107,18 +107,20 @@ def table(h: Histogram, bar_width: int = 40, with_bar: bool = True) -> TableData
 
 def bucket_json(b: Bucket, by: str) -> dict[str, Any]:
     if by == "consumer":
-        out: dict[str, Any] = {"label": escape(b.label) if b.label is not None else None}
-        if b.label is None:
-            out["others"] = b.others
-        out["count"] = b.count
-        return out
+        # The rest of --top: consumer null, "others" the number of consumers in it (every
+        # bucket has both keys, so CSV rows keep their columns).
+        return {
+            "consumer": escape(b.label) if b.label is not None else None,
+            "others": b.others if b.label is None else None,
+            "count": b.count,
+        }
     return {"lo": b.lo, "hi": b.hi, "count": b.count}
 
 
 def to_json(h: Histogram) -> dict[str, Any]:
     """``{"by", "total", "buckets": [{"lo", "hi", "count"}]}``; consumer buckets carry
-    ``"label"`` instead of lo/hi. Durations are milliseconds; ``hi`` is exclusive (null for
-    the open last bucket)."""
+    ``"consumer"`` (null and ``"others"`` for the rest of ``--top``) instead of lo/hi.
+    Durations are milliseconds; ``hi`` is exclusive (null for the open last bucket)."""
     return {"by": h.by, "total": h.total, "buckets": [bucket_json(b, h.by) for b in h.buckets]}
 
 

@@ -172,7 +172,7 @@ def tables(r: StreamInspection) -> list[TableData]:
 
 def consumer_json(c: ConsumerInfo) -> dict[str, Any]:
     return {
-        "name": escape(c.name),
+        "consumer": escape(c.name),
         "pending": c.pending,
         "idle_ms": c.idle_ms,
         "inactive_ms": c.inactive_ms,
@@ -183,7 +183,7 @@ def consumer_json(c: ConsumerInfo) -> dict[str, Any]:
 
 def group_json(g: GroupInfo, now_ms: int) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "name": escape(g.name),
+        "group": escape(g.name),
         "pending": g.pending,
         "lag": g.lag,
         "last_delivered_id": g.last_delivered_id.decode(),
@@ -199,10 +199,11 @@ def group_json(g: GroupInfo, now_ms: int) -> dict[str, Any]:
         }
     out["oldest"] = [pending_render.to_json(e) for e in g.oldest]
     if g.idle_counts is not None:
-        out["idle_counts"] = {
-            f"gt_{format_duration_ms(t)}": n
+        # Entries idle at least each threshold (the table's IDLE ≥ columns).
+        out["idle_counts"] = [
+            {"min_idle_ms": t, "count": n}
             for t, n in zip(g.idle_counts.thresholds_ms, g.idle_counts.counts, strict=True)
-        }
+        ]
         longest = g.idle_counts.longest
         out["longest_idle"] = pending_render.to_json(longest) if longest is not None else None
         out["poison_suspects"] = g.idle_counts.poison
@@ -217,8 +218,9 @@ def to_json(r: StreamInspection) -> dict[str, Any]:
         "length": r.length,
         "first_id": r.first_id.decode() if r.first_id else None,
         "last_id": r.last_id.decode() if r.last_id else None,
-        "server": r.server,
+        "server_version": r.server,
         "groups": [group_json(g, r.now_ms) for g in r.groups],
-        "dlq": {"stream": escape(r.dlq), "length": r.dlq_length} if r.dlq is not None else None,
+        "dlq": escape(r.dlq) if r.dlq is not None else None,
+        "dlq_length": r.dlq_length if r.dlq is not None else None,
         "advice": [{"message": a.message, "command": a.command} for a in r.advice],
     }

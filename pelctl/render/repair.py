@@ -7,6 +7,7 @@ from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
+from pelctl.core.audit import failed_list
 from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult
 from pelctl.render.table import Column, TableData, fmt_int
 
@@ -49,17 +50,17 @@ def plan_row(plan: Plan, item: PlanItem) -> tuple[str, ...]:
 
 
 def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
-    if plan.mutation.subject == "consumer":
-        return {"consumer": escape(item.id), "inactive_ms": item.idle_ms,
-                "pending": item.deliveries, "action": item.action, "note": item.note}  # fmt: skip
-    return {
-        "id": escape(item.id),
-        "owner": escape(item.owner),
-        "idle_ms": item.idle_ms,
-        "deliveries": item.deliveries,
-        "action": item.action,
-        "note": item.note,
-    }
+    """One planned item, as a plan file holds it (docs/schemas/repair-result.json): the
+    entry's or consumer's keys and the ``outcome`` applying it will report."""
+    from pelctl.core.plan import item_to_json
+
+    return item_to_json(item, plan.mutation.subject == "consumer")
+
+
+def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
+    """An explicit id that was not pending when planned (applied: ``not-pending``)."""
+    return {"id": escape(entry_id), "consumer": None, "idle_ms": None, "deliveries": None,
+            "outcome": plan.mutation.missing_outcome, "note": "not pending"}  # fmt: skip
 
 
 def plan_rows(plan: Plan):  # noqa: ANN201 - iterator of (row, record, style) for Output.stream
@@ -67,9 +68,7 @@ def plan_rows(plan: Plan):  # noqa: ANN201 - iterator of (row, record, style) fo
         yield plan_row(plan, item), plan_record(plan, item), _ACTION_STYLE.get(item.action)
     for missing in plan.missing:
         row = (escape(missing), "-", "-", "-", "skip", "not pending")
-        record = {"id": escape(missing), "owner": None, "idle_ms": None, "deliveries": None,
-                  "action": "skip", "note": "not pending"}  # fmt: skip
-        yield row, record, "dim"
+        yield row, missing_record(plan, missing), "dim"
 
 
 def plan_summary(plan: Plan) -> str:
@@ -100,22 +99,21 @@ def plan_summary(plan: Plan) -> str:
 
 
 def result_to_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any]:
+    """The result of a repair, dry run or applied (docs/schemas/repair-result.json). A dry
+    run's ``outcomes`` and each ``plan`` row's ``outcome`` use the names the apply reports."""
     out: dict[str, Any] = {
         "action": result.action,
+        "stream": escape(result.stream),
+        "group": escape(result.group),
         "dry_run": result.dry_run,
         "matched": result.matched,
         "applied": result.applied,
         "skipped": result.skipped,
-        "failed": [
-            {"id": escape(f.id), "reason": f.outcome + (f": {f.detail}" if f.detail else "")}
-            for f in result.failed
-        ],
-        "stream": escape(result.stream),
-        "group": escape(result.group),
+        "failed": failed_list(result),
+        "failed_count": len(result.failed),
         "outcomes": result.outcome_counts(),
+        "interrupted": result.interrupted,
     }
-    if result.interrupted:
-        out["interrupted"] = True
     if result.notes:
         out["notes"] = list(result.notes)
     if plan is not None and result.dry_run:
@@ -133,7 +131,8 @@ def result_record(result: RepairResult) -> dict[str, Any]:
         "matched": result.matched,
         "applied": result.applied,
         "skipped": result.skipped,
-        "failed": len(result.failed),
+        "failed_count": len(result.failed),
+        "interrupted": result.interrupted,
     }
 
 

@@ -46,11 +46,11 @@ def to_json(s: StreamSummary) -> dict[str, Any]:
     out: dict[str, Any] = {
         "stream": escape(s.stream),
         "length": s.length,
-        "groups": s.groups,
+        "group_count": s.groups,
         "pending": s.pending,
         "lag": s.lag,
         "oldest_pending_age_ms": s.oldest_pending_age_ms,
-        "dlq": s.is_dlq,
+        "is_dlq": s.is_dlq,
     }
     if s.node is not None:
         out["node"] = s.node

@@ -205,8 +205,8 @@ def test_ctrl_c_mid_requeue_stops_cleanly_and_is_audited(r, raw, redis_server) -
     )
     assert (result.lost, result.doubled) == (0, 0), result
     rec = json.loads(audit_path().read_text().splitlines()[-1])
-    assert rec["command"] == "requeue"
+    assert rec["action"] == "requeue"
     if code == 130:
         assert rec["interrupted"] is True
         # Everything the audit line reports as requeued really was.
-        assert rec["result"]["applied"] <= result.done
+        assert rec["applied"] <= result.done

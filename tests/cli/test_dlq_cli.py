@@ -55,7 +55,8 @@ def test_list_table_and_formats(cli, orders) -> None:  # noqa: ANN001
     assert len(lines) == 5
     assert len(cli("dlq", "list", "orders:dlq", "-o", "json").json) == 4
     csv = cli("dlq", "list", "orders:dlq", "-o", "csv").stdout.splitlines()
-    assert csv[0].startswith("dlq,id,source,group,original_id,owner,deliveries") and len(csv) == 5
+    assert csv[0].startswith("dlq,id,source,group,original_id,consumer,deliveries")
+    assert len(csv) == 5
 
 
 def test_list_filters_order_and_limit(cli, orders) -> None:  # noqa: ANN001
@@ -180,7 +181,7 @@ def test_replay_dry_run_changes_nothing(cli, r, orders) -> None:  # noqa: ANN001
     doc = cli("dlq", "replay", "orders:dlq", "--dry-run", "-o", "json").json
     assert doc["dry_run"] is True and doc["matched"] == 4 and doc["applied"] == 0
     assert [p["target"] for p in doc["plan"]] == ["orders"] * 4
-    assert [p["action"] for p in doc["plan"]] == ["replay"] * 4
+    assert [p["outcome"] for p in doc["plan"]] == ["replayed"] * 4
     assert len(cli("dlq", "replay", "orders:dlq", "--dry-run", "-o", "ndjson").ndjson) == 4
     assert_unchanged(before, r)
     assert audit_lines() == []
@@ -199,11 +200,16 @@ def test_replay_needs_yes_without_a_terminal_and_is_audited(cli, r, orders) -> N
     )  # fmt: skip
     assert doc["failed"] == [] and doc["outcomes"] == {"replayed": 2}
     (line,) = audit_lines()
-    assert line["command"] == "dlq-replay" and line["stream"] == "orders:dlq"
+    assert line["action"] == "dlq-replay" and line["stream"] == "orders:dlq"
     assert line["ids"] == [orders[1].decode(), orders[3].decode()]
     assert line["params"]["targets"]["reason"] == "timeout"
     assert line["params"]["options"]["keep_envelope"] is False
-    assert line["result"] == {"matched": 2, "applied": 2, "skipped": 0, "failed": 0}
+    assert {k: line[k] for k in ("matched", "applied", "skipped", "failed_count")} == {
+        "matched": 2,
+        "applied": 2,
+        "skipped": 0,
+        "failed_count": 0,
+    }
     assert r.xlen(b"orders:dlq") == 2 and r.xlen(b"orders") == 4
 
 
@@ -308,7 +314,7 @@ def test_purge(cli, r, orders) -> None:  # noqa: ANN001
     res = cli("dlq", "purge", "orders:dlq", "--older-than", "1h", "--reason", "boom", "--yes",
               "-o", "json")  # fmt: skip
     assert res.exit_code == 0 and res.json["outcomes"] == {"purged": 2}
-    assert audit_lines()[-1]["command"] == "dlq-purge"
+    assert audit_lines()[-1]["action"] == "dlq-purge"
     assert audit_lines()[-1]["ids"] == [orders[0].decode(), orders[2].decode()]
     res = cli("dlq", "purge", "orders:dlq", "--id", orders[1].decode(), "--id", "1-0", "--yes",
               "-o", "json")  # fmt: skip

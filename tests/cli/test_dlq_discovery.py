@@ -34,7 +34,7 @@ def test_replay_without_a_name_never_writes_where_a_producer_points(cli, r) -> N
     by_dlq = {d["dlq"]: d for d in dry.json["dlqs"]}
     assert set(by_dlq) == {"orders:dlq", "tenantB:x:dlq"}  # tenantB:inbox is no DLQ
     notes = {p["note"] for p in by_dlq["tenantB:x:dlq"]["plan"]}
-    assert {p["action"] for p in by_dlq["tenantB:x:dlq"]["plan"]} == {"refuse"}
+    assert {p["outcome"] for p in by_dlq["tenantB:x:dlq"]["plan"]} == {"refused"}
     assert notes == {"_dlq_source payments, not tenantB:x (the stream tenantB:x:dlq belongs "
                      "to): name the DLQ to replay it"}  # fmt: skip
 
@@ -70,7 +70,7 @@ def test_one_rule_for_streams_stats_and_list(cli, r) -> None:  # noqa: ANN001
     fill(r, b"emptied:dlq", b"e", 1)
     sc.raw(r).execute_command("XTRIM", b"emptied:dlq", "MAXLEN", 0)  # emptied: still a DLQ
     producer_of_tenant_b(r)
-    kinds = {s["stream"]: s["dlq"] for s in cli("streams", "-o", "json").json}
+    kinds = {s["stream"]: s["is_dlq"] for s in cli("streams", "-o", "json").json}
     assert kinds == {"orders:dlq": True, "emptied:dlq": True, "tenantB:x:dlq": True,
                      "tenantB:inbox": False}  # fmt: skip
     stats = cli("dlq", "stats", "-o", "json").json

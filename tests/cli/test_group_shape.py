@@ -40,7 +40,7 @@ def test_positional_or_option_read_the_same(cli, r, words, rest) -> None:  # noq
     by_arg = cli(*words, "orders", "billing", *rest, "-o", "json")
     assert by_arg.exit_code == 0, by_arg.stderr
     if words[0] == "inspect":
-        assert [g["name"] for g in by_arg.json["groups"]] == ["billing"]
+        assert [g["group"] for g in by_arg.json["groups"]] == ["billing"]
     for other in (
         cli(*words, "orders", "-g", "billing", *rest, "-o", "json"),
         cli(*words, "orders", "--group", "billing", *rest, "-o", "json"),

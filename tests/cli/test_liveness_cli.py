@@ -28,7 +28,7 @@ def killed(r):  # noqa: ANN001, ANN201
 
 def consumers_of(doc: dict) -> dict[str, tuple[str, str]]:
     (group,) = doc["groups"]
-    return {c["name"]: (c["verdict"], c["verdict_reason"]) for c in group["consumers"]}
+    return {c["consumer"]: (c["verdict"], c["verdict_reason"]) for c in group["consumers"]}
 
 
 def test_dead_after_below_a_minute_is_honoured(cli, killed, redis_server) -> None:  # noqa: ANN001

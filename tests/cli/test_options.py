@@ -52,7 +52,7 @@ NO_URL_ENV = {"PELCTL_URL": None}  # the cli fixture presets PELCTL_URL; None re
 def test_streams_formats(data, cli) -> None:  # noqa: ANN001
     records = cli("streams", "-o", "json").json
     assert [d["stream"] for d in records] == ["s", "t"]
-    assert records[0]["length"] == 200 and records[0]["groups"] == 2
+    assert records[0]["length"] == 200 and records[0]["group_count"] == 2
     assert records[0]["pending"] == 150
 
     assert stable(cli("streams", "-o", "ndjson").ndjson) == stable(records)
@@ -63,7 +63,7 @@ def test_streams_formats(data, cli) -> None:  # noqa: ANN001
         assert list(rows[0]) == list(records[0])
         assert rows[1]["oldest_pending_age_ms"] == ""
         assert [row["stream"] for row in rows] == ["s", "t"]
-        assert rows[0]["pending"] == "150" and rows[0]["dlq"] == "false"
+        assert rows[0]["pending"] == "150" and rows[0]["is_dlq"] == "false"
         assert rows[1]["lag"] == ""  # null is an empty cell
 
     md = cli("streams", "-o", "markdown").stdout.splitlines()
@@ -320,9 +320,9 @@ def test_context_default_group_for_inspect(contexts, data, cli) -> None:  # noqa
     """The context's group applies however the context was chosen."""
     for extra, env in (([], {}), (["--context", "dev"], {}), ([], {"PELCTL_CONTEXT": "dev"})):
         doc = cli("inspect", "s", "-o", "json", *extra, env={**NO_URL_ENV, **env}).json
-        assert [g["name"] for g in doc["groups"]] == ["g"], (extra, env)
+        assert [g["group"] for g in doc["groups"]] == ["g"], (extra, env)
     doc = cli("inspect", "s", "-g", "other", "-o", "json", env=NO_URL_ENV).json
-    assert [g["name"] for g in doc["groups"]] == ["other"]
+    assert [g["group"] for g in doc["groups"]] == ["other"]
 
 
 def test_unknown_context(contexts, cli) -> None:  # noqa: ANN001, ARG001
@@ -346,7 +346,7 @@ def test_unknown_current_context(tmp_path, cli) -> None:  # noqa: ANN001
 
 def test_config_contexts(contexts, cli, redis_server) -> None:  # noqa: ANN001, ARG001
     records = cli("config", "contexts", "-o", "json").json
-    assert [(c["name"], c["current"], c["url"], c["read_only"]) for c in records] == [
+    assert [(c["context"], c["current"], c["url"], c["read_only"]) for c in records] == [
         ("dev", True, redis_server.url, False),
         ("prod", False, "redis://prod.internal:6380/2", True),
     ]
@@ -461,10 +461,9 @@ def test_version_server_features(r, cli, redis_server) -> None:  # noqa: ANN001
     version = tuple(int(p) for p in info["redis_version"].split(".")[:2])
     res = cli("version", "--server", "-o", "json")
     assert res.exit_code == 0, res.stderr
-    server = res.json["server"]
-    assert server["name"] == "redis"
-    assert server["version"] == info["redis_version"]
-    assert server["url"] == redis_server.url
+    server = res.json
+    assert server["server_version"] == f"redis {info['redis_version']}"
+    assert server["server"] == redis_server.url
     assert server["cluster"] is False
     minimum = {
         "xautoclaim": (6, 2),

@@ -146,7 +146,7 @@ def test_inspect_fits_and_keeps_ghosts_and_counts(run, width: int) -> None:  # n
     doc = _json(run, ("inspect", "orders"))
     shown = run("inspect", "orders", width=width)
     _fits(shown, width)
-    billing = next(g for g in doc["groups"] if g["name"] == "billing")
+    billing = next(g for g in doc["groups"] if g["group"] == "billing")
     # The PEL health of billing: its header and its one row, every count whole.
     lines = shown.lines
     at = lines.index(next(x for x in lines if x.startswith("PEL health of billing")))
@@ -154,7 +154,7 @@ def test_inspect_fits_and_keeps_ghosts_and_counts(run, width: int) -> None:  # n
     assert "GHOSTS" in header and "DELIVERED ≥ 5" in header
     assert row.split()[-1] == str(billing["ghosts"]) == "6"
     assert _whole(f"{billing['poison_suspects']:,}", row)
-    highest = list(billing["idle_counts"].values())[-1]
+    highest = billing["idle_counts"][-1]["count"]
     assert _whole(f"{highest:,}", row)  # the highest idle threshold always stays
     if width >= 100:
         assert "IDLE ≥ 1m" in header and "HELD BY" in header
@@ -162,7 +162,7 @@ def test_inspect_fits_and_keeps_ghosts_and_counts(run, width: int) -> None:  # n
         assert header.split()[-1] == "GHOSTS" and _whole(billing["longest_idle"]["id"], row)
     # Groups: every group's pending count whole on its row.
     for g in doc["groups"]:
-        assert _whole(f"{g['pending']:,}", shown.line_with(g["name"] + " ", "  "))
+        assert _whole(f"{g['pending']:,}", shown.line_with(g["group"] + " ", "  "))
 
 
 @pytest.mark.parametrize("width", WIDTHS)

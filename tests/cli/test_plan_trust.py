@@ -80,8 +80,10 @@ TAMPERINGS = [
     ("an id replaced by garbage, resealed", _first_item("id", "garbage"), True,
      "not a stream id"),
     ("an id past 2^64, resealed", _first_item("id", f"{2**64}-0"), True, "2^64"),
-    ("an item action changed, resealed", _first_item("action", "requeue"), True,
+    ("an item outcome changed, resealed", _first_item("outcome", "requeued"), True,
      "not one this repair makes"),
+    ("an item given a key plans do not have, resealed", _first_item("action", "requeue"),
+     True, "not one a plan item has"),
     ("an item removed", lambda d: d["items"].pop(), False, "changed after it was made"),
     ("the seal removed", lambda d: d.pop("seal"), False, "not sealed"),
     ("an old unsealed plan", lambda d: (d.pop("seal"), d.__setitem__("version", 1)), False,
@@ -193,7 +195,7 @@ def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None: 
     key = Path(os.environ["XDG_STATE_HOME"]) / "pelctl" / "plan.key"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and len(key.read_text().strip()) == 64
     doc = json.loads(path.read_text())
-    assert doc["version"] == 2 and doc["db"] == 0 and doc["server_id"]
+    assert doc["version"] == 3 and doc["db"] == 0 and doc["server_id"]
     assert doc["seal"]["alg"] == "HMAC-SHA256" and doc["seal"]["key_id"] == plans.key_id(
         key.read_text().strip().encode())  # fmt: skip
     # One item a line: a reviewer reads (and greps) it.
@@ -203,7 +205,7 @@ def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None: 
     assert res.json["applied"] == 20 and res.json["outcomes"] == {"acked": 20}
     assert set(pel(r)).isdisjoint(stuck) and DEAD not in {o for o, *_ in pel(r).values()}
     (rec,) = [json.loads(line) for line in audit_path().read_text().splitlines()]
-    assert rec["command"] == "ack" and rec["plan_file"] == str(path) and rec["stream"] == "orders"
+    assert rec["action"] == "ack" and rec["plan_file"] == str(path) and rec["stream"] == "orders"
     assert rec["group"] == G.decode()
 
 
@@ -215,3 +217,43 @@ def test_plan_files_hold_only_repairs_of_a_group(r, conn, tmp_path) -> None:  # 
     p = dlq_common.plan_dlq(conn, "dlq-purge", b"orders:dlq", dlq_common.DlqTargets(every=True))
     with pytest.raises(UsageError, match="dlq-purge plans cannot be saved"):
         plans.save(p, tmp_path / "purge.json")
+
+
+def _as_version_2(doc: dict) -> None:
+    """A version 3 plan written as pelctl 0.1 wrote it (items with owner and the planner's
+    action; targets ids; options inactive_ms)."""
+    actions = {"acked": "ack", "requeued": "requeue", "ghost": "ack-ghost", "claimed": "claim"}
+    doc["version"] = 2
+    doc["targets"]["ids"] = doc["targets"].pop("id_count")
+    doc["options"]["inactive_ms"] = doc["options"].pop("consumer_min_idle_ms")
+    for item in doc["items"]:
+        item["owner"] = item.pop("consumer")
+        outcome = item.pop("outcome")
+        item["action"] = actions.get(outcome, "skip")
+        if not item["note"]:
+            del item["note"]
+
+
+def test_a_version_2_plan_file_still_applies(cli, r, planned) -> None:  # noqa: ANN001
+    """Plan files of pelctl 0.1 (version 2, sealed) apply as before: the new item keys of
+    version 3 did not strand a reviewed plan."""
+    doc = json.loads(planned.read_text())
+    assert doc["version"] == 3 and {i["outcome"] for i in doc["items"]} == {"acked"}
+    assert set(doc["items"][0]) == {"id", "consumer", "idle_ms", "deliveries", "outcome", "note"}
+    edit(planned, _as_version_2, reseal=True)
+    old = json.loads(planned.read_text())
+    assert old["version"] == 2 and old["items"][0]["action"] == "ack" and "owner" in old["items"][0]
+    ids = [i["id"].encode() for i in old["items"]]
+    res = cli("apply", str(planned), "--yes", "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    assert res.json["applied"] == 20 and res.json["outcomes"] == {"acked": 20}
+    assert set(pel(r)).isdisjoint(ids)
+
+
+def test_a_version_3_item_in_a_version_2_plan_is_refused(cli, r, planned) -> None:  # noqa: ANN001
+    """Each version is read with its own keys: a version 2 plan whose items use the new keys
+    is not a plan pelctl wrote."""
+    before = snapshot(r)
+    edit(planned, lambda d: d.__setitem__("version", 2), reseal=True)
+    refused(cli("apply", str(planned), "--yes"), 'a version 2 plan item has an "action"')
+    assert_unchanged(before, r)

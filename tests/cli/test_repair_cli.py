@@ -90,12 +90,13 @@ def test_no_terminal_without_yes_is_refused(cli, r, args: list[str]) -> None:  #
 # deleted; 5 fresh of billing-1; both consumers unseen for an hour, idle-one holding nothing):
 # a dry run that matched nothing would prove nothing by changing nothing.
 DRY_RUN_PLANS = {
-    "claim orders": {"claim": 20},
-    "ack orders": {"ack": 20},
-    "requeue orders": {"requeue": 19, "ack-ghost": 1},
-    "dlq move": {"dlq": 24, "ack-ghost": 1},
-    "consumers prune": {"delete": 1, "refuse": 2},
-    "ghosts orders": {"ack-ghost": 1},
+    # The outcomes are named as the apply reports them (docs/formats.md, "Outcomes").
+    "claim orders": {"claimed": 20},
+    "ack orders": {"acked": 20},
+    "requeue orders": {"requeued": 19, "ghost": 1},
+    "dlq move": {"dlq": 24, "ghost": 1},
+    "consumers prune": {"deleted": 1, "refused": 2},
+    "ghosts orders": {"ghost": 1},
 }
 
 
@@ -115,7 +116,7 @@ def test_dry_run_changes_nothing_and_shows_the_plan(cli, r, args: list[str]) -> 
     want = DRY_RUN_PLANS[" ".join(args[:2])]
     assert doc["outcomes"] == want, doc["outcomes"]
     assert doc["matched"] == sum(want.values()) == len(doc["plan"])
-    assert sorted(row["action"] for row in doc["plan"]) == sorted(
+    assert sorted(row["outcome"] for row in doc["plan"]) == sorted(
         a for a, n in want.items() for _ in range(n))  # fmt: skip
     text = cli(*args, "--dry-run", "-o", "plain")
     assert text.exit_code == 0 and "dry run, nothing changed" in text.stdout
@@ -138,7 +139,7 @@ def test_requeue_json_and_audit(cli, r) -> None:  # noqa: ANN001
         "action": "requeue", "dry_run": False, "matched": 20, "applied": 20, "skipped": 0,
         "failed": []}  # fmt: skip
     rec = json.loads(audit_path().read_text().splitlines()[-1])
-    assert rec["command"] == "requeue" and rec["result"]["applied"] == 20
+    assert rec["action"] == "requeue" and rec["applied"] == 20
     assert rec["ids"] == [i.decode() for i in stuck]
     assert stat.S_IMODE(os.stat(audit_path()).st_mode) == 0o600
 
@@ -272,7 +273,7 @@ def test_audit_has_no_password_and_tail_shows_it(cli, secured) -> None:  # noqa:
     tail = cli("audit", "tail", "-o", "json")
     assert tail.exit_code == 0
     (rec,) = tail.json
-    assert rec["command"] == "requeue" and rec["stream"] == "pw"
+    assert rec["action"] == "requeue" and rec["stream"] == "pw"
     plain = cli("audit", "tail", "-o", "plain")
     assert "requeue" in plain.stdout and "pw/g" in plain.stdout
 
@@ -369,7 +370,7 @@ def test_acl_refusing_scripts_is_one_error_exit_4(cli, secured) -> None:  # noqa
         assert_refused(res, 4, "permission denied by the server's ACL")
         assert_unchanged(before, admin)
         rec = json.loads(audit_path().read_text().splitlines()[-1])
-        assert rec["command"] == "requeue" and "error" in rec
+        assert rec["action"] == "requeue" and "error" in rec
     finally:
         admin.execute_command("ACL", "DELUSER", "noeval")
         admin.close()

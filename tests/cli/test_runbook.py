@@ -84,9 +84,9 @@ def test_following_the_advice_in_order_is_safe(cli, r, incident) -> None:  # noq
 
     doc = cli("inspect", "orders", "-o", "json").json
     verdicts = {
-        c["name"]: (c["verdict"], c["verdict_reason"])
+        c["consumer"]: (c["verdict"], c["verdict_reason"])
         for g in doc["groups"]
-        if g["name"] == "billing"
+        if g["group"] == "billing"
         for c in g["consumers"]
     }
     assert verdicts == {

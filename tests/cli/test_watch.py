@@ -58,7 +58,7 @@ def test_json_frames_are_one_document_a_line(cli, pel) -> None:  # noqa: ANN001
     docs = [json.loads(line) for line in res.stdout.splitlines()]
     assert len(docs) == 3
     for doc in docs:  # the same document as without --watch
-        assert doc["stream"] == "s" and doc["groups"][0]["name"] == "g"
+        assert doc["stream"] == "s" and doc["groups"][0]["group"] == "g"
     single = cli("inspect", "s", "-o", "json").json
     assert set(single) == set(docs[0])
 

@@ -196,14 +196,14 @@ def test_demo_up_status_env_down(tmp_path, cli) -> None:  # noqa: ANN001
         names = {s["stream"] for s in cli("streams", "-o", "json", env=with_url).json}
         assert {"orders", "orders:dlq", "{payments}", "notifications", "legacy"} <= names
         doc = cli("inspect", "orders", "-o", "json", env=with_url).json
-        groups = {g["name"]: g for g in doc["groups"]}
+        groups = {g["group"]: g for g in doc["groups"]}
         assert set(groups) == {"billing", "shipping", "analytics"}
-        billing = {c["name"]: c for c in groups["billing"]["consumers"]}
+        billing = {c["consumer"]: c for c in groups["billing"]["consumers"]}
         assert billing["billing-2"]["pending"] == 1_210
         # Redis 7.0, no signal: the crashed consumer is not called dead from idle alone.
         assert billing["billing-2"]["verdict"] == "unknown"
         assert billing["billing-2"]["verdict_reason"] == "no-signal-below-7.2"
-        assert doc["dlq"] == {"stream": "orders:dlq", "length": 14}
+        assert (doc["dlq"], doc["dlq_length"]) == ("orders:dlq", 14)
         rows = cli(
             "pending",
             "orders",
@@ -218,7 +218,7 @@ def test_demo_up_status_env_down(tmp_path, cli) -> None:  # noqa: ANN001
         poison = cli("pending", "orders", "billing", "--min-deliveries", "5", env=with_url)
         assert len(poison.ndjson) == 8
         legacy = cli("inspect", "legacy", "-o", "json", env=with_url).json
-        assert legacy["groups"][0]["consumers"][0]["name"] == "worker-\\xff"
+        assert legacy["groups"][0]["consumers"][0]["consumer"] == "worker-\\xff"
 
         down = run("demo", "down", env=env)
         assert down.returncode == 0

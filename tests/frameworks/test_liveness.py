@@ -43,7 +43,7 @@ def verdict_of(cli, h: Harness, consumer: str) -> tuple[dict, list[dict]]:  # no
     res = cli("inspect", h.stream, "--dead-after", DEAD_AFTER, "-o", "json")
     assert res.exit_code == 0, res.stderr
     (group,) = res.json["groups"]
-    (c,) = [c for c in group["consumers"] if c["name"] == consumer]
+    (c,) = [c for c in group["consumers"] if c["consumer"] == consumer]
     return c, [a for a in res.json["advice"] if consumer in a["message"]]
 
 
@@ -74,8 +74,8 @@ def test_a_faststream_worker_with_named_connections_is_alive(frameworks, cli):  
               "-o", "json")  # fmt: skip
     assert res.exit_code == 0, res.stderr
     (item,) = res.json["plan"]
-    assert (item["consumer"], item["action"], item["note"]) == (
+    assert (item["consumer"], item["outcome"], item["note"]) == (
         "w2",
-        "refuse",
+        "refused",
         "alive (active: client-connected)",
     )

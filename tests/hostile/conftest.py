@@ -154,13 +154,16 @@ def invoke(url: str, *args: str, terminal: bool = False, env: dict[str, str] | N
 
     from pelctl.cli.app import app
     from tests.conftest import _cached_command
+    from tests.schemas.checker import check_output, recording
 
     full_env = {"PELCTL_URL": url, "COLUMNS": "200", "FORCE_COLOR": "1" if terminal else None}
     full_env.update(env or {})
-    with mock.patch.object(typer.testing, "_get_command", _cached_command):
+    with mock.patch.object(typer.testing, "_get_command", _cached_command), recording() as seen:
         result = CliRunner().invoke(app, list(args), env=full_env, input=input)
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
+    # Hostile names in every JSON output still match the documented schemas.
+    check_output(seen, result.stdout, result.exit_code)
     return Run(result.exit_code, result.stdout_bytes, result.stderr_bytes)
 
 

@@ -66,9 +66,9 @@ def test_inspect(run, dataset, hostile, fmt: str) -> None:
         doc = doc[0] if isinstance(doc, list) else doc
         assert unescape(doc["stream"]) == t.name
         (group,) = doc["groups"]
-        assert unescape(group["name"]) == t.name
-        assert {unescape(c["name"]) for c in group["consumers"]} == {t.name, WORKER}
-        assert unescape(doc["dlq"]["stream"]) == t.dlq
+        assert unescape(group["group"]) == t.name
+        assert {unescape(c["consumer"]) for c in group["consumers"]} == {t.name, WORKER}
+        assert unescape(doc["dlq"]) == t.dlq
         assert {unescape(e["consumer"]) for e in group["oldest"]} == {t.name, WORKER}
         assert doc["advice"], "the poison entries are worth an advice line"
     elif fmt in ("csv", "tsv"):
@@ -101,7 +101,7 @@ def test_dlq_show(run, dataset, hostile, fmt: str) -> None:
         doc = _records(r, fmt)
         doc = doc[0] if isinstance(doc, list) else doc
         assert unescape(doc["dlq"]) == t.dlq
-        for key in ("source", "group", "owner"):
+        for key in ("source", "group", "consumer"):
             assert unescape(doc[key]) == t.name
         assert doc["reason"] == t.name.decode("utf-8", "replace")  # a value, as today
         assert doc["field_pairs"] == [[to_json_text(t.name), to_json_text(t.name)]]
@@ -137,12 +137,12 @@ def _consumers(command: str, fmt: str, r) -> set[bytes] | None:  # noqa: ANN001
         return {unescape(e["consumer"]) for e in records}
     if command == "histogram-consumer":
         buckets = records["buckets"] if fmt == "json" else records
-        return {unescape(b["label"]) for b in buckets}
+        return {unescape(b["consumer"]) for b in buckets}
     if command == "inspect":
         doc = records[0] if isinstance(records, list) else records
-        return {unescape(c["name"]) for c in doc["groups"][0]["consumers"]}
+        return {unescape(c["consumer"]) for c in doc["groups"][0]["consumers"]}
     if command == "dlq-list":
-        return {unescape(e["owner"]) for e in records}
+        return {unescape(e["consumer"]) for e in records}
     return None
 
 

@@ -81,7 +81,7 @@ def test_dry_run_over_every_name(run, dataset, hostile_server, command: str, fmt
             assert {unescape(p["id"]) for p in plan} == set(dead)
         else:
             assert unescape(doc["stream"]) == ALL and unescape(doc["group"]) == ALL_GROUP
-            assert {unescape(p["owner"]) for p in plan} == SMALL_NAMES
+            assert {unescape(p["consumer"]) for p in plan} == SMALL_NAMES
     elif fmt in ("table", "plain", "markdown"):
         assert "dry run, nothing changed" in shown(r, fmt)
 

@@ -195,8 +195,8 @@ def test_cli_json_shapes_and_text(r, cli):
     res = cli("histogram", "hist:s", "g", "--by", "consumer", "-o", "json")
     assert res.exit_code == 0, res.stderr
     assert res.json["by"] == "consumer"
-    assert {b["label"]: b["count"] for b in res.json["buckets"]} == {"a": 250, "b\\xff": 250}
-    assert all(set(b) == {"label", "count"} for b in res.json["buckets"])
+    assert {b["consumer"]: b["count"] for b in res.json["buckets"]} == {"a": 250, "b\\xff": 250}
+    assert all(set(b) == {"consumer", "others", "count"} for b in res.json["buckets"])
     res = cli("histogram", "hist:s", "g", "--buckets", "10s,1m,1h", "-o", "json")
     assert [(b["lo"], b["hi"]) for b in res.json["buckets"]] == [
         (0, 10_000), (10_000, 60_000), (60_000, 3_600_000), (3_600_000, None)
@@ -256,7 +256,9 @@ def test_inspect_idle_counts_longest_and_table(r, conn, cli, monkeypatch):
         assert g.ghosts == 0
     res = cli("inspect", "hist:s", "-o", "json")
     doc = res.json["groups"][0]
-    assert list(doc["idle_counts"].values()) == list(expected)
+    assert doc["idle_counts"] == [
+        {"min_idle_ms": t, "count": n} for t, n in zip((MIN, 10 * MIN, HOUR), expected, strict=True)
+    ]
     assert doc["longest_idle"]["id"] == owned[b"c"][300].decode()
     assert doc["ghosts"] == 0
     res = cli("inspect", "hist:s")

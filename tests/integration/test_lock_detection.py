@@ -125,4 +125,4 @@ def test_the_context_lock_key_is_the_default_of_inspect_and_the_repairs(cli, r, 
     ]
     plan = cli("--context", "c", "requeue", "jobs", "workers", "--consumer", "w-1", "--dry-run",
                "-o", "json").json  # fmt: skip
-    assert [(p["action"], p["note"]) for p in plan["plan"]][0] == ("skip", "alive")
+    assert [(p["outcome"], p["note"]) for p in plan["plan"]][0] == ("alive", "alive")

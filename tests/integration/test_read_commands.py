@@ -293,19 +293,19 @@ def test_inspect_json_matches_raw_replies(shop, cli, raw, stream: bytes) -> None
     assert doc["stream"] == escape(stream)
     assert unescape(doc["stream"]) == stream
     assert doc["length"] == before.length
-    assert [g["name"] for g in doc["groups"]] == [escape(g[b"name"]) for g in before.groups]
+    assert [g["group"] for g in doc["groups"]] == [escape(g[b"name"]) for g in before.groups]
     for g, raw_g in zip(doc["groups"], before.groups, strict=True):
         name = raw_g[b"name"]
-        assert set(g) >= {"name", "pending", "lag", "last_delivered_id", "consumers"}
-        assert unescape(g["name"]) == name
+        assert set(g) >= {"group", "pending", "lag", "last_delivered_id", "consumers"}
+        assert unescape(g["group"]) == name
         assert g["pending"] == int(raw_g[b"pending"])
         assert g["lag"] == _int(raw_g.get(b"lag"))
         assert g["last_delivered_id"] == raw_g[b"last-delivered-id"].decode()
         raw_cs, raw_cs_after = before.consumers[name], after.consumers[name]
-        assert [c["name"] for c in g["consumers"]] == [escape(c[b"name"]) for c in raw_cs]
+        assert [c["consumer"] for c in g["consumers"]] == [escape(c[b"name"]) for c in raw_cs]
         for c, rb, ra in zip(g["consumers"], raw_cs, raw_cs_after, strict=True):
-            assert set(c) >= {"name", "pending", "idle_ms", "inactive_ms"}
-            assert unescape(c["name"]) == rb[b"name"]
+            assert set(c) >= {"consumer", "pending", "idle_ms", "inactive_ms"}
+            assert unescape(c["consumer"]) == rb[b"name"]
             assert c["pending"] == int(rb[b"pending"])
             assert_idle_between(c["idle_ms"], rb[b"idle"], ra[b"idle"])
             if b"inactive" not in rb:  # Redis < 7.2: null, as issue 2 promises
@@ -322,7 +322,7 @@ def test_inspect_lag_null_where_server_says_nil(shop, cli, raw) -> None:  # noqa
     assert raw_lag[b"billing"] is None  # the server cannot tell
     assert raw_lag[b"analytics"] is not None
     doc = cli("inspect", "orders", "-o", "json").json
-    assert {g["name"]: g["lag"] for g in doc["groups"]} == {
+    assert {g["group"]: g["lag"] for g in doc["groups"]} == {
         k.decode(): _int(v) for k, v in raw_lag.items()
     }
 
@@ -330,7 +330,7 @@ def test_inspect_lag_null_where_server_says_nil(shop, cli, raw) -> None:  # noqa
 def test_inspect_one_group(shop, cli, raw) -> None:  # noqa: ANN001
     res = cli("inspect", "orders", "--group", "shipping", "-o", "json")
     assert res.exit_code == 0, res.stderr
-    assert [g["name"] for g in res.json["groups"]] == ["shipping"]
+    assert [g["group"] for g in res.json["groups"]] == ["shipping"]
     assert res.json["groups"][0]["pending"] == int(xpending_summary(raw, ORDERS, b"shipping")[0])
 
 
@@ -531,7 +531,7 @@ def _expected_streams(raw) -> list[dict]:  # noqa: ANN001
             {
                 "stream": escape(key),
                 "length": int(raw.execute_command("XLEN", key)),
-                "groups": len(groups),
+                "group_count": len(groups),
                 "pending": sum(int(g[b"pending"]) for g in groups),
             }
         )
@@ -544,8 +544,8 @@ def test_streams_json_lists_every_stream(shop, cli, raw) -> None:  # noqa: ANN00
     doc = res.json
     assert isinstance(doc, list)
     for item in doc:
-        assert set(item) >= {"stream", "length", "groups", "pending"}
-    trimmed = [{k: item[k] for k in ("stream", "length", "groups", "pending")} for item in doc]
+        assert set(item) >= {"stream", "length", "group_count", "pending"}
+    trimmed = [{k: item[k] for k in ("stream", "length", "group_count", "pending")} for item in doc]
     assert trimmed == _expected_streams(raw)
     names = {item["stream"] for item in doc}
     assert "a-string" not in names and "a-hash" not in names
@@ -588,8 +588,8 @@ def test_streams_match(shop, cli, pattern, expected) -> None:  # noqa: ANN001
 def test_streams_oldest_pending_and_dlq_marker(shop, cli, raw) -> None:  # noqa: ANN001
     raw.execute_command("XADD", b"orders:dlq", "*", "_dlq_source", "orders", "x", "1")
     doc = {d["stream"]: d for d in cli("streams", "-o", "json").json}
-    assert doc["orders:dlq"]["dlq"] is True
-    assert doc["orders"]["dlq"] is False
+    assert doc["orders:dlq"]["is_dlq"] is True
+    assert doc["orders"]["is_dlq"] is False
     assert doc["orders"]["oldest_pending_age_ms"] > 0
     assert doc["empty-with-group"]["oldest_pending_age_ms"] is None
     assert doc["empty-with-group"]["pending"] == 0
@@ -600,8 +600,8 @@ def test_streams_oldest_pending_and_dlq_marker(shop, cli, raw) -> None:  # noqa:
 
 def test_binary_names_escaped_and_round_trip(shop, cli, raw) -> None:  # noqa: ANN001
     doc = cli("inspect", escape(BIN), "-o", "json").json
-    stream, group = doc["stream"], doc["groups"][0]["name"]
-    consumers = [c["name"] for c in doc["groups"][0]["consumers"]]
+    stream, group = doc["stream"], doc["groups"][0]["group"]
+    consumers = [c["consumer"] for c in doc["groups"][0]["consumers"]]
     assert stream == "bin\\xfe\\\\name"
     assert group == "gr\\xff oup"
     assert consumers == ["c\\x00\\xff\\t", "plain"]

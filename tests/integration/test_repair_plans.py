@@ -113,8 +113,13 @@ def test_audit_line_format_and_permissions(r, conn) -> None:  # noqa: ANN001
     (line,) = text.splitlines()
     rec = json.loads(line)
     assert rec["server"] == "redis://:***@h:1/0"
-    assert rec["command"] == "requeue" and rec["context"] == "prod"
-    assert rec["result"] == {"matched": 3, "applied": 3, "skipped": 0, "failed": 0}
+    assert rec["action"] == "requeue" and rec["context"] == "prod"
+    assert {k: rec[k] for k in ("matched", "applied", "skipped", "failed_count")} == {
+        "matched": 3,
+        "applied": 3,
+        "skipped": 0,
+        "failed_count": 0,
+    }
     assert rec["ids"] == [i.decode() for i in stuck]
     assert rec["params"]["targets"]["min_idle_ms"] == HOUR // 2
     assert rec["user"] and rec["time"].endswith("Z")
@@ -132,7 +137,9 @@ def test_audit_summarizes_huge_id_lists_and_tightens_modes(tmp_path, monkeypatch
     audit.record(result, server="redis://h:1/0")
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
     rec = audit.tail(1, target)[0]
-    assert rec["ids"] == {"count": 2_000, "first": "1-0", "last": "2000-0"}
+    # A list and its count, like failed/failed_count (no longer a {count, first, last}).
+    assert rec["ids"] == [f"{i}-0" for i in range(1, 1_001)]
+    assert rec["id_count"] == 2_000
 
 
 def test_audit_tail_reads_from_the_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001

@@ -179,7 +179,8 @@ def test_dry_run_reports_the_plan_and_changes_nothing(r, conn) -> None:  # noqa:
     assert {i.id: i.action for i in plan.items} == want
     result = m.dry_run_result(plan)
     assert (result.dry_run, result.matched, result.skipped, result.failed) == (True, 8, 1, ())
-    assert dict(result.extra) == {"dlq": 6, "ack-ghost": 1, "skip": 1}
+    # Counted under the names the apply reports (docs/formats.md, "Outcomes").
+    assert result.outcome_counts() == {"dlq": 6, "ghost": 1, "alive": 1}
     assert_unchanged(before, r)
 
 

@@ -90,7 +90,7 @@ def test_waiting_is_said_again_every_summary_period(r, redis_server, spawn) -> N
     p.wait_for(lambda: p.events("summary"), what="a summary")
     summary = p.events("summary")[0]
     assert summary["level"] == "info" and summary["missing"] == ["other"]
-    assert summary["passes"] >= 1 and summary["streams"] == 2
+    assert summary["passes"] >= 1 and summary["stream_count"] == 2
     p.proc.send_signal(signal.SIGTERM)
     assert p.proc.wait(10) == 0
 

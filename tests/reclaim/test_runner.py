@@ -250,13 +250,13 @@ def test_every_pass_that_changed_something_is_audited(r, cli) -> None:
     ids = build_pel(r, 30, idle={3: HOUR, 4: HOUR})
     assert cli(*RECLAIM).exit_code == 0
     assert cli(*RECLAIM).exit_code == 0  # nothing left: no second line
-    lines = [rec for rec in audit.tail(10) if rec["command"] == "reclaim"]
+    lines = [rec for rec in audit.tail(10) if rec["action"] == "reclaim"]
     assert len(lines) == 1
     (rec,) = lines
     assert rec["surface"] == "reclaim" and rec["stream"] == "s" and rec["group"] == "g"
     assert rec["outcomes"] == {"requeued": 2}
     assert sorted(rec["ids"]) == sorted([ids[3].decode(), ids[4].decode()])
-    assert rec["params"]["strategy"] == "requeue" and rec["params"]["idle_ms"] == 30_000
+    assert rec["params"]["strategy"] == "requeue" and rec["params"]["min_idle_ms"] == 30_000
 
 
 def test_usage_errors_and_missing_streams(r, cli) -> None:

@@ -42,7 +42,7 @@ def test_a_dead_suspect_target_gets_nothing(pel_with_a_quiet_target, r, cli, red
     doc = res.json
     assert doc["claimed"] == 0 and doc["scanned"] == 0
     (stream,) = doc["streams"]
-    assert stream["skipped"] == (
+    assert stream["skipped_reason"] == (
         "--to rescue looks dead (no-client-peers-connected): nothing handed to it this pass"
     )
     assert '"target-dead-suspect"' in res.stderr

@@ -41,13 +41,14 @@ def run_pelctl(
 
     from pelctl.cli.app import app
     from pelctl.cli.main import _report_click_error
+    from tests.schemas.checker import check_output, recording
 
     full_env = {"COLUMNS": "200"}
     if url is not None:
         full_env["PELCTL_URL"] = url
     full_env.update(env or {})
     # typer rebuilds the click command tree on every invoke (~0.1 s); build it once.
-    with mock.patch.object(typer.testing, "_get_command", _click_command):
+    with mock.patch.object(typer.testing, "_get_command", _click_command), recording() as seen:
         result = CliRunner().invoke(
             app, list(args), env=full_env, input=input, standalone_mode=False
         )
@@ -61,6 +62,7 @@ def run_pelctl(
             code = _report_click_error(err)  # re-raises what is not a click error
         stdout += out_buf.getvalue()
         stderr += err_buf.getvalue()
+    check_output(seen, stdout, code)  # every topology's JSON matches docs/schemas
     return CliResult(code, stdout, stderr)
 
 

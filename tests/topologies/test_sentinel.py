@@ -30,7 +30,7 @@ def test_every_read_command_through_sentinel(sentinel):
     res = run_pelctl("pending", "s", "g", "--idle", "30m", "-o", "ndjson", url=sentinel.url)
     assert len(res.ndjson) == 10
     res = run_pelctl("version", "--server", "-o", "json", url=sentinel.url)
-    assert res.json["server"]["url"] == sentinel.url
+    assert res.json["server"] == sentinel.url
 
 
 def test_unknown_service_is_one_clear_line_exit_4(sentinel):

@@ -32,7 +32,7 @@ def test_rediss_with_ca_and_client_cert(tls_server):
     assert len(res.ndjson) == 3
     res = run_pelctl("version", "--server", "-o", "json", *args, url=tls_server.url)
     assert res.exit_code == 0, res.stderr
-    assert res.json["server"]["url"].startswith("rediss://")
+    assert res.json["server"].startswith("rediss://")
 
 
 def test_tls_settings_from_a_context(tls_server, tmp_path):

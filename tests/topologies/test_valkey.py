@@ -13,9 +13,8 @@ from tests.topologies.runner import one_error_line, run_pelctl
 def test_capabilities_of_valkey(valkey_server, vk):
     res = run_pelctl("version", "--server", "-o", "json", url=valkey_server.url)
     assert res.exit_code == 0, res.stderr
-    server = res.json["server"]
-    assert server["name"] == "valkey"
-    assert server["version"].startswith("8.")
+    server = res.json
+    assert server["server_version"].startswith("valkey 8.")
     features = server["features"]
     # Valkey forked from Redis 7.2: everything up to 7.2, none of Redis 8's stream additions.
     assert features["xautoclaim"] and features["xinfo_lag"] and features["consumer_inactive"]
@@ -57,7 +56,7 @@ def test_read_results_on_valkey(valkey_server, vk):
     doc = run_pelctl("inspect", "s", "-o", "json", url=url).json
     (group,) = doc["groups"]
     assert group["pending"] == 15
-    consumers = {c["name"]: c for c in group["consumers"]}
+    consumers = {c["consumer"]: c for c in group["consumers"]}
     assert consumers["dead"]["pending"] == 10 and consumers["live"]["pending"] == 5
     assert consumers["dead"]["inactive_ms"] is not None  # Valkey has 7.2's `inactive`
     rows = run_pelctl("pending", "s", "g", "--idle", "30m", "-o", "ndjson", url=url).ndjson
@@ -65,7 +64,7 @@ def test_read_results_on_valkey(valkey_server, vk):
     rows = run_pelctl("pending", "s", "g", "--min-deliveries", "6", "-o", "ndjson", url=url).ndjson
     assert len(rows) == 3
     streams = {r["stream"]: r for r in run_pelctl("streams", "-o", "json", url=url).json}
-    assert streams["s"]["pending"] == 15 and streams["s:dlq"]["dlq"] is True
+    assert streams["s"]["pending"] == 15 and streams["s:dlq"]["is_dlq"] is True
 
 
 def test_not_found_on_valkey(valkey_server, vk):

@@ -79,7 +79,7 @@ async def test_requeue_marked_entries_through_the_modal(demo, make_app, recorder
     assert all(c[b"_retry_count"] == b"1" for c in copies)
     assert all(c[b"_prior_deliveries"] == b"1" for c in copies)  # delivered once each
     line = audit_lines()[-1]
-    assert line["surface"] == "tui" and line["command"] == "requeue"
+    assert line["surface"] == "tui" and line["action"] == "requeue"
     assert sorted(line["ids"]) == sorted([first, second])
 
 
@@ -165,7 +165,7 @@ async def test_move_to_dlq_with_a_reason_then_replay_it(demo, make_app, recorder
     assert r.xlen("orders:dlq") == 14
     replayed = [f for _id, f in r.xrevrange("orders", count=3) if b"_replayed_from" in f]
     assert replayed and replayed[0][b"_replayed_from"] == newest_id
-    assert [line["command"] for line in audit_lines()][-2:] == ["dlq-move", "dlq-replay"]
+    assert [line["action"] for line in audit_lines()][-2:] == ["dlq-move", "dlq-replay"]
 
 
 async def test_prune_a_dead_consumer_reassigning_its_entries(demo, make_app, recorder, r):
@@ -268,7 +268,7 @@ async def test_prune_assume_dead_prunes_a_consumer_of_unknown_liveness(demo, mak
     moved = pending_of(r, b"billing-1")
     assert len(held - moved) == 6  # the demo's six ghosts, dropped by XCLAIM; nothing else
     line = audit_lines()[-1]
-    assert line["surface"] == "tui" and line["command"] == "consumers-prune"
+    assert line["surface"] == "tui" and line["action"] == "consumers-prune"
     assert line["params"]["options"]["assume_dead"] is True
 
 

@@ -131,7 +131,7 @@ def test_pelctl_tui_in_a_real_terminal_requeues_through_the_modal(terminal, r, t
     assert len(copies) == 1 and copies[0][b"_retry_count"] == b"1"
     term.wait_for("1,209")  # the view refreshed after the action
     audit = (tmp_path / "state" / "pelctl" / "audit.jsonl").read_text()
-    assert '"surface":"tui"' in audit and '"command":"requeue"' in audit
+    assert '"surface":"tui"' in audit and '"action":"requeue"' in audit
     term.keys("q")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and "Stuck entries" in term.screen():

@@ -29,7 +29,7 @@ def test_entries_plain_json_and_styles() -> None:
     )
     assert dr.entry_json(MOVED, NOW) == {
         "dlq": "orders:dlq", "id": "1700000000500-0", "source": "orders", "group": "billing",
-        "original_id": "1700000000000-0", "owner": "c2\\x1b", "deliveries": 6,
+        "original_id": "1700000000000-0", "consumer": "c2\\x1b", "deliveries": 6,
         "idle_ms": 7_200_000, "reason": "bad sku", "at_ms": 1_700_000_000_500,
         "age_ms": 3_599_500, "fields": {"sku": "A-1"}, "dlq_id": "1700000000100-0",
         "dlq_deliveries": 5, "prior_deliveries": 1, "decoded": None,
@@ -101,11 +101,11 @@ def test_replay_plan() -> None:
     )
     assert [record for _r, record, _s in items] == [
         {"dlq": "orders:dlq", "id": "1700000000500-0", "target": "orders", "age_ms": 60_000,
-         "deliveries": 5, "action": "replay", "note": ""},
+         "deliveries": 5, "outcome": "replayed", "note": ""},
         {"dlq": "orders:dlq", "id": "1700000000600-0", "target": None, "age_ms": 0,
-         "deliveries": 0, "action": "refuse", "note": "no envelope"},
-        {"dlq": "orders:dlq", "id": "9-0", "action": "skip",
-         "note": "not in the dead-letter stream"},
+         "deliveries": 0, "outcome": "refused", "note": "no envelope"},
+        {"dlq": "orders:dlq", "id": "9-0", "target": None, "age_ms": None, "deliveries": None,
+         "outcome": "gone", "note": "not in the dead-letter stream"},
     ]  # fmt: skip
     assert [style for _r, _rec, style in items] == [None, "red", "dim"]
 
@@ -125,7 +125,7 @@ def test_results() -> None:
     assert doc == {
         "action": "dlq-replay", "dlq": "orders:dlq", "dry_run": False, "matched": 3,
         "applied": 1, "skipped": 2, "failed": [{"id": "x-0", "reason": "fail: oops"}],
-        "outcomes": {"replayed": 1},
+        "failed_count": 1, "outcomes": {"replayed": 1}, "interrupted": False,
     }  # fmt: skip
     both = dr.combined_json([doc, doc], "dlq-replay", False)
     assert (both["matched"], both["applied"], both["skipped"], len(both["failed"])) == (6, 2, 4, 2)

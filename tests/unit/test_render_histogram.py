@@ -56,8 +56,8 @@ def test_consumer_buckets_escape_names_and_fold_others() -> None:
         "(3 other consumers)        1  20.0%\n"
     )
     assert hr.to_json(CONSUMERS)["buckets"] == [
-        {"label": "c\\x1b1", "count": 4},
-        {"label": None, "others": 3, "count": 1},
+        {"consumer": "c\\x1b1", "others": None, "count": 4},
+        {"consumer": None, "others": 3, "count": 1},
     ]
     assert hr.caption(CONSUMERS) == "exact counts from the XPENDING summary (one call)"
 

@@ -81,17 +81,17 @@ def test_json() -> None:
         "length": 3000,
         "first_id": "1700000000000-0",
         "last_id": "1700000002999-0",
-        "server": "redis://localhost:6379/0",
+        "server_version": "redis://localhost:6379/0",
         "groups": [
             {
-                "name": "billing",
+                "group": "billing",
                 "pending": 700,
                 "lag": 800,
                 "last_delivered_id": "1700000000500-0",
                 "entries_read": 1500,
                 "consumers": [
                     {
-                        "name": "c1",
+                        "consumer": "c1",
                         "pending": 0,
                         "idle_ms": 1000,
                         "inactive_ms": 1000,
@@ -99,7 +99,7 @@ def test_json() -> None:
                         "verdict_reason": "recent-read",
                     },
                     {
-                        "name": "c2\\x1b",
+                        "consumer": "c2\\x1b",
                         "pending": 700,
                         "idle_ms": 7_200_000,
                         "inactive_ms": -1,
@@ -114,13 +114,17 @@ def test_json() -> None:
                     "oldest_pending_age_ms": 7_200_000,
                 },
                 "oldest": [oldest],
-                "idle_counts": {"gt_1m00s": 700, "gt_10m00s": 700, "gt_1h00m": 700},
+                "idle_counts": [
+                    {"min_idle_ms": 60_000, "count": 700},
+                    {"min_idle_ms": 600_000, "count": 700},
+                    {"min_idle_ms": 3_600_000, "count": 700},
+                ],
                 "longest_idle": oldest,
                 "poison_suspects": 0,
                 "ghosts": 3,
             },
             {
-                "name": "shipping",
+                "group": "shipping",
                 "pending": 0,
                 "lag": None,
                 "last_delivered_id": "0-0",
@@ -129,6 +133,7 @@ def test_json() -> None:
                 "oldest": [],
             },
         ],
-        "dlq": {"stream": "orders:dlq", "length": 1},
+        "dlq": "orders:dlq",
+        "dlq_length": 1,
         "advice": [{"message": "do x", "command": "pelctl claim"}],
     }

@@ -16,15 +16,16 @@ PLAN = Plan(
     ),
     missing=(b"9-0",),
 )  # fmt: skip
+# The outcome each item will have, named as the apply reports it (a skip: its reason).
 PLAN_RECORDS = [
-    {"id": "1-0", "owner": "c2", "idle_ms": 7_200_000, "deliveries": 2, "action": "requeue",
-     "note": ""},
-    {"id": "2-0", "owner": "c2\\x1b", "idle_ms": 3_600_000, "deliveries": 1,
-     "action": "requeue", "note": ""},
-    {"id": "3-0", "owner": "c1", "idle_ms": 1000, "deliveries": 7, "action": "skip",
+    {"id": "1-0", "consumer": "c2", "idle_ms": 7_200_000, "deliveries": 2,
+     "outcome": "requeued", "note": ""},
+    {"id": "2-0", "consumer": "c2\\x1b", "idle_ms": 3_600_000, "deliveries": 1,
+     "outcome": "requeued", "note": ""},
+    {"id": "3-0", "consumer": "c1", "idle_ms": 1000, "deliveries": 7, "outcome": "lock held",
      "note": "lock held"},
-    {"id": "9-0", "owner": None, "idle_ms": None, "deliveries": None, "action": "skip",
-     "note": "not pending"},
+    {"id": "9-0", "consumer": None, "idle_ms": None, "deliveries": None,
+     "outcome": "not-pending", "note": "not pending"},
 ]  # fmt: skip
 RESULT = RepairResult(
     "requeue", b"orders", b"billing", dry_run=False, matched=4, applied=2, skipped=2,
@@ -68,8 +69,8 @@ def test_plan_summaries() -> None:
     assert list(rr.plan_rows(prune)) == [
         (
             ("c9", "1d00h", "3", "reassign+delete", ""),
-            {"consumer": "c9", "inactive_ms": 86_400_000, "pending": 3,
-             "action": "reassign+delete", "note": ""},
+            {"consumer": "c9", "idle_ms": 86_400_000, "pending": 3,
+             "outcome": "deleted", "note": ""},
             None,
         )
     ]  # fmt: skip
@@ -84,14 +85,14 @@ def test_result_summary_json_and_failed_table() -> None:
     )
     assert rr.result_to_json(RESULT) == {
         "action": "requeue", "dry_run": False, "matched": 4, "applied": 2, "skipped": 2,
-        "failed": [{"id": "2-0", "reason": "fail: NOSCRIPT"}],
+        "failed": [{"id": "2-0", "reason": "fail: NOSCRIPT"}], "failed_count": 1,
         "stream": "orders", "group": "billing",
         "outcomes": {"requeued": 1, "fail": 1, "lock-held": 1, "not-pending": 1},
         "interrupted": True, "notes": ["n1"],
     }  # fmt: skip
     assert rr.result_record(RESULT) == {
         "action": "requeue", "stream": "orders", "group": "billing", "dry_run": False,
-        "matched": 4, "applied": 2, "skipped": 2, "failed": 1,
+        "matched": 4, "applied": 2, "skipped": 2, "failed_count": 1, "interrupted": True,
     }  # fmt: skip
     assert render("plain", rr.failed_table(RESULT)) == (
         "# failed\nID    OUTCOME    DETAIL\n2-0   fail       NOSCRIPT\n"
@@ -101,4 +102,4 @@ def test_result_summary_json_and_failed_table() -> None:
 def test_dry_run_json_carries_the_plan() -> None:
     dry = RepairResult("requeue", b"orders", b"billing", True, 4, 0, 2, ())
     doc = rr.result_to_json(dry, PLAN)
-    assert doc["plan"] == PLAN_RECORDS and doc["outcomes"] == {} and "interrupted" not in doc
+    assert doc["plan"] == PLAN_RECORDS and doc["outcomes"] == {} and doc["interrupted"] is False

@@ -51,3 +51,14 @@ def test_layout() -> None:
     # too narrow: the priority column goes, the shrinkable one is cut to its floor
     assert tb.fit(COLUMNS, natural, 14) == Layout((0, 2), (1, 10), True)
     assert tb.fit(COLUMNS, natural, 5) == Layout((0, 2), (1, 1), True)
+
+
+def test_csv_columns_are_every_key_of_any_record() -> None:
+    """A key only some records carry (a cluster row's ``node``) has its own column, empty
+    elsewhere: the cells of the other columns never shift."""
+    records = [
+        {"stream": "orders", "length": 3},
+        {"stream": "orders:dlq", "length": 1, "node": "n1"},
+    ]
+    text = render("csv", TableData(columns=()), records)
+    assert text.splitlines() == ["stream,length,node", "orders,3,", "orders:dlq,1,n1"]

@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import UsageError
@@ -124,6 +124,8 @@ def require_targets(action: str, targets: Targets, *, named: bool) -> None:
 
 class DlqMutation(Mutation):
     """A mutation of a dead-letter stream: the plan's ``stream`` is the DLQ, no group."""
+
+    missing_outcome: ClassVar[str] = "gone"
 
     def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
         """``14 entries from orders:dlq to orders`` (replay: where each entry goes)."""

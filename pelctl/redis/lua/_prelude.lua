@@ -169,7 +169,7 @@ local function add_envelope(out, fields, prefix, stream, group, id, e, reason, a
   -- Appends to `out` the dead letter (SPEC 5a): the original fields untouched, then _dlq_*.
   -- The original fields keep their lineage fields: a dead letter's lineage is read from them
   -- and the envelope (pelctl.core.lineage.of_dead_letter). Python twin (servers without
-  -- Lua): pelctl.core.repair.envelope.
+  -- Lua): pelctl.core.dlq.envelope.write (a test compares the bytes both write).
   local n = #out
   for j = 1, #fields do out[n + j] = fields[j] end
   n = n + #fields

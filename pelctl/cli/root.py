@@ -1,0 +1,181 @@
+"""The root of the typer application: the root callback, and the registration of command
+modules on demand (issue 15: start-up).
+
+``pelctl ARGS`` (pelctl.cli.main) imports and builds only the command the arguments name:
+:func:`command_for`. pelctl.cli.app registers every module (``--help``, docs, tests).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Annotated, Any
+
+import typer
+from typer.models import CommandInfo, DefaultPlaceholder
+
+from pelctl import __version__
+from pelctl.cli import coerce
+from pelctl.cli import completion as completion_cmds
+from pelctl.cli.options import ALL_NAMES, PelctlGroup, root_callback_params
+
+coerce.install()  # typer's value coercion without loading pydantic for plain values
+
+app = typer.Typer(
+    name="pelctl",
+    help="Inspect and safely repair Redis Streams consumer groups: what is stuck in the "
+    "Pending Entries List, since when, held by whom, delivered how often.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    # Completion is pelctl's own (`pelctl completion SHELL`, live names): the root group
+    # answers _PELCTL_COMPLETE; typer's --install-completion/--show-completion stay off.
+    add_completion=False,
+    cls=completion_cmds.RootGroup,
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"pelctl {__version__}")
+        raise typer.Exit()
+
+
+def _root(ctx: typer.Context, **options: Any) -> None:
+    version = options.pop("version", False)
+    del version
+    ctx.obj = {"root_options": {k: options[k] for k in ALL_NAMES}}
+
+
+_root.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter(
+            "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
+        ),  # fmt: skip
+        inspect.Parameter(
+            "version",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Annotated[
+                bool,
+                typer.Option(
+                    "--version",
+                    callback=_version_callback,
+                    is_eager=True,
+                    help="Print the version and exit.",
+                ),
+            ],  # fmt: skip
+            default=False,
+        ),
+        *root_callback_params(),
+    ]
+)
+_root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.parameters.values()}  # type: ignore[attr-defined]
+app.callback()(_root)
+
+# The command modules, in the order their commands are registered (the order of --help),
+# and the modules each top-level command needs (tests/unit/test_import_budget.py checks
+# that this table names every command, and enough modules for each).
+MODULES = ("streams", "inspect", "pending", "histogram", "ghosts", "config", "demo", "version",
+           "tui", "completion",
+           "repair", "dlq", "dlq_admin", "consumers", "audit",  # the repairs (SPEC §3, §5)
+           "spark",  # fleet analytics on Spark (SPEC §9)
+           "reclaim")  # the reclaim loop (SPEC §7)  # fmt: skip
+MODULES_OF = {
+    "streams": ("streams",), "inspect": ("inspect",), "pending": ("pending",),
+    "histogram": ("histogram",), "ghosts": ("ghosts",), "config": ("config",),
+    "demo": ("demo",), "version": ("version",), "tui": ("tui",),
+    "completion": ("completion",),
+    "claim": ("repair",), "ack": ("repair",), "requeue": ("repair",), "apply": ("repair",),
+    "dlq": ("dlq", "dlq_admin"), "consumers": ("consumers",), "audit": ("audit",),
+    "snapshot": ("spark",), "analyze": ("spark",), "reclaim": ("reclaim",),
+}  # fmt: skip
+_registered: list[str] = []
+
+
+def register(modules: tuple[str, ...] = MODULES) -> None:
+    """Import these command modules and register their commands (once each)."""
+    for name in modules:
+        if name not in _registered:
+            importlib.import_module(f"pelctl.cli.{name}").register(app)
+            _registered.append(name)
+    # Command groups print their help as the root does (no type noise): cli/helpfmt.py.
+    for group_info in app.registered_groups:
+        if isinstance(group_info.cls, DefaultPlaceholder):  # not chosen by add_typer(cls=...)
+            group_info.cls = PelctlGroup
+
+
+def command_for(args: list[str]) -> Any:  # noqa: ANN401 - a click group
+    """The click command tree ``pelctl ARGS`` needs: the root group with only the command
+    (or command group) the arguments name, when they name one; else every command.
+
+    typer builds a command's click parameters from its signature, all ~35 commands on every
+    start unless told otherwise (a fifth of a read command's start-up). The name is found by
+    the root group's own option parser (root options and their values skipped, nothing
+    run); help, completion of a command name, and a name that is not a command (click's
+    "No such command" with its suggestions) get the whole tree, as before.
+    """
+    import copy
+
+    import typer.main
+
+    trimmed = copy.copy(app)
+    trimmed.registered_commands, trimmed.registered_groups = [], []
+    root = typer.main.get_command(trimmed)
+    name = _command_name(root, _completion_words() if _completing() else args)
+    register(MODULES_OF.get(name or "", MODULES))
+    commands = [c for c in app.registered_commands if _name(c) == name]
+    groups = [g for g in app.registered_groups if _name(g) == name]
+    if not name or not (commands or groups):
+        return typer.main.get_command(app)
+    for info in commands:
+        root.add_command(typer.main.get_command_from_info(
+            info, pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode))  # fmt: skip
+    for info in groups:
+        root.add_command(typer.main.get_group_from_info(
+            info, pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode,
+            suggest_commands=app.suggest_commands))  # fmt: skip
+    return root
+
+
+def _name(info: Any) -> str | None:  # noqa: ANN401 - a typer CommandInfo or TyperInfo
+    """The name typer gives a registered command or group."""
+    if isinstance(info, CommandInfo):
+        return info.name or typer.main.get_command_name(info.callback.__name__)
+    return typer.main.solve_typer_info_defaults(info).name
+
+
+def _command_name(root: Any, args: list[str]) -> str | None:  # noqa: ANN401
+    """The first word after the root options, as the root group's parser sees it."""
+    try:
+        ctx = root.context_class(root, info_name=completion_cmds.PROG, resilient_parsing=True)
+        _, rest, _ = root.make_parser(ctx).parse_args(list(args))
+    except Exception:  # noqa: BLE001 - anything odd: the whole tree decides
+        return None
+    return rest[0] if rest else None
+
+
+def _completing() -> bool:
+    import os
+
+    return bool(os.environ.get(completion_cmds.COMPLETE_VAR))
+
+
+def _completion_words() -> list[str]:
+    """The complete words of a TAB request (the word being completed left out)."""
+    import os
+
+    instruction = os.environ.get(completion_cmds.COMPLETE_VAR, "")
+    first, _, second = instruction.partition("_")
+    shell, action = (first, second) if first in completion_cmds.SHELLS else (second, first)
+    comp_cls = completion_cmds.SHELLS.get(shell)
+    if comp_cls is None or action != "complete":
+        return []
+    try:
+        comp = comp_cls(None, {}, completion_cmds.PROG, completion_cmds.COMPLETE_VAR)
+        args, _incomplete = comp.get_completion_args()
+    except Exception:  # noqa: BLE001 - the whole tree answers, as before
+        return []
+    return list(args)
