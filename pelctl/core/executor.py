@@ -66,6 +66,22 @@ def check_lineage(options: Options) -> None:
         )
 
 
+def replies_by_id(
+    client: Any,  # noqa: ANN401 - a raw redis-py client
+    ids: Sequence[bytes],
+    command: Callable[[bytes], Sequence[object]],
+    size: int = 2_000,
+) -> Iterator[tuple[bytes, Any]]:
+    """Each id with the reply to ``command(id)``, pipelined ``size`` ids a round trip (the
+    look-up of explicit ``--id`` values)."""
+    for i in range(0, len(ids), size):
+        chunk = ids[i : i + size]
+        pipe = client.pipeline(transaction=False)
+        for entry_id in chunk:
+            pipe.execute_command(*command(entry_id))
+        yield from zip(chunk, pipe.execute(), strict=True)
+
+
 # -- the plan's stamp ----------------------------------------------------------------------
 
 
@@ -181,10 +197,11 @@ def text(value: object) -> str:
 
 
 def start(
-    plan: Plan, result: type[ItemResult] = ItemResult, missing: str = "not-pending"
+    plan: Plan, result: type[ItemResult] = ItemResult
 ) -> tuple[list[ItemResult], list[PlanItem]]:
-    """Results for what the plan already answers (``missing`` ids, skipped and refused
-    items), and the items to send."""
+    """Results for what the plan already answers (its missing ids, with the mutation's
+    ``missing_outcome``; skipped and refused items), and the items to send."""
+    missing = plan.mutation.missing_outcome
     results: list[ItemResult] = [result(i, missing) for i in plan.missing]
     send: list[PlanItem] = []
     for item in plan.items:

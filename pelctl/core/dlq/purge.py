@@ -71,7 +71,7 @@ def apply_purge(
     **_: object,
 ) -> RepairResult:
     """Executor of ``dlq-purge``: XDEL per id (pipelined), each answered purged or gone."""
-    results, send = start(plan, DlqItemResult, "gone")
+    results, send = start(plan, DlqItemResult)
     client = conn.raw(plan.stream)
 
     def one(chunks: Sequence[Sequence[PlanItem]]) -> list[ItemResult]:

@@ -19,7 +19,7 @@ from typing import Any
 from pelctl.base.binary import escape
 from pelctl.base.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core.dlq.envelope import DLQ_SUFFIX, DlqEntry, is_dead_letter, is_dlq_name, parse_entry
-from pelctl.core.executor import normalize_ids
+from pelctl.core.executor import normalize_ids, replies_by_id
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 
@@ -208,20 +208,14 @@ def read_ids(
     conn: Connection, dlq: bytes, ids: Sequence[bytes], prefix: str = "_"
 ) -> tuple[list[DlqEntry], list[bytes]]:
     """(found entries, ids not in the DLQ), pipelined."""
-    raw = conn.raw(dlq)
     found: list[DlqEntry] = []
     missing: list[bytes] = []
     with redis_errors("dlq"):
-        for start in range(0, len(ids), 2_000):
-            chunk = ids[start : start + 2_000]
-            pipe = raw.pipeline(transaction=False)
-            for entry_id in chunk:
-                pipe.execute_command("XRANGE", dlq, entry_id, entry_id)
-            for entry_id, rows in zip(chunk, pipe.execute(), strict=True):
-                if rows:
-                    found.append(parse_entry(rows[0][0], rows[0][1], prefix, dlq))
-                else:
-                    missing.append(entry_id)
+        for entry_id, rows in replies_by_id(conn.raw(dlq), ids, lambda i: ("XRANGE", dlq, i, i)):
+            if rows:
+                found.append(parse_entry(rows[0][0], rows[0][1], prefix, dlq))
+            else:
+                missing.append(entry_id)
     return found, missing
 
 

@@ -133,7 +133,7 @@ def apply_replay(
     ``force_cross_slot`` (tests) takes the ordered three-step path even when one script
     could do it (default: env ``PELCTL_FORCE_CROSS_SLOT=1``)."""
     rate = getattr(plan.options, "rate", None)
-    results, send = start(plan, DlqItemResult, "gone")
+    results, send = start(plan, DlqItemResult)
     replayer = Replayer(conn, plan, force_cross_slot)
     done, interrupted = run_batches(
         send, replayer.run, batch=batch_for_rate(rate, batch_size),

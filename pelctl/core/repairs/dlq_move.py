@@ -4,16 +4,12 @@ the ordered path)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from pelctl.base.binary import escape
 from pelctl.core.dlq.envelope import default_dlq
 from pelctl.core.executor import cross_slot, start
 from pelctl.core.mutations import (
-    ItemResult,
     Mutation,
     Plan,
-    PlanItem,
     Progress,
     RepairResult,
     build_result,
@@ -23,7 +19,7 @@ from pelctl.core.repairs.entries import plan_entries
 from pelctl.core.repairs.ordered import ordered
 from pelctl.core.repairs.run import EntryRun, Later
 from pelctl.redis.connection import Connection
-from pelctl.redis.scripts import Call, script
+from pelctl.redis.scripts import script
 
 # pelctl's own consumer: entries pass through it only inside one script.
 DLQ_CONSUMER = b"pelctl-dlq"
@@ -53,13 +49,8 @@ def apply_dlq_move(
     lua = script("dlq_move")
     header = (plan.group, DLQ_CONSUMER, opts.field_prefix, reason)
 
-    def make_call(chunk: Sequence[PlanItem], pre: dict[bytes, ItemResult]) -> Call | None:
-        keys: list[bytes] = [plan.stream, dlq]
-        args = run.entry_args(chunk, keys, pre)
-        return Call(lua, tuple(keys), (*header, *args)) if args else None
-
     later = Later({item.id: item for item in send})
-    run.run(send, make_call, later.parse)
+    run.run(send, run.calls(lua, [plan.stream, dlq], header), later.parse)
     out = results + run.results
     interrupted = run.interrupted
     if later.items and not interrupted:

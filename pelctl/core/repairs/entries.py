@@ -17,7 +17,6 @@ from pelctl.core.lineage import no_lineage_note
 from pelctl.core.locks import check_lock_pattern
 from pelctl.core.models import POISON_DELIVERIES
 from pelctl.core.mutations import (
-    ItemResult,
     Mutation,
     Options,
     Plan,
@@ -33,7 +32,7 @@ from pelctl.core.repairs.run import EntryRun, Later, simple_parse
 from pelctl.core.repairs.select import check_names, pending_rows, probe
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
-from pelctl.redis.scripts import Call, script
+from pelctl.redis.scripts import script
 
 # pelctl's own consumer: entries pass through it only inside one script.
 REQUEUE_CONSUMER = b"pelctl-requeue"
@@ -133,38 +132,29 @@ def _flag_poison(
     return out, note
 
 
+def _verified(
+    conn: Connection, plan: Plan, name: str, header: Sequence[object],
+    progress: Progress | None, batch_size: int | None,
+) -> RepairResult:  # fmt: skip
+    """Run the entry script ``name`` (no copies: claim, ack) over the plan's items."""
+    results, send = start(plan)
+    run = EntryRun(conn, plan, progress, batch_size, len(send))
+    run.run(send, run.calls(script(name), [plan.stream], header), simple_parse)
+    return build_result(plan, results + run.results, interrupted=run.interrupted)
+
+
 def apply_claim(
     conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
 ) -> RepairResult:  # noqa: ANN001, E501
-    results, send = start(plan)
-    run = EntryRun(conn, plan, progress, batch_size, len(send))
-    lua = script("claim")
     to = plan.options.to
     assert to is not None
-
-    def make_call(chunk: Sequence[PlanItem], pre: dict[bytes, ItemResult]) -> Call | None:
-        keys: list[bytes] = [plan.stream]
-        args = run.entry_args(chunk, keys, pre)
-        return Call(lua, tuple(keys), (plan.group, to, *args)) if args else None
-
-    run.run(send, make_call, simple_parse)
-    return build_result(plan, results + run.results, interrupted=run.interrupted)
+    return _verified(conn, plan, "claim", (plan.group, to), progress, batch_size)
 
 
 def apply_ack(
     conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
 ) -> RepairResult:  # noqa: ANN001, E501
-    results, send = start(plan)
-    run = EntryRun(conn, plan, progress, batch_size, len(send))
-    lua = script("ack")
-
-    def make_call(chunk: Sequence[PlanItem], pre: dict[bytes, ItemResult]) -> Call | None:
-        keys: list[bytes] = [plan.stream]
-        args = run.entry_args(chunk, keys, pre)
-        return Call(lua, tuple(keys), (plan.group, *args)) if args else None
-
-    run.run(send, make_call, simple_parse)
-    return build_result(plan, results + run.results, interrupted=run.interrupted)
+    return _verified(conn, plan, "ack", (plan.group,), progress, batch_size)
 
 
 def apply_requeue(
@@ -192,13 +182,8 @@ def apply_requeue(
     lineage = 0 if opts.no_lineage else 1
     header = (plan.group, REQUEUE_CONSUMER, opts.field_prefix, max_retries, mode, reason, lineage)
 
-    def make_call(chunk: Sequence[PlanItem], pre: dict[bytes, ItemResult]) -> Call | None:
-        keys: list[bytes] = [plan.stream, second_key]  # type: ignore[list-item]
-        args = run.entry_args(chunk, keys, pre)
-        return Call(lua, tuple(keys), (*header, *args)) if args else None
-
     later = Later({item.id: item for item in send})
-    run.run(send, make_call, later.parse)
+    run.run(send, run.calls(lua, [plan.stream, second_key], header), later.parse)  # type: ignore[list-item]
     out = results + run.results
     notes: list[str] = []
     if later.items and not run.interrupted:

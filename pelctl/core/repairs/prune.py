@@ -93,36 +93,18 @@ def plan_prune(
             continue
         verdict = judged[name][1]  # type: ignore[index]
         why = f"{verdict.verdict}: {verdict.reason}"
+        action, note = "refuse", f"alive ({why})"
         if verdict.verdict == liveness.ACTIVE:
-            items.append(PlanItem(name, name, idle, pending, "refuse", f"alive ({why})"))
+            pass
         elif verdict.verdict == liveness.UNKNOWN and not options.assume_dead:
             unknown += 1
-            items.append(
-                PlanItem(
-                    name,
-                    name,
-                    idle,
-                    pending,
-                    "refuse",
-                    f"liveness unknown ({verdict.reason}); once its worker is known to "
-                    "be gone: --assume-dead",
-                )  # fmt: skip
-            )
+            note = (f"liveness unknown ({verdict.reason}); once its worker is known to be "
+                    "gone: --assume-dead")  # fmt: skip
         elif to is not None:
-            items.append(
-                PlanItem(name, name, idle, pending, "reassign+delete", f"to {escape(to)} ({why})")
-            )
+            action, note = "reassign+delete", f"to {escape(to)} ({why})"
         else:
-            items.append(
-                PlanItem(
-                    name,
-                    name,
-                    idle,
-                    pending,
-                    "refuse",
-                    f"holds {pending:,} pending entries; reassign them with --reassign-to CONSUMER",
-                )  # fmt: skip
-            )
+            note = f"holds {pending:,} pending entries; reassign them with --reassign-to CONSUMER"
+        items.append(PlanItem(name, name, idle, pending, action, note))
     if unknown:
         notes.append(
             f"{unknown:,} consumer{'s' if unknown != 1 else ''} holding entries "

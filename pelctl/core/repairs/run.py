@@ -25,6 +25,7 @@ from pelctl.redis.scripts import (
     DEFAULT_DEPTH,
     LUA_UNPACK_MAX,
     Call,
+    Script,
     round_trip,
     same_slot,
 )
@@ -76,6 +77,19 @@ class EntryRun:
                     index = len(keys)
             args += [item.id, item.owner, item.deliveries, self.min_idle(item), index]
         return args
+
+    def calls(
+        self, lua: Script, keys: Sequence[bytes], header: Sequence[object]
+    ) -> Callable[[Sequence[PlanItem], dict[bytes, ItemResult]], Call | None]:
+        """``make_call`` for :meth:`run`: one call of ``lua`` per batch, on ``keys`` (lock keys
+        join them), its ``header`` arguments, then the five of each entry."""
+
+        def make_call(chunk: Sequence[PlanItem], pre: dict[bytes, ItemResult]) -> Call | None:
+            batch_keys = list(keys)
+            args = self.entry_args(chunk, batch_keys, pre)
+            return Call(lua, tuple(batch_keys), (*header, *args)) if args else None
+
+        return make_call
 
     def run(
         self,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pelctl.core.executor import normalize_ids
+from pelctl.core.executor import normalize_ids, replies_by_id
 from pelctl.core.locks import lock_key
 from pelctl.core.models import PendingFilter
 from pelctl.core.mutations import Mutation, Options, Targets
@@ -22,21 +22,19 @@ def pending_rows(
     """(rows, missing): the PEL rows the targets select, and explicit ids not pending."""
     if targets.ids:
         ids = normalize_ids(targets.ids)
-        raw = conn.raw(stream)
         rows: list[tuple[bytes, bytes, int, int]] = []
         missing: list[bytes] = []
+
+        def one(entry_id: bytes) -> tuple[object, ...]:
+            return ("XPENDING", stream, group, entry_id, entry_id, 1)
+
         with redis_errors("XPENDING"):
-            for start in range(0, len(ids), 2_000):
-                chunk = ids[start : start + 2_000]
-                pipe = raw.pipeline(transaction=False)
-                for entry_id in chunk:
-                    pipe.execute_command("XPENDING", stream, group, entry_id, entry_id, 1)
-                for entry_id, reply in zip(chunk, pipe.execute(), strict=True):
-                    if reply:
-                        e = reply[0]
-                        rows.append((e[0], e[1], int(e[2]), int(e[3])))
-                    else:
-                        missing.append(entry_id)
+            for entry_id, reply in replies_by_id(conn.raw(stream), ids, one):
+                if reply:
+                    e = reply[0]
+                    rows.append((e[0], e[1], int(e[2]), int(e[3])))
+                else:
+                    missing.append(entry_id)
         return rows, tuple(missing)
     filters = PendingFilter(
         consumer=targets.consumer,
