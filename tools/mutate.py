@@ -43,13 +43,19 @@ class Module:
 MODULES: dict[str, Module] = {
     "histogram": Module(
         ("pelctl/core/histogram.py",),
-        ("tests/unit/test_buckets.py", "tests/integration/test_histogram.py"),
+        (
+            "tests/unit/test_buckets.py",
+            "tests/integration/test_histogram.py",
+            "tests/integration/test_histogram_details.py",
+        ),
     ),
     "inspect": Module(
         ("pelctl/core/inspect.py",),
         (
+            "tests/unit/test_inspect_units.py",
             "tests/unit/test_buckets.py",
             "tests/unit/test_advice.py",
+            "tests/integration/test_lock_probe.py",
             "tests/integration/test_histogram.py",
             "tests/integration/test_inspect_edges.py",
             "tests/integration/test_read_commands.py",
@@ -60,13 +66,19 @@ MODULES: dict[str, Module] = {
     "mutations": Module(
         ("pelctl/core/mutations.py",),
         (
+            "tests/unit/test_mutations.py",
             "tests/unit/test_repair_units.py",
             "tests/integration/test_repair_plans.py",
         ),
     ),
     "plan": Module(
         ("pelctl/core/plan.py",),
-        ("tests/integration/test_repair_plans.py", "tests/cli/test_plan_trust.py"),
+        (
+            "tests/unit/test_plan_json.py",
+            "tests/integration/test_plan_checks.py",
+            "tests/integration/test_repair_plans.py",
+            "tests/cli/test_plan_trust.py",
+        ),
     ),
     "repair-planning": Module(
         (

@@ -779,15 +779,17 @@ class SnapshotResult:
         return self.rows.get("pel", 0) / self.seconds if self.seconds > 0 else 0.0
 
     def to_json(self) -> dict[str, Any]:
+        """What ``pelctl snapshot -o json`` prints (docs/schemas/snapshot.json), in the one
+        JSON vocabulary: numbers of things end in ``_count``."""
         return {
             "path": self.path,
             "snapshot_at": self.snapshot_at,
             "snapshot_time": self.snapshot_time.isoformat().replace("+00:00", "Z"),
-            "servers": self.servers,
-            "streams": self.streams,
-            "groups": self.groups,
-            "rows": dict(self.rows),
-            "seconds": round(self.seconds, 3),
+            "server_count": self.servers,
+            "stream_count": self.streams,
+            "group_count": self.groups,
+            "row_counts": dict(self.rows),
+            "duration_s": round(self.seconds, 3),
             "pel_rows_per_s": round(self.pel_rows_per_s),
         }
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from tests.schemas.checker import check
 from tests.spark.conftest import Fleet
 
 pytestmark = pytest.mark.spark
@@ -215,9 +217,17 @@ def test_cli_snapshot_several_urls(fleet: Fleet, cli, tmp_path: Path) -> None:  
     )
     assert res.exit_code == 0, res.stderr
     doc = res.json
-    assert doc["servers"] == 2 and doc["streams"] == 2  # orders, orders:dlq
-    assert doc["rows"]["dlq"] == 12 and doc["rows"]["pel"] >= 2_000
-    assert doc["path"] == str(tmp_path)
+    check("snapshot.json", doc, "pelctl snapshot -o json")  # the cli fixture checks it too
+    assert doc["server_count"] == 2 and doc["stream_count"] == 2  # orders, orders:dlq
+    assert doc["row_counts"]["dlq"] == 12 and doc["row_counts"]["pel"] >= 2_000
+    assert doc["path"] == str(tmp_path) and doc["duration_s"] > 0
+    # -o ndjson: the same object on one line; -o csv: one record, the row counts flattened
+    res = cli("snapshot", "--url", fleet.a.url, "--out", str(tmp_path / "nd"), "-o", "ndjson")
+    (line,) = res.stdout.splitlines()
+    assert json.loads(line)["server_count"] == 1
+    res = cli("snapshot", "--url", fleet.a.url, "--out", str(tmp_path / "csv"), "-o", "csv")
+    header = res.stdout.splitlines()[0].split(",")
+    assert {"server_count", "pel_row_count", "dlq_row_count", "duration_s"} <= set(header)
     res = cli("snapshot", "--url", fleet.a.url, "--url", fleet.a.url, "--out", str(tmp_path))
     assert res.exit_code == 2 and "given twice" in res.stderr
 
