@@ -26,7 +26,7 @@ def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list
     narrows the discovery). Any other dead-letter stream must be named."""
     from pelctl.base.binary import unescape
     from pelctl.base.errors import UsageError
-    from pelctl.core.dlq import discover
+    from pelctl.core.dlq.read import discover
 
     if dlq is not None:
         if match is not None:
@@ -38,8 +38,8 @@ def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list
 def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any,  # noqa: ANN401
          options: Any) -> int:  # noqa: ANN401  # fmt: skip
     from pelctl.cli.mutate import gate
-    from pelctl.core import dlq as core
     from pelctl.core import mutations
+    from pelctl.core.dlq import common as core
 
     mutation = mutations.get(action)
     if not rt.dry_run:
@@ -96,7 +96,7 @@ def _confirm(rt: Runtime, plans: list[Any]) -> bool:
         rt.info(render.plan_summary(p))
         for note in p.notes:
             rt.info(f"note: {note}")
-    from pelctl.core.dlq import combined_prompt
+    from pelctl.core.dlq.common import combined_prompt
 
     context = rt.settings().context
     if len(plans) == 1:

@@ -170,8 +170,9 @@ def register(app: typer.Typer) -> None:
         from pelctl.base.binary import unescape
         from pelctl.base.errors import UsageError
         from pelctl.cli.mutate import run_mutation
+        from pelctl.core.dlq.envelope import default_dlq
+        from pelctl.core.executor import check_lineage
         from pelctl.core.mutations import Options
-        from pelctl.core.repair import check_lineage, default_dlq
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
         refuse_empty("--dlq", dlq, "a stream name")

@@ -139,8 +139,8 @@ def build_targets(
     from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
     from pelctl.base.errors import UsageError
+    from pelctl.core.executor import normalize_ids
     from pelctl.core.mutations import Targets
-    from pelctl.core.repair import normalize_ids
 
     if ids and limit is not None:
         raise UsageError("--limit applies to filters, not to explicit ids")

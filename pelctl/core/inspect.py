@@ -17,9 +17,11 @@ from pelctl.base.durations import format_duration_ms
 from pelctl.base.errors import GroupNotFound
 from pelctl.core import liveness
 from pelctl.core.cmdline import command_line
+from pelctl.core.dlq.envelope import default_dlq
 from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
 from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS, ConsumerFacts
 from pelctl.core.models import (
+    POISON_DELIVERIES,
     Advice,
     ConsumerInfo,
     GroupInfo,
@@ -28,7 +30,6 @@ from pelctl.core.models import (
     PendingEntry,
     StreamInspection,
 )
-from pelctl.core.mutations import POISON_DELIVERIES
 from pelctl.core.targets import group_rows
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -62,7 +63,6 @@ __all__ = [
     "LOCK_PATTERNS",
     "POISON_DELIVERIES",
     "detect_lock_key",
-    "dlq_key",
     "inspect_stream",
     "pel_health",
 ]
@@ -137,10 +137,6 @@ _idle_of = itemgetter(2)
 _deliveries_of = itemgetter(3)
 
 
-def dlq_key(stream: bytes) -> bytes:
-    return stream + b":dlq"
-
-
 def inspect_stream(
     conn: Connection,
     stream: bytes,
@@ -194,7 +190,7 @@ def inspect_stream(
             pipe.execute_command("XPENDING", stream, name)
             pipe.execute_command("XPENDING", stream, name, "-", "+", oldest)
         replies = pipe.execute()
-        dlq = dlq_key(stream)
+        dlq = default_dlq(stream)
         dlq_raw = conn.raw(dlq)
         dlq_len = None
         if dlq_raw.execute_command("TYPE", dlq) == b"stream":
@@ -524,7 +520,7 @@ def advise(
             )
     if dlq_len:
         out.append(
-            Advice(f"dead-letter stream {escape(dlq_key(stream))} holds {_entries(dlq_len)}")
+            Advice(f"dead-letter stream {escape(default_dlq(stream))} holds {_entries(dlq_len)}")
         )
     return out
 

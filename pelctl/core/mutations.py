@@ -31,10 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 Progress = Callable[[int, int], None]
 
-# Deliveries at which an entry counts as a poison suspect: inspect's advice, the note of a
-# dry run that would requeue, claim or acknowledge such entries, ``--below-deliveries``.
-POISON_DELIVERIES = 5
-
 # -- what a repair targets and how -----------------------------------------------------------
 
 
@@ -438,7 +434,14 @@ def on_server(server: str, context: str | None = None) -> str:
 
 MUTATIONS: dict[str, Mutation] = {}
 # Modules whose import declares mutations (loaded on first lookup).
-PROVIDERS: list[str] = ["pelctl.core.repair", "pelctl.core.dlq"]
+PROVIDERS: list[str] = [
+    "pelctl.core.repairs.entries",
+    "pelctl.core.repairs.dlq_move",
+    "pelctl.core.repairs.prune",
+    "pelctl.core.repairs.ghosts",
+    "pelctl.core.dlq.replay",
+    "pelctl.core.dlq.purge",
+]
 
 
 def declare(mutation: Mutation) -> Mutation:

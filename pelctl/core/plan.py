@@ -383,7 +383,7 @@ def from_json(data: Any) -> Plan:
             raise ValueError(f'{action} needs options "{needed}"')
     if options.reassign_to is None and any(i.action == "reassign+delete" for i in items):
         raise ValueError("a consumer holding entries is deleted only with --reassign-to")
-    from pelctl.core.repair import check_lineage
+    from pelctl.core.executor import check_lineage
 
     check_lineage(options)
     if options.lock_key is not None:
@@ -650,7 +650,7 @@ def load(path: str | os.PathLike[str]) -> Plan:
 
 def check_target(conn: Connection, plan: Plan) -> None:
     """Refuse a plan for another server or database, or for a stream recreated since."""
-    from pelctl.core.repair import entries_added, server_db, server_run_id
+    from pelctl.core.executor import entries_added, server_db, server_run_id
 
     here = conn.settings.redacted_url
     if not plan.server_id:

@@ -10,7 +10,9 @@ from typing import Any
 from pelctl.base.binary import escape, to_json_text
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.decoders import Decoded, decode
-from pelctl.core.dlq import DlqEntry, DlqStats
+from pelctl.core.dlq.envelope import DlqEntry
+from pelctl.core.dlq.read import DlqStats
+from pelctl.core.models import POISON_DELIVERIES
 from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult, planned_outcome
 from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
@@ -109,7 +111,7 @@ def entry_json(e: DlqEntry, now: int, decoded: Decoded | None = payload.UNSET) -
 def entry_style(e: DlqEntry) -> str | None:
     if not e.enveloped:
         return "dim"
-    if (e.total_deliveries or 0) >= 5:
+    if (e.total_deliveries or 0) >= POISON_DELIVERIES:
         return "magenta"
     return None
 

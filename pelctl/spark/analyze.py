@@ -13,7 +13,7 @@ tables and as the HTML report; ``-o json`` is its ``asdict``, docs/schemas/analy
 - ``delivery_buckets``: the delivery-count distribution (exact counts per bucket), in the
   buckets and labels of ``pelctl histogram --by deliveries`` (:mod:`pelctl.core.histogram`);
 - ``poison``: entries delivered at least ``poison_deliveries`` times (count + top N; the
-  default is inspect's poison threshold, :data:`pelctl.core.inspect.POISON_DELIVERIES`);
+  default is inspect's poison threshold, :data:`pelctl.core.models.POISON_DELIVERIES`);
 - ``dead_consumers``: consumers holding entries that ``pelctl inspect`` would call dead
   suspects with ``--dead-after dead_after_ms`` (:mod:`pelctl.core.liveness`: below Redis 7.2
   never from idle alone); ``liveness_unknown_consumers``: those holding entries whose
@@ -40,8 +40,8 @@ from typing import Any
 
 from pelctl.base.errors import UsageError
 from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
-from pelctl.core.inspect import POISON_DELIVERIES
 from pelctl.core.liveness import DEAD_SUSPECT, DEFAULT_DEAD_AFTER_MS, UNKNOWN
+from pelctl.core.models import POISON_DELIVERIES
 from pelctl.render.histogram import bucket_label
 from pelctl.spark import results as res
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, spark_ddl

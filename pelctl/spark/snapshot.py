@@ -118,10 +118,10 @@ def describe_streams(raw: Any, keys: list[bytes]) -> list[StreamFacts]:
     """Lengths, groups, consumers and PEL summaries of ``keys``: two pipelined round trips.
 
     Keys deleted or retyped since SCAN are left out. A stream is a DLQ by the one rule of
-    :func:`pelctl.core.dlq.is_dlq_name` (named ``<stream>:dlq``, emptied or not), never by
+    :func:`pelctl.core.dlq.envelope.is_dlq_name` (named ``<stream>:dlq``, emptied or not), never by
     what its entries carry.
     """
-    from pelctl.core.dlq import is_dlq_name
+    from pelctl.core.dlq.envelope import is_dlq_name
 
     if not keys:
         return []
@@ -516,15 +516,6 @@ def _records_batch(pa: Any, table: str, records: dict[str, list[Any]], origin: O
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def _int_or_none(value: bytes | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
-
-
 def _time_or_none(value: bytes | None) -> datetime | None:
     """``_dlq_at``: epoch milliseconds (what pelctl writes) or ISO 8601 text."""
     if value is None:
@@ -543,18 +534,11 @@ def dlq_original_id(flat: list[bytes], prefix: bytes = DEFAULT_DLQ_PREFIX.encode
     """The first id of the message a dead letter holds (``dlq list``'s ORIGINAL ID): the
     lineage rule of :func:`pelctl.core.lineage.of_dead_letter`, for an envelope prefix
     ``prefix`` (``_dlq_``; the lineage fields' prefix is the part before ``dlq_``)."""
+    from pelctl.core.dlq import envelope
     from pelctl.core.lineage import of_dead_letter
 
-    field_prefix = prefix[: -len(b"dlq_")] if prefix.endswith(b"dlq_") else prefix
-    envelope = {prefix + n for n in (b"source", b"group", b"id", b"owner", b"deliveries",
-                                     b"idle_ms", b"reason", b"at")}  # fmt: skip
-    pairs = list(field_pairs(flat))
-    dlq_id = None
-    for k, v in pairs:
-        if k == prefix + b"id":
-            dlq_id = v
-    fields = [(k, v) for k, v in pairs if k not in envelope]
-    original, _prior = of_dead_letter(fields, dlq_id, None, field_prefix)
+    env, fields, _raw = envelope.split(flat, prefix)
+    original, _prior = of_dead_letter(fields, env.get("id"), None, envelope.field_prefix_of(prefix))
     return original
 
 
@@ -576,9 +560,12 @@ def dlq_batches(
     fields (their prefix is ``prefix`` without its ``dlq_``), else ``{prefix}id``."""
     import pyarrow as pa
 
+    from pelctl.core.dlq import envelope
+    from pelctl.core.lineage import of_dead_letter
+
     names = names or _Names()
     stream_text = names(stream)
-    marker = prefix + b"source"
+    lineage_prefix = envelope.field_prefix_of(prefix)
     cols = (
         "id",
         "source",
@@ -624,33 +611,24 @@ def dlq_batches(
         while True:
             entries = raw.execute_command("XRANGE", stream, start, "+", "COUNT", page)
             for entry_id, flat in entries:
-                fields = reply_pairs(flat)
-                if marker not in fields:
+                env, original, _raw = envelope.split(flat, prefix)
+                if "source" not in env:
                     continue
                 records["id"].append(entry_id)
-                records["source"].append(names(fields[marker]))
-                for col, key in (
-                    ("source_group", b"group"),
-                    ("owner", b"owner"),
-                    ("reason", b"reason"),
-                ):
-                    value = fields.get(prefix + key)
+                records["source"].append(names(env["source"]))
+                for col, key in (("source_group", "group"), ("owner", "owner"),
+                                 ("reason", "reason")):  # fmt: skip
+                    value = env.get(key)
                     records[col].append(escape(value) if value is not None else None)
-                first = dlq_original_id(flat, prefix)
+                first, _prior = of_dead_letter(original, env.get("id"), None, lineage_prefix)
                 records["original_id"].append(escape(first) if first is not None else None)
-                records["deliveries"].append(_int_or_none(fields.get(prefix + b"deliveries")))
-                records["idle_ms"].append(_int_or_none(fields.get(prefix + b"idle_ms")))
-                records["dlq_at"].append(_time_or_none(fields.get(prefix + b"at")))
+                records["deliveries"].append(envelope.number(env, "deliveries"))
+                records["idle_ms"].append(envelope.number(env, "idle_ms"))
+                records["dlq_at"].append(_time_or_none(env.get("at")))
                 if with_payload:
-                    original = [(k, v) for k, v in field_pairs(flat)
-                                if not k.startswith(prefix)]  # fmt: skip
-                    records["payload"].append(
-                        [
-                            (names(k), escape(v))
-                            for k, v in fields.items()
-                            if not k.startswith(prefix)
-                        ]
-                    )
+                    # The original fields, each name once (its last value), in order.
+                    last = dict(original)
+                    records["payload"].append([(names(k), escape(v)) for k, v in last.items()])
                     fmt, doc = decoded_columns(original)
                 else:
                     records["payload"].append(None)

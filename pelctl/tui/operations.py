@@ -56,7 +56,7 @@ def _targets(request: ActionRequest) -> Any:  # noqa: ANN401 - core Targets, imp
     if target == "consumer":
         return Targets(consumer=request.consumer)
     if target == "dlq":
-        from pelctl.core.dlq import DlqTargets
+        from pelctl.core.dlq.common import DlqTargets
 
         return DlqTargets(ids=request.ids)
     if request.ids:
@@ -83,7 +83,7 @@ def _options(source: ActionContext, request: ActionRequest) -> Any:  # noqa: ANN
             assume_dead=request.assume_dead,
         )
     if request.action == "dlq_replay":
-        from pelctl.core.dlq import ReplayOptions
+        from pelctl.core.dlq.common import ReplayOptions
 
         return ReplayOptions()
     return Options()

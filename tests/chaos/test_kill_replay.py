@@ -31,7 +31,7 @@ from collections import Counter
 import pytest
 import redis
 
-from pelctl.core.dlq import marker_key
+from pelctl.core.dlq.copies import marker_key
 from tests.integration.dlq_builders import copies_by_marker, dlq_ids, fill, raw
 
 pytestmark = pytest.mark.slow

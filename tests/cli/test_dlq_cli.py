@@ -288,11 +288,11 @@ def test_replay_every_dlq_with_forced_cross_slot(cli, r, orders) -> None:  # noq
 
 
 def test_replay_with_a_rate(cli, r, orders, monkeypatch) -> None:  # noqa: ANN001
-    from pelctl.core import dlq
+    from pelctl.core.dlq import common as dlq_common
     from tests.support.clock import FakeClock
 
     clock = FakeClock()  # time moves only when the replay sleeps: the pace, exactly
-    monkeypatch.setattr(dlq, "time", clock)
+    monkeypatch.setattr(dlq_common, "time", clock)
     res = cli("dlq", "replay", "orders:dlq", "--rate", "20/s", "--yes", "-o", "json")
     assert res.exit_code == 0 and res.json["applied"] == 4
     assert clock.elapsed == pytest.approx(0.1)  # 4 entries at 20/s, 2 saved up

@@ -211,10 +211,10 @@ def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None: 
 
 def test_plan_files_hold_only_repairs_of_a_group(r, conn, tmp_path) -> None:  # noqa: ANN001
     from pelctl.base.errors import UsageError
-    from pelctl.core import dlq
+    from pelctl.core.dlq import common as dlq_common
 
     sc.raw(r).execute_command("XADD", b"orders:dlq", "*", "a", "1", "_dlq_source", "orders")
-    p = dlq.plan_dlq(conn, "dlq-purge", b"orders:dlq", dlq.DlqTargets(every=True))
+    p = dlq_common.plan_dlq(conn, "dlq-purge", b"orders:dlq", dlq_common.DlqTargets(every=True))
     with pytest.raises(UsageError, match="dlq-purge plans cannot be saved"):
         plans.save(p, tmp_path / "purge.json")
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from pelctl.core.dlq import marker_key, replay_fields
+from pelctl.core.dlq.copies import marker_key, replay_fields
 from pelctl.redis.scripts import key_slot, script
 from tests.integration.dlq_builders import add_dead, copies_by_marker, dlq_ids, fill
 from tests.support.tools import need_binary

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pelctl.core import mutations as m
-from pelctl.core.repair import sweep_ghosts
+from pelctl.core.repairs.ghosts import sweep_ghosts
 from pelctl.demo import scenario as sc
 from pelctl.demo.timeshift import backdate_consumers
 from tests.integration.repair_support import (

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl.core import dlq as dlqmod
 from pelctl.core import mutations as m
+from pelctl.core.dlq import common as dlq_common
+from pelctl.core.dlq import copies as dlq_copies
+from pelctl.core.dlq import replayer as dlq_replayer
 from pelctl.core.mutations import PlanItem
 from pelctl.demo import scenario as sc
 from pelctl.redis.scripts import LUA_UNPACK_MAX, script
@@ -233,7 +235,7 @@ def test_replay_of_a_wide_and_a_huge_dead_letter_amid_their_batch(r, conn, force
     """On main: the replay script failed on the wide entry and nothing of that batch was
     reported replayed (the first entry was copied and deleted all the same)."""
     ids, bodies = dead_letter_batch(r)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True))
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True))
     result = m.apply(conn, p, force_cross_slot=force)
     assert (result.matched, result.applied, result.skipped, result.failed) == (5, 5, 0, ())
     assert result.outcome_counts() == {"replayed": 5}
@@ -253,11 +255,11 @@ def test_replay_of_a_wide_dead_letter_killed_between_copy_and_delete(r, conn) ->
     """The wide path's copy and its marker are one MULTI/EXEC; a crash before the XDEL leaves
     both, and the rerun (on either path) only deletes: the copy is never made twice."""
     ids, _bodies = dead_letter_batch(r)
-    replayer = dlqmod._Replayer(conn, dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq",
-                                dlqmod.DlqTargets(every=True)), False)  # fmt: skip
+    replayer = dlq_replayer.Replayer(conn, dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq",
+                                dlq_common.DlqTargets(every=True)), False)  # fmt: skip
     rr = raw(r)
     flat = rr.execute_command("XRANGE", b"s:dlq", ids[1], ids[1])[0][1]
-    fields = dlqmod.replay_fields(zip(flat[0::2], flat[1::2], strict=True))
+    fields = dlq_copies.replay_fields(zip(flat[0::2], flat[1::2], strict=True))
     replayer.wide[ids[1]] = replayer.xadd_values(fields)
     dlq_client = replayer.dlq_client
     replayer.dlq_client = type("NoDelete", (), {"execute_command": lambda *a: 0})()  # the kill
@@ -266,7 +268,7 @@ def test_replay_of_a_wide_dead_letter_killed_between_copy_and_delete(r, conn) ->
     replayer.dlq_client = dlq_client
     assert r.xlen("s:dlq") == 5 and len(replayed(r)[ids[1]]) == 1
     for force in (False, True):  # a rerun on either path finds the marker
-        p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(ids[1],)))
+        p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(ids=(ids[1],)))
         res = m.apply(conn, p, force_cross_slot=force)
         if not force:
             assert res.outcome_counts() == {"already-replayed": 1}
@@ -276,18 +278,18 @@ def test_replay_of_a_wide_dead_letter_killed_between_copy_and_delete(r, conn) ->
 def test_replay_of_a_wide_dead_letter_whose_source_is_gone(r, conn) -> None:  # noqa: ANN001
     """NOMKSTREAM inside the transaction: no copy, no marker, the dead letter stays."""
     ids, _bodies = dead_letter_batch(r)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(ids[1],)))
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(ids=(ids[1],)))
     r.delete("s")
     res = m.apply(conn, p)
     assert res.outcome_counts() == {"no-target": 1} and not res.failed
     assert not r.exists("s") and r.xlen("s:dlq") == 5
-    assert not r.exists(dlqmod.marker_key(b"s", b"s:dlq"))
+    assert not r.exists(dlq_copies.marker_key(b"s", b"s:dlq"))
 
 
 def test_a_dead_letter_move_then_replay_round_trip_is_byte_identical(r, conn) -> None:  # noqa: ANN001
     batch = build_batch(r, deliveries=9)
     m.apply(conn, m.plan(conn, "dlq-move", b"s", b"g", m.Targets(min_deliveries=5)))
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True))
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True))
     result = m.apply(conn, p)
     assert result.applied == 5 and not result.failed
     # Without the lineage (9 deliveries, the first id) and the marker, byte-identical.
@@ -353,20 +355,20 @@ def test_huge_entries_are_copied_a_few_per_call(r, conn, action) -> None:  # noq
 def test_huge_dead_letters_replay_in_bounded_calls_and_reads(r, conn, force, monkeypatch) -> None:  # noqa: ANN001
     """Replay script calls carry about CALL_BYTES of payload each; a round reads about
     ROUND_BYTES of entries at a time (here 3 MiB: so 1 MiB entries are read 3 by 3)."""
-    monkeypatch.setattr(dlqmod, "ROUND_BYTES", 3 * len(HUGE) + 1_000)
+    monkeypatch.setattr(dlq_replayer, "ROUND_BYTES", 3 * len(HUGE) + 1_000)
     rr = raw(r)
     r.xadd("s", {"seed": "1"})
     ids = [rr.execute_command("XADD", "s:dlq", "*", "blob", HUGE, "_dlq_source", "s")
            for _ in range(7)]  # fmt: skip
     reads: list[int] = []
-    real = dlqmod._Replayer._round
+    real = dlq_replayer.Replayer._round
 
     def counted(self, chunks):  # noqa: ANN001, ANN202
         reads.append(sum(len(c) for c in chunks))
         return real(self, chunks)
 
-    monkeypatch.setattr(dlqmod._Replayer, "_round", counted)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True))
+    monkeypatch.setattr(dlq_replayer.Replayer, "_round", counted)
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True))
     result = m.apply(conn, p, force_cross_slot=force, batch_size=1)
     assert (result.applied, result.failed) == (7, ())
     assert reads == [1, 3, 3]
@@ -379,7 +381,7 @@ def test_two_replays_of_a_wide_dead_letter_at_once_copy_it_once(r, conn, monkeyp
     import redis.connection
 
     ids, _bodies = dead_letter_batch(r)
-    markers = dlqmod.marker_key(b"s", b"s:dlq")
+    markers = dlq_copies.marker_key(b"s", b"s:dlq")
     real = redis.connection.AbstractConnection.pack_commands
     raced: list[bytes] = []
 
@@ -390,7 +392,7 @@ def test_two_replays_of_a_wide_dead_letter_at_once_copy_it_once(r, conn, monkeyp
         return real(self, commands)
 
     monkeypatch.setattr(redis.connection.AbstractConnection, "pack_commands", pack_commands)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(ids[1],)))
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(ids=(ids[1],)))
     result = m.apply(conn, p)
     assert raced and result.outcome_counts() == {"already-replayed": 1}
     assert not replayed(r) and r.xlen("s:dlq") == 4  # no copy by this run; the letter left
@@ -419,7 +421,7 @@ def test_one_copy_recipe_for_every_path(r, conn, no_lineage) -> None:  # noqa: A
     entry's delivery count is added to the prior deliveries, the first id is kept, and a
     count that is not a number counts as 0 (as Lua's tonumber). With --no-lineage every
     path writes the entry's fields exactly."""
-    from pelctl.core.repair import requeue_copy
+    from pelctl.core.lineage import requeue_copy
 
     rr = raw(r)
     narrow = [rr.execute_command("XADD", "s", "*", *c) for c in COPY_CASES]

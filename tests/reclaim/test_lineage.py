@@ -70,7 +70,7 @@ def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> Non
     id kept; the entry on its last life goes to the DLQ with its fields untouched (on main
     the path without Lua wrote no prior deliveries, and the delivery count from before the
     take in its envelope where the scripts write the PEL count)."""
-    from pelctl.core import dlq
+    from pelctl.core.dlq import envelope as dlq
 
     client = r if where == "scripts" else fake_server()
     ids = held(client)
@@ -114,7 +114,7 @@ def test_reliable_consumer_dead_letters_with_the_lineage_of_the_message(r, mode)
     delivery; the envelope's count is the PEL count, on the script path (real server,
     XAUTOCLAIM) and on the path without Lua (fakeredis, CLAIM) alike."""
     import pelctl
-    from pelctl.core import dlq
+    from pelctl.core.dlq import envelope as dlq
 
     client = r if mode == "autoclaim" else fake_server()
     body = [b"n", b"1", b"_retry_count", b"2", b"_prior_deliveries", b"6", b"_original_id", b"1-1"]

@@ -130,7 +130,7 @@ def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> Non
 
 
 def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
-    """A stream is a DLQ by its name (``pelctl.core.dlq.is_dlq_name``), emptied or not,
+    """A stream is a DLQ by its name (``pelctl.core.dlq.envelope.is_dlq_name``), emptied or not,
     never by what its newest entry carries; ``original_id`` is the message's first id (its
     ``_original_id``, else ``_dlq_id``), as ``dlq list`` shows it. On main both were decided
     from the entries: the emptied DLQ was a plain stream, the impostor a DLQ, and the

@@ -21,7 +21,7 @@ from typing import Any
 
 from pelctl.base.binary import escape, unescape
 from pelctl.core.aggregate import IdleHistogram, PelAggregate
-from pelctl.core.dlq import DlqEntry
+from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, StreamSummary
 from pelctl.render.table import Column
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest

@@ -9,8 +9,9 @@ import pytest
 from pelctl.base.errors import UsageError
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
+from pelctl.core.dlq.envelope import write as envelope
+from pelctl.core.executor import normalize_ids
 from pelctl.core.locks import lock_key
-from pelctl.core.repair import envelope, normalize_ids
 from pelctl.redis.scripts import crc16, hash_tag, key_slot, same_slot, script
 
 
