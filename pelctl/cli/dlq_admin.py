@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _filter(source: str | None, reason: str | None, since: str | None, until: str | None,
-            older_than: str | None = None) -> Any:  # noqa: ANN401  # fmt: skip
+            older_than: str | None = None) -> Any:  # fmt: skip
     from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
     from pelctl.core.dlq.read import DlqFilter, parse_time_bound
@@ -146,7 +146,7 @@ def list_cmd(
     keys = dlq_keys(conn, dlq, match, field_prefix)
     lengths = {k: require_dlq(conn, k) for k in keys}
 
-    def entries():  # noqa: ANN202
+    def entries():
         left = cap
         for key in keys:
             if left is not None and left <= 0:
@@ -220,7 +220,7 @@ def show_cmd(
     return 0
 
 
-def _show_payload(rt: Runtime, view: Any) -> None:  # noqa: ANN401 - render.payload.Sections
+def _show_payload(rt: Runtime, view: Any) -> None:  # render.payload.Sections
     """The decoded payload: its format and scalars, then in the decoder's order tables
     (headers, labels) and indented JSON (a body, args). Every piece is data, escaped by the
     output."""

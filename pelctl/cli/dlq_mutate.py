@@ -21,7 +21,7 @@ import typer
 from pelctl.cli.options import Runtime
 
 
-def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list[bytes]:  # noqa: ANN401
+def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list[bytes]:
     """The named DLQ, or every one discovered by its name, ``<stream>:dlq`` (``--match``
     narrows the discovery). Any other dead-letter stream must be named."""
     from pelctl.base.binary import unescape
@@ -35,8 +35,8 @@ def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list
     return [d.key for d in discover(conn, unescape(match) if match else None, prefix)]
 
 
-def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any,  # noqa: ANN401
-         options: Any) -> int:  # noqa: ANN401  # fmt: skip
+def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any,
+         options: Any) -> int:  # fmt: skip
     from pelctl.cli.mutate import gate
     from pelctl.core import mutations
     from pelctl.core.dlq import common as core
@@ -143,7 +143,7 @@ class ReplayProgress:
         from rich.text import Text
 
         class Rate(ProgressColumn):
-            def render(self, task: Any) -> Text:  # noqa: ANN401
+            def render(self, task: Any) -> Text:
                 speed = task.finished_speed or task.speed
                 return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
 
@@ -171,7 +171,7 @@ def _stderr_tty() -> bool:
         return False
 
 
-def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:  # noqa: ANN401
+def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:
     """Through the runner: one confirmation for every DLQ, then each applied and audited
     (fail closed: no further DLQ is changed once an audit line could not be written)."""
     from pelctl.base.binary import escape

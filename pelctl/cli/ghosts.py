@@ -122,7 +122,7 @@ def register(app: typer.Typer) -> None:
             rt.info(summary(stats, shown, limit))
 
 
-def _limited(items, limit: int):  # noqa: ANN001, ANN202
+def _limited(items, limit: int):
     for n, item in enumerate(items, 1):
         yield item
         if n >= limit:

@@ -32,7 +32,7 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def gate(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401 - Mutation, imported lazily
+def gate(rt: Runtime, mutation: Any) -> None:  # Mutation, imported lazily
     """The runner's refusals, before connecting: read-only mode, no terminal and no
     ``--yes``, an audit log that cannot be written."""
     from pelctl.core import runner
@@ -41,7 +41,7 @@ def gate(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401 - Mutation, import
         runner.refuse(mutation, read_only=rt.settings().read_only, ready=lambda m: _ready(rt, m))
 
 
-def _ready(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401
+def _ready(rt: Runtime, mutation: Any) -> None:
     """The CLI can confirm on a terminal, or with ``--yes``; otherwise it refuses."""
     from pelctl.base.errors import UsageError
 
@@ -53,7 +53,7 @@ def _ready(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401
 
 
 def surface(rt: Runtime, confirm: Callable[[Any], bool], progress: Callable[[Any], Any],
-            stopped: Callable[[Any], None] | None = None) -> Any:  # noqa: ANN401  # fmt: skip
+            stopped: Callable[[Any], None] | None = None) -> Any:  # fmt: skip
     """The CLI as the runner's :class:`~pelctl.core.runner.Surface`."""
     from pelctl.core.runner import Surface
 
@@ -71,8 +71,8 @@ def run_mutation(
     action: str,
     stream: bytes,
     group: bytes,
-    targets: Any,  # noqa: ANN401
-    options: Any,  # noqa: ANN401
+    targets: Any,
+    options: Any,
     *,
     plan_out: str | None = None,
     warnings: Warnings | None = None,
@@ -100,7 +100,7 @@ def _warn(rt: Runtime, lines: list[str]) -> None:
 
 def save_plan(
     rt: Runtime,
-    plan: Any,  # noqa: ANN401
+    plan: Any,
     path: str,
     *,
     warnings: Callable[[bool], list[str]] | None = None,
@@ -126,7 +126,7 @@ def save_plan(
 
 def show_dry_run(
     rt: Runtime,
-    plan: Any,  # noqa: ANN401
+    plan: Any,
     header: str | None = None,
     *,
     warnings: Callable[[bool], list[str]] | None = None,
@@ -166,7 +166,7 @@ def show_dry_run(
     return 0
 
 
-def show_notes(rt: Runtime, notes: Any, warnings: list[str] | None = None) -> None:  # noqa: ANN401
+def show_notes(rt: Runtime, notes: Any, warnings: list[str] | None = None) -> None:
     """A plan's notes (poison, lock keys, the ordered path) and warnings on stderr, in line
     with what stdout printed before them."""
     if not notes and not warnings:
@@ -178,7 +178,7 @@ def show_notes(rt: Runtime, notes: Any, warnings: list[str] | None = None) -> No
     sys.stderr.flush()
 
 
-def show_plan_rows(rt: Runtime, columns: Any, rows: Any, total: int) -> None:  # noqa: ANN401
+def show_plan_rows(rt: Runtime, columns: Any, rows: Any, total: int) -> None:
     """The first :attr:`Runtime.dry_run_rows` rows of a plan, then ``... and N more``."""
     if not total:
         return
@@ -191,7 +191,7 @@ def show_plan_rows(rt: Runtime, columns: Any, rows: Any, total: int) -> None:  #
         rt.info(f"... and {total - shown:,} more (--all-rows or -o json for all)")
 
 
-def confirm(rt: Runtime, plan: Any, preface: str | None = None) -> bool:  # noqa: ANN401
+def confirm(rt: Runtime, plan: Any, preface: str | None = None) -> bool:
     """Ask on the terminal (stderr), showing the count; ``--yes`` answers for the user."""
     from pelctl.render import repair as render
 
@@ -234,8 +234,8 @@ class _Progress:
 
 def confirm_and_apply(
     rt: Runtime,
-    conn: Any,  # noqa: ANN401
-    plan: Any,  # noqa: ANN401
+    conn: Any,
+    plan: Any,
     *,
     plan_file: str | None = None,
     preface: str | None = None,
@@ -257,7 +257,7 @@ def confirm_and_apply(
     return outcome.exit_code
 
 
-def show_result(rt: Runtime, result: Any, warnings: list[str] | None = None) -> None:  # noqa: ANN401
+def show_result(rt: Runtime, result: Any, warnings: list[str] | None = None) -> None:
     """The result; ``warnings`` go to stderr (JSON: the document's ``warnings`` list)."""
     from pelctl.render import repair as render
     from pelctl.render.table import TableData

@@ -140,7 +140,7 @@ class Runtime:
         return DRY_RUN_ROWS
 
     # -- connection ------------------------------------------------------------------------
-    def settings(self):  # noqa: ANN201 - ConnectionSettings, imported lazily
+    def settings(self):  # ConnectionSettings, imported lazily
         if self._settings is None:
             from pelctl.config import load_config, resolve_settings
 
@@ -162,7 +162,7 @@ class Runtime:
             self._settings = settings.with_client_name(self.command)
         return self._settings
 
-    def connect(self):  # noqa: ANN201 - Connection, imported lazily
+    def connect(self):  # Connection, imported lazily
         if self._conn is None:
             from pelctl.redis.connection import connect
 
@@ -206,7 +206,7 @@ def _shown(text: str) -> str:
     return clean(text)
 
 
-def _make_output(fmt: str | None, no_color: bool, pipe_default: str):  # noqa: ANN202
+def _make_output(fmt: str | None, no_color: bool, pipe_default: str):
     from pelctl.cli.output import Output
 
     return Output(fmt, no_color=no_color, pipe_default=pipe_default)
@@ -309,7 +309,7 @@ class PelctlCommand(TyperCommand):
     """A command whose help lists its own options first and the shared ones in one
     compact panel (:mod:`pelctl.cli.helpfmt`)."""
 
-    def format_help(self, ctx: Any, formatter: Any) -> None:  # noqa: ANN401
+    def format_help(self, ctx: Any, formatter: Any) -> None:
         if self.rich_markup_mode is None:
             return super().format_help(ctx, formatter)
         from pelctl.cli.helpfmt import print_help
@@ -323,7 +323,7 @@ class PelctlGroup(TyperGroup):
     """A command group (and the root): typer's help without the type noise; the root
     lists the shared options in full."""
 
-    def format_help(self, ctx: Any, formatter: Any) -> None:  # noqa: ANN401
+    def format_help(self, ctx: Any, formatter: Any) -> None:
         if self.rich_markup_mode is None:
             return super().format_help(ctx, formatter)
         from pelctl.cli.helpfmt import print_help

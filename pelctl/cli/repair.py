@@ -240,7 +240,7 @@ def register(app: typer.Typer) -> None:
         )
 
 
-def claim_warnings(conn: Any, plan: Any) -> Callable[[bool], list[str]]:  # noqa: ANN401
+def claim_warnings(conn: Any, plan: Any) -> Callable[[bool], list[str]]:
     """What a claim says besides its result (pelctl.core.liveness.claim_warnings); the
     target's verdict is read now, before the claim refreshes its idle time."""
     from pelctl.core import liveness

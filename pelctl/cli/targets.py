@@ -134,7 +134,7 @@ def build_targets(
     limit: int | None,
     every: bool,
     below_deliveries: int | None = None,
-) -> Any:  # noqa: ANN401 - pelctl.core.mutations.Targets, imported lazily
+) -> Any:  # pelctl.core.mutations.Targets, imported lazily
     """Turn the shared options into :class:`pelctl.core.mutations.Targets` (validated)."""
     from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
@@ -159,7 +159,7 @@ def build_targets(
 
 
 def pick_group(
-    rt: Any,  # noqa: ANN401 - Runtime (no import cycle with options)
+    rt: Any,  # Runtime (no import cycle with options)
     positional: str | None,
     option: str | None,
     ids: list[str] | None = None,
@@ -229,7 +229,7 @@ def refuse_empty_prefix(field_prefix: str) -> None:
 
 
 def reclaim_streams(
-    rt: Any,  # noqa: ANN401 - Runtime
+    rt: Any,  # Runtime
     streams: list[str],
     group: str | None,
 ) -> tuple[list[str], str]:
@@ -262,7 +262,7 @@ def reclaim_streams(
     )
 
 
-def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:  # noqa: ANN401
+def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:
     from pelctl.redis.errors import redis_errors
     from pelctl.redis.replies import pairs
 

@@ -168,7 +168,7 @@ class PelAggregator:
 
 
 def aggregate_pel(
-    raw,  # noqa: ANN001 - a callback-free redis client (Connection.raw)
+    raw,  # a callback-free redis client (Connection.raw)
     stream: bytes,
     group: bytes,
     filters: PendingFilter = PendingFilter(),

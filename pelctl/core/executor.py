@@ -67,7 +67,7 @@ def check_lineage(options: Options) -> None:
 
 
 def replies_by_id(
-    client: Any,  # noqa: ANN401 - a raw redis-py client
+    client: Any,  # a raw redis-py client
     ids: Sequence[bytes],
     command: Callable[[bytes], Sequence[object]],
     size: int = 2_000,

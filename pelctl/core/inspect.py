@@ -84,7 +84,7 @@ class LivenessTally:
     newest: dict[bytes, list[bytes]] = field(default_factory=dict)
     poison: Counter[bytes] = field(default_factory=Counter)  # per consumer, for the advice
 
-    def add(self, page: list) -> None:  # noqa: ANN401 - raw XPENDING rows
+    def add(self, page: list) -> None:  # raw XPENDING rows
         owners = list(map(_owner_of, page))
         self.seen.update(owners)
         self.poison.update(
@@ -97,7 +97,7 @@ class LivenessTally:
         if self.lock_k:
             self._newest(page, set(owners))
 
-    def _newest(self, page: list, owners: set[bytes]) -> None:  # noqa: ANN401
+    def _newest(self, page: list, owners: set[bytes]) -> None:
         """Pages come in id order: the newest ids of each consumer are at the end of the
         last page it appears in. A short walk back from the end of the page."""
         need = dict.fromkeys(owners, self.lock_k)
@@ -302,7 +302,7 @@ def inspect_stream(
     )
 
 
-def count_poison(page: list) -> int:  # noqa: ANN401 - raw XPENDING rows
+def count_poison(page: list) -> int:  # raw XPENDING rows
     """Rows delivered at least ``POISON_DELIVERIES`` times (poison suspects)."""
     return sum(1 for d in map(_deliveries_of, page) if d >= POISON_DELIVERIES)
 
@@ -370,7 +370,7 @@ def _would_repair(
     facts: list[ConsumerFacts],
     dead_after_ms: int,
     idle_counts: IdleCounts | None,
-    oldest_rows: list,  # noqa: ANN401 - raw XPENDING rows
+    oldest_rows: list,  # raw XPENDING rows
 ) -> bool:
     """Would the group's advice offer a repair (so lock keys matter)? Poison suspects, or
     a consumer holding entries that has been quiet for ``dead_after_ms``."""

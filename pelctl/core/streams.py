@@ -30,7 +30,7 @@ def list_streams(
             yield from _summaries(conn, node, keys)
 
 
-def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]:  # noqa: ANN001
+def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]:
     now = int(time.time() * 1000)
     pipe = node.pipeline(transaction=False)
     for key in keys:

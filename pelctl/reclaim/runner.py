@@ -123,7 +123,7 @@ class Runner:
         connect: Callable[[], Connection],
         *,
         log: logging.Logger | None = None,
-        metrics: Any = None,  # noqa: ANN401
+        metrics: Any = None,
         audit: bool = True,
         server: str = "",
         context: str | None = None,

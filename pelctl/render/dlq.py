@@ -308,7 +308,7 @@ def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
 
 def plan_items(
     plans: Sequence[Plan],
-) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:  # noqa: E501
+) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
     for plan in plans:
         for item in plan.items:
             row = (escape(plan.stream), escape(item.id), escape(item.owner) or "-",
@@ -365,7 +365,7 @@ def result_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any
     return out
 
 
-def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool) -> dict[str, Any]:  # noqa: E501
+def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool) -> dict[str, Any]:
     """Several DLQs (no DLQ argument): the totals, and each DLQ's own object under ``dlqs``."""
     outcomes: dict[str, int] = {}
     for r in results:

@@ -477,7 +477,7 @@ def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
 
     modern_servers = {r["server"] for r in rows if r["inactive_ms"] is not None}
 
-    def modern(row: Any) -> bool:  # noqa: ANN401
+    def modern(row: Any) -> bool:
         label = row["server_version"]
         if not label:
             return row["server"] in modern_servers

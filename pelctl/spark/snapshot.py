@@ -377,7 +377,7 @@ def pel_batches(
             yield batch
 
 
-def _pel_out(raw, stream, rows, origin, stream_text, group_text, names, with_payload):  # noqa: ANN001, ANN202, PLR0913
+def _pel_out(raw, stream, rows, origin, stream_text, group_text, names, with_payload):
     payloads = fetch_payloads(raw, stream, [r[0] for r in rows]) if with_payload else None
     return pel_batch(rows, origin, stream_text, group_text, names, payloads)
 
@@ -421,7 +421,7 @@ def consumers_batch(
                 judged = liveness.judge_group(
                     group_facts, modern=alive.modern,
                     dead_after_ms=liveness.DEFAULT_DEAD_AFTER_MS,
-                    clients=lambda: alive.clients,  # noqa: B023 - called at once
+                    clients=lambda: alive.clients,
                 )  # fmt: skip
             for c in g.consumer_rows:
                 inactive = c.get(b"inactive")
@@ -949,7 +949,7 @@ class _NodeCache:
         self.conn = conn
         self.seen: dict[int, NodeLiveness] = {}
 
-    def __call__(self, node: Any) -> NodeLiveness:  # noqa: ANN401
+    def __call__(self, node: Any) -> NodeLiveness:
         if id(node) not in self.seen:
             self.seen[id(node)] = node_liveness(self.conn, node)
         return self.seen[id(node)]

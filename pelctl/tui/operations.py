@@ -49,7 +49,7 @@ class ActionContext(Protocol):
 DETAIL_LIMIT = 20_000
 
 
-def _targets(request: ActionRequest) -> Any:  # noqa: ANN401 - core Targets, imported lazily
+def _targets(request: ActionRequest) -> Any:  # core Targets, imported lazily
     from pelctl.core.mutations import Targets
 
     target = request.spec.target
@@ -67,7 +67,7 @@ def _targets(request: ActionRequest) -> Any:  # noqa: ANN401 - core Targets, imp
     return Targets(consumer=f.consumer, min_idle_ms=f.min_idle_ms, min_deliveries=f.min_deliveries)
 
 
-def _options(source: ActionContext, request: ActionRequest) -> Any:  # noqa: ANN401
+def _options(source: ActionContext, request: ActionRequest) -> Any:
     from pelctl.core.mutations import Options
 
     if request.action == "claim":
@@ -107,7 +107,7 @@ def plan(source: ActionContext, request: ActionRequest) -> ActionPlan:
     return to_view(request, core_plan)
 
 
-def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:  # noqa: ANN401
+def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:
     """The command layer's plan as the modal shows it (rows from the shared renderers)."""
     from pelctl.base.binary import escape
 
@@ -201,7 +201,7 @@ def _confirmed_by_modal(plans: Sequence[Any]) -> bool:
     return True
 
 
-def to_outcome(request: ActionRequest, result: Any) -> ActionOutcome:  # noqa: ANN401
+def to_outcome(request: ActionRequest, result: Any) -> ActionOutcome:
     """The result as the notification shows it: its counts and headline (the declaration's
     :meth:`~pelctl.core.mutations.Mutation.outcome`) from the result's fields; the details
     are the shared renderer's lines under its headline, the first failures and the notes."""

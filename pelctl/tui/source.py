@@ -175,7 +175,7 @@ class RedisSource:
         self.context = poll.settings.context  # the status bar's shortest name for the server
 
     @classmethod
-    def connect(cls, settings, **kwargs: object) -> RedisSource:  # noqa: ANN001
+    def connect(cls, settings, **kwargs: object) -> RedisSource:
         """Open the polling connection now; the action connection at the first action."""
         from pelctl.redis.connection import connect
 

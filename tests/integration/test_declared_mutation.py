@@ -47,7 +47,7 @@ class Tagged(ItemResult):
         return APPLIED if self.outcome == "tagged" else super().status
 
 
-def plan_tag(conn, mutation: Mutation, stream: bytes, group: bytes, targets: Targets,  # noqa: ANN001
+def plan_tag(conn, mutation: Mutation, stream: bytes, group: bytes, targets: Targets,
              options: Options, *, detail: bool = False) -> Plan:  # fmt: skip
     """The targeted ids that are pending (the others are ``missing``)."""
     del detail
@@ -62,7 +62,7 @@ def plan_tag(conn, mutation: Mutation, stream: bytes, group: bytes, targets: Tar
                 server=conn.settings.redacted_url, created_ms=int(time.time() * 1000))  # fmt: skip
 
 
-def apply_tag(conn, plan: Plan, *, progress=None, **_: object) -> RepairResult:  # noqa: ANN001
+def apply_tag(conn, plan: Plan, *, progress=None, **_: object) -> RepairResult:
     raw = conn.raw(plan.stream)
     done = []
     for n, item in enumerate(plan.actionable, 1):
@@ -86,7 +86,7 @@ def audit_lines_match_schema() -> Iterator[None]:
     problems: list[str] = []
     original = audit.append
 
-    def append(record: dict, path=None):  # noqa: ANN001, ANN202
+    def append(record: dict, path=None):
         shown = {**record, "action": "ack"} if record.get("action") == "tag" else record
         found = errors("audit-line.json", shown)
         if found:
@@ -142,7 +142,7 @@ def tag_app() -> typer.Typer:
     return app
 
 
-def test_the_cli_runs_a_newly_declared_mutation(tag, pending_ids, r, redis_server) -> None:  # noqa: ANN001
+def test_the_cli_runs_a_newly_declared_mutation(tag, pending_ids, r, redis_server) -> None:
     app, runner = tag_app(), CliRunner()
     env = {"PELCTL_URL": redis_server.url, "COLUMNS": "200"}
     ids = [i.decode() for i in pending_ids[:2]]
@@ -176,11 +176,11 @@ def test_the_cli_runs_a_newly_declared_mutation(tag, pending_ids, r, redis_serve
 
 
 def test_the_dashboard_runs_a_newly_declared_mutation(
-    tag,  # noqa: ANN001
-    pending_ids,  # noqa: ANN001
-    r,  # noqa: ANN001
-    make_app,  # noqa: ANN001, F811 - the dashboard tests' fixtures
-    recorder,  # noqa: ANN001, F811
+    tag,
+    pending_ids,
+    r,
+    make_app,  # noqa: F811 - the dashboard tests' fixtures
+    recorder,  # noqa: F811
 ) -> None:
     from pelctl.tui.actions import ActionRequest
     from pelctl.tui.messages import ActionApplied, ActionPlanned, ActionRefused

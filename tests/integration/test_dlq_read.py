@@ -24,7 +24,7 @@ BIN_SOURCE = b"src\xff\\x"
 BIN_FIELDS = ((b"k\xff", b"\x00v\n"), (b"text", "café".encode()), (b"blob", b"\x80\x81"))
 
 
-def ids_of(it) -> list[bytes]:  # noqa: ANN001
+def ids_of(it) -> list[bytes]:
     return [e.id for e in it]
 
 
@@ -77,7 +77,7 @@ def test_parse_time_bound() -> None:
 # -- existence and type -------------------------------------------------------------------------
 
 
-def test_missing_dlq_and_other_types_are_clear_errors(r, conn) -> None:  # noqa: ANN001
+def test_missing_dlq_and_other_types_are_clear_errors(r, conn) -> None:
     with pytest.raises(StreamNotFound, match="dead-letter stream nope:dlq not found"):
         list(dlq_read.iter_entries(conn, b"nope:dlq"))
     r.hset(b"h", b"a", b"1")
@@ -91,7 +91,7 @@ def test_missing_dlq_and_other_types_are_clear_errors(r, conn) -> None:  # noqa:
         dlq_read.get_entry(conn, b"h", b"1-0")
 
 
-def test_empty_dlq(r, conn) -> None:  # noqa: ANN001
+def test_empty_dlq(r, conn) -> None:
     add_dead(r, b"e:dlq", b"e")
     sc.raw(r).execute_command("XTRIM", b"e:dlq", "MAXLEN", 0)
     assert dlq_read.require_dlq(conn, b"e:dlq") == 0
@@ -106,7 +106,7 @@ def test_empty_dlq(r, conn) -> None:  # noqa: ANN001
 # -- list ---------------------------------------------------------------------------------------
 
 
-def test_list_pages_in_both_orders_with_limit(r, conn) -> None:  # noqa: ANN001
+def test_list_pages_in_both_orders_with_limit(r, conn) -> None:
     ids = fill(r, b"o:dlq", b"o", 23, start_ms=T0)
     assert ids_of(dlq_read.iter_entries(conn, b"o:dlq", page=5)) == ids
     assert ids_of(dlq_read.iter_entries(conn, b"o:dlq", newest_first=True, page=5)) == ids[::-1]
@@ -122,7 +122,7 @@ def test_list_pages_in_both_orders_with_limit(r, conn) -> None:  # noqa: ANN001
     assert e.fields == ((b"order_id", b"ord-0"), (b"amount", b"0.00"), (b"_retry_count", b"3"))
 
 
-def test_filters_source_reason_time(r, conn) -> None:  # noqa: ANN001
+def test_filters_source_reason_time(r, conn) -> None:
     a = [add_dead(r, b"q:dlq", b"orders", entry_id=f"{T0 + i}-0", reason=b"Timeout calling X")
          for i in range(3)]  # fmt: skip
     b = [add_dead(r, b"q:dlq", b"orders-eu", entry_id=f"{T0 + 10 + i}-0", reason=b"KeyError")
@@ -147,7 +147,7 @@ def test_filters_source_reason_time(r, conn) -> None:  # noqa: ANN001
     assert sel(end=dlq_read.parse_time_bound("1h", now_ms=now, end=True)) == a + b + [c]
 
 
-def test_binary_names_and_fields_round_trip(r, conn) -> None:  # noqa: ANN001
+def test_binary_names_and_fields_round_trip(r, conn) -> None:
     entry_id = add_dead(r, BIN_DLQ, BIN_SOURCE, BIN_FIELDS, group=b"g\x00", owner=b"\xffo",
                         reason=b"bad \xff bytes")  # fmt: skip
     (e,) = list(dlq_read.iter_entries(conn, BIN_DLQ))
@@ -161,7 +161,7 @@ def test_binary_names_and_fields_round_trip(r, conn) -> None:  # noqa: ANN001
     ]
 
 
-def test_show_one_entry(r, conn) -> None:  # noqa: ANN001
+def test_show_one_entry(r, conn) -> None:
     ids = fill(r, b"o:dlq", b"o", 3, start_ms=T0)
     e = dlq_read.get_entry(conn, b"o:dlq", ids[1])
     assert e.id == ids[1] and e.fields[0] == (b"order_id", b"ord-1")
@@ -175,7 +175,7 @@ def test_show_one_entry(r, conn) -> None:  # noqa: ANN001
 # -- stats --------------------------------------------------------------------------------------
 
 
-def test_stats_counts_by_source_reason_hour_dlq(r, conn) -> None:  # noqa: ANN001
+def test_stats_counts_by_source_reason_hour_dlq(r, conn) -> None:
     hour = 3_600_000
     base = T0 - T0 % hour
     expect_src: Counter[bytes | None] = Counter()
@@ -208,7 +208,7 @@ def test_stats_counts_by_source_reason_hour_dlq(r, conn) -> None:  # noqa: ANN00
 # -- discovery ----------------------------------------------------------------------------------
 
 
-def test_discover_finds_dead_letter_streams_by_name_only(r, conn) -> None:  # noqa: ANN001
+def test_discover_finds_dead_letter_streams_by_name_only(r, conn) -> None:
     """A DLQ is a stream named <stream>:dlq, emptied or not; a stream of another name is
     never discovered as one, whatever its entries carry (a producer allowed to write only
     tenantB:* must not make pelctl treat tenantB:inbox as a dead-letter stream)."""
@@ -238,7 +238,7 @@ def test_discover_finds_dead_letter_streams_by_name_only(r, conn) -> None:  # no
     assert dlq_envelope.dlq_source_of(b"{payments}:dlq") == b"{payments}"
 
 
-def test_streams_marks_dlqs_and_inspect_shows_dlq_size(r, conn) -> None:  # noqa: ANN001
+def test_streams_marks_dlqs_and_inspect_shows_dlq_size(r, conn) -> None:
     sc.add_entries(r, b"orders", 5)
     sc.create_group(r, b"orders", b"g")
     fill(r, b"orders:dlq", b"orders", 4)

@@ -32,13 +32,13 @@ PATHS = pytest.mark.parametrize("force", [False, True], ids=["one-script", "cros
 BIN_FIELDS = ((b"k\xff", b"\x00v\n"), (b"text", "café".encode()), (b"blob", b"\x80\x81"))
 
 
-def replay(conn, key: bytes = b"o:dlq", targets=None, options=None, *, force=False, **kw):  # noqa: ANN001, ANN201
+def replay(conn, key: bytes = b"o:dlq", targets=None, options=None, *, force=False, **kw):
     p = dlq_common.plan_dlq(conn, "dlq-replay", key, targets or dlq_common.DlqTargets(),
                      options or dlq_common.ReplayOptions())  # fmt: skip
     return p, mutations.apply(conn, p, force_cross_slot=force, **kw)
 
 
-def source_stream(r, name: bytes = b"o") -> None:  # noqa: ANN001
+def source_stream(r, name: bytes = b"o") -> None:
     sc.add_entries(r, name, 1, {b"seed": b"1"})
 
 
@@ -46,7 +46,7 @@ def source_stream(r, name: bytes = b"o") -> None:  # noqa: ANN001
 
 
 @PATHS
-def test_replay_puts_each_entry_back_once_with_its_original_fields(r, conn, force) -> None:  # noqa: ANN001
+def test_replay_puts_each_entry_back_once_with_its_original_fields(r, conn, force) -> None:
     source_stream(r)
     ids = fill(r, b"o:dlq", b"o", 450)
     p, res = replay(conn, force=force, batch_size=100)
@@ -72,7 +72,7 @@ def test_replay_puts_each_entry_back_once_with_its_original_fields(r, conn, forc
 
 
 @PATHS
-def test_binary_fields_and_names_replay_byte_for_byte(r, conn, force) -> None:  # noqa: ANN001
+def test_binary_fields_and_names_replay_byte_for_byte(r, conn, force) -> None:
     src, key = b"s\xff\\rc", b"d\xfe:dlq"
     source_stream(r, src)
     dlq_id = add_dead(r, key, src, BIN_FIELDS, reason=b"\xff")
@@ -89,7 +89,7 @@ def test_binary_fields_and_names_replay_byte_for_byte(r, conn, force) -> None:  
     ]
 
 
-def test_forced_cross_slot_switch_from_the_environment(r, conn, monkeypatch) -> None:  # noqa: ANN001
+def test_forced_cross_slot_switch_from_the_environment(r, conn, monkeypatch) -> None:
     source_stream(r)
     fill(r, b"o:dlq", b"o", 3)
     monkeypatch.setenv("PELCTL_FORCE_CROSS_SLOT", "1")
@@ -111,7 +111,7 @@ def test_marker_key_shares_the_target_slot() -> None:
 # -- crash windows ------------------------------------------------------------------------------
 
 
-def _copy_without_delete(r, conn, ids: list[bytes]) -> None:  # noqa: ANN001
+def _copy_without_delete(r, conn, ids: list[bytes]) -> None:
     """What a cross-slot run killed between step 2 (copy + marker) and step 3 (XDEL) leaves."""
     rr = raw(r)
     args: list[object] = [b"_replayed_from", 0, dlq_copies.MARKER_RETENTION_MS]
@@ -123,7 +123,7 @@ def _copy_without_delete(r, conn, ids: list[bytes]) -> None:  # noqa: ANN001
 
 
 @PATHS
-def test_rerun_after_a_kill_between_copy_and_delete_only_deletes(r, conn, force) -> None:  # noqa: ANN001
+def test_rerun_after_a_kill_between_copy_and_delete_only_deletes(r, conn, force) -> None:
     source_stream(r)
     ids = fill(r, b"o:dlq", b"o", 10)
     _copy_without_delete(r, conn, ids[:4])
@@ -137,7 +137,7 @@ def test_rerun_after_a_kill_between_copy_and_delete_only_deletes(r, conn, force)
     assert r.xlen(b"o:dlq") == 0
 
 
-def test_step_two_is_idempotent(r, conn) -> None:  # noqa: ANN001
+def test_step_two_is_idempotent(r, conn) -> None:
     source_stream(r)
     ids = fill(r, b"o:dlq", b"o", 5)
     _copy_without_delete(r, conn, ids)
@@ -145,7 +145,7 @@ def test_step_two_is_idempotent(r, conn) -> None:  # noqa: ANN001
     assert copies_by_marker(r, b"o") == {i: 1 for i in ids}
 
 
-def test_old_markers_expire_with_the_retention(r, conn) -> None:  # noqa: ANN001
+def test_old_markers_expire_with_the_retention(r, conn) -> None:
     source_stream(r)
     ids = fill(r, b"o:dlq", b"o", 2)
     key = dlq_copies.marker_key(b"o", b"o:dlq")
@@ -155,7 +155,7 @@ def test_old_markers_expire_with_the_retention(r, conn) -> None:  # noqa: ANN001
 
 
 @PATHS
-def test_entries_gone_since_the_plan_are_skipped(r, conn, force) -> None:  # noqa: ANN001
+def test_entries_gone_since_the_plan_are_skipped(r, conn, force) -> None:
     source_stream(r)
     ids = fill(r, b"o:dlq", b"o", 6)
     p = dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq")
@@ -170,7 +170,7 @@ def test_entries_gone_since_the_plan_are_skipped(r, conn, force) -> None:  # noq
 
 
 @PATHS
-def test_keep_envelope_and_keep_retries(r, conn, force) -> None:  # noqa: ANN001
+def test_keep_envelope_and_keep_retries(r, conn, force) -> None:
     source_stream(r)
     (dlq_id,) = fill(r, b"o:dlq", b"o", 1)
     old = raw(r).execute_command("XRANGE", b"o:dlq", "-", "+")[0][1]
@@ -181,7 +181,7 @@ def test_keep_envelope_and_keep_retries(r, conn, force) -> None:  # noqa: ANN001
                                              b"1000-0", b"_replayed_from", dlq_id]  # fmt: skip
 
 
-def test_an_earlier_replay_marker_is_replaced(r, conn) -> None:  # noqa: ANN001
+def test_an_earlier_replay_marker_is_replaced(r, conn) -> None:
     source_stream(r)
     dlq_id = add_dead(r, b"o:dlq", b"o", ((b"a", b"1"), (b"_replayed_from", b"9-9")))
     replay(conn)
@@ -191,7 +191,7 @@ def test_an_earlier_replay_marker_is_replaced(r, conn) -> None:  # noqa: ANN001
 
 
 @PATHS
-def test_to_another_stream_creates_it(r, conn, force) -> None:  # noqa: ANN001
+def test_to_another_stream_creates_it(r, conn, force) -> None:
     source_stream(r)
     ids = fill(r, b"o:dlq", b"o", 3)
     add_dead(r, b"o:dlq", None, ((b"bare", b"1"),))  # no envelope: fine with --to
@@ -205,7 +205,7 @@ def test_to_another_stream_creates_it(r, conn, force) -> None:  # noqa: ANN001
         replay(conn, options=dlq_common.ReplayOptions(to=b"o:dlq"))
 
 
-def test_refusals_no_source_missing_source_wrong_type(r, conn) -> None:  # noqa: ANN001
+def test_refusals_no_source_missing_source_wrong_type(r, conn) -> None:
     source_stream(r)
     good = add_dead(r, b"o:dlq", b"o")
     bare = add_dead(r, b"o:dlq", None)
@@ -229,7 +229,7 @@ def test_refusals_no_source_missing_source_wrong_type(r, conn) -> None:  # noqa:
 
 
 @PATHS
-def test_target_deleted_or_retyped_after_the_plan(r, conn, force) -> None:  # noqa: ANN001
+def test_target_deleted_or_retyped_after_the_plan(r, conn, force) -> None:
     source_stream(r)
     source_stream(r, b"p")
     a = add_dead(r, b"o:dlq", b"o")
@@ -246,7 +246,7 @@ def test_target_deleted_or_retyped_after_the_plan(r, conn, force) -> None:  # no
     assert dlq_ids(r, b"o:dlq") == {a, b}  # nothing lost
 
 
-def test_filters_ids_and_limit_select_what_is_replayed(r, conn) -> None:  # noqa: ANN001
+def test_filters_ids_and_limit_select_what_is_replayed(r, conn) -> None:
     source_stream(r)
     source_stream(r, b"p")
     a = fill(r, b"o:dlq", b"o", 6, start_ms=1_000)
@@ -264,7 +264,7 @@ def test_filters_ids_and_limit_select_what_is_replayed(r, conn) -> None:  # noqa
     assert dlq_ids(r, b"o:dlq") == {a[0], a[2], a[4]}
 
 
-def test_base_targets_and_options_work_too(r, conn) -> None:  # noqa: ANN001
+def test_base_targets_and_options_work_too(r, conn) -> None:
     """The TUI (or a plan file) may pass plain Targets/Options: ids, no DLQ extras."""
     source_stream(r)
     ids = fill(r, b"o:dlq", b"o", 3)
@@ -277,7 +277,7 @@ def test_base_targets_and_options_work_too(r, conn) -> None:  # noqa: ANN001
                                         b"_replayed_from", ids[1]]  # fmt: skip
 
 
-def test_missing_or_wrong_type_dlq(r, conn) -> None:  # noqa: ANN001
+def test_missing_or_wrong_type_dlq(r, conn) -> None:
     with pytest.raises(StreamNotFound):
         replay(conn, b"nope")
     r.set(b"str", b"x")
@@ -285,7 +285,7 @@ def test_missing_or_wrong_type_dlq(r, conn) -> None:  # noqa: ANN001
         replay(conn, b"str")
 
 
-def test_dlq_move_then_replay_end_to_end(r, conn) -> None:  # noqa: ANN001
+def test_dlq_move_then_replay_end_to_end(r, conn) -> None:
     """What ``dlq move`` (issue 4) writes, ``dlq replay`` puts back as it was."""
     ids = sc.add_entries(r, b"{o}", 5, {b"k": b"v\xff"})
     sc.create_group(r, b"{o}", b"g")
@@ -308,7 +308,7 @@ def test_dlq_move_then_replay_end_to_end(r, conn) -> None:  # noqa: ANN001
 # -- purge --------------------------------------------------------------------------------------
 
 
-def test_purge_needs_a_selection_and_deletes_only_it(r, conn) -> None:  # noqa: ANN001
+def test_purge_needs_a_selection_and_deletes_only_it(r, conn) -> None:
     now = int(time.time() * 1000)
     old = fill(r, b"o:dlq", b"o", 4, start_ms=now - 10 * 86_400_000)
     new = fill(r, b"o:dlq", b"o", 3)
@@ -333,7 +333,7 @@ def test_purge_needs_a_selection_and_deletes_only_it(r, conn) -> None:  # noqa: 
 # -- rate ---------------------------------------------------------------------------------------
 
 
-def test_token_bucket_and_batch_size(monkeypatch) -> None:  # noqa: ANN001
+def test_token_bucket_and_batch_size(monkeypatch) -> None:
     """The bucket on an injected clock: exact, whatever the machine's load."""
     assert dlq_common.batch_for_rate(None, None) == DEFAULT_BATCH
     assert dlq_common.batch_for_rate(200, None) == 10
@@ -352,7 +352,7 @@ def test_token_bucket_and_batch_size(monkeypatch) -> None:  # noqa: ANN001
     assert len(clock.slept()) == 29
 
 
-def test_rate_is_held_exactly_and_evenly(r, conn, monkeypatch) -> None:  # noqa: ANN001
+def test_rate_is_held_exactly_and_evenly(r, conn, monkeypatch) -> None:
     """A real replay on the real server, paced by the bucket on an injected clock (time moves
     only when the replay sleeps): 2,000 entries at 200/s take exactly (2,000 - 20 saved up)
     / 200 s, and no progress sample is ever ahead of the pace or behind it. How close a

@@ -23,12 +23,12 @@ BODY = [b"order_id", b"o-1", b"bin\xff", b"\x00\r\n", b"_original_id", b"7-7",
 WRITERS = ["dlq_move.lua", "lease.lua", "requeue.lua", "python"]
 
 
-def _server_ms(r) -> int:  # noqa: ANN001
+def _server_ms(r) -> int:
     seconds, micros = r.time()
     return seconds * 1000 + micros // 1000
 
 
-def _dead_letter(r, conn, writer: str, prefix: str) -> tuple[bytes, bytes, list[bytes], int]:  # noqa: ANN001
+def _dead_letter(r, conn, writer: str, prefix: str) -> tuple[bytes, bytes, list[bytes], int]:
     """Write one dead letter of stream ``s`` (group ``g``, owner ``w1``, 6 deliveries, idle an
     hour) with ``writer``; returns (its id in ``s:dlq``, the id moved, its raw fields, the
     server time before)."""
@@ -56,7 +56,7 @@ def _dead_letter(r, conn, writer: str, prefix: str) -> tuple[bytes, bytes, list[
 
 @pytest.mark.parametrize("prefix", ["_", "x_"])
 @pytest.mark.parametrize("writer", WRITERS)
-def test_every_writer_round_trips_through_the_parser(r, conn, writer: str, prefix: str) -> None:  # noqa: ANN001
+def test_every_writer_round_trips_through_the_parser(r, conn, writer: str, prefix: str) -> None:
     dlq_id, entry_id, flat, before = _dead_letter(r, conn, writer, prefix)
     e = envelope.parse_entry(dlq_id, flat, prefix, b"s:dlq")
     body = flat[: len(BODY)]
@@ -79,7 +79,7 @@ def test_every_writer_round_trips_through_the_parser(r, conn, writer: str, prefi
     assert envelope.is_dead_letter(flat, prefix)
 
 
-def test_the_snapshot_reads_the_envelope_with_the_same_parser(r, conn) -> None:  # noqa: ANN001
+def test_the_snapshot_reads_the_envelope_with_the_same_parser(r, conn) -> None:
     """spark/snapshot.py splits a dead letter with envelope.split under its ``_dlq_`` head:
     the same envelope and original fields as parse_entry."""
     dlq_id, _entry_id, flat, _before = _dead_letter(r, conn, "dlq_move.lua", "_")

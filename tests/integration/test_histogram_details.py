@@ -18,13 +18,13 @@ from pelctl.redis.settings import ConnectionSettings
 S, G = b"hist:d", b"g"
 
 
-def server_ms(r) -> int:  # noqa: ANN001
+def server_ms(r) -> int:
     seconds, micros = sc.raw(r).execute_command("TIME")
     return int(seconds) * 1000 + int(micros) // 1000
 
 
 @pytest.mark.parametrize("by", ["idle", "deliveries", "age", None])
-def test_result_fields_time_and_progress(r, conn, by: str | None) -> None:  # noqa: ANN001
+def test_result_fields_time_and_progress(r, conn, by: str | None) -> None:
     n = 5_000  # several pages of the engine (the first is 1,000 rows)
     sc.add_entries(r, S, n, collect_ids=False)
     sc.create_group(r, S, G)
@@ -47,7 +47,7 @@ def test_result_fields_time_and_progress(r, conn, by: str | None) -> None:  # no
     assert all(isinstance(f, float) and 0.0 <= f <= 1.0 for f, _ in seen)
 
 
-def test_the_call_bound_reaches_the_engine(r, conn) -> None:  # noqa: ANN001
+def test_the_call_bound_reaches_the_engine(r, conn) -> None:
     n = 5_000
     sc.add_entries(r, S, n, collect_ids=False)
     sc.create_group(r, S, G)
@@ -59,7 +59,7 @@ def test_the_call_bound_reaches_the_engine(r, conn) -> None:  # noqa: ANN001
         assert h.total == n and h.calls >= n // MIN_PAGE // 2, by
 
 
-def test_unknown_by_and_missing_group_are_exact(r, conn) -> None:  # noqa: ANN001
+def test_unknown_by_and_missing_group_are_exact(r, conn) -> None:
     sc.add_entries(r, S, 3)
     sc.create_group(r, S, G)
     with pytest.raises(UsageError) as err:
@@ -71,7 +71,7 @@ def test_unknown_by_and_missing_group_are_exact(r, conn) -> None:  # noqa: ANN00
         assert gone.value.message == "group nope not found on stream hist:d"
 
 
-def test_acl_refusals_name_the_command(r, redis_server) -> None:  # noqa: ANN001
+def test_acl_refusals_name_the_command(r, redis_server) -> None:
     sc.add_entries(r, S, 3)
     sc.create_group(r, S, G)
     sc.deliver(r, S, G, b"c", 3)
@@ -92,14 +92,14 @@ def test_acl_refusals_name_the_command(r, redis_server) -> None:  # noqa: ANN001
         r.execute_command("ACL", "DELUSER", "hist-nt")
 
 
-def add_consumers(r, n: int) -> None:  # noqa: ANN001
+def add_consumers(r, n: int) -> None:
     pipe = sc.raw(r).pipeline(transaction=False)
     for i in range(n):
         pipe.execute_command("XGROUP", "CREATECONSUMER", S, G, f"idle-{i:05d}")
     pipe.execute()
 
 
-def test_consumer_summary_up_to_10000_consumers(r, conn) -> None:  # noqa: ANN001
+def test_consumer_summary_up_to_10000_consumers(r, conn) -> None:
     sc.add_entries(r, S, 9, collect_ids=False)
     sc.create_group(r, S, G)
     sc.deliver(r, S, G, b"z", 3)
@@ -125,7 +125,7 @@ def test_consumer_summary_up_to_10000_consumers(r, conn) -> None:  # noqa: ANN00
     assert 0 < h.elapsed_ms < 60_000
 
 
-def test_consumer_scan_beyond_10000_consumers(r, conn) -> None:  # noqa: ANN001
+def test_consumer_scan_beyond_10000_consumers(r, conn) -> None:
     n = 3_000
     sc.add_entries(r, S, 2 * n + 1, collect_ids=False)
     sc.create_group(r, S, G)

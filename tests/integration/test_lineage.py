@@ -34,12 +34,12 @@ ENVELOPE = [b"_dlq_source", b"_dlq_group", b"_dlq_id", b"_dlq_owner", b"_dlq_del
 PATHS = pytest.mark.parametrize("path", ["one-script", "ordered", "wide"])
 
 
-def one(r, stream: bytes, entry_id: bytes) -> list[bytes]:  # noqa: ANN001
+def one(r, stream: bytes, entry_id: bytes) -> list[bytes]:
     ((_id, flat),) = raw(r).execute_command("XRANGE", stream, entry_id, entry_id)
     return list(flat)
 
 
-def hand_out(r, stream: bytes, entry_id: bytes, consumer: bytes, deliveries: int) -> None:  # noqa: ANN001
+def hand_out(r, stream: bytes, entry_id: bytes, consumer: bytes, deliveries: int) -> None:
     """A worker read the entry, failed ``deliveries`` times, and went away an hour ago."""
     assert sc.deliver(r, stream, b"g", consumer, 1) == [entry_id]
     sc.set_idle(r, stream, b"g", consumer, [entry_id], HOUR, deliveries)
@@ -58,7 +58,7 @@ def check_envelope(flat: list[bytes], body: list[bytes], **want: bytes) -> None:
 
 
 @PATHS
-def test_one_message_through_every_hop_keeps_its_lineage(r, conn, cli, path) -> None:  # noqa: ANN001
+def test_one_message_through_every_hop_keeps_its_lineage(r, conn, cli, path) -> None:
     """On main, the replayed copy had no _original_id: the second requeue then took the
     replayed copy's id as the original, and the last dead letter's ORIGINAL ID was that of
     the last copy, with a delivery count of 1."""
@@ -161,7 +161,7 @@ OWN = [b"order_id", b"o-7", b"_retry_count", b"4", b"_original_id", b"1-1", b"v"
 
 
 @pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
-def test_requeue_without_lineage_copies_the_fields_exactly(r, conn, wide) -> None:  # noqa: ANN001
+def test_requeue_without_lineage_copies_the_fields_exactly(r, conn, wide) -> None:
     """On main there was no way to leave the lineage fields out (issue 14: strict models)."""
     bodies = [OWN, [b"plain", b"1"]]
     if wide:
@@ -184,7 +184,7 @@ def test_requeue_without_lineage_copies_the_fields_exactly(r, conn, wide) -> Non
 
 
 @pytest.mark.parametrize("path", ["one-script", "cross-slot", "wide"])
-def test_replay_without_lineage_copies_the_original_fields_exactly(r, conn, path) -> None:  # noqa: ANN001
+def test_replay_without_lineage_copies_the_original_fields_exactly(r, conn, path) -> None:
     """The envelope is stripped and nothing else changes: lineage fields the entry had stay
     as they were, no _original_id / _prior_deliveries / _replayed_from is added."""
     body = OWN + [b"_prior_deliveries", b"2", b"_replayed_from", b"3-3"]
@@ -206,7 +206,7 @@ def test_replay_without_lineage_copies_the_original_fields_exactly(r, conn, path
 
 @pytest.mark.parametrize("rerun", ["one-script", "cross-slot"])
 @pytest.mark.parametrize("path", ["cross-slot", "wide"])
-def test_replay_without_lineage_stays_exactly_once_after_a_kill(r, conn, path, rerun) -> None:  # noqa: ANN001
+def test_replay_without_lineage_stays_exactly_once_after_a_kill(r, conn, path, rerun) -> None:
     """Killed between the copy (with its marker in the marker set) and the XDEL: the rerun,
     on either path, finds the marker and only deletes. The copy carries no marker field; the
     marker set is what makes it exactly once."""
@@ -238,7 +238,7 @@ def test_replay_without_lineage_stays_exactly_once_after_a_kill(r, conn, path, r
     assert r.xlen(b"s:dlq") == 0
 
 
-def test_a_wide_replay_without_lineage_is_not_marked_when_nothing_was_written(r, conn) -> None:  # noqa: ANN001
+def test_a_wide_replay_without_lineage_is_not_marked_when_nothing_was_written(r, conn) -> None:
     """The marker is recorded only when the XADD wrote the copy: a source stream deleted
     since the plan (NOMKSTREAM) leaves no copy, no marker and the dead letter, even when
     the newest entry of the stream looks like the copy."""
@@ -263,7 +263,7 @@ def test_a_wide_replay_without_lineage_is_not_marked_when_nothing_was_written(r,
     assert replay_mark.call(rr, [b"s", key], [*args[:-1], "0" * 40, b"1-0"]) == [b"none", b""]
 
 
-def test_no_lineage_refuses_what_needs_lineage(r, conn) -> None:  # noqa: ANN001
+def test_no_lineage_refuses_what_needs_lineage(r, conn) -> None:
     from pelctl.core import plan as plans
     from pelctl.reclaim.model import ReclaimConfig
 
@@ -287,7 +287,7 @@ def test_no_lineage_refuses_what_needs_lineage(r, conn) -> None:  # noqa: ANN001
         plans.from_json(plans.to_json(plan))
 
 
-def test_plan_files_keep_the_option(r, conn, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_plan_files_keep_the_option(r, conn, tmp_path, monkeypatch) -> None:
     from pelctl.core import plan as plans
 
     monkeypatch.setenv("PELCTL_PLAN_KEY", "k" * 40)

@@ -9,7 +9,7 @@ from pelctl.core.inspect import LOCK_DETECT_PER_CONSUMER, detect_lock_key
 S, G = b"jobs", b"workers"
 
 
-def test_nothing_to_probe(r, conn) -> None:  # noqa: ANN001
+def test_nothing_to_probe(r, conn) -> None:
     assert detect_lock_key(conn, S, G, {}) == (None, 0)
     r.set(b"lock:jobs:1-0", 1)
     # a budget of 0 (or less) probes nothing
@@ -17,7 +17,7 @@ def test_nothing_to_probe(r, conn) -> None:  # noqa: ANN001
     assert detect_lock_key(conn, S, G, {b"c": [b"1-0"]}, budget=-3) == (None, 0)
 
 
-def test_found_through_the_sample_by_entry_id(r, conn) -> None:  # noqa: ANN001
+def test_found_through_the_sample_by_entry_id(r, conn) -> None:
     r.set(b"lock:jobs:7-0", 1)
     # four patterns for each of the two ids: the first pattern holding a key wins
     assert detect_lock_key(conn, S, G, {b"c": [b"6-0"]}, [(b"7-0", b"c")]) == (
@@ -32,7 +32,7 @@ def test_found_through_the_sample_by_entry_id(r, conn) -> None:  # noqa: ANN001
     assert detect_lock_key(conn, S, G, {}, [(b"7-0", b"c")], budget=3) == (None, 3)
 
 
-def test_at_most_four_ids_a_consumer(r, conn) -> None:  # noqa: ANN001
+def test_at_most_four_ids_a_consumer(r, conn) -> None:
     ids = [f"{i}-0".encode() for i in range(1, 7)]
     r.set(b"lock:" + ids[LOCK_DETECT_PER_CONSUMER], 1)  # the fifth newest: not probed
     assert detect_lock_key(conn, S, G, {b"c": ids}) == (None, 4 * LOCK_DETECT_PER_CONSUMER)
@@ -40,7 +40,7 @@ def test_at_most_four_ids_a_consumer(r, conn) -> None:  # noqa: ANN001
     assert detect_lock_key(conn, S, G, {b"c": ids}) == ("lock:{id}", 16)
 
 
-def test_inspect_reports_the_dead_letter_stream_and_a_missing_group(r, conn) -> None:  # noqa: ANN001
+def test_inspect_reports_the_dead_letter_stream_and_a_missing_group(r, conn) -> None:
     import pytest
 
     from pelctl.base.errors import GroupNotFound

@@ -17,25 +17,25 @@ from tests.integration.repair_support import ALIVE, DEAD, HOUR, G, S, incident, 
 NEW_PLAN = "make a new plan with --plan-out"
 
 
-def run_id(r) -> str:  # noqa: ANN001
+def run_id(r) -> str:
     info = raw(r).execute_command("INFO", "server").decode()
     return next(line.split(":", 1)[1].strip() for line in info.splitlines()
                 if line.startswith("run_id:"))  # fmt: skip
 
 
-def added(r, stream: bytes = S) -> int:  # noqa: ANN001
+def added(r, stream: bytes = S) -> int:
     reply = raw(r).execute_command("XINFO", "STREAM", stream)
     return int(dict(zip(reply[0::2], reply[1::2], strict=True))[b"entries-added"])
 
 
-def refusal(conn, plan: m.Plan) -> tuple[str, str | None]:  # noqa: ANN001
+def refusal(conn, plan: m.Plan) -> tuple[str, str | None]:
     with pytest.raises(plans.PlanRefused) as err:
         plans.check_target(conn, plan)
     assert err.value.exit_code == 2
     return err.value.message, err.value.hint
 
 
-def test_check_target_refusals_are_exact(r, conn) -> None:  # noqa: ANN001
+def test_check_target_refusals_are_exact(r, conn) -> None:
     incident(r, dead=2, alive=1)
     plan = m.plan(conn, "ack", S, G, m.Targets(consumer=DEAD))
     rid, here = run_id(r), conn.settings.redacted_url
@@ -88,7 +88,7 @@ def test_check_target_refusals_are_exact(r, conn) -> None:  # noqa: ANN001
         plans.check_target(conn, replace(plan, stream_added=fine))  # fmt: skip
 
 
-def test_check_target_needs_the_group_or_for_a_dead_letter_plan_the_stream(r, conn) -> None:  # noqa: ANN001
+def test_check_target_needs_the_group_or_for_a_dead_letter_plan_the_stream(r, conn) -> None:
     incident(r, dead=1, alive=0)
     plan = m.plan(conn, "ack", S, G, m.Targets(consumer=DEAD))
     with pytest.raises(GroupNotFound):
@@ -107,7 +107,7 @@ def item(
     return m.PlanItem(entry_id, owner, idle_ms, deliveries, action)
 
 
-def test_verify_each_reason_and_skips_left_out(r, conn) -> None:  # noqa: ANN001
+def test_verify_each_reason_and_skips_left_out(r, conn) -> None:
     stuck, fresh = incident(r, dead=6, alive=1)
     rows = pel(r)
     assert all(rows[i][0] == DEAD and rows[i][1] >= HOUR and rows[i][2] == 1 for i in stuck)
@@ -136,7 +136,7 @@ def test_verify_each_reason_and_skips_left_out(r, conn) -> None:  # noqa: ANN001
     assert plans.verify(conn, replace(plan, items=())) == plans.Verification(0, {})
 
 
-def test_verify_reads_in_chunks_and_counts_each_item_once(r, conn) -> None:  # noqa: ANN001
+def test_verify_reads_in_chunks_and_counts_each_item_once(r, conn) -> None:
     n = 4_100  # three pipelines of at most 2,000
     sc.add_entries(r, S, n)
     sc.create_group(r, S, G)
@@ -149,7 +149,7 @@ def test_verify_reads_in_chunks_and_counts_each_item_once(r, conn) -> None:  # n
     assert plans.verify(conn, plan) == plans.Verification(n - 6, {"redelivered": 6})
 
 
-def test_verify_of_consumers_counts_those_gone(r, conn) -> None:  # noqa: ANN001
+def test_verify_of_consumers_counts_those_gone(r, conn) -> None:
     incident(r, dead=1, alive=1)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-1")
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-2")
@@ -161,7 +161,7 @@ def test_verify_of_consumers_counts_those_gone(r, conn) -> None:  # noqa: ANN001
     assert plans.verify(conn, plan).total == 5
 
 
-def test_verify_refused_by_the_acl_names_the_command(r, redis_server) -> None:  # noqa: ANN001
+def test_verify_refused_by_the_acl_names_the_command(r, redis_server) -> None:
     from pelctl.base.errors import PermissionDenied
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings

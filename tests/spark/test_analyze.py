@@ -162,7 +162,7 @@ def test_since_limits_the_history(spark: Any, snapshots: Path) -> None:
 
 def test_cli_analyze_json_and_html(
     cli, fleet: Fleet, snapshots: Path, result: Analysis, tmp_path: Path
-) -> None:  # noqa: ANN001
+) -> None:
     report = tmp_path / "report.html"
     res = cli(
         "analyze", str(snapshots), "--master", "local[2]", "-o", "json", "--html", str(report)
@@ -211,7 +211,7 @@ def test_cli_analyze_json_and_html(
 
 def test_cli_analyze_tables(
     cli, snapshots: Path, result: Analysis, monkeypatch: pytest.MonkeyPatch
-) -> None:  # noqa: ANN001
+) -> None:
     """The text rendering of a result (Spark's part is the fixture's run)."""
     import pelctl.cli.spark as cmd
 
@@ -236,7 +236,7 @@ def test_cli_analyze_tables(
     assert res.stdout.splitlines()[0].startswith("server,stream,group,pending,")
 
 
-def test_cli_usage_errors(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_cli_usage_errors(cli, tmp_path: Path) -> None:
     res = cli("analyze")
     assert res.exit_code == 2 and "give a snapshot DIR or --from-redis" in res.stderr
     res = cli("analyze", str(tmp_path / "missing"))
@@ -249,7 +249,7 @@ def test_cli_usage_errors(cli, tmp_path: Path) -> None:  # noqa: ANN001
     assert res.exit_code == 2 and "KEY=VALUE" in res.stderr
 
 
-def test_cli_analyze_from_redis(cli, fleet: Fleet, spark: Any, snapshots: Path) -> None:  # noqa: ANN001
+def test_cli_analyze_from_redis(cli, fleet: Fleet, spark: Any, snapshots: Path) -> None:
     """Live Redis through the data source, several servers, one partition per id range."""
     res = cli(
         "analyze",

@@ -68,7 +68,7 @@ def registered() -> dict[str, bool]:
 
     out: dict[str, bool] = {}
 
-    def walk(cmd, path: tuple[str, ...]) -> None:  # noqa: ANN001
+    def walk(cmd, path: tuple[str, ...]) -> None:
         subs = getattr(cmd, "commands", None)
         if subs:
             for name, sub in subs.items():

@@ -117,7 +117,7 @@ def test_reliable_consumer_on_valkey(valkey_server, vk):
     cm.seed(vk)  # dead holds 10 idle 1h (3 delivered 6 times), live holds 5, 25 unread
     seen: list[bytes] = []
 
-    def handle(msg) -> None:  # noqa: ANN001
+    def handle(msg) -> None:
         seen.append(msg.id)
 
     client = valkey_server.client()

@@ -349,7 +349,7 @@ def test_dry_run_result() -> None:
 
 
 @pytest.fixture
-def recorder(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def recorder(monkeypatch: pytest.MonkeyPatch):
     """``test-record`` declared by its provider module, imported lazily by ``get``."""
     for module in m.PROVIDERS:  # declared before the copy, whichever test ran first
         importlib.import_module(module)

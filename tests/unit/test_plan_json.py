@@ -73,13 +73,13 @@ def test_to_json_layout() -> None:
     }  # fmt: skip
 
 
-def refused(data: Any) -> str:  # noqa: ANN401
+def refused(data: Any) -> str:
     with pytest.raises((ValueError, KeyError, TypeError)) as err:
         plans.from_json(data)
     return str(err.value)
 
 
-def edit(path: str, value: Any, plan: m.Plan = ENTRY) -> dict[str, Any]:  # noqa: ANN401
+def edit(path: str, value: Any, plan: m.Plan = ENTRY) -> dict[str, Any]:
     """The plan's JSON with one field set (``items.0.owner``); ``...`` deletes it."""
     data = doc(plan)
     *head, last = path.split(".")
@@ -157,7 +157,7 @@ ACTIONS = "claim, ack, requeue, dlq-move, consumers-prune, ghosts-fix"
         (edit("count", "9" * 30), '"count" is ' + "9" * 20 + " but 1 items will act"),
     ],
 )  # fmt: skip
-def test_refusals_are_exact(data: Any, message: str) -> None:  # noqa: ANN401
+def test_refusals_are_exact(data: Any, message: str) -> None:
     assert refused(data) == message
 
 
@@ -216,7 +216,7 @@ def test_defaults_of_absent_fields() -> None:
     assert plans.from_json(edit("items.0.note", "n" * 4_096)).items[0].note == "n" * 4_096
 
 
-def test_load_shows_the_reason(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_load_shows_the_reason(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv(plans.KEY_ENV, "k" * 32)
     path = tmp_path / "p.json"
     path.write_bytes(plans.dumps(plans.seal(edit("items.0.id", "1-0x"))))
@@ -248,7 +248,7 @@ def seal_refusal(data: dict[str, Any], source: str = "the plan") -> tuple[str, s
     return err.value.message, err.value.hint
 
 
-def test_check_seal_refusals_are_exact(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+def test_check_seal_refusals_are_exact(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv(plans.KEY_ENV, KEY_A)
     sealed = plans.seal(doc())
     plans.check_seal(sealed)
@@ -302,7 +302,7 @@ def test_the_item_caps_are_inclusive() -> None:
     assert len(plans.from_json(missing).missing) == plans.MAX_ITEMS
 
 
-def test_the_key_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+def test_the_key_file(monkeypatch, tmp_path) -> None:
     import os
     import stat
 
@@ -361,7 +361,7 @@ def test_dumps_layout() -> None:
     )
 
 
-def test_an_unreadable_key_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+def test_an_unreadable_key_file(monkeypatch, tmp_path) -> None:
     from pelctl.base.paths import plan_key_path
 
     monkeypatch.delenv(plans.KEY_ENV, raising=False)
@@ -381,7 +381,7 @@ def test_an_unreadable_key_file(monkeypatch, tmp_path) -> None:  # noqa: ANN001
     )
 
 
-def test_load_refusals_are_exact(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+def test_load_refusals_are_exact(monkeypatch, tmp_path) -> None:
     import json
 
     monkeypatch.setenv(plans.KEY_ENV, KEY_A)

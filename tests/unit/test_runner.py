@@ -33,7 +33,7 @@ def test_every_mutating_command_runs_a_declared_mutation() -> None:
 
     named: dict[str, str] = {}
 
-    def walk(cmd, path: tuple[str, ...]) -> None:  # noqa: ANN001
+    def walk(cmd, path: tuple[str, ...]) -> None:
         for name, sub in (getattr(cmd, "commands", None) or {}).items():
             walk(sub, (*path, name))
         mutation = getattr(cmd.callback, "pelctl_mutation", None)
@@ -56,7 +56,7 @@ def _mutation(dangerous: bool) -> Mutation:
                     dangerous=dangerous)  # type: ignore[arg-type]  # fmt: skip
 
 
-def test_refusals_in_order(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_refusals_in_order(tmp_path, monkeypatch) -> None:
     asked: list[str] = []
 
     def ready(m: Mutation) -> None:

@@ -245,7 +245,7 @@ def run_batches(
                 bucket.take(len(part))
             try:
                 out += one([part[j : j + batch] for j in range(0, len(part), batch)])
-            except Exception as err:  # noqa: BLE001 - reported per item
+            except Exception as err:
                 if not is_connection_error(err):
                     raise
                 out += [DlqItemResult(it.id, "unknown", f"connection lost: {err}") for it in part]

@@ -238,7 +238,7 @@ class Replayer:
 
 
 def _watched_copy(
-    client: Any,  # noqa: ANN401
+    client: Any,
     markers: bytes,
     dlq_id: bytes,
     xadd: Sequence[object],

@@ -145,7 +145,7 @@ def _verified(
 
 def apply_claim(
     conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
-) -> RepairResult:  # noqa: ANN001, E501
+) -> RepairResult:
     to = plan.options.to
     assert to is not None
     return _verified(conn, plan, "claim", (plan.group, to), progress, batch_size)
@@ -153,7 +153,7 @@ def apply_claim(
 
 def apply_ack(
     conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
-) -> RepairResult:  # noqa: ANN001, E501
+) -> RepairResult:
     return _verified(conn, plan, "ack", (plan.group,), progress, batch_size)
 
 

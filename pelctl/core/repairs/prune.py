@@ -172,7 +172,7 @@ def reassign(
 
 def apply_prune(
     conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
-) -> RepairResult:  # noqa: ANN001, E501
+) -> RepairResult:
     results, send = start(plan)
     lua = script("consumer_delete")
     client = conn.raw(plan.stream)

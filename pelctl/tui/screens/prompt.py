@@ -19,7 +19,7 @@ class TickBox(Checkbox):
     ticked, blank when not (Textual's draws an ``X`` either way, only its colour changes)."""
 
     @property
-    def BUTTON_INNER(self) -> str:  # type: ignore[override]  # noqa: N802 - Textual's name
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]
         return "X" if self.value else " "
 
 
