@@ -9,6 +9,7 @@ tests of that selection that reach the mutated function.
     python tools/mutate.py histogram scan  # some modules
     python tools/mutate.py --list          # the modules and their test selections
     python tools/mutate.py --report        # the table of the last runs, no new run
+    python tools/mutate.py -j 2 scan       # two mutants at a time (default: one)
 
 The score is killed / (killed + survived + timeout + no tests): a timeout counts against it
 (it is not a kill we can trust), so does a mutant no selected test reaches. Survivors are
@@ -181,10 +182,11 @@ def prepare(name: str, mod: Module) -> Path:
     return work
 
 
-def run(name: str, mod: Module) -> float:
+def run(name: str, mod: Module, jobs: int = 1) -> float:
     work = prepare(name, mod)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    cmd = [str(MUTMUT), "run", *mod.only]
+    # mutmut's default is one child per CPU; the machine is shared, so one unless told.
+    cmd = [str(MUTMUT), "run", "--max-children", str(jobs), *mod.only]
     t0 = time.monotonic()
     print(f"== {name}: {' '.join(mod.paths)}  ({len(mod.tests)} test files)", flush=True)
     proc = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -244,12 +246,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the modules and test selections")
     ap.add_argument("--report", action="store_true", help="print the last runs' scores only")
     ap.add_argument("--show", metavar="MUTANT", help="print one mutant's diff")
+    ap.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                    help="mutants tested at a time (mutmut --max-children; default 1)")  # fmt: skip
     args = ap.parse_args(argv)
     names = args.modules or list(MODULES)
     unknown = [n for n in names if n not in MODULES]
     if unknown:
         print(f"error: unknown module {unknown[0]!r}", file=sys.stderr)
         print(f"hint: one of {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print(f"error: --jobs must be at least 1, not {args.jobs}", file=sys.stderr)
         return 2
     if args.list:
         for name in names:
@@ -268,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report:
         t0 = time.monotonic()
         for name in names:
-            run(name, MODULES[name])
+            run(name, MODULES[name], args.jobs)
         print(f"\nmake mutate: {time.monotonic() - t0:.0f}s for {len(names)} module(s)")
     report(names)
     return 0
