@@ -91,6 +91,7 @@ MODULES: dict[str, Module] = {
         ),
         (
             "tests/unit/test_repair_units.py",
+            "tests/integration/test_repair_planning.py",
             "tests/integration/test_repair_plans.py",
             "tests/integration/test_repair_entries.py",
             "tests/integration/test_repair_consumers.py",
@@ -163,6 +164,8 @@ def _config(mod: Module) -> str:
         f"pytest_add_cli_args_test_selection = {toml_list(mod.tests)}\n"
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", "not slow",'
         ' "--timeout=600"]\n'
+        # the JSON Schemas of docs/schemas/ check every audit line and JSON output a test makes
+        'also_copy = ["docs"]\n'
         "use_git_change_detection = false\n"
         "timeout_multiplier = 10.0\n"
     )
@@ -177,6 +180,7 @@ def prepare(name: str, mod: Module) -> Path:
     work.mkdir(parents=True)
     shutil.copytree(ROOT / "pelctl", work / "pelctl", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "docs", work / "docs")
     text = (ROOT / "pyproject.toml").read_text()
     (work / "pyproject.toml").write_text(text + "\n" + _config(mod))
     return work
@@ -189,11 +193,12 @@ def run(name: str, mod: Module, jobs: int = 1) -> float:
     cmd = [str(MUTMUT), "run", "--max-children", str(jobs), *mod.only]
     t0 = time.monotonic()
     print(f"== {name}: {' '.join(mod.paths)}  ({len(mod.tests)} test files)", flush=True)
-    proc = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    log = work / "mutmut-run.log"  # written as it goes: `tail -f` it to follow a long run
+    with log.open("wb") as out:
+        proc = subprocess.run(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
     elapsed = time.monotonic() - t0
-    (work / "mutmut-run.log").write_bytes(proc.stdout)
     if proc.returncode != 0:
-        tail = proc.stdout.decode(errors="replace")[-3000:]
+        tail = log.read_bytes().decode(errors="replace")[-3000:]
         raise SystemExit(f"error: mutmut failed for {name} (exit {proc.returncode})\n{tail}")
     (work / "elapsed").write_text(f"{elapsed:.0f}\n")
     return elapsed
