@@ -113,7 +113,11 @@ MODULES: dict[str, Module] = {
             "pelctl/core/dlq/replay.py",
             "pelctl/core/dlq/purge.py",
         ),
-        ("tests/integration/test_dlq_replay.py", "tests/integration/test_dlq_read.py"),
+        (
+            "tests/integration/test_dlq_planning.py",
+            "tests/integration/test_dlq_replay.py",
+            "tests/integration/test_dlq_read.py",
+        ),
         only=(
             "pelctl.core.dlq.read.x_parse_time_bound__mutmut_*",
             "pelctl.core.dlq.common.x_parse_rate__mutmut_*",
