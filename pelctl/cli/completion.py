@@ -66,7 +66,7 @@ NAME_KINDS = {
     "reassign_to": "consumer",
     "context": "context",
 }  # fmt: skip
-NAME_KINDS_BY_COMMAND = {
+NAME_KINDS_BY_COMMAND: dict[tuple[str, ...], dict[str, str]] = {
     ("dlq", "replay"): {"to": "stream"},  # replay --to: another stream
     ("config", "use-context"): {"name": "context"},
 }

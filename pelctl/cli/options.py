@@ -14,10 +14,16 @@ import sys
 import traceback
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from typer.core import TyperCommand, TyperGroup
+
+if TYPE_CHECKING:
+    from typer._click.core import Context as ClickContext
+
+    from pelctl.redis.connection import Connection
+    from pelctl.redis.settings import ConnectionSettings
 
 DRY_RUN_ROWS = 20  # rows a dry run shows in text formats (--all-rows: every one)
 CONNECTION_PANEL = "Connection"
@@ -118,8 +124,8 @@ class Runtime:
         self.out = _make_output(fmt.value if fmt else None, options.get("no_color", False),
                                 pipe_default)  # fmt: skip
         self.verbose = int(options.get("verbose") or 0)
-        self._settings = None
-        self._conn = None
+        self._settings: ConnectionSettings | None = None
+        self._conn: Connection | None = None
         self._warned = False
 
     # -- options ---------------------------------------------------------------------------
@@ -140,7 +146,7 @@ class Runtime:
         return DRY_RUN_ROWS
 
     # -- connection ------------------------------------------------------------------------
-    def settings(self):  # noqa: ANN201 - ConnectionSettings, imported lazily
+    def settings(self) -> ConnectionSettings:
         if self._settings is None:
             from pelctl.config import load_config, resolve_settings
 
@@ -162,7 +168,7 @@ class Runtime:
             self._settings = settings.with_client_name(self.command)
         return self._settings
 
-    def connect(self):  # noqa: ANN201 - Connection, imported lazily
+    def connect(self) -> Connection:
         if self._conn is None:
             from pelctl.redis.connection import connect
 
@@ -224,7 +230,7 @@ def _ask_password() -> str:
     return sys.stdin.readline().rstrip("\n")
 
 
-def merged_options(ctx: typer.Context | None, given: dict[str, Any]) -> dict[str, Any]:
+def merged_options(ctx: ClickContext | None, given: dict[str, Any]) -> dict[str, Any]:
     """Options given on the command override those given before it (on ``pelctl``)."""
     root: dict[str, Any] = {}
     while ctx is not None:
@@ -274,7 +280,7 @@ def _typed(err: BaseException) -> BaseException:
         if isinstance(err, (rex.RedisError, rex.RedisClusterException, *sockets)):
             from pelctl.redis.errors import translate
 
-            return translate(err)  # type: ignore[arg-type]
+            return translate(err)
     except Exception:  # noqa: BLE001 - keep the original error
         return err
     if isinstance(err, OSError):
