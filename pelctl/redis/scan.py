@@ -24,7 +24,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -264,7 +264,7 @@ class PelScan:
             )  # fmt: skip
         return max(0.0, min(1.0, 1.0 - left / width))
 
-    def pages(self, ordered: bool = True) -> Iterator[list[RawRow]]:
+    def pages(self, ordered: bool = True) -> Generator[list[RawRow], None, None]:
         with redis_errors("XPENDING"):
             lo = _bound(self.start, start=True)
             hi = _bound(self.end, start=False)
