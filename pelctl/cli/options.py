@@ -374,6 +374,7 @@ def pelctl_command(
             run_command(rt, func, kwargs)
 
         del wrapper.__wrapped__
+        # inspect.signature() reads __signature__ on any function; typeshed's has none.
         wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
         typer_kwargs.setdefault("cls", PelctlCommand)

@@ -48,7 +48,7 @@ def _root(ctx: typer.Context, **options: Any) -> None:
     ctx.obj = {"root_options": {k: options[k] for k in ALL_NAMES}}
 
 
-_root.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+_ROOT_SIGNATURE = inspect.Signature(
     [
         inspect.Parameter(
             "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
@@ -70,7 +70,9 @@ _root.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         *root_callback_params(),
     ]
 )
-_root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.parameters.values()}  # type: ignore[attr-defined]
+# inspect.signature() reads __signature__ on any function; typeshed's Callable has none.
+_root.__signature__ = _ROOT_SIGNATURE  # type: ignore[attr-defined]
+_root.__annotations__ = {p.name: p.annotation for p in _ROOT_SIGNATURE.parameters.values()}
 app.callback()(_root)
 
 # The command modules, in the order their commands are registered (the order of --help),
