@@ -110,10 +110,10 @@ class StreamsScreen(PollingScreen):
             return
         self._load_groups(row.name)
 
-    @work(thread=True, group="open", exclusive=True, exit_on_error=False)
     def _open_dlq(self, stream: bytes) -> None:
         self.post_message(OpenDlq(stream))
 
+    @work(thread=True, group="open", exclusive=True, exit_on_error=False)
     def _load_groups(self, stream: bytes) -> None:
         try:
             choices = self.session.source.groups(stream)
