@@ -14,7 +14,7 @@ from typing import Any
 THRESHOLD_MS = 2_700_000  # the idle entries look idle for an hour; the rest for seconds
 
 
-def ref001(r: Any, stream: bytes, group: bytes) -> int:  # noqa: ANN401 - a raw redis.Redis
+def ref001(r: Any, stream: bytes, group: bytes) -> int:  # a raw redis.Redis
     """Reference 001's sidecar recovery worker: an ``XAUTOCLAIM`` cursor loop, ``COUNT 10``
     (its ``BATCH_SIZE``) into ``recovery-worker-01``, each claimed batch requeued (XADD the
     same fields, XACK) in one pipeline, like ``Promise.allSettled``."""
@@ -36,7 +36,7 @@ def ref001(r: Any, stream: bytes, group: bytes) -> int:  # noqa: ANN401 - a raw 
             return done
 
 
-def ref002(r: Any, stream: bytes, group: bytes) -> int:  # noqa: ANN401 - a raw redis.Redis
+def ref002(r: Any, stream: bytes, group: bytes) -> int:  # a raw redis.Redis
     """Reference 002's periodic scan (the RFC): ``XPENDING IDLE - + 50`` (its ``BatchSize``)
     from the start of the PEL, then per message one round trip each: ``EXISTS`` of
     ``lock:{stream}:<id>``, ``XACK``, ``XRANGE id id``, ``XADD`` with ``_retry_count``;

@@ -112,7 +112,7 @@ class ConsumerStats:
     errors: dict[str, int] = field(default_factory=dict)
 
 
-def _text(value: Any) -> bytes:  # noqa: ANN401
+def _text(value: Any) -> bytes:
     if isinstance(value, bytes):
         return value
     return str(value).encode()
@@ -140,7 +140,7 @@ class ReliableConsumer:
         dlq_reason: str | None = None,
         field_prefix: str = "_",
         create_group: bool = False,
-        metrics: Any = None,  # noqa: ANN401 - True or a ReclaimMetrics
+        metrics: Any = None,  # True or a ReclaimMetrics
         logger: logging.Logger | None = None,
     ) -> None:
         self.client = client

@@ -85,7 +85,7 @@ def r(redis_server: RedisServer) -> Iterator[redis.Redis]:
 
 
 @pytest.fixture
-def conn(redis_server: RedisServer, r: redis.Redis):  # noqa: ANN201
+def conn(redis_server: RedisServer, r: redis.Redis):
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
 
@@ -95,7 +95,7 @@ def conn(redis_server: RedisServer, r: redis.Redis):  # noqa: ANN201
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def isolated_env(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith(("PELCTL_", "REDIS")) or name in ("NO_COLOR",):
             monkeypatch.delenv(name, raising=False)
@@ -120,7 +120,7 @@ class CliResult:
     stderr: str
 
     @property
-    def json(self):  # noqa: ANN201
+    def json(self):
         import json
 
         return json.loads(self.stdout)
@@ -133,7 +133,7 @@ class CliResult:
 
 
 @functools.cache
-def _built_command():  # noqa: ANN202 - a click command
+def _built_command():  # a click command
     import typer.main
 
     from pelctl.cli.app import app
@@ -141,7 +141,7 @@ def _built_command():  # noqa: ANN202 - a click command
     return typer.main.get_command(app)
 
 
-def _cached_command(_app):  # noqa: ANN001, ANN202
+def _cached_command(_app):
     return _built_command()
 
 
@@ -190,7 +190,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     skipped = _skipped(config)
     if not (in_ci() and skipped):
         return

@@ -12,7 +12,7 @@ from typing import Any
 
 
 def faststream_frame(
-    body: Any,  # noqa: ANN401
+    body: Any,
     headers: dict[str, str] | None = None,
     correlation_id: str = "c-1",
     reply_to: str | None = None,

@@ -104,7 +104,7 @@ class Command:
         return tuple(p for p in self.params if p.kind == "argument")
 
 
-def load_app_command():  # noqa: ANN201 - the click-compatible root command
+def load_app_command():  # the click-compatible root command
     import typer.main
 
     from pelctl.cli.app import app

@@ -43,13 +43,19 @@ class Module:
 MODULES: dict[str, Module] = {
     "histogram": Module(
         ("pelctl/core/histogram.py",),
-        ("tests/unit/test_buckets.py", "tests/integration/test_histogram.py"),
+        (
+            "tests/unit/test_buckets.py",
+            "tests/integration/test_histogram.py",
+            "tests/integration/test_histogram_details.py",
+        ),
     ),
     "inspect": Module(
         ("pelctl/core/inspect.py",),
         (
+            "tests/unit/test_inspect_units.py",
             "tests/unit/test_buckets.py",
             "tests/unit/test_advice.py",
+            "tests/integration/test_lock_probe.py",
             "tests/integration/test_histogram.py",
             "tests/integration/test_inspect_edges.py",
             "tests/integration/test_read_commands.py",
@@ -60,16 +66,28 @@ MODULES: dict[str, Module] = {
     "mutations": Module(
         ("pelctl/core/mutations.py",),
         (
+            "tests/unit/test_mutations.py",
             "tests/unit/test_repair_units.py",
             "tests/integration/test_repair_plans.py",
         ),
     ),
     "plan": Module(
         ("pelctl/core/plan.py",),
-        ("tests/integration/test_repair_plans.py", "tests/cli/test_plan_trust.py"),
+        (
+            "tests/unit/test_plan_json.py",
+            "tests/integration/test_plan_checks.py",
+            "tests/integration/test_repair_plans.py",
+            "tests/cli/test_plan_trust.py",
+        ),
     ),
     "repair-planning": Module(
-        ("pelctl/core/repair.py",),
+        (
+            "pelctl/core/executor.py",
+            "pelctl/core/repairs/select.py",
+            "pelctl/core/repairs/entries.py",
+            "pelctl/core/repairs/prune.py",
+            "pelctl/core/repairs/ghosts.py",
+        ),
         (
             "tests/unit/test_repair_units.py",
             "tests/integration/test_repair_plans.py",
@@ -77,27 +95,30 @@ MODULES: dict[str, Module] = {
             "tests/integration/test_repair_consumers.py",
         ),
         only=(
-            "pelctl.core.repair.x_normalize_ids__mutmut_*",
-            "pelctl.core.repair.x_lock_key__mutmut_*",
-            "pelctl.core.repair.x__pending_rows__mutmut_*",
-            "pelctl.core.repair.x_plan_entries__mutmut_*",
-            "pelctl.core.repair.x__flag_poison__mutmut_*",
-            "pelctl.core.repair.x_plan_prune__mutmut_*",
-            "pelctl.core.repair.x_plan_ghosts__mutmut_*",
+            "pelctl.core.executor.x_normalize_ids__mutmut_*",
+            "pelctl.core.repairs.select.x_pending_rows__mutmut_*",
+            "pelctl.core.repairs.entries.x_plan_entries__mutmut_*",
+            "pelctl.core.repairs.entries.x__flag_poison__mutmut_*",
+            "pelctl.core.repairs.prune.x_plan_prune__mutmut_*",
+            "pelctl.core.repairs.ghosts.x_plan_ghosts__mutmut_*",
         ),
         note="planning functions only (the apply_* runners are covered by the kill tests)",
     ),
     "dlq-planning": Module(
-        ("pelctl/core/dlq.py",),
+        (
+            "pelctl/core/dlq/read.py",
+            "pelctl/core/dlq/common.py",
+            "pelctl/core/dlq/replay.py",
+            "pelctl/core/dlq/purge.py",
+        ),
         ("tests/integration/test_dlq_replay.py", "tests/integration/test_dlq_read.py"),
         only=(
-            "pelctl.core.dlq.x_parse_time_bound__mutmut_*",
-            "pelctl.core.dlq.x_parse_rate__mutmut_*",
-            "pelctl.core.dlq.x_normalize_ids__mutmut_*",
-            "pelctl.core.dlq.x__select__mutmut_*",
-            "pelctl.core.dlq.x_plan_replay__mutmut_*",
-            "pelctl.core.dlq.x_plan_purge__mutmut_*",
-            "pelctl.core.dlq.x_batch_for_rate__mutmut_*",
+            "pelctl.core.dlq.read.x_parse_time_bound__mutmut_*",
+            "pelctl.core.dlq.common.x_parse_rate__mutmut_*",
+            "pelctl.core.dlq.common.x_select__mutmut_*",
+            "pelctl.core.dlq.replay.x_plan_replay__mutmut_*",
+            "pelctl.core.dlq.purge.x_plan_purge__mutmut_*",
+            "pelctl.core.dlq.common.x_batch_for_rate__mutmut_*",
         ),
         note="planning functions only",
     ),

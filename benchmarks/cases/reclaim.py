@@ -142,7 +142,7 @@ def _one_size(ctx: Context, size: int, result: CaseResult) -> None:
         )
 
 
-def _probe(server, fn: Callable[[], int]) -> tuple[float, int]:  # noqa: ANN001
+def _probe(server, fn: Callable[[], int]) -> tuple[float, int]:
     """One run with every top-level call logged: (longest call ms, script calls)."""
     server.slowlog_start(threshold_us=0, max_len=200_000)
     try:

@@ -133,7 +133,7 @@ def _one_size(ctx: Context, size: int, result: CaseResult) -> None:
                                        ratio, limit, lower_is_better=False))  # fmt: skip
 
 
-def _probe(server, fn: Callable[[], int]) -> tuple[float, int, str]:  # noqa: ANN001
+def _probe(server, fn: Callable[[], int]) -> tuple[float, int, str]:
     """Run ``fn`` with every server call logged: (longest ms, calls, a summary line)."""
     server.slowlog_start(threshold_us=0, max_len=200_000)
     try:

@@ -70,7 +70,7 @@ class Recorder:
         return [(t, m) for t, m in self.messages if isinstance(m, kind)]
 
 
-async def _wait(pred, what: str, timeout: float = 120.0) -> None:  # noqa: ANN001
+async def _wait(pred, what: str, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:

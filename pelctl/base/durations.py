@@ -7,8 +7,10 @@ import re
 from pelctl.base.errors import InvalidDuration
 
 _UNITS_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-# Redis takes idle times as signed 64-bit milliseconds.
-_MAX_MS = float(2**63 - 1)
+# Redis takes idle times as signed 64-bit milliseconds. A bare number is compared as an int:
+# float(2**63 - 1) is 2**63, so comparing with the float let 2**63 itself through.
+_MAX_INT = 2**63 - 1
+_MAX_MS = float(_MAX_INT)
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)", re.ASCII)
 
 
@@ -24,8 +26,10 @@ def parse_duration_ms(text: str) -> int:
     if not raw:
         raise InvalidDuration("empty duration", hint="use e.g. 1500ms, 30s, 5m, 1h30m, 2d")
     if raw.isascii() and raw.isdigit():  # not str.isdigit alone: "²" is a digit to it
-        if len(raw) > 19 or int(raw) > _MAX_MS:
-            raise InvalidDuration(f"duration {_short(text)} is too large")
+        if len(raw) > 19 or int(raw) > _MAX_INT:
+            raise InvalidDuration(
+                f"duration {_short(text)} is too large", hint="at most about 290 million years"
+            )
         return int(raw)
     pos = 0
     total = 0.0

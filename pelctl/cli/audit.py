@@ -52,7 +52,7 @@ def tail(
         Column("server", "SERVER", priority=3, shrinkable=True, min_width=16),
     )  # fmt: skip
 
-    def rows(items):  # noqa: ANN001, ANN202
+    def rows(items):
         for r in items:
             # Lines written before pelctl 0.2 nest the counts in "result" and name the
             # repair "command" (CHANGELOG.md): both are shown alike.

@@ -41,7 +41,7 @@ class LazyRuntimeParam(RuntimeParam):
     descriptor: TypeDescriptor
     _full: list[RuntimeParam] = field(default_factory=list, compare=False, repr=False)
 
-    def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:  # noqa: ANN401
+    def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
         done, result = _plain(self.descriptor, value, ctx)
         if done:
             return result
@@ -50,7 +50,7 @@ class LazyRuntimeParam(RuntimeParam):
         return self._full[0]._coerce_value(value, param=param, ctx=ctx)
 
 
-def _plain(descriptor: Any, value: Any, ctx: Any) -> tuple[bool, Any]:  # noqa: ANN401
+def _plain(descriptor: Any, value: Any, ctx: Any) -> tuple[bool, Any]:
     """``(True, typer's result)`` for a plain value, ``(False, None)`` for anything else."""
     info = descriptor.parameter_info
     if info.parser is not None or descriptor.file_annotation is not None:
@@ -78,7 +78,7 @@ def _plain(descriptor: Any, value: Any, ctx: Any) -> tuple[bool, Any]:  # noqa: 
     return False, None
 
 
-def _number(kind: type, info: Any, value: Any) -> tuple[bool, Any]:  # noqa: ANN401
+def _number(kind: type, info: Any, value: Any) -> tuple[bool, Any]:
     if info.clamp:
         return False, None
     if type(value) is kind:

@@ -125,7 +125,7 @@ class RootGroup(PelctlGroup):
             sys.exit(shell_complete(self, ctx_args, instruction))
 
 
-def shell_complete(cli: Any, ctx_args: MutableMapping[str, Any], instruction: str) -> int:  # noqa: ANN401
+def shell_complete(cli: Any, ctx_args: MutableMapping[str, Any], instruction: str) -> int:
     """``source_bash`` / ``complete_bash`` (typer's order) or ``bash_source`` /
     ``bash_complete`` (click's): print the script, or the completions of the words in the
     environment. Completing never fails loudly: an error gives no completions."""
@@ -404,7 +404,7 @@ def name_kind(ctx: Context, param: Parameter) -> str | None:
     return None
 
 
-def _items(ctx: Context, obj: Any, value: str, values: Context) -> list[CompletionItem]:  # noqa: ANN401
+def _items(ctx: Context, obj: Any, value: str, values: Context) -> list[CompletionItem]:
     """Completions of ``value`` for ``obj`` (a parameter or a command) in ``ctx``;
     ``values``: the context whose parsed parameters the name lookups read."""
     if isinstance(obj, Parameter):
@@ -473,7 +473,7 @@ def _connect(o: dict[str, Any]) -> tuple[Any, str | None]:
 
 def _lookup(
     kind: str, conn: Any, ctx: Context, incomplete: str, default_group: str | None
-) -> list[CompletionItem]:  # noqa: ANN401
+) -> list[CompletionItem]:
     from pelctl.base.binary import escape, unescape
 
     params = ctx.params
@@ -510,7 +510,7 @@ def _lookup(
             if name.startswith(incomplete)]  # fmt: skip
 
 
-def _streams(conn: Any, incomplete: str) -> list[str]:  # noqa: ANN401
+def _streams(conn: Any, incomplete: str) -> list[str]:
     """Stream names starting with ``incomplete``: SCAN MATCH on the part typed before any
     backslash escape (the rest is matched here, on the escaped names), bounded."""
     from pelctl.base.binary import escape
@@ -531,7 +531,7 @@ def _streams(conn: Any, incomplete: str) -> list[str]:  # noqa: ANN401
     return sorted(n for n in (escape(k) for k in found) if n.startswith(incomplete))
 
 
-def _rows(conn: Any, what: str, *keys: bytes) -> list[dict[bytes, Any]]:  # noqa: ANN401
+def _rows(conn: Any, what: str, *keys: bytes) -> list[dict[bytes, Any]]:
     from pelctl.redis.replies import rows
 
     reply = conn.raw(keys[0]).execute_command("XINFO", what, *keys)

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(consumers_app, name="consumers", rich_help_panel="Repair")
 
 
-@pelctl_command(consumers_app, "prune", mutating=True)
+@pelctl_command(consumers_app, "prune", mutation="consumers-prune")
 def prune(
     rt: Runtime,
     stream: StreamArg,

@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(dlq_app, name="dlq", rich_help_panel="Repair")
 
 
-@pelctl_command(dlq_app, "move", mutating=True)
+@pelctl_command(dlq_app, "move", mutation="dlq-move")
 def move(
     rt: Runtime,
     stream: StreamArg,
@@ -81,8 +81,8 @@ def move(
     duplicate, never lose an entry."""
     from pelctl.base.binary import unescape
     from pelctl.cli.mutate import run_mutation
+    from pelctl.core.dlq.envelope import default_dlq
     from pelctl.core.mutations import Options
-    from pelctl.core.repair import default_dlq
 
     refuse_empty("--dlq", dlq, "a stream name")
     refuse_empty("--lock-key", lock_key, "a key pattern")

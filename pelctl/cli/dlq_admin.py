@@ -2,7 +2,7 @@
 
 The commands join the ``dlq`` group of :mod:`pelctl.cli.dlq` when this module is imported.
 Without a DLQ argument, list/stats/replay/purge take every dead-letter stream found by its
-name, ``<stream>:dlq`` (see :func:`pelctl.core.dlq.discover`); any other must be named, and a
+name, ``<stream>:dlq`` (see :func:`pelctl.core.dlq.read.discover`); any other must be named, and a
 discovered DLQ replays only entries of its own stream. Replay and purge are declared
 mutations: read-only refusal before connecting, ``--yes`` without a terminal,
 ``--dry-run``, a confirmation showing the count, one audit line per dead-letter stream.
@@ -77,10 +77,10 @@ def register(app: typer.Typer) -> None:
 
 
 def _filter(source: str | None, reason: str | None, since: str | None, until: str | None,
-            older_than: str | None = None) -> Any:  # noqa: ANN401  # fmt: skip
+            older_than: str | None = None) -> Any:  # fmt: skip
     from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
-    from pelctl.core.dlq import DlqFilter, parse_time_bound
+    from pelctl.core.dlq.read import DlqFilter, parse_time_bound
 
     now = int(time.time() * 1000)
     end = b"+"
@@ -134,7 +134,7 @@ def list_cmd(
     from pelctl.cli.dlq_mutate import dlq_keys
     from pelctl.cli.pending import warn_decoders
     from pelctl.core.decoders import problems
-    from pelctl.core.dlq import iter_entries, require_dlq
+    from pelctl.core.dlq.read import iter_entries, require_dlq
     from pelctl.render import dlq as render
 
     if every and limit is not None:
@@ -146,7 +146,7 @@ def list_cmd(
     keys = dlq_keys(conn, dlq, match, field_prefix)
     lengths = {k: require_dlq(conn, k) for k in keys}
 
-    def entries():  # noqa: ANN202
+    def entries():
         left = cap
         for key in keys:
             if left is not None and left <= 0:
@@ -193,7 +193,7 @@ def show_cmd(
     from pelctl.base.binary import escape, unescape
     from pelctl.cli.pending import warn_decoders
     from pelctl.core.decoders import problems
-    from pelctl.core.dlq import get_entry
+    from pelctl.core.dlq.read import get_entry
     from pelctl.render import dlq as render
 
     refuse_empty_prefix(field_prefix)
@@ -220,7 +220,7 @@ def show_cmd(
     return 0
 
 
-def _show_payload(rt: Runtime, view: Any) -> None:  # noqa: ANN401 - render.payload.Sections
+def _show_payload(rt: Runtime, view: Any) -> None:  # render.payload.Sections
     """The decoded payload: its format and scalars, then in the decoder's order tables
     (headers, labels) and indented JSON (a body, args). Every piece is data, escaped by the
     output."""
@@ -253,7 +253,7 @@ def stats_cmd(
     -o json: {"total", "by_source", "by_reason", "by_hour", "by_dlq", "oldest_ms",
     "newest_ms"}."""
     from pelctl.cli.dlq_mutate import dlq_keys
-    from pelctl.core.dlq import stats
+    from pelctl.core.dlq.read import stats
     from pelctl.render import dlq as render
 
     refuse_empty_prefix(field_prefix)
@@ -284,7 +284,7 @@ def stats_cmd(
 # -- mutations -----------------------------------------------------------------------------------
 
 
-@pelctl_command(dlq_app, "replay", mutating=True)
+@pelctl_command(dlq_app, "replay", mutation="dlq-replay")
 def replay_cmd(
     rt: Runtime,
     dlq: DlqArg = None,
@@ -357,7 +357,8 @@ def replay_cmd(
     the stream its DLQ belongs to (orders for orders:dlq) is refused: name the DLQ to
     replay it."""
     from pelctl.base.binary import unescape
-    from pelctl.core.dlq import DlqTargets, ReplayOptions, normalize_ids, parse_rate
+    from pelctl.core.dlq.common import DlqTargets, ReplayOptions, parse_rate
+    from pelctl.core.executor import normalize_ids
 
     refuse_empty("--to", to, "a stream name")
     refuse_empty_prefix(field_prefix)
@@ -377,7 +378,7 @@ def replay_cmd(
     return run(rt, "dlq-replay", dlq, match, targets, options)
 
 
-@pelctl_command(dlq_app, "purge", mutating=True)
+@pelctl_command(dlq_app, "purge", mutation="dlq-purge")
 def purge_cmd(
     rt: Runtime,
     dlq: DlqArg = None,
@@ -413,7 +414,8 @@ def purge_cmd(
     Same safety as every mutation: --dry-run lists them, a terminal asks first, --yes is
     needed without one, read-only mode refuses, and the audit log records the ids."""
     from pelctl.base.binary import unescape
-    from pelctl.core.dlq import DlqTargets, normalize_ids
+    from pelctl.core.dlq.common import DlqTargets
+    from pelctl.core.executor import normalize_ids
     from pelctl.core.mutations import Options
 
     refuse_empty_prefix(field_prefix)

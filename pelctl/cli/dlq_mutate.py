@@ -1,9 +1,10 @@
 """How ``pelctl dlq replay`` and ``dlq purge`` run, over one or more dead-letter streams.
 
-The pattern of :mod:`pelctl.cli.mutate` (gate before connecting, plan, dry run,
-confirmation showing the count, apply, one audit line, exit 5 / 130 / 6), with the DLQ's own
-rendering, a combined confirmation when several DLQs are taken, the DLQ filters and replay
-options in the audit ``params``, and a progress bar with rate and time left.
+The one runner (:mod:`pelctl.core.runner`: refusals before connecting, confirmation
+showing the count, apply, one audit line per DLQ, exit 5 / 130 / 6) as in
+:mod:`pelctl.cli.mutate`, with the DLQ's own rendering, a combined confirmation when several
+DLQs are taken, and a progress bar with rate and time left. The audit ``params`` (the DLQ
+filters and replay options) come from the declaration.
 
 Loaded only when one of those commands runs (it is not needed for ``--help``).
 """
@@ -20,12 +21,12 @@ import typer
 from pelctl.cli.options import Runtime
 
 
-def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list[bytes]:  # noqa: ANN401
+def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list[bytes]:
     """The named DLQ, or every one discovered by its name, ``<stream>:dlq`` (``--match``
     narrows the discovery). Any other dead-letter stream must be named."""
     from pelctl.base.binary import unescape
     from pelctl.base.errors import UsageError
-    from pelctl.core.dlq import discover
+    from pelctl.core.dlq.read import discover
 
     if dlq is not None:
         if match is not None:
@@ -34,11 +35,11 @@ def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list
     return [d.key for d in discover(conn, unescape(match) if match else None, prefix)]
 
 
-def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any,  # noqa: ANN401
-         options: Any) -> int:  # noqa: ANN401  # fmt: skip
+def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any,
+         options: Any) -> int:  # fmt: skip
     from pelctl.cli.mutate import gate
-    from pelctl.core import dlq as core
     from pelctl.core import mutations
+    from pelctl.core.dlq import common as core
 
     mutation = mutations.get(action)
     if not rt.dry_run:
@@ -61,10 +62,6 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
              for key in keys]  # fmt: skip
     if rt.dry_run:
         return _show_dry_run(rt, plans, single)
-    total = sum(p.count for p in plans)
-    if total and not _confirm(rt, plans):
-        rt.info("aborted: nothing changed")
-        return 1
     return _apply(rt, conn, plans, single)
 
 
@@ -99,7 +96,7 @@ def _confirm(rt: Runtime, plans: list[Any]) -> bool:
         rt.info(render.plan_summary(p))
         for note in p.notes:
             rt.info(f"note: {note}")
-    from pelctl.core.dlq import combined_prompt
+    from pelctl.core.dlq.common import combined_prompt
 
     context = rt.settings().context
     if len(plans) == 1:
@@ -146,7 +143,7 @@ class ReplayProgress:
         from rich.text import Text
 
         class Rate(ProgressColumn):
-            def render(self, task: Any) -> Text:  # noqa: ANN401
+            def render(self, task: Any) -> Text:
                 speed = task.finished_speed or task.speed
                 return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
 
@@ -174,52 +171,25 @@ def _stderr_tty() -> bool:
         return False
 
 
-def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:  # noqa: ANN401
+def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:
+    """Through the runner: one confirmation for every DLQ, then each applied and audited
+    (fail closed: no further DLQ is changed once an audit line could not be written)."""
     from pelctl.base.binary import escape
-    from pelctl.core import audit, mutations
-    from pelctl.core import dlq as core
+    from pelctl.cli.mutate import surface
+    from pelctl.core import runner
 
-    settings = conn.settings
-    results = []
-    unaudited = None
-    for p in plans:
-        progress = ReplayProgress(f"{p.mutation.verb} {escape(p.stream)}",
-                                  no_color=bool(rt.options.get("no_color")))  # fmt: skip
-        try:
-            result = mutations.apply(conn, p, progress=progress)
-        except Exception as err:
-            # Some entries may have been changed before the error: the audit log says so.
-            from pelctl.cli.mutate import record_error
-
-            if results:
-                _show_results(rt, results, single)
-            record_error(rt, audit.error_entry(
-                p.action, p.stream, p.group, err, server=settings.redacted_url,
-                context=settings.context, params=core.params(p), secrets=settings.secrets,
-            ))  # fmt: skip
-            raise
-        finally:
-            progress.close()
-        results.append(result)
-        try:
-            audit.record(result, server=settings.redacted_url, context=settings.context,
-                         params=core.params(p), secrets=settings.secrets)  # fmt: skip
-        except OSError as err:
-            # Fail closed: no further dead-letter stream is changed without an audit trail.
-            unaudited = audit.not_audited(err, action=f"{p.action} of {escape(p.stream)}",
-                                          applied=result.applied)  # fmt: skip
-            if len(results) < len(plans):
-                unaudited.message += (f"; stopped there, {len(plans) - len(results)} more "
-                                      "dead-letter streams were not touched")  # fmt: skip
-            break
-        if result.interrupted:
-            break
-    _show_results(rt, results, single)
-    if unaudited is not None:
-        raise unaudited  # exit 6 (over 5 and 130): the results above list what failed
-    if any(r.interrupted for r in results):
-        return 130
-    return 5 if any(r.failed for r in results) else 0
+    no_color = bool(rt.options.get("no_color"))
+    cli = surface(rt, lambda plans: _confirm(rt, plans),
+                  lambda p: ReplayProgress(f"{p.mutation.verb} {escape(p.stream)}", no_color),
+                  stopped=lambda results: _show_results(rt, list(results), single))  # fmt: skip
+    outcome = runner.execute(conn, plans, cli)
+    if outcome.aborted:
+        rt.info("aborted: nothing changed")
+        return outcome.exit_code
+    _show_results(rt, list(outcome.results), single)
+    if outcome.not_audited is not None:
+        raise outcome.not_audited  # exit 6 (over 5 and 130): the results above list what failed
+    return outcome.exit_code
 
 
 def _show_results(rt: Runtime, results: list[Any], single: bool) -> None:

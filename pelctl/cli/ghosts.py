@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 
 def register(app: typer.Typer) -> None:
-    @pelctl_command(app, "ghosts", rich_help_panel="Read", pipe_default="ndjson", mutating=True)
+    @pelctl_command(
+        app, "ghosts", rich_help_panel="Read", pipe_default="ndjson", mutation="ghosts-fix"
+    )  # with --fix
     def ghosts_cmd(
         rt: Runtime,
         stream: Annotated[str, typer.Argument(help="Stream key.", show_default=False)],

@@ -46,7 +46,7 @@ class _ShownOption(TyperOption):
     """An option as its help shows it: no type for a flag, a word for a value; its range
     (``x>=1``) with its help, not in the narrow type column."""
 
-    def display_type_rich(self, ctx: Any) -> str | None:  # noqa: ANN401
+    def display_type_rich(self, ctx: Any) -> str | None:
         if self.metavar is not None:
             return self.metavar or None
         if self.is_flag or self.count:
@@ -60,7 +60,7 @@ class _ShownOption(TyperOption):
 class _ShownArgument(TyperArgument):
     """An argument as its help shows it: its name says what it is, no ``<str>``."""
 
-    def display_type_rich(self, ctx: Any) -> str | None:  # noqa: ANN401
+    def display_type_rich(self, ctx: Any) -> str | None:
         shown = type_word(super().display_type_rich(ctx))
         return shown if shown not in (None, "TEXT", "TEXT...") else None
 
@@ -103,7 +103,7 @@ def reflow(help_text: str | None) -> str | None:
     return "\n\n".join(out) + cut + tail
 
 
-def shown_param(param: Any) -> Any:  # noqa: ANN401 - a typer parameter
+def shown_param(param: Any) -> Any:  # a typer parameter
     """A copy of ``param`` that prints as :class:`_ShownOption` / :class:`_ShownArgument`
     (the command keeps its own, untouched)."""
     shown = copy.copy(param)
@@ -117,7 +117,7 @@ def shown_param(param: Any) -> Any:  # noqa: ANN401 - a typer parameter
     return shown
 
 
-def is_global(param: Any, shared_help: Mapping[str, str]) -> bool:  # noqa: ANN401
+def is_global(param: Any, shared_help: Mapping[str, str]) -> bool:
     """One of the shared options (``shared_help``: their names and help, as
     :data:`pelctl.cli.options.COMMON_PARAMS` declares them; a command's own option of the same
     name is its own)."""
@@ -126,8 +126,8 @@ def is_global(param: Any, shared_help: Mapping[str, str]) -> bool:  # noqa: ANN4
 
 
 def print_help(
-    command: Any,  # noqa: ANN401
-    ctx: Any,  # noqa: ANN401
+    command: Any,
+    ctx: Any,
     *,
     compact_globals: bool,
     shared_help: Mapping[str, str],
@@ -147,7 +147,7 @@ def print_help(
         _print_globals(shared, metavars)
 
 
-def _label(param: Any, metavars: Mapping[str, str]) -> str:  # noqa: ANN401
+def _label(param: Any, metavars: Mapping[str, str]) -> str:
     short = [o for o in param.opts if not o.startswith("--")]
     long = [o for o in param.opts if o.startswith("--")]
     text = ", ".join(short + long)

@@ -15,7 +15,7 @@ def main() -> None:
     try:
         # What typer's app() does, building only the command the arguments name.
         rv = command_for(sys.argv[1:])(standalone_mode=False)
-    except Exception as err:  # click's exceptions, duck-typed: typer vendors click privately
+    except Exception as err:  # noqa: BLE001 - click's exceptions, duck-typed: typer vendors click privately
         sys.exit(_report_click_error(err))
     sys.exit(rv if isinstance(rv, int) else 0)
 

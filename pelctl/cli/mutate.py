@@ -1,14 +1,16 @@
-"""How every CLI mutation runs, driven by its one declaration (:mod:`pelctl.core.mutations`).
+"""The CLI's side of every mutation: its callbacks to the one runner (:mod:`pelctl.core.runner`)
+and what it prints, driven by the mutation's declaration (:mod:`pelctl.core.mutations`).
 
 1. ``dangerous`` mutations (not a dry run, not ``--plan-out``): refused in read-only mode
    and, without a terminal, without ``--yes`` — both before connecting; the audit log must
-   be writable before anything changes.
+   be writable before anything changes (:func:`pelctl.core.runner.refuse`).
 2. Plan (read-only). ``--dry-run`` prints it; ``--plan-out FILE`` saves it. Neither changes
    anything, so both also work in read-only mode.
-3. Confirmation on a terminal, showing the count (``--yes`` skips it).
-4. Apply (every entry re-verified by its script), append the audit line, print the result.
-   Exit 5 when some items failed (listed), 130 when interrupted, 6 when the change was
-   applied but its audit line could not be written (the result is printed all the same).
+3. The runner asks for confirmation through :func:`confirm` (on a terminal, showing the
+   count; ``--yes`` answers), applies with a progress line, appends the audit line; this
+   module prints the result. Exit 5 when some items failed (listed), 130 when interrupted,
+   6 when the change was applied but its audit line could not be written (the result is
+   printed all the same).
 
 Only typer is imported at module level; everything else loads inside the functions.
 """
@@ -30,20 +32,32 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def gate(rt: Runtime, mutation: Any) -> None:  # noqa: ANN401 - Mutation, imported lazily
-    """Refusals that must happen before connecting."""
-    from pelctl.base.errors import UsageError
-    from pelctl.core import audit
+def gate(rt: Runtime, mutation: Any) -> None:  # Mutation, imported lazily
+    """The runner's refusals, before connecting: read-only mode, no terminal and no
+    ``--yes``, an audit log that cannot be written."""
+    from pelctl.core import runner
 
-    if not mutation.dangerous:
-        return
-    rt.require_writable(mutation.name)
+    if mutation.dangerous:
+        runner.refuse(mutation, read_only=rt.settings().read_only, ready=lambda m: _ready(rt, m))
+
+
+def _ready(rt: Runtime, mutation: Any) -> None:
+    """The CLI can confirm on a terminal, or with ``--yes``; otherwise it refuses."""
+    from pelctl.base.errors import UsageError
+
     if not rt.yes and not interactive():
         raise UsageError(
             f"{mutation.name} changes data and needs confirmation, but stdin is not a terminal",
             hint="pass --yes to confirm (and preview it first with --dry-run)",
         )
-    audit.ensure_writable()
+
+
+def surface(rt: Runtime, confirm: Callable[[Any], bool], progress: Callable[[Any], Any],
+            stopped: Callable[[Any], None] | None = None) -> Any:  # fmt: skip
+    """The CLI as the runner's :class:`~pelctl.core.runner.Surface`."""
+    from pelctl.core.runner import Surface
+
+    return Surface("cli", confirm=confirm, progress=progress, warn=rt.warn, stopped=stopped)
 
 
 # warnings(conn, plan) is called once the plan is made, before anything changes; the function
@@ -57,8 +71,8 @@ def run_mutation(
     action: str,
     stream: bytes,
     group: bytes,
-    targets: Any,  # noqa: ANN401
-    options: Any,  # noqa: ANN401
+    targets: Any,
+    options: Any,
     *,
     plan_out: str | None = None,
     warnings: Warnings | None = None,
@@ -86,7 +100,7 @@ def _warn(rt: Runtime, lines: list[str]) -> None:
 
 def save_plan(
     rt: Runtime,
-    plan: Any,  # noqa: ANN401
+    plan: Any,
     path: str,
     *,
     warnings: Callable[[bool], list[str]] | None = None,
@@ -112,7 +126,7 @@ def save_plan(
 
 def show_dry_run(
     rt: Runtime,
-    plan: Any,  # noqa: ANN401
+    plan: Any,
     header: str | None = None,
     *,
     warnings: Callable[[bool], list[str]] | None = None,
@@ -152,7 +166,7 @@ def show_dry_run(
     return 0
 
 
-def show_notes(rt: Runtime, notes: Any, warnings: list[str] | None = None) -> None:  # noqa: ANN401
+def show_notes(rt: Runtime, notes: Any, warnings: list[str] | None = None) -> None:
     """A plan's notes (poison, lock keys, the ordered path) and warnings on stderr, in line
     with what stdout printed before them."""
     if not notes and not warnings:
@@ -164,7 +178,7 @@ def show_notes(rt: Runtime, notes: Any, warnings: list[str] | None = None) -> No
     sys.stderr.flush()
 
 
-def show_plan_rows(rt: Runtime, columns: Any, rows: Any, total: int) -> None:  # noqa: ANN401
+def show_plan_rows(rt: Runtime, columns: Any, rows: Any, total: int) -> None:
     """The first :attr:`Runtime.dry_run_rows` rows of a plan, then ``... and N more``."""
     if not total:
         return
@@ -177,7 +191,7 @@ def show_plan_rows(rt: Runtime, columns: Any, rows: Any, total: int) -> None:  #
         rt.info(f"... and {total - shown:,} more (--all-rows or -o json for all)")
 
 
-def confirm(rt: Runtime, plan: Any, preface: str | None = None) -> bool:  # noqa: ANN401
+def confirm(rt: Runtime, plan: Any, preface: str | None = None) -> bool:
     """Ask on the terminal (stderr), showing the count; ``--yes`` answers for the user."""
     from pelctl.render import repair as render
 
@@ -220,65 +234,30 @@ class _Progress:
 
 def confirm_and_apply(
     rt: Runtime,
-    conn: Any,  # noqa: ANN401
-    plan: Any,  # noqa: ANN401
+    conn: Any,
+    plan: Any,
     *,
     plan_file: str | None = None,
     preface: str | None = None,
     warnings: Callable[[bool], list[str]] | None = None,
 ) -> int:
-    from pelctl.core import audit, mutations
-    from pelctl.core.plan import params_json
+    """Run ``plan`` through the runner (confirm, apply, audit) and print its result."""
+    from pelctl.core import runner
 
-    if plan.count and not confirm(rt, plan, preface):
+    cli = surface(rt, lambda plans: confirm(rt, plans[0], preface),
+                  lambda p: _Progress(p.mutation.name))  # fmt: skip
+    outcome = runner.execute(conn, [plan], cli, plan_file=plan_file)
+    if outcome.aborted:
         rt.info("aborted: nothing changed")
-        return 1
-    progress = _Progress(plan.mutation.name)
-    settings = conn.settings
-    try:
-        result = mutations.apply(conn, plan, progress=progress)
-    except Exception as err:
-        # Some items may have been changed before the error: the audit log says so.
-        record_error(rt, audit.error_entry(
-            plan.action, plan.stream, plan.group, err, server=settings.redacted_url,
-            context=settings.context, params=params_json(plan), secrets=settings.secrets,
-        ))  # fmt: skip
-        raise
-    finally:
-        progress.close()
-    unaudited = None
-    try:
-        audit.record(
-            result,
-            server=settings.redacted_url,
-            context=settings.context,
-            params=params_json(plan),
-            secrets=settings.secrets,
-            plan_file=plan_file,
-        )
-    except OSError as err:
-        unaudited = audit.not_audited(err, action=plan.action, applied=result.applied)
+        return outcome.exit_code
+    (result,) = outcome.results
     show_result(rt, result, warnings(True) if warnings and result.applied else [])
-    if unaudited is not None:
-        raise unaudited  # exit 6 (over 5 and 130): the result above lists what failed
-    if result.interrupted:
-        return 130
-    return 5 if result.failed else 0
+    if outcome.not_audited is not None:
+        raise outcome.not_audited  # exit 6 (over 5 and 130): the result above lists what failed
+    return outcome.exit_code
 
 
-def record_error(rt: Runtime, record: dict[str, Any]) -> None:
-    """Append the audit line of a mutation that stopped on an error; if even that fails,
-    warn and let the mutation's own error be the one reported."""
-    from pelctl.core import audit
-
-    try:
-        audit.append(record)
-    except OSError as err:
-        rt.warn(f"the audit log {audit.audit_path()} could not record this failed run: "
-                f"{err.strerror or err}")  # fmt: skip
-
-
-def show_result(rt: Runtime, result: Any, warnings: list[str] | None = None) -> None:  # noqa: ANN401
+def show_result(rt: Runtime, result: Any, warnings: list[str] | None = None) -> None:
     """The result; ``warnings`` go to stderr (JSON: the document's ``warnings`` list)."""
     from pelctl.render import repair as render
     from pelctl.render.table import TableData

@@ -109,8 +109,8 @@ GLOBAL_METAVARS = {"url": "URL", "context": "NAME", "tls_ca": "FILE", "tls_cert"
 COMMON_HELP = {p.name: p.annotation.__metadata__[0].help for p in COMMON_PARAMS}
 
 COMMON_NAMES = [p.name for p in COMMON_PARAMS]
-MUTATION_NAMES = [p.name for p in MUTATION_PARAMS]
-ALL_NAMES = COMMON_NAMES + MUTATION_NAMES
+SAFETY_NAMES = [p.name for p in MUTATION_PARAMS]
+ALL_NAMES = COMMON_NAMES + SAFETY_NAMES
 DEFAULTS = {p.name: p.default for p in COMMON_PARAMS + MUTATION_PARAMS}
 
 
@@ -177,13 +177,9 @@ class Runtime:
 
     def require_writable(self, action: str) -> None:
         """Refuse a mutation in read-only mode, before any connection is made."""
-        if self.settings().read_only:
-            from pelctl.base.errors import ReadOnlyRefused
+        from pelctl.core.runner import refuse_read_only
 
-            raise ReadOnlyRefused(
-                f"{action} refused: read-only mode is on",
-                hint="read-only comes from --read-only, PELCTL_READ_ONLY or the context",
-            )
+        refuse_read_only(action, self.settings().read_only)
 
     def default_group(self, group: str | None) -> str | None:
         return group or self.settings().default_group
@@ -216,7 +212,7 @@ def _shown(text: str) -> str:
     return clean(text)
 
 
-def _make_output(fmt: str | None, no_color: bool, pipe_default: str):  # noqa: ANN202
+def _make_output(fmt: str | None, no_color: bool, pipe_default: str):
     from pelctl.cli.output import Output
 
     return Output(fmt, no_color=no_color, pipe_default=pipe_default)
@@ -319,7 +315,7 @@ class PelctlCommand(TyperCommand):
     """A command whose help lists its own options first and the shared ones in one
     compact panel (:mod:`pelctl.cli.helpfmt`)."""
 
-    def format_help(self, ctx: Any, formatter: Any) -> None:  # noqa: ANN401
+    def format_help(self, ctx: Any, formatter: Any) -> None:
         if self.rich_markup_mode is None:
             return super().format_help(ctx, formatter)
         from pelctl.cli.helpfmt import print_help
@@ -333,7 +329,7 @@ class PelctlGroup(TyperGroup):
     """A command group (and the root): typer's help without the type noise; the root
     lists the shared options in full."""
 
-    def format_help(self, ctx: Any, formatter: Any) -> None:  # noqa: ANN401
+    def format_help(self, ctx: Any, formatter: Any) -> None:
         if self.rich_markup_mode is None:
             return super().format_help(ctx, formatter)
         from pelctl.cli.helpfmt import print_help
@@ -343,20 +339,31 @@ class PelctlGroup(TyperGroup):
         )
 
 
+# A command's mutation: the name of the declaration it runs (pelctl.core.mutations), or this
+# for ``pelctl apply``, which runs whichever one its plan file holds.
+FROM_PLAN_FILE = "<plan file>"
+
+
 def pelctl_command(
     app: typer.Typer,
     name: str,
     *,
-    mutating: bool = False,
+    mutation: str | None = None,
     pipe_default: str = "plain",
     **typer_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register ``func(rt: Runtime, **own_options)`` as a command with the shared options."""
+    """Register ``func(rt: Runtime, **own_options)`` as a command with the shared options.
+
+    ``mutation``: the declared mutation the command runs (``"requeue"``); such a command also
+    gets the safety options (``--dry-run``, ``--yes``, ``--all-rows``), and its click
+    callback says which (``callback.pelctl_mutation``). The name is checked against the
+    declarations by a test (tests/cli/test_options.py), not here: looking it up would import
+    the repairs at start-up."""
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         own = list(inspect.signature(func, eval_str=True).parameters.values())[1:]
         own_names = {p.name for p in own}
-        extra = COMMON_PARAMS + (MUTATION_PARAMS if mutating else [])
+        extra = COMMON_PARAMS + (MUTATION_PARAMS if mutation is not None else [])
         ctx_param = inspect.Parameter(
             "pelctl_ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context
         )
@@ -374,6 +381,7 @@ def pelctl_command(
             run_command(rt, func, kwargs)
 
         del wrapper.__wrapped__
+        wrapper.pelctl_mutation = mutation  # type: ignore[attr-defined]
         # inspect.signature() reads __signature__ on any function; typeshed's has none.
         wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}

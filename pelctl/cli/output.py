@@ -163,7 +163,7 @@ class Output:
             return n
         return self._stream_text(columns, items, title, flush_every)
 
-    def _stream_text(self, columns, items, title, flush_every) -> int:  # noqa: ANN001
+    def _stream_text(self, columns, items, title, flush_every) -> int:
         buffered: list[tuple[tuple[str, ...], str | None]] = []
         iterator: Iterator = iter(items)
         n = 0
@@ -210,7 +210,7 @@ class Output:
                 sys.stdout.flush()
         return n
 
-    def _row_fitter(self, columns: Sequence[Column], sample: Sequence[Sequence[str]]):  # noqa: ANN202
+    def _row_fitter(self, columns: Sequence[Column], sample: Sequence[Sequence[str]]):
         """A function from a row's cells to its padded cells, for rows written as they come.
 
         ``plain`` and ``markdown`` keep every column whole. On a ``table`` the columns are
@@ -379,7 +379,7 @@ def _ellipsis(text: str, width: int) -> str:
     return cut.plain
 
 
-def _text(text: str, style: str | None = None, keep: str = ""):  # noqa: ANN202 - rich Text
+def _text(text: str, style: str | None = None, keep: str = ""):  # rich Text
     """Data as a rich ``Text``: never parsed as markup, control characters escaped."""
     from rich.text import Text
 

@@ -149,7 +149,7 @@ def warn_decoders(rt: Runtime, before: dict[str, str]) -> None:
             rt.warn(f"payload decoder {name}: {problem}")
 
 
-def _with_progress(entries, conn, stream: bytes, group: bytes, no_color: bool):  # noqa: ANN001, ANN202
+def _with_progress(entries, conn, stream: bytes, group: bytes, no_color: bool):
     """Pass entries through, driving a progress bar on stderr (position in the id range)."""
     from pelctl.cli.progress import ScanProgress
     from pelctl.core.models import id_ms

@@ -278,7 +278,7 @@ def register(app: typer.Typer) -> None:
     del reclaim
 
 
-def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequence of steps
+def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
     from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
     from pelctl.base.errors import UsageError
@@ -376,7 +376,8 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # noqa: C901 - one flat sequen
         logs.teardown()
 
 
-def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) -> None:  # noqa: ANN401 - PassReport
+def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) -> None:
+    # report: a PassReport, imported lazily
     from pelctl.base.binary import escape
     from pelctl.render.table import Column, TableData, fmt_int
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.options import FROM_PLAN_FILE, Runtime, pelctl_command
 from pelctl.cli.targets import (
     REPAIR_PANEL,
     AllOpt,
@@ -35,7 +35,7 @@ PANEL = "Repair"
 
 
 def register(app: typer.Typer) -> None:
-    @pelctl_command(app, "claim", mutating=True, rich_help_panel=PANEL)
+    @pelctl_command(app, "claim", mutation="claim", rich_help_panel=PANEL)
     def claim(
         rt: Runtime,
         stream: StreamArg,
@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
         return run_mutation(rt, "claim", unescape(stream), unescape(group), targets, options,
                             plan_out=plan_out, warnings=claim_warnings)  # fmt: skip
 
-    @pelctl_command(app, "ack", mutating=True, rich_help_panel=PANEL)
+    @pelctl_command(app, "ack", mutation="ack", rich_help_panel=PANEL)
     def ack(
         rt: Runtime,
         stream: StreamArg,
@@ -114,7 +114,7 @@ def register(app: typer.Typer) -> None:
         return run_mutation(rt, "ack", unescape(stream), unescape(group), targets,
                             Options(lock_key=lock_key), plan_out=plan_out)  # fmt: skip
 
-    @pelctl_command(app, "requeue", mutating=True, rich_help_panel=PANEL)
+    @pelctl_command(app, "requeue", mutation="requeue", rich_help_panel=PANEL)
     def requeue(
         rt: Runtime,
         stream: StreamArg,
@@ -170,8 +170,9 @@ def register(app: typer.Typer) -> None:
         from pelctl.base.binary import unescape
         from pelctl.base.errors import UsageError
         from pelctl.cli.mutate import run_mutation
+        from pelctl.core.dlq.envelope import default_dlq
+        from pelctl.core.executor import check_lineage
         from pelctl.core.mutations import Options
-        from pelctl.core.repair import check_lineage, default_dlq
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
         refuse_empty("--dlq", dlq, "a stream name")
@@ -195,7 +196,7 @@ def register(app: typer.Typer) -> None:
         return run_mutation(rt, "requeue", s, unescape(group), targets, options,
                             plan_out=plan_out)  # fmt: skip
 
-    @pelctl_command(app, "apply", mutating=True, rich_help_panel=PANEL)
+    @pelctl_command(app, "apply", mutation=FROM_PLAN_FILE, rich_help_panel=PANEL)
     def apply_cmd(
         rt: Runtime,
         file: Annotated[
@@ -239,7 +240,7 @@ def register(app: typer.Typer) -> None:
         )
 
 
-def claim_warnings(conn: Any, plan: Any) -> Callable[[bool], list[str]]:  # noqa: ANN401
+def claim_warnings(conn: Any, plan: Any) -> Callable[[bool], list[str]]:
     """What a claim says besides its result (pelctl.core.liveness.claim_warnings); the
     target's verdict is read now, before the claim refreshes its idle time."""
     from pelctl.core import liveness

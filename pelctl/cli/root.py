@@ -107,7 +107,7 @@ def register(modules: tuple[str, ...] = MODULES) -> None:
             group_info.cls = PelctlGroup
 
 
-def command_for(args: list[str]) -> Any:  # noqa: ANN401 - a click group
+def command_for(args: list[str]) -> Any:  # a click group
     """The click command tree ``pelctl ARGS`` needs: the root group with only the command
     (or command group) the arguments name, when they name one; else every command.
 
@@ -142,7 +142,7 @@ def command_for(args: list[str]) -> Any:  # noqa: ANN401 - a click group
     return root
 
 
-def _name(info: Any) -> str | None:  # noqa: ANN401 - a typer CommandInfo or TyperInfo
+def _name(info: Any) -> str | None:  # a typer CommandInfo or TyperInfo
     """The name typer gives a registered command or group."""
     if isinstance(info, CommandInfo):
         if info.name or info.callback is None:
@@ -151,7 +151,7 @@ def _name(info: Any) -> str | None:  # noqa: ANN401 - a typer CommandInfo or Typ
     return typer.main.solve_typer_info_defaults(info).name
 
 
-def _command_name(root: Any, args: list[str]) -> str | None:  # noqa: ANN401
+def _command_name(root: Any, args: list[str]) -> str | None:
     """The first word after the root options, as the root group's parser sees it."""
     try:
         ctx = root.context_class(root, info_name=completion_cmds.PROG, resilient_parsing=True)

@@ -141,22 +141,22 @@ def register(app: typer.Typer) -> None:
         if rt.out.machine:
             from pelctl.render.table import Column, TableData
 
-            flat = {k: v for k, v in doc.items() if k != "rows"}
-            flat.update({f"{k}_rows": v for k, v in doc["rows"].items()})
+            flat = {k: v for k, v in doc.items() if k != "row_counts"}
+            flat.update({f"{k}_row_count": v for k, v in doc["row_counts"].items()})
             rt.out.table(TableData(tuple(Column(k, k) for k in flat)), [flat])
             return
-        rows = doc["rows"]
+        rows = doc["row_counts"]
         rt.out.pairs(
             [
                 ("snapshot", doc["snapshot_at"]),
                 ("written to", doc["path"]),
-                ("servers", f"{doc['servers']:,}"),
-                ("streams", f"{doc['streams']:,}"),
-                ("groups", f"{doc['groups']:,}"),
+                ("servers", f"{doc['server_count']:,}"),
+                ("streams", f"{doc['stream_count']:,}"),
+                ("groups", f"{doc['group_count']:,}"),
                 ("pel rows", f"{rows['pel']:,}"),
                 ("consumer rows", f"{rows['consumers']:,}"),
                 ("dlq rows", f"{rows['dlq']:,}"),
-                ("time", f"{doc['seconds']:.2f}s ({doc['pel_rows_per_s']:,} PEL rows/s)"),
+                ("time", f"{doc['duration_s']:.2f}s ({doc['pel_rows_per_s']:,} PEL rows/s)"),
             ],
             title="Snapshot written",
         )

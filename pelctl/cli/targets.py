@@ -134,13 +134,13 @@ def build_targets(
     limit: int | None,
     every: bool,
     below_deliveries: int | None = None,
-) -> Any:  # noqa: ANN401 - pelctl.core.mutations.Targets, imported lazily
+) -> Any:  # pelctl.core.mutations.Targets, imported lazily
     """Turn the shared options into :class:`pelctl.core.mutations.Targets` (validated)."""
     from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
     from pelctl.base.errors import UsageError
+    from pelctl.core.executor import normalize_ids
     from pelctl.core.mutations import Targets
-    from pelctl.core.repair import normalize_ids
 
     if ids and limit is not None:
         raise UsageError("--limit applies to filters, not to explicit ids")
@@ -160,7 +160,7 @@ def build_targets(
 
 @overload
 def pick_group(
-    rt: Any,  # noqa: ANN401 - Runtime (no import cycle with options)
+    rt: Any,  # Runtime (no import cycle with options)
     positional: str | None,
     option: str | None,
     ids: list[str] | None = None,
@@ -171,7 +171,7 @@ def pick_group(
 
 @overload
 def pick_group(
-    rt: Any,  # noqa: ANN401 - Runtime (no import cycle with options)
+    rt: Any,  # Runtime (no import cycle with options)
     positional: str | None,
     option: str | None,
     ids: list[str] | None = None,
@@ -181,7 +181,7 @@ def pick_group(
 
 
 def pick_group(
-    rt: Any,  # noqa: ANN401 - Runtime (no import cycle with options)
+    rt: Any,  # Runtime (no import cycle with options)
     positional: str | None,
     option: str | None,
     ids: list[str] | None = None,
@@ -251,7 +251,7 @@ def refuse_empty_prefix(field_prefix: str) -> None:
 
 
 def reclaim_streams(
-    rt: Any,  # noqa: ANN401 - Runtime
+    rt: Any,  # Runtime
     streams: list[str],
     group: str | None,
 ) -> tuple[list[str], str]:
@@ -284,7 +284,7 @@ def reclaim_streams(
     )
 
 
-def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:  # noqa: ANN401
+def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:
     from pelctl.redis.errors import redis_errors
     from pelctl.redis.replies import pairs
 

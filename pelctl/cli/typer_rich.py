@@ -19,7 +19,7 @@ from typing import Any
 class _Markdown:
     """``rich.markdown.Markdown``, imported when one is made."""
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         from rich.markdown import Markdown
 
         return Markdown(*args, **kwargs)
@@ -28,13 +28,13 @@ class _Markdown:
 class _Traceback:
     """``rich.traceback.Traceback``, imported when one is made."""
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         from rich.traceback import Traceback
 
         return Traceback(*args, **kwargs)
 
     @classmethod
-    def from_exception(cls, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def from_exception(cls, *args: Any, **kwargs: Any) -> Any:
         from rich.traceback import Traceback
 
         return Traceback.from_exception(*args, **kwargs)

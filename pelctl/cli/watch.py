@@ -69,7 +69,7 @@ _NAMES = ("watch", "interval", "count")
 
 def watchable(
     func: Callable[..., Any] | None = None, *, not_with: dict[str, str] | None = None
-) -> Any:  # noqa: ANN401
+) -> Any:
     """Add ``--watch``, ``--interval`` and ``--count`` to a command function
     ``func(rt, **own)`` (put it under ``@pelctl_command``). ``not_with`` maps own parameter
     names to the option they come from, refused together with ``--watch`` when truthy."""
@@ -87,7 +87,7 @@ def watchable(
     ]  # fmt: skip
 
     @functools.wraps(func)
-    def wrapper(rt: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+    def wrapper(rt: Any, **kwargs: Any) -> Any:
         watch, interval, count = (kwargs.pop(name) for name in _NAMES)
         if not watch:
             if count is not None or interval != DEFAULT_INTERVAL:
@@ -115,7 +115,7 @@ def _usage(message: str, hint: str | None = None) -> None:
 # -- the loop -------------------------------------------------------------------------------
 
 
-def run(rt: Any, frame: Callable[[], Any], interval: str, count: int | None) -> int:  # noqa: ANN401
+def run(rt: Any, frame: Callable[[], Any], interval: str, count: int | None) -> int:
     """Run ``frame`` every ``interval`` until Ctrl-C or ``count`` frames; returns the exit
     code."""
     from pelctl.base.durations import parse_duration_ms
@@ -171,7 +171,7 @@ def _capture(frame: Callable[[], Any]) -> tuple[str, str, BaseException | None]:
 class _Buffer(io.StringIO):
     """A frame's output: a terminal to rich (colours, width) when the real stream is one."""
 
-    def __init__(self, real: Any) -> None:  # noqa: ANN401
+    def __init__(self, real: Any) -> None:
         super().__init__()
         self._tty = bool(getattr(real, "isatty", lambda: False)())
 
@@ -208,7 +208,7 @@ def _fatal(error: BaseException, first: bool) -> bool:
     return first and isinstance(typed, (NotFound, AuthFailed, PermissionDenied))
 
 
-def _report(error: BaseException, rt: Any) -> tuple[int, list[str]]:  # noqa: ANN401
+def _report(error: BaseException, rt: Any) -> tuple[int, list[str]]:
     """The error's exit code and its ``error:``/``hint:`` lines (the traceback with -v)."""
     from pelctl.cli.options import report_error
 

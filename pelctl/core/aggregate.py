@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pelctl.base.durations import format_duration_ms
-from pelctl.core.models import PendingEntry, PendingFilter
+from pelctl.core.models import POISON_DELIVERIES, PendingEntry, PendingFilter
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
 
@@ -31,7 +31,6 @@ IDLE_EDGES_MS: tuple[int, ...] = (
     21_600_000,
     86_400_000,
 )
-POISON_DELIVERIES = 5
 DEFAULT_TOP_N = 200
 
 
@@ -169,7 +168,7 @@ class PelAggregator:
 
 
 def aggregate_pel(
-    raw,  # noqa: ANN001 - a callback-free redis client (Connection.raw)
+    raw,  # a callback-free redis client (Connection.raw)
     stream: bytes,
     group: bytes,
     filters: PendingFilter = PendingFilter(),

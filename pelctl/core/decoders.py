@@ -79,11 +79,11 @@ class Decoded:
 NOT_JSON = object()  # what parse_json returns for a value that is not (usable) JSON
 
 
-def _reject_constant(name: str) -> Any:  # noqa: ANN401
+def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def _finite_float(text: str) -> Any:  # noqa: ANN401
+def _finite_float(text: str) -> Any:
     value = float(text)
     return value if math.isfinite(value) else text  # 1e999: kept as its text, valid JSON out
 
@@ -91,7 +91,7 @@ def _finite_float(text: str) -> Any:  # noqa: ANN401
 _JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
-def _depth_ok(value: Any, limit: int = MAX_DEPTH) -> bool:  # noqa: ANN401
+def _depth_ok(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Nesting of a parsed JSON value within ``limit`` (iterative: no recursion to exhaust)."""
     stack = [(value, 1)]
     while stack:
@@ -108,7 +108,7 @@ def _depth_ok(value: Any, limit: int = MAX_DEPTH) -> bool:  # noqa: ANN401
     return True
 
 
-def parse_json(value: bytes, *, containers_only: bool = False) -> Any:  # noqa: ANN401
+def parse_json(value: bytes, *, containers_only: bool = False) -> Any:
     """``value`` parsed as JSON, or :data:`NOT_JSON`. Bounded: at most ``MAX_DECODE_BYTES``,
     nesting at most ``MAX_DEPTH``; ``NaN``/``Infinity`` are not JSON; a float too large for a
     double is kept as its text. ``containers_only``: only an object or an array counts."""
@@ -132,7 +132,7 @@ _SMALL = 16_384  # below this many bytes of source, encoding all of it (in C) is
 _ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False)
 
 
-def json_preview(value: Any, limit: int = PREVIEW_CHARS, source_len: int | None = None) -> str:  # noqa: ANN401
+def json_preview(value: Any, limit: int = PREVIEW_CHARS, source_len: int | None = None) -> str:
     """Compact JSON of ``value`` for a one-line summary, cut after about ``limit`` characters.
     ``source_len`` (the size of the JSON it was parsed from) below ``_SMALL``: one C call;
     otherwise the lazy encoder, so a 1 MiB body costs what the preview shows."""
@@ -314,7 +314,7 @@ def _legacy_envelope(value: bytes) -> tuple[list[tuple[bytes, bytes]], bytes] | 
     return headers, doc["data"].encode("utf-8", "surrogatepass")
 
 
-def body_view(body: bytes, content_type: str | None) -> tuple[Any, str, tuple[str, ...]]:  # noqa: ANN401
+def body_view(body: bytes, content_type: str | None) -> tuple[Any, str, tuple[str, ...]]:
     """``(value, body_type, notes)``: ``json`` (the parsed value) when the content type says
     JSON and it parses; ``text`` when it is UTF-8; ``binary`` (escaped text) otherwise."""
     notes: tuple[str, ...] = ()
@@ -329,7 +329,7 @@ def body_view(body: bytes, content_type: str | None) -> tuple[Any, str, tuple[st
         return escape(body), "binary", notes
 
 
-def _body_summary(value: Any, body_type: str, body: bytes) -> str:  # noqa: ANN401
+def _body_summary(value: Any, body_type: str, body: bytes) -> str:
     if body_type == "json":
         return json_preview(value, source_len=len(body))
     if body_type == "text":
@@ -383,7 +383,7 @@ _LABEL_TYPES: dict[int, Callable[[str], Any]] = {
 }
 
 
-def _label(value: Any, kind: Any) -> Any:  # noqa: ANN401
+def _label(value: Any, kind: Any) -> Any:
     parse = _LABEL_TYPES.get(kind) if isinstance(kind, int) else None
     if parse is None or not isinstance(value, str):
         return value
@@ -470,7 +470,7 @@ _plugins: list[tuple[str, DecodeFn]] | None = None
 _problems: dict[str, str] = {}
 
 
-def _as_function(obj: Any) -> DecodeFn | None:  # noqa: ANN401
+def _as_function(obj: Any) -> DecodeFn | None:
     if isinstance(obj, type):
         obj = obj()
     fn = getattr(obj, "decode", None)
@@ -528,7 +528,7 @@ def problems() -> dict[str, str]:
     return dict(_problems)
 
 
-def _jsonable(value: Any, depth: int = 0) -> Any:  # noqa: ANN401
+def _jsonable(value: Any, depth: int = 0) -> Any:
     """A plugin's data made JSON-able: bytes as text (escaped when not UTF-8), tuples and
     sets as lists, keys as strings, non-finite floats and other objects as their text."""
     if depth > MAX_DEPTH:

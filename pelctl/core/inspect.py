@@ -17,9 +17,11 @@ from pelctl.base.durations import format_duration_ms
 from pelctl.base.errors import GroupNotFound
 from pelctl.core import liveness
 from pelctl.core.cmdline import command_line
+from pelctl.core.dlq.envelope import default_dlq
 from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
 from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS, ConsumerFacts
 from pelctl.core.models import (
+    POISON_DELIVERIES,
     Advice,
     ConsumerInfo,
     GroupInfo,
@@ -28,7 +30,6 @@ from pelctl.core.models import (
     PendingEntry,
     StreamInspection,
 )
-from pelctl.core.mutations import POISON_DELIVERIES
 from pelctl.core.targets import group_rows
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -62,7 +63,6 @@ __all__ = [
     "LOCK_PATTERNS",
     "POISON_DELIVERIES",
     "detect_lock_key",
-    "dlq_key",
     "inspect_stream",
     "pel_health",
 ]
@@ -84,7 +84,7 @@ class LivenessTally:
     newest: dict[bytes, list[bytes]] = field(default_factory=dict)
     poison: Counter[bytes] = field(default_factory=Counter)  # per consumer, for the advice
 
-    def add(self, page: list) -> None:  # noqa: ANN401 - raw XPENDING rows
+    def add(self, page: list) -> None:  # raw XPENDING rows
         owners = list(map(_owner_of, page))
         self.seen.update(owners)
         self.poison.update(
@@ -97,7 +97,7 @@ class LivenessTally:
         if self.lock_k:
             self._newest(page, set(owners))
 
-    def _newest(self, page: list, owners: set[bytes]) -> None:  # noqa: ANN401
+    def _newest(self, page: list, owners: set[bytes]) -> None:
         """Pages come in id order: the newest ids of each consumer are at the end of the
         last page it appears in. A short walk back from the end of the page."""
         need = dict.fromkeys(owners, self.lock_k)
@@ -135,10 +135,6 @@ class LivenessTally:
 _owner_of = itemgetter(1)
 _idle_of = itemgetter(2)
 _deliveries_of = itemgetter(3)
-
-
-def dlq_key(stream: bytes) -> bytes:
-    return stream + b":dlq"
 
 
 def inspect_stream(
@@ -194,7 +190,7 @@ def inspect_stream(
             pipe.execute_command("XPENDING", stream, name)
             pipe.execute_command("XPENDING", stream, name, "-", "+", oldest)
         replies = pipe.execute()
-        dlq = dlq_key(stream)
+        dlq = default_dlq(stream)
         dlq_raw = conn.raw(dlq)
         dlq_len = None
         if dlq_raw.execute_command("TYPE", dlq) == b"stream":
@@ -306,7 +302,7 @@ def inspect_stream(
     )
 
 
-def count_poison(page: list) -> int:  # noqa: ANN401 - raw XPENDING rows
+def count_poison(page: list) -> int:  # raw XPENDING rows
     """Rows delivered at least ``POISON_DELIVERIES`` times (poison suspects)."""
     return sum(1 for d in map(_deliveries_of, page) if d >= POISON_DELIVERIES)
 
@@ -374,7 +370,7 @@ def _would_repair(
     facts: list[ConsumerFacts],
     dead_after_ms: int,
     idle_counts: IdleCounts | None,
-    oldest_rows: list,  # noqa: ANN401 - raw XPENDING rows
+    oldest_rows: list,  # raw XPENDING rows
 ) -> bool:
     """Would the group's advice offer a repair (so lock keys matter)? Poison suspects, or
     a consumer holding entries that has been quiet for ``dead_after_ms``."""
@@ -524,7 +520,7 @@ def advise(
             )
     if dlq_len:
         out.append(
-            Advice(f"dead-letter stream {escape(dlq_key(stream))} holds {_entries(dlq_len)}")
+            Advice(f"dead-letter stream {escape(default_dlq(stream))} holds {_entries(dlq_len)}")
         )
     return out
 

@@ -1,6 +1,6 @@
 """Lock keys (``--lock-key``, a context's ``lock_key``): the key a worker holds while it
 processes an entry. A held lock makes its consumer alive (:mod:`pelctl.core.liveness`) and its
-entry off limits to the entry repairs (:mod:`pelctl.core.repair`)."""
+entry off limits to the entry repairs (:mod:`pelctl.core.repairs`)."""
 
 from __future__ import annotations
 

@@ -6,6 +6,10 @@ from dataclasses import dataclass
 
 Fields = tuple[tuple[bytes, bytes], ...]
 
+# Delivered this often or more: a poison suspect. The one threshold of inspect's advice, the
+# repairs' warnings, the dashboard's aggregates, the renderers' highlighting and analyze.
+POISON_DELIVERIES = 5
+
 
 def id_ms(entry_id: bytes) -> int:
     """Millisecond timestamp part of a stream id (``1700000000000-3`` -> 1700000000000)."""

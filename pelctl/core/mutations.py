@@ -22,7 +22,7 @@ import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pelctl.base.errors import UsageError
 
@@ -30,10 +30,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from pelctl.redis.connection import Connection
 
 Progress = Callable[[int, int], None]
-
-# Deliveries at which an entry counts as a poison suspect: inspect's advice, the note of a
-# dry run that would requeue, claim or acknowledge such entries, ``--below-deliveries``.
-POISON_DELIVERIES = 5
 
 # -- what a repair targets and how -----------------------------------------------------------
 
@@ -346,6 +342,21 @@ class Mutation:
     # The outcome of an explicit id that was not there when planned (dry runs and apply).
     missing_outcome: ClassVar[str] = "not-pending"
 
+    def title(self, plan: Plan) -> str:
+        """The mutation as messages name it: ``ack``; ``dlq-purge of orders:dlq`` for a plan
+        without a group (a dead-letter stream's: the stream is the whole target)."""
+        from pelctl.base.binary import escape
+
+        return plan.action if plan.group else f"{plan.action} of {escape(plan.stream)}"
+
+    def audit_params(self, plan: Plan) -> dict[str, Any] | None:
+        """The plan's targets and options as its audit line records them (``params``).
+        None: those of its plan file (:func:`pelctl.core.plan.params_json`, which the runner
+        calls; this module cannot import it). A declaration with targets or options of its
+        own (the DLQ filters) returns them."""
+        del plan
+        return None
+
     def noun(self, n: int) -> str:
         if self.subject == "consumer":
             return "consumer" if n == 1 else "consumers"
@@ -423,7 +434,14 @@ def on_server(server: str, context: str | None = None) -> str:
 
 MUTATIONS: dict[str, Mutation] = {}
 # Modules whose import declares mutations (loaded on first lookup).
-PROVIDERS: list[str] = ["pelctl.core.repair", "pelctl.core.dlq"]
+PROVIDERS: list[str] = [
+    "pelctl.core.repairs.entries",
+    "pelctl.core.repairs.dlq_move",
+    "pelctl.core.repairs.prune",
+    "pelctl.core.repairs.ghosts",
+    "pelctl.core.dlq.replay",
+    "pelctl.core.dlq.purge",
+]
 
 
 def declare(mutation: Mutation) -> Mutation:

@@ -64,7 +64,7 @@ def iter_pending(
             return
 
 
-def _with_payloads(raw, stream: bytes, page: list) -> Iterator[PendingEntry]:  # noqa: ANN001
+def _with_payloads(raw, stream: bytes, page: list) -> Iterator[PendingEntry]:
     with redis_errors("XRANGE"):
         pipe = raw.pipeline(transaction=False)
         for row in page:

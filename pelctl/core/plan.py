@@ -383,7 +383,7 @@ def from_json(data: Any) -> Plan:
             raise ValueError(f'{action} needs options "{needed}"')
     if options.reassign_to is None and any(i.action == "reassign+delete" for i in items):
         raise ValueError("a consumer holding entries is deleted only with --reassign-to")
-    from pelctl.core.repair import check_lineage
+    from pelctl.core.executor import check_lineage
 
     check_lineage(options)
     if options.lock_key is not None:
@@ -418,7 +418,7 @@ def from_json(data: Any) -> Plan:
     return plan
 
 
-def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  # noqa: ANN401
+def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
     """A version 3 item: the outcome it was planned to have, back to the planner's action."""
     if not isinstance(raw, dict):
         raise ValueError("every item must be an object")
@@ -456,7 +456,7 @@ def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  #
                     deliveries=deliveries, action=action, note=note)  # fmt: skip
 
 
-def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  # noqa: ANN401
+def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
     """A version 2 item (``owner``, ``action``)."""
     if not isinstance(raw, dict):
         raise ValueError("every item must be an object")
@@ -484,7 +484,7 @@ def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:  # no
     )
 
 
-def _stream_id(value: Any) -> bytes:  # noqa: ANN401
+def _stream_id(value: Any) -> bytes:
     """A full stream id ``ms-seq`` with both parts below 2^64 (what XPENDING returns)."""
     if not isinstance(value, str) or not _STREAM_ID.fullmatch(value):
         raise ValueError(f"not a stream id: {str(value)[:40]!r} (ids look like "
@@ -547,7 +547,7 @@ def _bool(data: dict[str, Any], key: str) -> bool:
     return bool(value)
 
 
-def _note(value: Any) -> str:  # noqa: ANN401
+def _note(value: Any) -> str:
     if not isinstance(value, str) or len(value) > MAX_NOTE_CHARS:
         raise ValueError(f"a note must be text of at most {MAX_NOTE_CHARS:,} characters")
     return value
@@ -650,7 +650,7 @@ def load(path: str | os.PathLike[str]) -> Plan:
 
 def check_target(conn: Connection, plan: Plan) -> None:
     """Refuse a plan for another server or database, or for a stream recreated since."""
-    from pelctl.core.repair import entries_added, server_db, server_run_id
+    from pelctl.core.executor import entries_added, server_db, server_run_id
 
     here = conn.settings.redacted_url
     if not plan.server_id:

@@ -63,7 +63,7 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
             continue
         first_ms = id_ms(reply[0][0])
         oldest[i] = min(oldest.get(i, first_ms), first_ms)
-    from pelctl.core.dlq import is_dlq_name  # here: core.dlq loads the mutation layer (start-up)
+    from pelctl.core.dlq.envelope import is_dlq_name
 
     label = conn.node_label(node) if conn.is_cluster else None
     out: list[StreamSummary] = []
@@ -90,7 +90,7 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
                 lag=lag_total if groups else None,
                 oldest_pending_age_ms=(now - oldest[i]) if i in oldest else None,
                 node=label,
-                is_dlq=is_dlq_name(key),  # by name only: the one rule (core/dlq.py)
+                is_dlq=is_dlq_name(key),  # by name only: the one rule (core/dlq/envelope.py)
             )
         )
     return out

@@ -224,7 +224,7 @@ def _dlq_envelope(i: int, now_ms: int) -> dict[str, str]:
     }
 
 
-def seed(client) -> None:  # noqa: ANN001, PLR0915 - a scenario script reads best in one piece
+def seed(client) -> None:  # a scenario script reads best in one piece
     """Seed the incident described in the module docstring."""
     from pelctl.demo import scenario as sc
 

@@ -2,7 +2,7 @@
 
 - :mod:`pelctl.reclaim.model`: the loop's settings and the per-pass counters;
 - :mod:`pelctl.reclaim.strategies`: requeue, claim, autoclaim, xreadgroup-claim (and auto),
-  all settling entries with the repair scripts of :mod:`pelctl.core.repair`;
+  all settling entries with the repair scripts of :mod:`pelctl.core.repairs`;
 - :mod:`pelctl.reclaim.runner`: passes, batches, signals, backoff, audit lines;
 - :mod:`pelctl.reclaim.metrics`: the Prometheus registry and endpoint;
 - :mod:`pelctl.reclaim.logs`: structured (JSON) or text log lines, secrets redacted.

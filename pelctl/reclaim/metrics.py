@@ -150,7 +150,7 @@ class ReclaimMetrics:
 
         return generate_latest(self.registry).decode()
 
-    def serve(self, port: int, addr: str = "127.0.0.1") -> Any:  # noqa: ANN401 - WSGIServer
+    def serve(self, port: int, addr: str = "127.0.0.1") -> Any:  # WSGIServer
         """Serve ``/metrics`` on ``addr:port`` from a daemon thread; returns the server
         (``.shutdown()`` stops it). Port 0 picks a free port (``server.server_port``).
 

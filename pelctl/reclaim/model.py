@@ -43,7 +43,9 @@ class ReclaimConfig:
     on_audit_failure: str = "stop"
 
     def dlq_for(self, stream: bytes) -> bytes:
-        return self.dlq or stream + b":dlq"
+        from pelctl.core.dlq.envelope import default_dlq
+
+        return self.dlq or default_dlq(stream)
 
     @property
     def dlq_reason(self) -> str:

@@ -123,7 +123,7 @@ class Runner:
         connect: Callable[[], Connection],
         *,
         log: logging.Logger | None = None,
-        metrics: Any = None,  # noqa: ANN401
+        metrics: Any = None,
         audit: bool = True,
         server: str = "",
         context: str | None = None,
@@ -516,7 +516,10 @@ class Runner:
             self.summary()
 
     def _audit(self, sp: StreamPass, trail: _Trail) -> None:
-        from pelctl.core import audit
+        """The pass's audit line, through the one runner (:func:`pelctl.core.runner.
+        audit_line`). The loop needs no confirmation (it is always yes) and is never
+        refused in read-only mode: it then changes nothing and writes no line."""
+        from pelctl.core import audit, runner
         from pelctl.core.mutations import RepairResult
 
         c = sp.counts
@@ -535,23 +538,19 @@ class Runner:
         record["id_count"] = trail.applied_count
         record["failed"] = trail.failed
         record["duration_s"] = round(sp.duration_s, 4)
-        try:
-            audit.append(record)
-        except OSError as err:
-            self._audit_failed(sp, trail, err)
-
-    def _audit_failed(self, sp: StreamPass, trail: _Trail, err: OSError) -> None:
-        """The pass changed entries but left no audit line. Fail closed (default): no
-        further change; the loop ends after this batch with exit 6. With
-        ``--on-audit-failure continue``: go on, counted and logged at ERROR each time."""
-        from pelctl.core import audit
-
-        cfg = self.cfg
-        problem = audit.not_audited(
-            err, action=f"reclaim of {escape(sp.stream)}", applied=trail.applied_count,
+        problem = runner.audit_line(
+            record, label=f"reclaim of {escape(sp.stream)}", applied=trail.applied_count,
             hint="the pass lines of the log are the only record of what changed: keep them; "
             "fix the audit log (or PELCTL_AUDIT_LOG) before starting the loop again",
         )  # fmt: skip
+        if problem is not None:
+            self._audit_failed(sp, problem)
+
+    def _audit_failed(self, sp: StreamPass, problem: NotAudited) -> None:
+        """The pass changed entries but left no audit line. Fail closed (default): no
+        further change; the loop ends after this batch with exit 6. With
+        ``--on-audit-failure continue``: go on, counted and logged at ERROR each time."""
+        cfg = self.cfg
         if self.metrics is not None:
             self.metrics.audit_failure(sp.stream, cfg.group)
         if cfg.on_audit_failure == "continue":

@@ -1,4 +1,4 @@
-"""Settling idle entries with the repair scripts of :mod:`pelctl.core.repair`.
+"""Settling idle entries with the repair scripts of :mod:`pelctl.core.repairs`.
 
 Two kinds of batches reach here:
 
@@ -198,12 +198,12 @@ class Settler:
 
     # -- read-only: what the loop would do -------------------------------------------------
     def preview(self, rows: Sequence[Row]) -> None:
-        from pelctl.core import repair
+        from pelctl.core.repairs.select import probe
 
         cfg = self.cfg
         options = Options(lock_key=cfg.lock_key, field_prefix=cfg.field_prefix)
         tuples = [(bytes(r[0]), bytes(r[1]), int(r[2]), int(r[3])) for r in rows]
-        probes = repair._probe(self.conn, self.stream, tuples, options, self.group)
+        probes = probe(self.conn, self.stream, tuples, options, self.group)
         m = cfg.max_deliveries
         for (entry_id, owner, idle, deliveries), (exists, retries, locked) in zip(
             tuples, probes, strict=True
@@ -246,8 +246,8 @@ def settle_unscripted(
     The delivery count written (``_dlq_deliveries``, added to ``_prior_deliveries``) is the
     entry's PEL count, read here as the scripts read it.
     """
+    from pelctl.core.dlq import envelope
     from pelctl.core.lineage import requeue_copy
-    from pelctl.core.repair import envelope
 
     raw = conn.raw(stream)
     need = [e for e in entries if e.fields is None and not e.deleted]
@@ -281,8 +281,8 @@ def settle_unscripted(
             or (cfg.to is None and m is not None and retries + 1 > m - 1)
         )
         if to_dlq:
-            body = envelope([_b(x) for x in flat], cfg.field_prefix, stream, group, e.id, owner,
-                            pel_count, e.idle_ms, cfg.dlq_reason, now_ms)  # fmt: skip
+            body = envelope.write([_b(x) for x in flat], cfg.field_prefix, stream, group, e.id,
+                                  owner, pel_count, e.idle_ms, cfg.dlq_reason, now_ms)  # fmt: skip
             pipe.execute_command("XADD", cfg.dlq_for(stream), "*", *body)
             plans.append((e, "dlq"))
         elif cfg.to is not None:

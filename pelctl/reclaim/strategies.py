@@ -173,7 +173,7 @@ def run_autoclaim(run: StreamRun) -> None:
         release(run.conn, run.stream, run.group, me)
 
 
-def _deliveries(raw, stream: bytes, group: bytes, me: bytes, ids: list[bytes]) -> dict[bytes, int]:  # noqa: ANN001
+def _deliveries(raw, stream: bytes, group: bytes, me: bytes, ids: list[bytes]) -> dict[bytes, int]:
     """Delivery counts of entries ``me`` just took (one XPENDING over ``me``'s own PEL)."""
     with redis_errors("XPENDING"):
         rows = raw.execute_command("XPENDING", stream, group, ids[0], ids[-1], len(ids) + 100, me)

@@ -58,6 +58,10 @@ def translate(err: Exception, where: str = "", secrets: tuple[str, ...] = ()) ->
         return OperationFailed(f"{prefix}server error: {text}")
     if isinstance(err, rex.RedisError):
         return OperationFailed(f"{prefix}{type(err).__name__}: {text}")
+    if isinstance(err, (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
+        # The socket was up and the server (or something between) closed it: a write hit
+        # EPIPE or a read ECONNRESET before redis-py could wrap the error.
+        return ConnectionFailed(f"{prefix}connection lost: {text}", hint=_connection_hint(text))
     if isinstance(err, OSError):
         return ConnectionFailed(f"{prefix}cannot connect: {text}", hint=_connection_hint(text))
     if isinstance(err, rex.RedisClusterException):  # not a RedisError (slot not covered, ...)
@@ -72,6 +76,10 @@ def _connection_what(err: Exception, text: str) -> str:
     """Say whether the connection never came up, died mid-command, or the reply was late."""
     if isinstance(err, rex.TimeoutError) and "connecting" not in text:
         return "no reply in time"
+    # EPIPE / ECONNRESET: the TCP connection was up and the peer closed it, even when that
+    # happened during redis-py's handshake ("Error 32 connecting to ...: Broken pipe").
+    if "Broken pipe" in text or "Connection reset by peer" in text:
+        return "connection lost"
     if "connecting to" in text or ("connect" in text.lower() and "Timeout" in text):
         return "cannot connect"
     if "Connection closed by server" in text or "reading from" in text or "writing to" in text:

@@ -10,7 +10,9 @@ from typing import Any
 from pelctl.base.binary import escape, to_json_text
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.decoders import Decoded, decode
-from pelctl.core.dlq import DlqEntry, DlqStats
+from pelctl.core.dlq.envelope import DlqEntry
+from pelctl.core.dlq.read import DlqStats
+from pelctl.core.models import POISON_DELIVERIES
 from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult, planned_outcome
 from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
@@ -109,7 +111,7 @@ def entry_json(e: DlqEntry, now: int, decoded: Decoded | None = payload.UNSET) -
 def entry_style(e: DlqEntry) -> str | None:
     if not e.enveloped:
         return "dim"
-    if (e.total_deliveries or 0) >= 5:
+    if (e.total_deliveries or 0) >= POISON_DELIVERIES:
         return "magenta"
     return None
 
@@ -306,7 +308,7 @@ def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
 
 def plan_items(
     plans: Sequence[Plan],
-) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:  # noqa: E501
+) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
     for plan in plans:
         for item in plan.items:
             row = (escape(plan.stream), escape(item.id), escape(item.owner) or "-",
@@ -363,7 +365,7 @@ def result_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any
     return out
 
 
-def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool) -> dict[str, Any]:  # noqa: E501
+def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool) -> dict[str, Any]:
     """Several DLQs (no DLQ argument): the totals, and each DLQ's own object under ``dlqs``."""
     outcomes: dict[str, int] = {}
     for r in results:

@@ -6,7 +6,7 @@ from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
-from pelctl.core.models import ConsumerInfo, GroupInfo, StreamInspection, id_ms
+from pelctl.core.models import POISON_DELIVERIES, ConsumerInfo, GroupInfo, StreamInspection, id_ms
 from pelctl.render import pending as pending_render
 from pelctl.render.table import Column, TableData, fmt_int
 
@@ -144,7 +144,7 @@ def health_table(g: GroupInfo) -> TableData | None:
             row += [format_duration_ms(longest.idle_ms), escape(longest.consumer),
                     longest.id.decode()]  # fmt: skip
     if ic is not None:
-        columns.append(Column("poison", "DELIVERED ≥ 5", "right"))
+        columns.append(Column("poison", f"DELIVERED ≥ {POISON_DELIVERIES}", "right"))
         row.append(fmt_int(ic.poison))
     if g.ghosts is not None:
         columns.append(Column("ghosts", "GHOSTS", "right"))

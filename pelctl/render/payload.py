@@ -89,11 +89,11 @@ class Sections:
     notes: list[str] = field(default_factory=list)
 
 
-def _scalar(value: Any) -> bool:  # noqa: ANN401
+def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def _shown(value: Any) -> str:  # noqa: ANN401
+def _shown(value: Any) -> str:
     return value if isinstance(value, str) else json_text(value)
 
 

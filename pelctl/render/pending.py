@@ -11,7 +11,7 @@ from typing import Any
 from pelctl.base.binary import escape, to_json_text
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.decoders import Decoded, decode
-from pelctl.core.models import Fields, PendingEntry
+from pelctl.core.models import POISON_DELIVERIES, Fields, PendingEntry
 from pelctl.render import payload
 from pelctl.render.table import Column
 
@@ -67,7 +67,7 @@ GHOST_NOTE = "deleted from the stream: only its PEL entry is left (pelctl ghosts
 
 
 def row_style(e: PendingEntry) -> str | None:
-    if e.deliveries >= 5:
+    if e.deliveries >= POISON_DELIVERIES:
         return "magenta"
     if e.idle_ms >= 3_600_000:
         return "red"

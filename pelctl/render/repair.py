@@ -63,7 +63,7 @@ def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
             "outcome": plan.mutation.missing_outcome, "note": "not pending"}  # fmt: skip
 
 
-def plan_rows(plan: Plan):  # noqa: ANN201 - iterator of (row, record, style) for Output.stream
+def plan_rows(plan: Plan):  # iterator of (row, record, style) for Output.stream
     for item in plan.items:
         yield plan_row(plan, item), plan_record(plan, item), _ACTION_STYLE.get(item.action)
     for missing in plan.missing:

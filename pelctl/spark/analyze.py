@@ -3,22 +3,22 @@
 Input is either a snapshot directory (``pelctl snapshot --out DIR``, any number of
 snapshots) or live Redis through the ``pel`` data source (``--from-redis``). The result is an
 :class:`~pelctl.spark.results.Analysis`, one frozen dataclass per section (rendered as
-tables and as the HTML report; ``-o json`` is its ``asdict``):
+tables and as the HTML report; ``-o json`` is its ``asdict``, docs/schemas/analyze.json):
 
 - ``totals``: servers, streams, groups, consumers, pending, stuck, poison, dead consumers,
   DLQ entries — of the latest snapshot of each server;
 - ``groups``: per stream/group pending, consumers, lag, idle p50/p90/p99 and max, the oldest
   pending entry, max deliveries, stuck and poison counts;
 - ``consumers``: stuck entries per consumer (top N);
-- ``deliveries``: the delivery-count distribution (exact counts per bucket), in the buckets
-  and labels of ``pelctl histogram --by deliveries`` (:mod:`pelctl.core.histogram`);
+- ``delivery_buckets``: the delivery-count distribution (exact counts per bucket), in the
+  buckets and labels of ``pelctl histogram --by deliveries`` (:mod:`pelctl.core.histogram`);
 - ``poison``: entries delivered at least ``poison_deliveries`` times (count + top N; the
-  default is inspect's poison threshold, :data:`pelctl.core.inspect.POISON_DELIVERIES`);
+  default is inspect's poison threshold, :data:`pelctl.core.models.POISON_DELIVERIES`);
 - ``dead_consumers``: consumers holding entries that ``pelctl inspect`` would call dead
   suspects with ``--dead-after dead_after_ms`` (:mod:`pelctl.core.liveness`: below Redis 7.2
   never from idle alone); ``liveness_unknown_consumers``: those holding entries whose
   liveness the snapshot cannot tell;
-- ``dlq``: dead-letter entries by source stream and reason;
+- ``dlq_stats``: dead-letter entries by source stream and reason, as ``pelctl dlq stats``;
 - ``trends``: across every snapshot in the directory: fleet pending per snapshot and per
   hour, fleet growth per hour, the groups growing fastest.
 
@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 from pelctl.base.errors import UsageError
 from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
-from pelctl.core.inspect import POISON_DELIVERIES
 from pelctl.core.liveness import DEAD_SUSPECT, DEFAULT_DEAD_AFTER_MS, UNKNOWN
+from pelctl.core.models import POISON_DELIVERIES
 from pelctl.render.histogram import bucket_label
 from pelctl.spark import results as res
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, spark_ddl
@@ -91,7 +91,7 @@ class Tables:
     dlq: Any
     streams: Any
     history: Any
-    source: res.Source
+    input: res.Input
     history_points: int | None = None  # distinct snapshots in the history, when known
 
 
@@ -183,10 +183,10 @@ def load_snapshots(spark: Any, path: str, options: AnalyzeOptions | None = None)
         dlq=latest_of("dlq"),
         streams=latest_of("streams"),
         history=history.drop(PARTITION_COLUMN),
-        source=res.Source(
+        input=res.Input(
             "snapshots",
             path=path,
-            snapshots=len(set(r[PARTITION_COLUMN] for r in marks)),
+            snapshot_count=len(set(r[PARTITION_COLUMN] for r in marks)),
             latest=dict(sorted(latest.items())),
         ),
         history_points=len(snapshots),
@@ -246,7 +246,7 @@ def load_from_redis(spark: Any, urls: list[str], reader_options: dict[str, str])
         dlq=frames["dlq"],
         streams=frames["streams"],
         history=frames["groups"],
-        source=res.Source("redis", servers=tuple(_redacted(u) for u in urls)),
+        input=res.Input("redis", servers=tuple(_redacted(u) for u in urls)),
         history_points=1,
     )
 
@@ -318,7 +318,8 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analys
     for i, (name, lo, hi) in enumerate(DELIVERY_BUCKETS):
         n = sum(int(r[f"b{i}"] or 0) for r in per_group)
         if lo or n:  # delivered 0 times: listed only when it happens
-            deliveries.append(res.DeliveryBucket(name, lo, hi, n))
+            # [lo, hi) as pelctl histogram writes it (hi here is inclusive)
+            deliveries.append(res.DeliveryBucket(name, lo, None if hi is None else hi + 1, n))
     poison_total = sum(int(r["poison"] or 0) for r in per_group)
     stuck_total = sum(int(r["stuck"] or 0) for r in per_group)
 
@@ -408,13 +409,13 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analys
         dlq_rows = (
             tables.dlq.groupBy("source", "reason")
             .agg(
-                F.count(F.lit(1)).alias("entries"),
+                F.count(F.lit(1)).alias("count"),
                 F.min(F.unix_millis("dlq_at")).alias("first_ms"),
                 F.max(F.unix_millis("dlq_at")).alias("last_ms"),
             )
             .collect()
         )
-    dlq = _dlq_section(dlq_rows, o.top)
+    dlq_stats = _dlq_section(dlq_rows, o.top)
 
     if tables.history_points is not None and tables.history_points <= 1:
         trends = _single_point_trends(group_rows)
@@ -422,26 +423,26 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analys
         trends = trends_section(tables.history, o)
 
     totals = res.Totals(
-        servers=len({r["server"] for r in stream_rows} | {g.server for g in groups}),
-        streams=len(stream_rows),
-        dlq_streams=sum(1 for r in stream_rows if r["is_dlq"]),
-        groups=len(groups),
-        consumers=len(consumer_rows),
+        server_count=len({r["server"] for r in stream_rows} | {g.server for g in groups}),
+        stream_count=len(stream_rows),
+        dlq_count=sum(1 for r in stream_rows if r["is_dlq"]),
+        group_count=len(groups),
+        consumer_count=len(consumer_rows),
         pending=sum(g.pending for g in groups),
         stuck=stuck_total,
-        poison=poison_total,
-        dead_consumers=len(dead),
-        liveness_unknown=len(unknown),
-        dlq_entries=dlq.entries,
+        poison_count=poison_total,
+        dead_consumer_count=len(dead),
+        liveness_unknown_consumer_count=len(unknown),
+        dlq_entry_count=dlq_stats.total,
         snapshot_time=_ms_iso(max((g["snapshot_ms"] for g in group_rows), default=None)),
     )
-    poison_groups = sorted((g for g in groups if g.poison), key=lambda g: -g.poison)
+    poison_groups = sorted((g for g in groups if g.poison_count), key=lambda g: -g.poison_count)
     return res.Analysis(
-        source=tables.source,
+        input=tables.input,
         settings=res.Settings(
-            stuck_idle_ms=o.stuck_idle_ms,
+            stuck_min_idle_ms=o.stuck_idle_ms,
             dead_after_ms=o.dead_after_ms,
-            poison_deliveries=o.poison_deliveries,
+            poison_min_deliveries=o.poison_deliveries,
             top=o.top,
             accuracy=o.accuracy,
             since_ms=o.since_ms,
@@ -450,23 +451,23 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analys
         totals=totals,
         groups=tuple(groups),
         consumers=tuple(consumers[: o.top]),
-        consumers_with_stuck=len(consumers),
-        deliveries=tuple(deliveries),
+        stuck_consumer_count=len(consumers),
+        delivery_buckets=tuple(deliveries),
         poison=res.Poison(
             min_deliveries=o.poison_deliveries,
             count=poison_total,
             by_group=tuple(
-                res.PoisonGroup(g.server, g.stream, g.group, g.poison)
+                res.PoisonGroup(g.server, g.stream, g.group, g.poison_count)
                 for g in poison_groups[: o.top]
             ),
             entries=tuple(res.PoisonEntry(**r.asDict()) for r in poison_rows),
         ),
         dead_consumers=tuple(dead[: o.top]),
-        dead_consumers_total=len(dead),
+        dead_consumer_count=len(dead),
         liveness_unknown_consumers=tuple(unknown[: o.top]),
-        dlq=dlq,
+        dlq_stats=dlq_stats,
         trends=trends,
-        elapsed_s=round(time.perf_counter() - t0, 3),
+        duration_s=round(time.perf_counter() - t0, 3),
     )
 
 
@@ -480,7 +481,7 @@ def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
 
     modern_servers = {r["server"] for r in rows if r["inactive_ms"] is not None}
 
-    def modern(row: Any) -> bool:  # noqa: ANN401
+    def modern(row: Any) -> bool:
         label = row["server_version"]
         if not label:
             return row["server"] in modern_servers
@@ -566,7 +567,7 @@ def _single_point_trends(group_rows: list[Any]) -> res.Trends:
     t = max(int(g["snapshot_ms"]) for g in group_rows)
     pending = sum(int(g["pending"]) for g in group_rows)
     return res.Trends(
-        snapshots=1,
+        snapshot_count=1,
         series=(res.SeriesPoint(_iso(t), pending, len(group_rows)),),
         hourly=(res.HourPoint(_iso(t // HOUR_MS * HOUR_MS), pending, None),),
         growth_per_hour=None,
@@ -585,17 +586,17 @@ def _group_record(key: tuple[str, str, str], stats: Any, g: Any) -> res.GroupSta
         stream=stream,
         group=group,
         pending=int(stats["pending"]) if stats is not None else 0,
-        consumers=int(g["consumers"]) if g is not None else None,
+        consumer_count=int(g["consumers"]) if g is not None else None,
         lag=int(lag) if lag is not None else None,
         idle_p50_ms=None,
         idle_p90_ms=None,
         idle_p99_ms=None,
         max_idle_ms=None,
         oldest_id=None,
-        oldest_age_ms=None,
+        oldest_pending_age_ms=None,
         max_deliveries=None,
         stuck=0,
-        poison=0,
+        poison_count=0,
         is_dlq=bool(g["is_dlq"]) if g is not None else False,
         snapshot_ms=snapshot_ms,
     )
@@ -610,33 +611,37 @@ def _group_record(key: tuple[str, str, str], stats: Any, g: Any) -> res.GroupSta
         idle_p99_ms=p99,
         max_idle_ms=int(stats["max_idle_ms"]),
         oldest_id=oldest["id"],
-        oldest_age_ms=(int(snapshot_ms) - int(oldest["id_ms"])) if snapshot_ms else None,
+        oldest_pending_age_ms=int(snapshot_ms) - int(oldest["id_ms"]) if snapshot_ms else None,
         max_deliveries=int(stats["max_deliveries"]),
         stuck=int(stats["stuck"]),
-        poison=int(stats["poison"]),
+        poison_count=int(stats["poison"]),
     )
 
 
-def _dlq_section(rows: list[Any], top: int) -> res.Dlq:
-    by_source: dict[str | None, int] = {}
-    by_reason: dict[str | None, int] = {}
+def _dlq_section(rows: list[Any], top: int) -> res.DlqStats:
+    """Counts keyed as ``pelctl dlq stats`` keys them (no source: ``(no envelope)``, no
+    reason: ``(none)``), most first; the pairs keep ``null``."""
+    by_source: dict[str, int] = {}
+    by_reason: dict[str, int] = {}
     pairs = []
     for r in rows:
-        n = int(r["entries"])
-        by_source[r["source"]] = by_source.get(r["source"], 0) + n
-        by_reason[r["reason"]] = by_reason.get(r["reason"], 0) + n
+        n = int(r["count"])
+        source = res.NO_SOURCE if r["source"] is None else r["source"]
+        reason = res.NO_REASON if r["reason"] is None else r["reason"]
+        by_source[source] = by_source.get(source, 0) + n
+        by_reason[reason] = by_reason.get(reason, 0) + n
         pairs.append(
             res.DlqPair(r["source"], r["reason"], n, _ms_iso(r["first_ms"]), _ms_iso(r["last_ms"]))
         )
-    pairs.sort(key=lambda d: (-d.entries, str(d.source), str(d.reason)))
+    pairs.sort(key=lambda d: (-d.count, str(d.source), str(d.reason)))
 
-    def most(counts: dict[str | None, int]) -> list[tuple[str | None, int]]:
-        return sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    def most(counts: dict[str, int]) -> dict[str, int]:
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
-    return res.Dlq(
-        entries=sum(by_source.values()),
-        by_source=tuple(res.DlqBySource(k, v) for k, v in most(by_source)),
-        by_reason=tuple(res.DlqByReason(k, v) for k, v in most(by_reason)[:top]),
+    return res.DlqStats(
+        total=sum(by_source.values()),
+        by_source=most(by_source),
+        by_reason=dict(list(most(by_reason).items())[:top]),
         by_source_reason=tuple(pairs[:top]),
     )
 
@@ -654,12 +659,13 @@ def trends_section(history: Any, o: AnalyzeOptions) -> res.Trends:
     )
     series_rows = (
         h.groupBy("t")
-        .agg(F.sum("pending").alias("pending"), F.count(F.lit(1)).alias("groups"))
+        .agg(F.sum("pending").alias("pending"), F.count(F.lit(1)).alias("group_count"))
         .orderBy("t")
         .collect()
     )
     series = tuple(
-        res.SeriesPoint(_iso(r["t"]), int(r["pending"] or 0), int(r["groups"])) for r in series_rows
+        res.SeriesPoint(_iso(r["t"]), int(r["pending"] or 0), int(r["group_count"]))
+        for r in series_rows
     )
 
     # Per hour: the last value of each group in the hour, summed over groups.
@@ -709,7 +715,7 @@ def trends_section(history: Any, o: AnalyzeOptions) -> res.Trends:
         ys = [float(r["pending"] or 0) for r in series_rows]
         fleet_slope = _slope(xs, ys)
     return res.Trends(
-        snapshots=len(series),
+        snapshot_count=len(series),
         series=series,
         hourly=tuple(hourly),
         growth_per_hour=None if fleet_slope is None else round(fleet_slope, 3),
@@ -721,7 +727,7 @@ def trends_section(history: Any, o: AnalyzeOptions) -> res.Trends:
                 growth_per_hour=round(float(r["slope"]), 3),
                 first_pending=int(r["first_pending"]),
                 last_pending=int(r["last_pending"]),
-                snapshots=int(r["snapshots"]),
+                snapshot_count=int(r["snapshots"]),
                 first_time=_ms_iso(r["first_t"]),
                 last_time=_ms_iso(r["last_t"]),
             )

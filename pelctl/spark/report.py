@@ -46,17 +46,17 @@ def tables(result: Analysis) -> list[tuple[TableData, list[dict[str, Any]]]]:
     out: list[tuple[TableData, list[dict[str, Any]]]] = []
     t = result.totals
     cols = tuple(
-        Column(k, k.replace("_", " "), "right")
-        for k in (
-            "servers",
-            "streams",
-            "groups",
-            "consumers",
-            "pending",
-            "stuck",
-            "poison",
-            "dead_consumers",
-            "dlq_entries",
+        Column(k, label, "right")
+        for k, label in (
+            ("server_count", "servers"),
+            ("stream_count", "streams"),
+            ("group_count", "groups"),
+            ("consumer_count", "consumers"),
+            ("pending", "pending"),
+            ("stuck", "stuck"),
+            ("poison_count", "poison"),
+            ("dead_consumer_count", "dead consumers"),
+            ("dlq_entry_count", "dlq entries"),
         )
     )
     out.append(
@@ -75,14 +75,14 @@ def tables(result: Analysis) -> list[tuple[TableData, list[dict[str, Any]]]]:
         Column("stream", "STREAM"),
         Column("group", "GROUP"),
         Column("pending", "PENDING", "right"),
-        Column("consumers", "CONSUMERS", "right"),
+        Column("consumer_count", "CONSUMERS", "right"),
         Column("idle_p50_ms", "IDLE P50", "right"),
         Column("idle_p90_ms", "P90", "right"),
         Column("idle_p99_ms", "P99", "right"),
-        Column("oldest_age_ms", "OLDEST", "right"),
+        Column("oldest_pending_age_ms", "OLDEST", "right"),
         Column("max_deliveries", "MAX DELIV", "right"),
         Column("stuck", "STUCK", "right"),
-        Column("poison", "POISON", "right"),
+        Column("poison_count", "POISON", "right"),
     )
     out.append(
         (
@@ -91,7 +91,8 @@ def tables(result: Analysis) -> list[tuple[TableData, list[dict[str, Any]]]]:
                 [_cells(gcols, g) for g in result.groups],
                 title="Groups",
                 row_styles=[
-                    "red" if g.poison else "yellow" if g.stuck else None for g in result.groups
+                    "red" if g.poison_count else "yellow" if g.stuck else None
+                    for g in result.groups
                 ],
                 caption=None if result.groups else "no consumer groups",
             ),
@@ -108,7 +109,7 @@ def tables(result: Analysis) -> list[tuple[TableData, list[dict[str, Any]]]]:
         Column("max_idle_ms", "MAX IDLE", "right"),
         Column("max_deliveries", "MAX DELIV", "right"),
     )
-    stuck_min = _dur(result.settings.stuck_idle_ms)
+    stuck_min = _dur(result.settings.stuck_min_idle_ms)
     out.append(
         (
             TableData(
@@ -121,15 +122,15 @@ def tables(result: Analysis) -> list[tuple[TableData, list[dict[str, Any]]]]:
         )
     )
 
-    dcols = (Column("bucket", "DELIVERIES"), Column("entries", "ENTRIES", "right"))
+    dcols = (Column("bucket", "DELIVERIES"), Column("count", "ENTRIES", "right"))
     out.append(
         (
             TableData(
                 dcols,
-                [_cells(dcols, r) for r in result.deliveries],
+                [_cells(dcols, r) for r in result.delivery_buckets],
                 title="Delivery-count distribution",
             ),
-            _records(result.deliveries),
+            _records(result.delivery_buckets),
         )
     )
 
@@ -175,11 +176,11 @@ def tables(result: Analysis) -> list[tuple[TableData, list[dict[str, Any]]]]:
         )
     )
 
-    q = result.dlq
+    q = result.dlq_stats
     qcols = (
         Column("source", "SOURCE"),
         Column("reason", "REASON"),
-        Column("entries", "ENTRIES", "right"),
+        Column("count", "ENTRIES", "right"),
         Column("last_at", "LAST"),
     )
     out.append(
@@ -187,7 +188,7 @@ def tables(result: Analysis) -> list[tuple[TableData, list[dict[str, Any]]]]:
             TableData(
                 qcols,
                 [_cells(qcols, r) for r in q.by_source_reason],
-                title=f"Dead-letter entries by source and reason: {q.entries:,}",
+                title=f"Dead-letter entries by source and reason: {q.total:,}",
                 caption=None if q.by_source_reason else "no dead-letter entries",
             ),
             _records(q.by_source_reason),
@@ -195,7 +196,8 @@ def tables(result: Analysis) -> list[tuple[TableData, list[dict[str, Any]]]]:
     )
 
     tr = result.trends
-    title = f"Trends over {tr.snapshots} snapshot{'s' if tr.snapshots != 1 else ''}"
+    n = tr.snapshot_count
+    title = f"Trends over {n} snapshot{'s' if n != 1 else ''}"
     if tr.growth_per_hour is not None:
         title += f": fleet PEL {tr.growth_per_hour:+,.1f} entries/hour"
     tcols = server_col + (
@@ -204,13 +206,13 @@ def tables(result: Analysis) -> list[tuple[TableData, list[dict[str, Any]]]]:
         Column("growth_per_hour", "GROWTH/H", "right"),
         Column("first_pending", "FIRST", "right"),
         Column("last_pending", "LAST", "right"),
-        Column("snapshots", "SNAPSHOTS", "right"),
+        Column("snapshot_count", "SNAPSHOTS", "right"),
     )
     caption = None
     if not tr.fastest_growing:
         caption = (
             "no group is growing"
-            if tr.snapshots >= 2
+            if tr.snapshot_count >= 2
             else "trends need two snapshots or more (run pelctl snapshot again later)"
         )
     out.append(
@@ -447,15 +449,15 @@ def html_report(result: Analysis, *, title: str = "pelctl fleet report") -> str:
     t = result.totals
     multi = result.multi_server
     cards = [
-        ("servers", fmt_int(t.servers), ""),
-        ("streams", fmt_int(t.streams), ""),
-        ("groups", fmt_int(t.groups), ""),
-        ("consumers", fmt_int(t.consumers), ""),
+        ("servers", fmt_int(t.server_count), ""),
+        ("streams", fmt_int(t.stream_count), ""),
+        ("groups", fmt_int(t.group_count), ""),
+        ("consumers", fmt_int(t.consumer_count), ""),
         ("pending", fmt_int(t.pending), ""),
         ("stuck", fmt_int(t.stuck), "warn" if t.stuck else ""),
-        ("poison", fmt_int(t.poison), "bad" if t.poison else ""),
-        ("dead consumers", fmt_int(t.dead_consumers), "bad" if t.dead_consumers else ""),
-        ("DLQ entries", fmt_int(t.dlq_entries), "warn" if t.dlq_entries else ""),
+        ("poison", fmt_int(t.poison_count), "bad" if t.poison_count else ""),
+        ("dead consumers", fmt_int(t.dead_consumer_count), "bad" if t.dead_consumer_count else ""),
+        ("DLQ entries", fmt_int(t.dlq_entry_count), "warn" if t.dlq_entry_count else ""),
     ]
     tr = result.trends
     series = [(_parse_ms(p.snapshot_time), float(p.pending)) for p in tr.series]
@@ -481,16 +483,16 @@ def html_report(result: Analysis, *, title: str = "pelctl fleet report") -> str:
             title="Idle time per group: p50 / p90 / p99",
         ),
         vbar_chart(
-            [(d.bucket, d.entries) for d in result.deliveries],
+            [(d.bucket, d.count) for d in result.delivery_buckets],
             title="Delivery-count distribution",
         ),
         hbar_chart(
             [(f"{c.consumer} ({c.stream}/{c.group})", c.stuck) for c in result.consumers[:12]],
-            title=f"Stuck entries per consumer (idle >= {_dur(result.settings.stuck_idle_ms)})",
+            title=f"Stuck entries per consumer (idle >= {_dur(result.settings.stuck_min_idle_ms)})",
             color=PALETTE[2],
         ),
         hbar_chart(
-            [(r.reason or "(no reason)", r.entries) for r in result.dlq.by_reason[:10]],
+            list(result.dlq_stats.by_reason.items())[:10],
             title="Dead-letter entries by reason",
             color=PALETTE[4],
         ),
@@ -519,7 +521,7 @@ def _parse_ms(iso: str) -> int:
 def _unknown_caption(result: Analysis, any_dead: bool) -> str | None:
     """The dead-consumers table's caption: also how many consumers holding entries have an
     unknown liveness (below Redis 7.2 idle alone proves nothing; pelctl.core.liveness)."""
-    n = result.totals.liveness_unknown
+    n = result.totals.liveness_unknown_consumer_count
     if not n:
         return None if any_dead else "none"
     return (

@@ -2,8 +2,11 @@
 
 :func:`pelctl.spark.analyze.analyze` builds an :class:`Analysis`; the terminal tables and
 the HTML report (:mod:`pelctl.spark.report`) read its attributes; ``-o json`` is
-:meth:`Analysis.to_json` (``dataclasses.asdict``), so the field order here is the key order
-of the JSON document (documented in docs/spark.md). No Spark, no UI library.
+:meth:`Analysis.to_json` (``dataclasses.asdict``), so the field names here are the keys of
+the JSON document, in order (docs/spark.md, docs/schemas/analyze.json). They speak the one
+JSON vocabulary (docs/formats.md): a number of things ends in ``_count`` and the plural
+without it is a list, ``source`` is a dead letter's source stream, ``deliveries`` one
+entry's delivery count. No Spark, no UI library.
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ from typing import Any
 
 
 @dataclass(frozen=True)
-class Source:
+class Input:
     """Where the data came from: a snapshot directory or live servers (redacted URLs)."""
 
     kind: str  # "snapshots" | "redis"
     path: str | None = None
-    snapshots: int | None = None  # distinct snapshots in the directory
+    snapshot_count: int | None = None  # distinct snapshots in the directory
     latest: dict[str, str] | None = None  # server -> its latest snapshot partition
     servers: tuple[str, ...] | None = None
 
@@ -29,31 +32,35 @@ class Source:
 
 @dataclass(frozen=True)
 class Settings:
-    stuck_idle_ms: int
+    stuck_min_idle_ms: int  # --stuck-idle: an entry idle this long is stuck
     dead_after_ms: int
-    poison_deliveries: int
+    poison_min_deliveries: int  # --poison-deliveries
     top: int
     accuracy: int
     since_ms: int | None
     percentile: str = "percentile_approx"
-    rank_error: str = ""
+    rank_error: str = ""  # "N/<accuracy>" unless given
+
+    def __post_init__(self) -> None:
+        if not self.rank_error:
+            object.__setattr__(self, "rank_error", f"N/{self.accuracy}")
 
 
 @dataclass(frozen=True)
 class Totals:
     """The fleet, from the latest snapshot of each server."""
 
-    servers: int
-    streams: int
-    dlq_streams: int
-    groups: int
-    consumers: int
+    server_count: int
+    stream_count: int
+    dlq_count: int  # dead-letter streams
+    group_count: int
+    consumer_count: int
     pending: int
     stuck: int
-    poison: int
-    dead_consumers: int
-    liveness_unknown: int
-    dlq_entries: int
+    poison_count: int
+    dead_consumer_count: int
+    liveness_unknown_consumer_count: int
+    dlq_entry_count: int
     snapshot_time: str | None
 
 
@@ -63,17 +70,17 @@ class GroupStats:
     stream: str
     group: str
     pending: int
-    consumers: int | None
+    consumer_count: int | None
     lag: int | None
     idle_p50_ms: int | None
     idle_p90_ms: int | None
     idle_p99_ms: int | None
     max_idle_ms: int | None
     oldest_id: str | None
-    oldest_age_ms: int | None
+    oldest_pending_age_ms: int | None
     max_deliveries: int | None
     stuck: int
-    poison: int
+    poison_count: int
     is_dlq: bool
     snapshot_ms: int | None
 
@@ -92,10 +99,12 @@ class StuckConsumer:
 
 @dataclass(frozen=True)
 class DeliveryBucket:
-    bucket: str  # the label ``pelctl histogram --by deliveries`` shows
-    min: int  # inclusive
-    max: int | None  # inclusive; None: open
-    entries: int
+    """A bucket of ``pelctl histogram --by deliveries``: its label and [lo, hi)."""
+
+    bucket: str  # the label the histogram shows
+    lo: int  # inclusive
+    hi: int | None  # exclusive; None: open
+    count: int
 
 
 @dataclass(frozen=True)
@@ -103,7 +112,7 @@ class PoisonGroup:
     server: str
     stream: str
     group: str
-    entries: int
+    poison_count: int
 
 
 @dataclass(frozen=True)
@@ -139,32 +148,28 @@ class JudgedConsumer:
     verdict_reason: str
 
 
-@dataclass(frozen=True)
-class DlqBySource:
-    source: str | None
-    entries: int
-
-
-@dataclass(frozen=True)
-class DlqByReason:
-    reason: str | None
-    entries: int
+# The map keys ``pelctl dlq stats`` uses for an entry without a source / a reason.
+NO_SOURCE = "(no envelope)"
+NO_REASON = "(none)"
 
 
 @dataclass(frozen=True)
 class DlqPair:
     source: str | None
     reason: str | None
-    entries: int
+    count: int
     first_at: str | None
     last_at: str | None
 
 
 @dataclass(frozen=True)
-class Dlq:
-    entries: int
-    by_source: tuple[DlqBySource, ...]
-    by_reason: tuple[DlqByReason, ...]
+class DlqStats:
+    """Dead-letter entries counted as ``pelctl dlq stats`` counts them (``total``,
+    ``by_source`` and ``by_reason`` maps, most first), plus (source, reason) pairs."""
+
+    total: int
+    by_source: dict[str, int]
+    by_reason: dict[str, int]  # the top N
     by_source_reason: tuple[DlqPair, ...]
 
 
@@ -172,7 +177,7 @@ class Dlq:
 class SeriesPoint:
     snapshot_time: str
     pending: int
-    groups: int
+    group_count: int
 
 
 @dataclass(frozen=True)
@@ -190,14 +195,14 @@ class GrowingGroup:
     growth_per_hour: float
     first_pending: int
     last_pending: int
-    snapshots: int
+    snapshot_count: int
     first_time: str | None
     last_time: str | None
 
 
 @dataclass(frozen=True)
 class Trends:
-    snapshots: int
+    snapshot_count: int
     series: tuple[SeriesPoint, ...]
     hourly: tuple[HourPoint, ...]
     growth_per_hour: float | None
@@ -215,31 +220,31 @@ class Timings:
 
 @dataclass(frozen=True)
 class Analysis:
-    source: Source
+    input: Input
     settings: Settings
     totals: Totals
     groups: tuple[GroupStats, ...]
     consumers: tuple[StuckConsumer, ...]  # the top N
-    consumers_with_stuck: int
-    deliveries: tuple[DeliveryBucket, ...]
+    stuck_consumer_count: int  # all consumers holding stuck entries
+    delivery_buckets: tuple[DeliveryBucket, ...]
     poison: Poison
     dead_consumers: tuple[JudgedConsumer, ...]  # the top N
-    dead_consumers_total: int
-    liveness_unknown_consumers: tuple[JudgedConsumer, ...]
-    dlq: Dlq
+    dead_consumer_count: int
+    liveness_unknown_consumers: tuple[JudgedConsumer, ...]  # the top N
+    dlq_stats: DlqStats
     trends: Trends
-    elapsed_s: float
+    duration_s: float
     timings: Timings | None = field(default=None)  # set by the CLI around the Spark run
 
     @property
     def multi_server(self) -> bool:
-        return self.totals.servers > 1
+        return self.totals.server_count > 1
 
     def to_json(self) -> dict[str, Any]:
-        """The ``-o json`` document: the fields in order; the unset parts of ``source`` and
-        ``timings`` are left out (a snapshot source has no ``servers``, and so on)."""
+        """The ``-o json`` document: the fields in order; the unset parts of ``input`` and
+        ``timings`` are left out (a snapshot directory has no ``servers``, and so on)."""
         doc = asdict(self)
-        doc["source"] = {k: v for k, v in doc["source"].items() if v is not None}
+        doc["input"] = {k: v for k, v in doc["input"].items() if v is not None}
         if doc["timings"] is None:
             del doc["timings"]
         return doc

@@ -222,7 +222,7 @@ def build_session(
         return SparkSession.builder.config(conf=spark_conf).getOrCreate()
     except PelctlError:
         raise
-    except Exception as err:  # noqa: BLE001 - Py4J errors become one line
+    except Exception as err:
         raise translate_start_error(err, master) from err
 
 
@@ -246,7 +246,7 @@ def _submitted_session(master: str | None, *, conf: dict[str, str] | None, app_n
             builder = builder.config(key, value)
     try:
         return builder.getOrCreate()
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         raise translate_start_error(err, "spark-submit") from err
 
 
@@ -260,7 +260,7 @@ def _start_quiet_context(spark_conf: Any) -> None:
     with open(log, "wb") as fh:
         try:
             gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": fh, "stderr": fh})
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             raise SparkUnavailable(
                 "Spark's JVM did not start", hint=f"see {log}, or run with -v"
             ) from err
@@ -304,7 +304,7 @@ def _connect_session(
 def _start(builder: Any, target: str) -> Any:
     try:
         return builder.getOrCreate()
-    except Exception as err:  # noqa: BLE001 - Py4J/gRPC errors become one line
+    except Exception as err:
         raise translate_start_error(err, target) from err
 
 

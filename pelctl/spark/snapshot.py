@@ -118,10 +118,10 @@ def describe_streams(raw: Any, keys: list[bytes]) -> list[StreamFacts]:
     """Lengths, groups, consumers and PEL summaries of ``keys``: two pipelined round trips.
 
     Keys deleted or retyped since SCAN are left out. A stream is a DLQ by the one rule of
-    :func:`pelctl.core.dlq.is_dlq_name` (named ``<stream>:dlq``, emptied or not), never by
+    :func:`pelctl.core.dlq.envelope.is_dlq_name` (named ``<stream>:dlq``, emptied or not), never by
     what its entries carry.
     """
-    from pelctl.core.dlq import is_dlq_name
+    from pelctl.core.dlq.envelope import is_dlq_name
 
     if not keys:
         return []
@@ -377,7 +377,7 @@ def pel_batches(
             yield batch
 
 
-def _pel_out(raw, stream, rows, origin, stream_text, group_text, names, with_payload):  # noqa: ANN001, ANN202, PLR0913
+def _pel_out(raw, stream, rows, origin, stream_text, group_text, names, with_payload):
     payloads = fetch_payloads(raw, stream, [r[0] for r in rows]) if with_payload else None
     return pel_batch(rows, origin, stream_text, group_text, names, payloads)
 
@@ -421,7 +421,7 @@ def consumers_batch(
                 judged = liveness.judge_group(
                     group_facts, modern=alive.modern,
                     dead_after_ms=liveness.DEFAULT_DEAD_AFTER_MS,
-                    clients=lambda: alive.clients,  # noqa: B023 - called at once
+                    clients=lambda: alive.clients,
                 )  # fmt: skip
             for c in g.consumer_rows:
                 inactive = c.get(b"inactive")
@@ -516,15 +516,6 @@ def _records_batch(pa: Any, table: str, records: dict[str, list[Any]], origin: O
     return pa.RecordBatch.from_arrays(columns, schema=schema)
 
 
-def _int_or_none(value: bytes | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
-
-
 def _time_or_none(value: bytes | None) -> datetime | None:
     """``_dlq_at``: epoch milliseconds (what pelctl writes) or ISO 8601 text."""
     if value is None:
@@ -543,18 +534,11 @@ def dlq_original_id(flat: list[bytes], prefix: bytes = DEFAULT_DLQ_PREFIX.encode
     """The first id of the message a dead letter holds (``dlq list``'s ORIGINAL ID): the
     lineage rule of :func:`pelctl.core.lineage.of_dead_letter`, for an envelope prefix
     ``prefix`` (``_dlq_``; the lineage fields' prefix is the part before ``dlq_``)."""
+    from pelctl.core.dlq import envelope
     from pelctl.core.lineage import of_dead_letter
 
-    field_prefix = prefix[: -len(b"dlq_")] if prefix.endswith(b"dlq_") else prefix
-    envelope = {prefix + n for n in (b"source", b"group", b"id", b"owner", b"deliveries",
-                                     b"idle_ms", b"reason", b"at")}  # fmt: skip
-    pairs = list(field_pairs(flat))
-    dlq_id = None
-    for k, v in pairs:
-        if k == prefix + b"id":
-            dlq_id = v
-    fields = [(k, v) for k, v in pairs if k not in envelope]
-    original, _prior = of_dead_letter(fields, dlq_id, None, field_prefix)
+    env, fields, _raw = envelope.split(flat, prefix)
+    original, _prior = of_dead_letter(fields, env.get("id"), None, envelope.field_prefix_of(prefix))
     return original
 
 
@@ -576,9 +560,12 @@ def dlq_batches(
     fields (their prefix is ``prefix`` without its ``dlq_``), else ``{prefix}id``."""
     import pyarrow as pa
 
+    from pelctl.core.dlq import envelope
+    from pelctl.core.lineage import of_dead_letter
+
     names = names or _Names()
     stream_text = names(stream)
-    marker = prefix + b"source"
+    lineage_prefix = envelope.field_prefix_of(prefix)
     cols = (
         "id",
         "source",
@@ -624,33 +611,24 @@ def dlq_batches(
         while True:
             entries = raw.execute_command("XRANGE", stream, start, "+", "COUNT", page)
             for entry_id, flat in entries:
-                fields = reply_pairs(flat)
-                if marker not in fields:
+                env, original, _raw = envelope.split(flat, prefix)
+                if "source" not in env:
                     continue
                 records["id"].append(entry_id)
-                records["source"].append(names(fields[marker]))
-                for col, key in (
-                    ("source_group", b"group"),
-                    ("owner", b"owner"),
-                    ("reason", b"reason"),
-                ):
-                    value = fields.get(prefix + key)
+                records["source"].append(names(env["source"]))
+                for col, key in (("source_group", "group"), ("owner", "owner"),
+                                 ("reason", "reason")):  # fmt: skip
+                    value = env.get(key)
                     records[col].append(escape(value) if value is not None else None)
-                first = dlq_original_id(flat, prefix)
+                first, _prior = of_dead_letter(original, env.get("id"), None, lineage_prefix)
                 records["original_id"].append(escape(first) if first is not None else None)
-                records["deliveries"].append(_int_or_none(fields.get(prefix + b"deliveries")))
-                records["idle_ms"].append(_int_or_none(fields.get(prefix + b"idle_ms")))
-                records["dlq_at"].append(_time_or_none(fields.get(prefix + b"at")))
+                records["deliveries"].append(envelope.number(env, "deliveries"))
+                records["idle_ms"].append(envelope.number(env, "idle_ms"))
+                records["dlq_at"].append(_time_or_none(env.get("at")))
                 if with_payload:
-                    original = [(k, v) for k, v in field_pairs(flat)
-                                if not k.startswith(prefix)]  # fmt: skip
-                    records["payload"].append(
-                        [
-                            (names(k), escape(v))
-                            for k, v in fields.items()
-                            if not k.startswith(prefix)
-                        ]
-                    )
+                    # The original fields, each name once (its last value), in order.
+                    last = dict(original)
+                    records["payload"].append([(names(k), escape(v)) for k, v in last.items()])
                     fmt, doc = decoded_columns(original)
                 else:
                     records["payload"].append(None)
@@ -801,15 +779,17 @@ class SnapshotResult:
         return self.rows.get("pel", 0) / self.seconds if self.seconds > 0 else 0.0
 
     def to_json(self) -> dict[str, Any]:
+        """What ``pelctl snapshot -o json`` prints (docs/schemas/snapshot.json), in the one
+        JSON vocabulary: numbers of things end in ``_count``."""
         return {
             "path": self.path,
             "snapshot_at": self.snapshot_at,
             "snapshot_time": self.snapshot_time.isoformat().replace("+00:00", "Z"),
-            "servers": self.servers,
-            "streams": self.streams,
-            "groups": self.groups,
-            "rows": dict(self.rows),
-            "seconds": round(self.seconds, 3),
+            "server_count": self.servers,
+            "stream_count": self.streams,
+            "group_count": self.groups,
+            "row_counts": dict(self.rows),
+            "duration_s": round(self.seconds, 3),
             "pel_rows_per_s": round(self.pel_rows_per_s),
         }
 
@@ -969,7 +949,7 @@ class _NodeCache:
         self.conn = conn
         self.seen: dict[int, NodeLiveness] = {}
 
-    def __call__(self, node: Any) -> NodeLiveness:  # noqa: ANN401
+    def __call__(self, node: Any) -> NodeLiveness:
         if id(node) not in self.seen:
             self.seen[id(node)] = node_liveness(self.conn, node)
         return self.seen[id(node)]

@@ -1,7 +1,8 @@
 """Operator actions of the dashboard: declarations, requests, plans and outcomes (headless).
 
-Every action is dangerous: it goes through the confirmation modal that shows the plan, is
-hidden and refused in read-only mode, and is audited by the command layer like the CLI.
+Each action names the command layer's declaration of its mutation, which says whether it
+is dangerous (confirmation modal showing the plan, hidden and refused in read-only mode);
+the one runner (:mod:`pelctl.core.runner`) audits it like the CLI.
 A request targets either explicit entry ids (the marked rows, or the row under the cursor)
 or every entry matching the current filter; the plan says which, and how many.
 """
@@ -9,45 +10,54 @@ or every entry matching the current filter; the plan says which, and how many.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import PendingFilter
 from pelctl.render.table import Column
 
+if TYPE_CHECKING:
+    from pelctl.core.mutations import Mutation
+
 PREVIEW_ROWS = 50
-# The TUI's action names -> the command layer's mutation names (plan files, audit lines).
-MUTATION_NAMES = {
-    "claim": "claim",
-    "requeue": "requeue",
-    "ack": "ack",
-    "dlq_move": "dlq-move",
-    "prune": "consumers-prune",
-    "dlq_replay": "dlq-replay",
-}
 
 
 @dataclass(frozen=True, slots=True)
 class ActionSpec:
-    name: str  # the command layer's action name (audit, plan)
+    """How the dashboard offers a mutation: its key, title and the inputs it gathers. What
+    the mutation is (dangerous or not, its verbs, its outcome) is its declaration's
+    (:attr:`declaration`), named by ``mutation``."""
+
+    name: str  # the dashboard's action name (bindings: op_<name>)
     title: str
     key: str
     description: str
     target: str  # entries | consumer | dlq
     asks: tuple[str, ...] = ()  # inputs gathered before planning: to_consumer, reason
-    dangerous: bool = True  # every one is; the command layer's declaration has the final say
+    mutation: str = ""  # the declaration's name (plan files, audit lines); default: name
+
+    @property
+    def declaration(self) -> Mutation:
+        return _declared(self.mutation or self.name)
 
 
-def is_dangerous(action: str) -> bool:
-    """The command layer's ``dangerous`` marker for ``action`` (hidden in read-only mode)."""
+def spec(action: str) -> ActionSpec:
+    """The dashboard's spec of ``action``; a mutation declared in the command layer that the
+    dashboard has no key for gets one from its declaration alone (title from its verb), so
+    a request naming it plans, confirms and applies like any other."""
+    if action in ACTIONS:
+        return ACTIONS[action]
+    mutation = _declared(action)
+    target = "consumer" if mutation.subject == "consumer" else "entries"
+    return ActionSpec(action, mutation.verb.capitalize(), "", mutation.summary, target,
+                      mutation=mutation.name)  # fmt: skip
+
+
+def _declared(name: str) -> Mutation:
     from pelctl.core import mutations
 
-    if action == "dlq_replay":
-        import pelctl.core.dlq  # noqa: F401 - declares dlq-replay
-    try:
-        return mutations.get(MUTATION_NAMES[action]).dangerous
-    except Exception:  # noqa: BLE001 - unknown to this build: treat as dangerous
-        return True
+    return mutations.get(name)
 
 
 ACTIONS: dict[str, ActionSpec] = {
@@ -61,6 +71,7 @@ ACTIONS: dict[str, ActionSpec] = {
             "plan is skipped, never stolen)",
             "entries",
             asks=("to_consumer",),
+            mutation="claim",
         ),
         ActionSpec(
             "requeue",
@@ -69,6 +80,7 @@ ACTIONS: dict[str, ActionSpec] = {
             "Re-add each entry with its lineage (_retry_count +1, _prior_deliveries, "
             "_original_id), then ack the old id (one script: no window where it is lost)",
             "entries",
+            mutation="requeue",
         ),
         ActionSpec(
             "ack",
@@ -76,6 +88,7 @@ ACTIONS: dict[str, ActionSpec] = {
             "a",
             "XACK the entries: they leave the PEL and are never processed again",
             "entries",
+            mutation="ack",
         ),
         ActionSpec(
             "dlq_move",
@@ -84,6 +97,7 @@ ACTIONS: dict[str, ActionSpec] = {
             "Quarantine the entries into the dead-letter stream with an envelope, then ack",
             "entries",
             asks=("reason",),
+            mutation="dlq-move",
         ),
         ActionSpec(
             "dlq_replay",
@@ -91,6 +105,7 @@ ACTIONS: dict[str, ActionSpec] = {
             "p",
             "Put dead-lettered entries back on their source stream, exactly once",
             "dlq",
+            mutation="dlq-replay",
         ),
         ActionSpec(
             "prune",
@@ -100,6 +115,7 @@ ACTIONS: dict[str, ActionSpec] = {
             "reassigned first",
             "consumer",
             asks=("reassign_to",),
+            mutation="consumers-prune",
         ),
     )
 }
@@ -144,7 +160,7 @@ class ActionRequest:
 
     @property
     def spec(self) -> ActionSpec:
-        return ACTIONS[self.action]
+        return spec(self.action)
 
     @property
     def scope(self) -> str:

@@ -128,7 +128,7 @@ class PelctlApp(App[None]):
         from pelctl.tui.screens.group_picker import GroupPickerScreen
 
         if not choices:
-            from pelctl.core.dlq import is_dlq_name
+            from pelctl.core.dlq.envelope import is_dlq_name
 
             if is_dlq_name(stream):  # `pelctl tui orders:dlq`: a dead-letter stream
                 self.open_dlq(stream)
@@ -198,8 +198,7 @@ class PelctlApp(App[None]):
 
     def run_jump(self, line: str, under: Screen | None = None) -> None:
         from pelctl.base.errors import UsageError
-        from pelctl.core.dlq import is_dlq_name
-        from pelctl.core.inspect import dlq_key
+        from pelctl.core.dlq.envelope import default_dlq, is_dlq_name
         from pelctl.tui import jumps
         from pelctl.tui.screens.group import GroupScreen
 
@@ -239,7 +238,7 @@ class PelctlApp(App[None]):
             if is_dlq_name(jump.arg):
                 self.open_dlq(jump.arg)
             else:
-                self.open_dlq(dlq_key(jump.arg), source=jump.arg)
+                self.open_dlq(default_dlq(jump.arg), source=jump.arg)
             return
         open_dlq = getattr(under, "action_open_dlq", None)
         if open_dlq is None:

@@ -1,17 +1,18 @@
 """Operator actions over the command layer's repair API (headless).
 
-The dashboard runs every repair exactly as the CLI does (``pelctl/cli/mutate.py``), through
-the one declaration of each mutation (:mod:`pelctl.core.mutations`):
+The dashboard runs every repair through the one runner (:mod:`pelctl.core.runner`), exactly
+as the CLI does, driven by the declaration each action names (:attr:`ActionSpec.mutation`):
 
 1. refused in read-only mode; the audit log must be writable before anything is planned;
-2. plan (read-only, on the action connection) -> shown in the confirmation modal;
+2. plan (read-only, on the action connection) -> shown in the confirmation modal, which is
+   the dashboard's confirmation: :func:`apply` runs only once the modal said yes;
 3. apply (each item re-verified on the server, atomically with its change), then one audit
    line with ``surface: "tui"`` (or an error line when the apply stopped half-way). When
    that line cannot be written the outcome still says what was applied, with
    ``not_audited`` set: the dashboard shows "applied, NOT audited", never "failed".
 
-Entry repairs go through ``mutations.plan/apply``; replay through ``pelctl.core.dlq``. Rows
-for the modal come from the shared renderers (``pelctl.render.repair`` / ``.dlq``).
+Rows for the modal come from the shared renderers (``pelctl.render.repair`` / ``.dlq``); the
+outcome's counts and headline are the result's own fields.
 """
 
 from __future__ import annotations
@@ -20,10 +21,7 @@ from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pelctl.base.errors import ReadOnlyRefused
 from pelctl.tui.actions import (
-    ACTIONS,
-    MUTATION_NAMES,
     PREVIEW_ROWS,
     ActionOutcome,
     ActionPlan,
@@ -31,6 +29,8 @@ from pelctl.tui.actions import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pelctl.redis.connection import Connection
 
 
@@ -49,21 +49,14 @@ class ActionContext(Protocol):
 DETAIL_LIMIT = 20_000
 
 
-def _refuse_read_only(source: ActionContext, request: ActionRequest) -> None:
-    if source.read_only:
-        raise ReadOnlyRefused(
-            f"{ACTIONS[request.action].title} refused: read-only mode is on",
-            hint="read-only comes from --read-only, PELCTL_READ_ONLY or the context",
-        )
-
-
-def _targets(request: ActionRequest) -> Any:  # noqa: ANN401 - core Targets, imported lazily
+def _targets(request: ActionRequest) -> Any:  # core Targets, imported lazily
     from pelctl.core.mutations import Targets
 
-    if request.action == "prune":
+    target = request.spec.target
+    if target == "consumer":
         return Targets(consumer=request.consumer)
-    if request.action == "dlq_replay":
-        from pelctl.core.dlq import DlqTargets
+    if target == "dlq":
+        from pelctl.core.dlq.common import DlqTargets
 
         return DlqTargets(ids=request.ids)
     if request.ids:
@@ -74,7 +67,7 @@ def _targets(request: ActionRequest) -> Any:  # noqa: ANN401 - core Targets, imp
     return Targets(consumer=f.consumer, min_idle_ms=f.min_idle_ms, min_deliveries=f.min_deliveries)
 
 
-def _options(source: ActionContext, request: ActionRequest) -> Any:  # noqa: ANN401
+def _options(source: ActionContext, request: ActionRequest) -> Any:
     from pelctl.core.mutations import Options
 
     if request.action == "claim":
@@ -90,42 +83,35 @@ def _options(source: ActionContext, request: ActionRequest) -> Any:  # noqa: ANN
             assume_dead=request.assume_dead,
         )
     if request.action == "dlq_replay":
-        from pelctl.core.dlq import ReplayOptions
+        from pelctl.core.dlq.common import ReplayOptions
 
         return ReplayOptions()
     return Options()
 
 
 def plan(source: ActionContext, request: ActionRequest) -> ActionPlan:
-    from pelctl.core import audit, mutations
+    from pelctl.core import mutations, runner
 
-    _refuse_read_only(source, request)
-    audit.ensure_writable()
+    spec = request.spec
+    mutation = spec.declaration
+    runner.refuse(mutation, read_only=source.read_only)
     conn = source.action_conn
     targets, options = _targets(request), _options(source, request)
-    if request.action == "dlq_replay":
-        from pelctl.core.dlq import plan_dlq
-
-        core_plan = plan_dlq(conn, "dlq-replay", request.dlq or b"", targets, options)
+    if spec.target == "dlq":  # the plan's stream is the dead-letter stream; no group
+        stream, group, detail = request.dlq or b"", b"", False
     else:
+        stream, group = request.stream, request.group or b""
         detail = bool(request.ids) or (request.expected or 0) <= DETAIL_LIMIT
-        core_plan = mutations.plan(
-            conn,
-            MUTATION_NAMES[request.action],
-            request.stream,
-            request.group or b"",
-            targets,
-            options,
-            detail=detail,
-        )
+    core_plan = mutations.plan(conn, mutation.name, stream, group, targets, options,
+                               detail=detail)  # fmt: skip
     return to_view(request, core_plan)
 
 
-def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:  # noqa: ANN401
+def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:
     """The command layer's plan as the modal shows it (rows from the shared renderers)."""
     from pelctl.base.binary import escape
 
-    if request.action == "dlq_replay":
+    if request.spec.target == "dlq":
         from pelctl.render import dlq as render_dlq
 
         columns = render_dlq.plan_columns(core_plan)
@@ -139,7 +125,7 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:  # noqa: ANN4
         items = list(islice(render_repair.plan_rows(core_plan), PREVIEW_ROWS))
         summary_text = render_repair.plan_summary(core_plan)
         where = f"{escape(request.stream)} / {escape(request.group or b'')}"
-    spec = ACTIONS[request.action]
+    spec = request.spec
     summary: list[tuple[str, str]] = [
         ("Action", f"{spec.title}: {spec.description}"),
         ("Target", where),
@@ -193,70 +179,40 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:  # noqa: ANN4
 
 
 def apply(source: ActionContext, plan: ActionPlan) -> ActionOutcome:
-    from pelctl.core import audit, mutations
+    """Apply a plan the modal confirmed, through the runner (re-verified, audited)."""
+    from pelctl.core import runner
 
-    _refuse_read_only(source, plan.request)
     core_plan = plan.handle
-    conn = source.action_conn
-    settings = conn.settings
-    params = _params(plan.request, core_plan)
-    try:
-        result = mutations.apply(conn, core_plan)
-    except Exception as err:
-        # Some items may have changed before the error: the audit log says so, as the CLI's.
-        try:
-            audit.append(
-                audit.error_entry(
-                    core_plan.action,
-                    core_plan.stream,
-                    core_plan.group,
-                    err,
-                    server=settings.redacted_url,
-                    context=settings.context,
-                    params=params,
-                    surface="tui",
-                    secrets=settings.secrets,
-                )
-            )
-        except OSError:
-            pass  # the apply's own error is the one to show
-        raise
+    runner.refuse_read_only(core_plan.mutation.name, source.read_only)  # never a stale plan
+    tui = runner.Surface("tui", confirm=_confirmed_by_modal)
+    done = runner.execute(source.action_conn, [core_plan], tui)
+    (result,) = done.results
     outcome = to_outcome(plan.request, result)
-    try:
-        audit.record(
-            result,
-            server=settings.redacted_url,
-            context=settings.context,
-            params=params,
-            surface="tui",
-            secrets=settings.secrets,
-        )
-    except OSError as err:
+    if done.not_audited is not None:
         # The change happened: report it as applied, with the audit failure, never "failed".
-        problem = audit.not_audited(err, action=core_plan.action, applied=result.applied)
-        outcome = replace(outcome, not_audited=problem.message)
+        outcome = replace(outcome, not_audited=done.not_audited.message)
     return outcome
 
 
-def _params(request: ActionRequest, core_plan: Any) -> dict[str, Any]:  # noqa: ANN401
-    if request.action == "dlq_replay":
-        from pelctl.core.dlq import params
-
-        return params(core_plan)
-    from pelctl.core.plan import params_json
-
-    return params_json(core_plan)
+def _confirmed_by_modal(plans: Sequence[Any]) -> bool:
+    """The dashboard's confirmation is its modal (``ConfirmScreen``), answered before
+    :func:`apply` is called at all: a cancel never reaches the runner."""
+    del plans
+    return True
 
 
-def to_outcome(request: ActionRequest, result: Any) -> ActionOutcome:  # noqa: ANN401
+def to_outcome(request: ActionRequest, result: Any) -> ActionOutcome:
+    """The result as the notification shows it: its counts and headline (the declaration's
+    :meth:`~pelctl.core.mutations.Mutation.outcome`) from the result's fields; the details
+    are the shared renderer's lines under its headline, the first failures and the notes."""
     from pelctl.base.binary import escape
 
-    if request.action == "dlq_replay":
+    if request.spec.target == "dlq":
         from pelctl.render.dlq import result_summary
     else:
         from pelctl.render.repair import result_summary
-    lines = result_summary(result).splitlines()
-    details = [line.strip() for line in lines[1:]]
+    headline, *lines = result_summary(result).splitlines()
+    details = [line.strip() for line in lines]
     details += [f"{escape(i.id)}: {i.outcome} {i.detail}".strip() for i in result.failed[:5]]
     details += list(result.notes)
     return ActionOutcome(
@@ -265,6 +221,6 @@ def to_outcome(request: ActionRequest, result: Any) -> ActionOutcome:  # noqa: A
         result.applied,
         result.skipped,
         len(result.failed),
-        lines[0],
+        result.headline or headline,
         tuple(details),
     )

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Protocol
 from pelctl.base.binary import escape
 from pelctl.base.errors import OperationFailed, PelctlError, StreamNotFound
 from pelctl.core.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
-from pelctl.core.dlq import DlqEntry
-from pelctl.core.inspect import DEFAULT_DEAD_AFTER_MS, dlq_key, inspect_stream
+from pelctl.core.dlq.envelope import DlqEntry, default_dlq
+from pelctl.core.inspect import DEFAULT_DEAD_AFTER_MS, inspect_stream
 from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
 from pelctl.redis.connection import Connection
 
@@ -216,7 +216,7 @@ class RedisSource:
         rows = []
         for name in sorted(found):
             s = found[name]
-            dlq = found.get(dlq_key(name))
+            dlq = found.get(default_dlq(name))
             rows.append(StreamRow(s, dlq.stream if dlq else None, dlq.length if dlq else None))
         return StreamsSnapshot(tuple(rows), time.time())
 
@@ -279,7 +279,7 @@ class RedisSource:
         )
 
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot:
-        from pelctl.core import dlq as core_dlq
+        from pelctl.core.dlq import read as core_dlq
 
         with typed_errors("dlq"):
             try:

@@ -100,7 +100,7 @@ class ChaosResult:
 # -- the child processes -----------------------------------------------------------------------
 
 
-def _client(port: int):  # noqa: ANN202
+def _client(port: int):
     """A raw client (no response callbacks: XPENDING/XINFO replies as the server sends them)."""
     import redis
     from redis.backoff import NoBackoff
@@ -179,7 +179,7 @@ class _Server:
         self.port = sv.free_port()
         self.server = self._start()
 
-    def _start(self):  # noqa: ANN202
+    def _start(self):
         return self.sv.spawn(
             self.binary, ["--appendonly", "yes", "--appendfsync", "always", "--save", ""],
             port=self.port, workdir=self.dir,
@@ -194,7 +194,7 @@ class _Server:
         self.server.kill(signal.SIGTERM)
 
 
-def _spawn(args: list[str], env: dict[str, str] | None = None, log: str | None = None):  # noqa: ANN202
+def _spawn(args: list[str], env: dict[str, str] | None = None, log: str | None = None):
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
     try:
         return subprocess.Popen(
@@ -330,7 +330,7 @@ def _processed(root: Path) -> Counter:
     return counts
 
 
-def _dlq_messages(r) -> tuple[set[int], int, int]:  # noqa: ANN001
+def _dlq_messages(r) -> tuple[set[int], int, int]:
     seen: set[int] = set()
     entries = bad = 0
     for _id, flat in r.execute_command("XRANGE", DLQ, "-", "+"):

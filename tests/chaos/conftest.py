@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+def pytest_terminal_summary(terminalreporter) -> None:
     from tests.chaos import test_chaos_reclaim as chaos
 
     if not chaos.FIGURES:

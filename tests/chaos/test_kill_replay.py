@@ -31,7 +31,7 @@ from collections import Counter
 import pytest
 import redis
 
-from pelctl.core.dlq import marker_key
+from pelctl.core.dlq.copies import marker_key
 from tests.integration.dlq_builders import copies_by_marker, dlq_ids, fill, raw
 
 pytestmark = pytest.mark.slow
@@ -92,7 +92,7 @@ def check(r: redis.Redis, originals: set[bytes], cross: bool) -> tuple[int, int,
 def test_replay_killed_at_random_points_copies_each_entry_exactly_once(
     r: redis.Redis,
     redis_server,
-    cross: bool,  # noqa: ANN001
+    cross: bool,
 ) -> None:
     raw(r).execute_command("XADD", SOURCE, "*", "seed", "1")
     originals = set(fill(r, DLQ, SOURCE, ENTRIES))

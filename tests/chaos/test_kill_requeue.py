@@ -129,7 +129,7 @@ def raw(r: redis.Redis) -> redis.Redis:
     return strip_callbacks(r)
 
 
-def test_requeue_killed_at_random_points_loses_and_doubles_nothing(r, raw, redis_server) -> None:  # noqa: ANN001
+def test_requeue_killed_at_random_points_loses_and_doubles_nothing(r, raw, redis_server) -> None:
     originals = build(r, ENTRIES)
     last = originals[-1]
     rng = random.Random(int(os.environ.get("PELCTL_KILL_SEED", time.time())))
@@ -155,7 +155,7 @@ def test_requeue_killed_at_random_points_loses_and_doubles_nothing(r, raw, redis
 @pytest.mark.parametrize("cross_slot", [False, True], ids=["atomic", "cross-slot"])
 def test_dlq_move_killed_at_random_points_never_loses(
     r, raw, redis_server, cross_slot: bool
-) -> None:  # noqa: ANN001
+) -> None:
     n = max(ENTRIES // 4, 1_000)
     originals = build(r, n)
     rng = random.Random(int(os.environ.get("PELCTL_KILL_SEED", time.time())) + cross_slot)
@@ -184,7 +184,7 @@ def test_dlq_move_killed_at_random_points_never_loses(
     assert "applying" in kills, kills
 
 
-def test_ctrl_c_mid_requeue_stops_cleanly_and_is_audited(r, raw, redis_server) -> None:  # noqa: ANN001
+def test_ctrl_c_mid_requeue_stops_cleanly_and_is_audited(r, raw, redis_server) -> None:
     import json
 
     from pelctl.base.paths import audit_path

@@ -79,7 +79,7 @@ def run_killed(url: str, kill_before: str) -> int:
 
 
 @pytest.mark.parametrize("moment", ["after-lease", "after-copy"])
-def test_requeue_of_a_wide_entry_killed_in_the_ordered_path(r, redis_server, moment) -> None:  # noqa: ANN001
+def test_requeue_of_a_wide_entry_killed_in_the_ordered_path(r, redis_server, moment) -> None:
     batch = build_batch(r)
     # "after-lease": killed as the copy is sent; "after-copy": killed as the ack is sent.
     code = run_killed(redis_server.url, "copy" if moment == "after-lease" else "lease_ack")

@@ -16,7 +16,7 @@ from pelctl.demo.timeshift import backdate_consumers
 HOUR = 3_600_000
 
 
-def _hostile(r, stream: bytes, group: bytes, consumer: bytes) -> None:  # noqa: ANN001
+def _hostile(r, stream: bytes, group: bytes, consumer: bytes) -> None:
     """A dead consumer holding poison (4 entries) and one other entry: inspect advises the
     dlq move of the poison, then the requeue of the rest."""
     sc.add_entries(r, stream, 5)
@@ -35,7 +35,7 @@ def _hostile(r, stream: bytes, group: bytes, consumer: bytes) -> None:  # noqa: 
         (b"-bin\xff'q", b'--grp \\ "x"', b"-c\tz"),  # needs escaping and shell quoting
     ],
 )
-def test_advice_commands_paste_back_to_the_same_stream(cli, r, stream, group, consumer) -> None:  # noqa: ANN001
+def test_advice_commands_paste_back_to_the_same_stream(cli, r, stream, group, consumer) -> None:
     _hostile(r, stream, group, consumer)
     doc = cli("inspect", "-o", "json", "--", escape(stream)).json
     commands = [a["command"] for a in doc["advice"] if a.get("command")]

@@ -73,7 +73,7 @@ def assert_not_audited(
     assert hint in res.stderr, res.stderr
 
 
-def test_ack_applied_but_not_audited_prints_the_result_and_exits_6(r, redis_server) -> None:  # noqa: ANN001
+def test_ack_applied_but_not_audited_prints_the_result_and_exits_6(r, redis_server) -> None:
     stuck, fresh = incident(r)
     log = existing_log()
     res = run_limited(redis_server.url, "ack", "orders", "billing", "--idle", "30m", "--yes",
@@ -85,7 +85,7 @@ def test_ack_applied_but_not_audited_prints_the_result_and_exits_6(r, redis_serv
     assert log.read_text() == OLD_LINE
 
 
-def test_the_text_result_is_printed_too(r, redis_server) -> None:  # noqa: ANN001
+def test_the_text_result_is_printed_too(r, redis_server) -> None:
     incident(r)
     existing_log()
     res = run_limited(redis_server.url, "requeue", "orders", "billing", "--idle", "30m",
@@ -95,7 +95,7 @@ def test_the_text_result_is_printed_too(r, redis_server) -> None:  # noqa: ANN00
     assert len([e for e in entries(r, S) if b"_original_id" in e[1]]) == 20
 
 
-def test_a_line_cut_short_by_the_limit_never_swallows_the_next_record(r, redis_server) -> None:  # noqa: ANN001
+def test_a_line_cut_short_by_the_limit_never_swallows_the_next_record(r, redis_server) -> None:
     stuck, _ = incident(r, dead=3)
     log = existing_log()
     # Room for 25 more bytes: the line is written in part, then the write fails.
@@ -107,7 +107,7 @@ def test_a_line_cut_short_by_the_limit_never_swallows_the_next_record(r, redis_s
     assert audit.tail(5) == [{"old": "record"}, {"next": "record"}]
 
 
-def test_apply_of_a_plan_applied_but_not_audited(cli, r, redis_server, tmp_path) -> None:  # noqa: ANN001
+def test_apply_of_a_plan_applied_but_not_audited(cli, r, redis_server, tmp_path) -> None:
     stuck, fresh = incident(r)
     path = tmp_path / "plan.json"
     assert cli("ack", "orders", "billing", "--idle", "30m", "--plan-out", str(path)).exit_code == 0
@@ -118,7 +118,7 @@ def test_apply_of_a_plan_applied_but_not_audited(cli, r, redis_server, tmp_path)
     assert set(pel(r)) == set(fresh)
 
 
-def test_dlq_purge_applied_but_not_audited(r, redis_server) -> None:  # noqa: ANN001
+def test_dlq_purge_applied_but_not_audited(r, redis_server) -> None:
     fill(r, b"orders:dlq", b"orders", 5)
     existing_log()
     res = run_limited(redis_server.url, "dlq", "purge", "orders:dlq", "--all", "--yes",
@@ -128,7 +128,7 @@ def test_dlq_purge_applied_but_not_audited(r, redis_server) -> None:  # noqa: AN
     assert r.xlen(b"orders:dlq") == 0
 
 
-def test_dlq_replay_stops_at_the_first_dlq_it_could_not_audit(r, redis_server) -> None:  # noqa: ANN001
+def test_dlq_replay_stops_at_the_first_dlq_it_could_not_audit(r, redis_server) -> None:
     for name in (b"a", b"b"):
         sc.add_entries(r, name, 1)
         fill(r, name + b":dlq", name, 3)
@@ -141,7 +141,7 @@ def test_dlq_replay_stops_at_the_first_dlq_it_could_not_audit(r, redis_server) -
     assert (r.xlen(b"b:dlq"), r.xlen(b"b")) == (3, 1)  # fail closed: not touched
 
 
-def test_reclaim_once_applied_but_not_audited(r, redis_server) -> None:  # noqa: ANN001
+def test_reclaim_once_applied_but_not_audited(r, redis_server) -> None:
     incident(r)
     existing_log()
     res = run_limited(redis_server.url, "reclaim", "orders", "-g", "billing", "--idle", "30m",
@@ -154,7 +154,7 @@ def test_reclaim_once_applied_but_not_audited(r, redis_server) -> None:  # noqa:
     assert failed["level"] == "error" and failed["policy"] == "stop"
 
 
-def test_an_unknown_audit_policy_is_a_usage_error(cli) -> None:  # noqa: ANN001
+def test_an_unknown_audit_policy_is_a_usage_error(cli) -> None:
     res = cli("reclaim", "s", "-g", "g", "--idle", "1m", "--on-audit-failure", "ignore")
     assert res.exit_code == 2
 
@@ -177,7 +177,7 @@ def test_an_unknown_audit_policy_is_a_usage_error(cli) -> None:  # noqa: ANN001
     ],
     ids=["file", "efbig", "directory", "refused", "dns", "timeout", "redis-py"],
 )  # fmt: skip
-def test_report_error_maps_only_socket_errors_to_exit_4(err, code, needle, capsys) -> None:  # noqa: ANN001
+def test_report_error_maps_only_socket_errors_to_exit_4(err, code, needle, capsys) -> None:
     from pelctl.cli.options import report_error
 
     assert report_error(err, None, 0) == code
@@ -187,7 +187,7 @@ def test_report_error_maps_only_socket_errors_to_exit_4(err, code, needle, capsy
         assert "cannot connect" not in stderr and "unexpected" not in stderr
 
 
-def test_a_plan_file_that_cannot_be_written_is_exit_1(cli, r, tmp_path) -> None:  # noqa: ANN001
+def test_a_plan_file_that_cannot_be_written_is_exit_1(cli, r, tmp_path) -> None:
     incident(r)
     (tmp_path / "file").write_text("")
     res = cli("ack", "orders", "billing", "--idle", "30m", "--plan-out",

@@ -43,7 +43,7 @@ WORDBREAKS = " \t\n\"'@><=;|&(:"
 
 
 @pytest.fixture
-def names(r) -> None:  # noqa: ANN001
+def names(r) -> None:
     """Streams orders, orders:dlq, payments, 'with space', 'glob*[name]' and a list; groups
     billing (consumers billing-1 and -2) and shipping on orders."""
     sc.add_entries(r, b"orders", 5)
@@ -56,7 +56,7 @@ def names(r) -> None:  # noqa: ANN001
     r.rpush(b"ordinary-list", b"x")  # not a stream: never offered
 
 
-def sub_env(redis_server, **extra: str) -> dict[str, str]:  # noqa: ANN001
+def sub_env(redis_server, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS", "_PELCTL"))}
     env.update(PELCTL_URL=redis_server.url, PATH=f"{BIN}:{env.get('PATH', '/usr/bin:/bin')}")
     env.update(extra)
@@ -67,7 +67,7 @@ def sub_env(redis_server, **extra: str) -> dict[str, str]:  # noqa: ANN001
 
 
 @functools.cache
-def command():  # noqa: ANN201 - the click command tree, built once (~0.1 s a build)
+def command():  # the click command tree, built once (~0.1 s a build)
     from pelctl.cli.app import app
 
     return typer.main.get_command(app)
@@ -181,7 +181,7 @@ def test_paths_complete_as_files_and_dirs() -> None:
     assert complete("pelctl --tls-ca ") == [""]
 
 
-def test_the_scripts_are_what_pelctl_completion_prints(cli) -> None:  # noqa: ANN001
+def test_the_scripts_are_what_pelctl_completion_prints(cli) -> None:
     for shell in ("bash", "zsh", "fish"):
         res = cli("completion", shell)
         assert res.exit_code == 0
@@ -208,7 +208,7 @@ def test_the_scripts_are_what_pelctl_completion_prints(cli) -> None:  # noqa: AN
 # -- live names, in-process -------------------------------------------------------------------
 
 
-def test_stream_group_and_consumer_names(redis_server, names, monkeypatch) -> None:  # noqa: ANN001
+def test_stream_group_and_consumer_names(redis_server, names, monkeypatch) -> None:
     monkeypatch.setenv("PELCTL_URL", redis_server.url)
     assert complete("pelctl inspect ") == [
         "glob\\*\\[name\\]",
@@ -250,7 +250,7 @@ def test_stream_group_and_consumer_names(redis_server, names, monkeypatch) -> No
 
 def test_names_come_from_the_server_the_command_would_use(
     redis_server, names, r, monkeypatch, tmp_path
-) -> None:  # noqa: ANN001
+) -> None:
     from tests.conftest import start_redis
 
     other = start_redis()
@@ -288,7 +288,7 @@ def test_names_come_from_the_server_the_command_would_use(
         other.stop()
 
 
-def test_a_tab_never_fails_loudly_nor_hangs(monkeypatch, tmp_path) -> None:  # noqa: ANN001
+def test_a_tab_never_fails_loudly_nor_hangs(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("PELCTL_URL", f"redis://127.0.0.1:{free_port()}/0")  # nobody there
     assert complete("pelctl inspect ") == []
     silent = socket.socket()  # accepts connections, never answers
@@ -349,7 +349,7 @@ def run_bash(lines: list[str], env: dict[str, str]) -> list[list[str]]:
     return [row.split("|") if row else [] for row in proc.stdout.split("\n")[: len(lines)]]
 
 
-def test_bash(redis_server, names) -> None:  # noqa: ANN001
+def test_bash(redis_server, names) -> None:
     cases = [
         ("pelctl insp", ["inspect"]),
         ("pelctl config u", ["use-context"]),
@@ -373,7 +373,7 @@ def test_bash(redis_server, names) -> None:  # noqa: ANN001
     assert not wrong, "\n".join(f"{line!r}: want {want}, got {got}" for line, want, got in wrong)
 
 
-def test_bash_with_click_s_variables_only(redis_server, names) -> None:  # noqa: ANN001
+def test_bash_with_click_s_variables_only(redis_server, names) -> None:
     """``COMP_WORDS``/``COMP_CWORD`` and ``_PELCTL_COMPLETE=bash_complete``, as with click."""
     env = sub_env(
         redis_server,
@@ -385,7 +385,7 @@ def test_bash_with_click_s_variables_only(redis_server, names) -> None:  # noqa:
     assert proc.stdout == "plain,billing\n" and proc.stderr == ""
 
 
-def test_fish(redis_server, names, tmp_path) -> None:  # noqa: ANN001
+def test_fish(redis_server, names, tmp_path) -> None:
     need_binary("fish")
     script = tmp_path / "pelctl.fish"
     script.write_text(completion.script("fish"))
@@ -462,7 +462,7 @@ class Tmux:
             check=True,
         ).stdout
 
-    def wait_for(self, pred, what: str, timeout: float = 30.0) -> str:  # noqa: ANN001
+    def wait_for(self, pred, what: str, timeout: float = 30.0) -> str:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             text = self.screen()
@@ -491,7 +491,7 @@ ZSH_INSTALLS = {
 
 
 @pytest.mark.parametrize("install", sorted(ZSH_INSTALLS))
-def test_zsh_in_a_real_terminal(redis_server, names, tmp_path, install) -> None:  # noqa: ANN001
+def test_zsh_in_a_real_terminal(redis_server, names, tmp_path, install) -> None:
     """An interactive zsh in tmux: type, press TAB, read the line back. Every TAB counts
     (the second TAB of a session used to complete nothing with click's template)."""
     need_binary("zsh")
@@ -537,7 +537,7 @@ def test_zsh_in_a_real_terminal(redis_server, names, tmp_path, install) -> None:
 # -- fast and light -----------------------------------------------------------------------
 
 
-def test_the_completion_path_loads_no_heavy_library(redis_server, names) -> None:  # noqa: ANN001
+def test_the_completion_path_loads_no_heavy_library(redis_server, names) -> None:
     code = textwrap.dedent("""\
         import json, sys
         from pelctl.cli.main import main

@@ -17,7 +17,7 @@ T0 = 1_700_000_000_000
 
 
 @pytest.fixture
-def orders(r):  # noqa: ANN001, ANN201
+def orders(r):
     """``orders`` (a source stream) and ``orders:dlq``: 4 entries, reasons boom/timeout."""
     sc.add_entries(r, b"orders", 2)
     return fill(r, b"orders:dlq", b"orders", 4, start_ms=T0)
@@ -34,7 +34,7 @@ def audit_lines() -> list[dict]:
 # -- list -----------------------------------------------------------------------------------
 
 
-def test_list_streams_ndjson_in_pipes(cli, orders) -> None:  # noqa: ANN001
+def test_list_streams_ndjson_in_pipes(cli, orders) -> None:
     res = cli("dlq", "list", "orders:dlq")
     assert res.exit_code == 0, res.stderr
     rows = res.ndjson
@@ -46,7 +46,7 @@ def test_list_streams_ndjson_in_pipes(cli, orders) -> None:  # noqa: ANN001
     assert first["age_ms"] > 0 and first["dlq"] == "orders:dlq"
 
 
-def test_list_table_and_formats(cli, orders) -> None:  # noqa: ANN001
+def test_list_table_and_formats(cli, orders) -> None:
     res = cli("dlq", "list", "orders:dlq", "-o", "plain")
     lines = res.stdout.splitlines()
     assert lines[0].split() == ["ID", "SOURCE", "ORIGINAL", "ID", "OWNER", "DELIV", "REASON",
@@ -59,7 +59,7 @@ def test_list_table_and_formats(cli, orders) -> None:  # noqa: ANN001
     assert len(csv) == 5
 
 
-def test_list_filters_order_and_limit(cli, orders) -> None:  # noqa: ANN001
+def test_list_filters_order_and_limit(cli, orders) -> None:
     def ids(*args: str) -> list[str]:
         res = cli("dlq", "list", "orders:dlq", *args)
         assert res.exit_code == 0, res.stderr
@@ -77,14 +77,14 @@ def test_list_filters_order_and_limit(cli, orders) -> None:  # noqa: ANN001
     assert res.exit_code == 2 and "exclude each other" in res.stderr
 
 
-def test_list_shows_how_many_were_left_out(cli, r) -> None:  # noqa: ANN001
+def test_list_shows_how_many_were_left_out(cli, r) -> None:
     fill(r, b"big:dlq", b"big", 105)
     res = cli("dlq", "list", "big:dlq", "-o", "plain")
     assert len(res.stdout.splitlines()) == 101
     assert "showing 100 of 105 dead-letter entries" in res.stderr
 
 
-def test_list_every_dlq_without_argument(cli, r, orders) -> None:  # noqa: ANN001
+def test_list_every_dlq_without_argument(cli, r, orders) -> None:
     fill(r, b"{pay}:dlq", b"{pay}", 2)
     sc.add_entries(r, b"plain", 3)
     rows = cli("dlq", "list").ndjson
@@ -96,7 +96,7 @@ def test_list_every_dlq_without_argument(cli, r, orders) -> None:  # noqa: ANN00
     assert res.exit_code == 2
 
 
-def test_no_dlq_at_all(cli, r) -> None:  # noqa: ANN001
+def test_no_dlq_at_all(cli, r) -> None:
     res = cli("dlq", "list", "-o", "plain")
     assert res.exit_code == 0 and "no dead-letter streams found" in res.stderr
     assert cli("dlq", "stats", "-o", "json").json["total"] == 0
@@ -104,7 +104,7 @@ def test_no_dlq_at_all(cli, r) -> None:  # noqa: ANN001
     assert res.exit_code == 0 and "no dead-letter streams found" in res.stderr
 
 
-def test_empty_dlq(cli, r) -> None:  # noqa: ANN001
+def test_empty_dlq(cli, r) -> None:
     add_dead(r, b"e:dlq", b"e")
     sc.raw(r).execute_command("XTRIM", b"e:dlq", "MAXLEN", 0)
     res = cli("dlq", "list", "e:dlq", "-o", "plain")
@@ -117,7 +117,7 @@ def test_empty_dlq(cli, r) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("command", [("list",), ("stats",), ("replay", "--yes"),
                                      ("purge", "--all", "--yes")])  # fmt: skip
-def test_missing_dlq_and_other_types_fail_in_one_line(cli, r, command) -> None:  # noqa: ANN001
+def test_missing_dlq_and_other_types_fail_in_one_line(cli, r, command) -> None:
     r.hset(b"h", b"a", b"1")
     res = cli("dlq", command[0], "h", *command[1:])
     assert res.exit_code == 3
@@ -130,7 +130,7 @@ def test_missing_dlq_and_other_types_fail_in_one_line(cli, r, command) -> None: 
 # -- show -----------------------------------------------------------------------------------
 
 
-def test_show_text_json_and_binary(cli, r) -> None:  # noqa: ANN001
+def test_show_text_json_and_binary(cli, r) -> None:
     fields = ((b"k\xff", b"\x00v\n"), (b"text", "café".encode()), (b"k\xff", b"again"))
     entry_id = add_dead(r, b"b\xfe:dlq", b"src\xff", fields, reason=b"bad").decode()
     res = cli("dlq", "show", "b\\xfe:dlq", entry_id, "-o", "plain")
@@ -152,7 +152,7 @@ def test_show_text_json_and_binary(cli, r) -> None:  # noqa: ANN001
 # -- stats ----------------------------------------------------------------------------------
 
 
-def test_stats_json_and_table(cli, r, orders) -> None:  # noqa: ANN001
+def test_stats_json_and_table(cli, r, orders) -> None:
     add_dead(r, b"orders:dlq", b"other", reason=b"boom", at_ms=T0 + 3_600_000)
     doc = cli("dlq", "stats", "orders:dlq", "-o", "json").json
     assert doc["total"] == 5
@@ -171,7 +171,7 @@ def test_stats_json_and_table(cli, r, orders) -> None:  # noqa: ANN001
 # -- replay ---------------------------------------------------------------------------------
 
 
-def test_replay_dry_run_changes_nothing(cli, r, orders) -> None:  # noqa: ANN001
+def test_replay_dry_run_changes_nothing(cli, r, orders) -> None:
     before = snapshot(r)
     res = cli("dlq", "replay", "orders:dlq", "--dry-run", "-o", "plain")
     assert res.exit_code == 0, res.stderr
@@ -187,7 +187,7 @@ def test_replay_dry_run_changes_nothing(cli, r, orders) -> None:  # noqa: ANN001
     assert audit_lines() == []
 
 
-def test_replay_needs_yes_without_a_terminal_and_is_audited(cli, r, orders) -> None:  # noqa: ANN001
+def test_replay_needs_yes_without_a_terminal_and_is_audited(cli, r, orders) -> None:
     before = snapshot(r)
     res = cli("dlq", "replay", "orders:dlq")
     assert res.exit_code == 2 and "needs confirmation" in res.stderr
@@ -213,7 +213,7 @@ def test_replay_needs_yes_without_a_terminal_and_is_audited(cli, r, orders) -> N
     assert r.xlen(b"orders:dlq") == 2 and r.xlen(b"orders") == 4
 
 
-def test_replay_confirmation_on_a_terminal(cli, r, orders, monkeypatch) -> None:  # noqa: ANN001
+def test_replay_confirmation_on_a_terminal(cli, r, orders, monkeypatch) -> None:
     monkeypatch.setattr("pelctl.cli.mutate.interactive", lambda: True)
     before = snapshot(r)
     res = cli("dlq", "replay", "orders:dlq", input="n\n")
@@ -227,7 +227,7 @@ def test_replay_confirmation_on_a_terminal(cli, r, orders, monkeypatch) -> None:
     assert r.xlen(b"orders:dlq") == 0
 
 
-def test_read_only_refuses_before_connecting(cli, r, orders) -> None:  # noqa: ANN001
+def test_read_only_refuses_before_connecting(cli, r, orders) -> None:
     before = snapshot(r)
     nowhere = {"PELCTL_URL": "redis://127.0.0.1:1/0"}
     for args in (("--read-only", "dlq", "replay", "--yes"),
@@ -242,7 +242,7 @@ def test_read_only_refuses_before_connecting(cli, r, orders) -> None:  # noqa: A
     assert_unchanged(before, r)
 
 
-def test_replay_options_to_envelope_retries(cli, r, orders) -> None:  # noqa: ANN001
+def test_replay_options_to_envelope_retries(cli, r, orders) -> None:
     res = cli("dlq", "replay", "orders:dlq", "--id", orders[0].decode(), "--to", "fixed",
               "--keep-envelope", "--keep-retries", "--yes")  # fmt: skip
     assert res.exit_code == 0, res.stderr
@@ -262,7 +262,7 @@ def test_replay_options_to_envelope_retries(cli, r, orders) -> None:  # noqa: AN
     assert res.exit_code == 2 and "not a stream id" in res.stderr
 
 
-def test_replay_partial_failure_exits_5_and_lists_what_stayed(cli, r, orders) -> None:  # noqa: ANN001
+def test_replay_partial_failure_exits_5_and_lists_what_stayed(cli, r, orders) -> None:
     bare = add_dead(r, b"orders:dlq", None).decode()
     res = cli("dlq", "replay", "orders:dlq", "--yes", "-o", "plain")
     assert res.exit_code == 5
@@ -271,7 +271,7 @@ def test_replay_partial_failure_exits_5_and_lists_what_stayed(cli, r, orders) ->
     assert r.xlen(b"orders:dlq") == 1
 
 
-def test_replay_every_dlq_with_forced_cross_slot(cli, r, orders) -> None:  # noqa: ANN001
+def test_replay_every_dlq_with_forced_cross_slot(cli, r, orders) -> None:
     sc.add_entries(r, b"{pay}", 1)
     fill(r, b"{pay}:dlq", b"{pay}", 3)
     env = {"PELCTL_FORCE_CROSS_SLOT": "1"}
@@ -287,12 +287,12 @@ def test_replay_every_dlq_with_forced_cross_slot(cli, r, orders) -> None:  # noq
     assert [line["stream"] for line in audit_lines()] == ["orders:dlq", "{pay}:dlq"]
 
 
-def test_replay_with_a_rate(cli, r, orders, monkeypatch) -> None:  # noqa: ANN001
-    from pelctl.core import dlq
+def test_replay_with_a_rate(cli, r, orders, monkeypatch) -> None:
+    from pelctl.core.dlq import common as dlq_common
     from tests.support.clock import FakeClock
 
     clock = FakeClock()  # time moves only when the replay sleeps: the pace, exactly
-    monkeypatch.setattr(dlq, "time", clock)
+    monkeypatch.setattr(dlq_common, "time", clock)
     res = cli("dlq", "replay", "orders:dlq", "--rate", "20/s", "--yes", "-o", "json")
     assert res.exit_code == 0 and res.json["applied"] == 4
     assert clock.elapsed == pytest.approx(0.1)  # 4 entries at 20/s, 2 saved up
@@ -302,7 +302,7 @@ def test_replay_with_a_rate(cli, r, orders, monkeypatch) -> None:  # noqa: ANN00
 # -- purge ----------------------------------------------------------------------------------
 
 
-def test_purge(cli, r, orders) -> None:  # noqa: ANN001
+def test_purge(cli, r, orders) -> None:
     new = fill(r, b"orders:dlq", b"orders", 2)  # dead-lettered now
     res = cli("dlq", "purge", "orders:dlq", "--yes")
     assert res.exit_code == 2 and "purge deletes for good" in res.stderr

@@ -13,17 +13,17 @@ from pelctl.demo import scenario as sc
 from tests.integration.dlq_builders import fill
 
 
-def dump(r, key: bytes) -> bytes:  # noqa: ANN001
+def dump(r, key: bytes) -> bytes:
     return r.dump(key)
 
 
-def producer_of_tenant_b(r) -> None:  # noqa: ANN001
+def producer_of_tenant_b(r) -> None:
     """What a producer allowed to write only ``tenantB:*`` can do: forge dead letters."""
     fill(r, b"tenantB:x:dlq", b"payments", 4)  # named like a DLQ, envelopes aim at payments
     fill(r, b"tenantB:inbox", b"payments", 2)  # another name, newest entry enveloped
 
 
-def test_replay_without_a_name_never_writes_where_a_producer_points(cli, r) -> None:  # noqa: ANN001
+def test_replay_without_a_name_never_writes_where_a_producer_points(cli, r) -> None:
     sc.add_entries(r, b"payments", 3)
     sc.add_entries(r, b"orders", 1)
     fill(r, b"orders:dlq", b"orders", 3)
@@ -52,7 +52,7 @@ def test_replay_without_a_name_never_writes_where_a_producer_points(cli, r) -> N
     assert r.xlen(b"payments") == 7
 
 
-def test_purge_without_a_name_reaches_only_streams_named_as_dlqs(cli, r) -> None:  # noqa: ANN001
+def test_purge_without_a_name_reaches_only_streams_named_as_dlqs(cli, r) -> None:
     fill(r, b"orders:dlq", b"orders", 2)
     producer_of_tenant_b(r)
     audit_trail = dump(r, b"tenantB:inbox")
@@ -65,7 +65,7 @@ def test_purge_without_a_name_reaches_only_streams_named_as_dlqs(cli, r) -> None
     assert named.exit_code == 0 and r.xlen(b"tenantB:inbox") == 0
 
 
-def test_one_rule_for_streams_stats_and_list(cli, r) -> None:  # noqa: ANN001
+def test_one_rule_for_streams_stats_and_list(cli, r) -> None:
     fill(r, b"orders:dlq", b"orders", 2)
     fill(r, b"emptied:dlq", b"e", 1)
     sc.raw(r).execute_command("XTRIM", b"emptied:dlq", "MAXLEN", 0)  # emptied: still a DLQ

@@ -24,7 +24,7 @@ REQUEUE = ("requeue", "orders", "billing", "--consumer", "billing-2", "--dry-run
 
 
 @pytest.fixture
-def stuck(r) -> list[bytes]:  # noqa: ANN001
+def stuck(r) -> list[bytes]:
     sc.add_entries(r, b"orders", N, {b"order_id": b"o", b"amount": b"1.00"})
     sc.create_group(r, b"orders", b"billing")
     ids = sc.deliver(r, b"orders", b"billing", b"billing-2", N)
@@ -61,7 +61,7 @@ def _id_lines(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("terminal", [False, True], ids=["pipe-plain", "terminal-table"])
-def test_summary_first_then_twenty_rows_then_how_many_more(stuck, mixed, terminal) -> None:  # noqa: ANN001
+def test_summary_first_then_twenty_rows_then_how_many_more(stuck, mixed, terminal) -> None:
     code, output, stdout = mixed(*REQUEUE, terminal=terminal)
     assert code == 0
     lines = output.splitlines()
@@ -73,7 +73,7 @@ def test_summary_first_then_twenty_rows_then_how_many_more(stuck, mixed, termina
     assert MORE not in stdout  # a message for the reader, on stderr
 
 
-def test_all_rows_shows_every_row(stuck, mixed) -> None:  # noqa: ANN001
+def test_all_rows_shows_every_row(stuck, mixed) -> None:
     code, output, _ = mixed(*REQUEUE, "--all-rows")
     assert code == 0
     assert output.splitlines()[0].startswith(SUMMARY)
@@ -81,7 +81,7 @@ def test_all_rows_shows_every_row(stuck, mixed) -> None:  # noqa: ANN001
     assert "more (--all-rows" not in output
 
 
-def test_machine_formats_carry_every_row(stuck, cli) -> None:  # noqa: ANN001
+def test_machine_formats_carry_every_row(stuck, cli) -> None:
     doc = cli(*REQUEUE, "-o", "json").json
     assert doc["dry_run"] and doc["matched"] == N
     assert [p["id"] for p in doc["plan"]] == stuck
@@ -94,7 +94,7 @@ def test_machine_formats_carry_every_row(stuck, cli) -> None:  # noqa: ANN001
         assert "more" not in res.stderr
 
 
-def test_notes_come_right_after_the_summary(stuck, mixed) -> None:  # noqa: ANN001
+def test_notes_come_right_after_the_summary(stuck, mixed) -> None:
     code, output, _ = mixed(*REQUEUE, "--no-lineage")
     assert code == 0
     lines = output.splitlines()
@@ -103,13 +103,13 @@ def test_notes_come_right_after_the_summary(stuck, mixed) -> None:  # noqa: ANN0
     assert lines[3].startswith("ID")
 
 
-def test_a_small_plan_shows_every_row_and_no_more_line(stuck, mixed) -> None:  # noqa: ANN001
+def test_a_small_plan_shows_every_row_and_no_more_line(stuck, mixed) -> None:
     code, output, _ = mixed(*REQUEUE, "--limit", "20")
     assert code == 0
     assert len(_id_lines(output)) == 20 and "more" not in output
 
 
-def test_dlq_replay_dry_run_leads_with_its_summaries(r, mixed) -> None:  # noqa: ANN001
+def test_dlq_replay_dry_run_leads_with_its_summaries(r, mixed) -> None:
     """Two dead-letter streams (found by discovery, --all): each summary first, then the first 20
     rows of both, then how many more."""
     for source in (b"orders", b"payments"):

@@ -36,7 +36,7 @@ def assert_no_secret(res: CliResult, *secrets: str) -> None:
 
 
 @pytest.fixture
-def data(r) -> None:  # noqa: ANN001
+def data(r) -> None:
     sc.add_entries(r, b"s", 10)
     sc.create_group(r, b"s", b"g")
     sc.deliver(r, b"s", b"g", b"c", 3)
@@ -66,7 +66,7 @@ def closed_url(password: str | None = None) -> str:
         ["pending", "nope", "g", "-o", "table"],
     ],
 )
-def test_missing_stream_exit_3(data, cli, args) -> None:  # noqa: ANN001
+def test_missing_stream_exit_3(data, cli, args) -> None:
     line = assert_one_error(cli(*args), 3, "nope", "not found")
     assert line == "error: stream nope not found"
 
@@ -83,20 +83,20 @@ def test_missing_stream_exit_3(data, cli, args) -> None:  # noqa: ANN001
         ["pending", "s", "nog", "-o", "csv"],
     ],
 )
-def test_missing_group_exit_3(data, cli, args) -> None:  # noqa: ANN001
+def test_missing_group_exit_3(data, cli, args) -> None:
     line = assert_one_error(cli(*args), 3, "nog", "s")
     assert line == "error: group nog not found on stream s"
 
 
 @pytest.mark.parametrize("key", ["a-string", "a-hash", "a-list", "a-set", "a-zset"])
 @pytest.mark.parametrize("command", [["inspect"], ["pending"]])
-def test_key_of_another_type_exit_3(data, cli, key, command) -> None:  # noqa: ANN001
+def test_key_of_another_type_exit_3(data, cli, key, command) -> None:
     args = [*command, key] + (["g"] if command == ["pending"] else [])
     kind = key.split("-")[1]
     assert_one_error(cli(*args), 3, key, f"is a {kind}, not a stream")
 
 
-def test_missing_consumer_is_exit_3_with_the_known_ones(data, cli) -> None:  # noqa: ANN001
+def test_missing_consumer_is_exit_3_with_the_known_ones(data, cli) -> None:
     """Issue 17: a consumer filter that matches no consumer is a typo, not an empty list."""
     res = cli("pending", "s", "g", "--consumer", "ghost-consumer", "-o", "ndjson")
     line = assert_one_error(res, 3)
@@ -107,7 +107,7 @@ def test_missing_consumer_is_exit_3_with_the_known_ones(data, cli) -> None:  # n
     assert res.stderr.splitlines()[1] == "hint: did you mean c? known consumers: c"
 
 
-def test_not_found_binary_name_is_escaped(data, cli) -> None:  # noqa: ANN001
+def test_not_found_binary_name_is_escaped(data, cli) -> None:
     line = assert_one_error(cli("inspect", "no\\xffpe"), 3)
     assert line == "error: stream no\\xffpe not found"
 
@@ -116,32 +116,32 @@ def test_not_found_binary_name_is_escaped(data, cli) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("value", ["5x", "1h30", "-5s", "1.2.3s", "ms", "²", " ", ""])
-def test_bad_duration_exit_2(data, cli, value) -> None:  # noqa: ANN001
+def test_bad_duration_exit_2(data, cli, value) -> None:
     line = assert_one_error(cli("pending", "s", "g", "--idle", value), 2)
     assert ("empty duration" if not value.strip() else "invalid duration") in line, line
 
 
-def test_bad_duration_in_inspect_exit_2(data, cli) -> None:  # noqa: ANN001
+def test_bad_duration_in_inspect_exit_2(data, cli) -> None:
     assert_one_error(cli("inspect", "s", "--dead-after", "5x"), 2, "invalid duration '5x'")
 
 
-def test_bad_duration_checked_before_connecting(cli) -> None:  # noqa: ANN001
+def test_bad_duration_checked_before_connecting(cli) -> None:
     res = cli("pending", "s", "g", "--idle", "5x", "--url", closed_url())
     assert_one_error(res, 2, "invalid duration")
 
 
 @pytest.mark.parametrize("args", [["--all", "--limit", "5"], ["-A", "-n", "1"]])
-def test_all_with_limit_exit_2(data, cli, args) -> None:  # noqa: ANN001
+def test_all_with_limit_exit_2(data, cli, args) -> None:
     assert_one_error(cli("pending", "s", "g", *args), 2, "--all and --limit")
 
 
-def test_unsupported_url_scheme_exit_2(cli) -> None:  # noqa: ANN001
+def test_unsupported_url_scheme_exit_2(cli) -> None:
     res = cli("streams", "--url", f"http://:{PASSWORD}@example.com/")
     assert_one_error(res, 2, "unsupported URL scheme")
     assert_no_secret(res, PASSWORD)
 
 
-def test_tls_options_need_rediss_exit_2(data, cli) -> None:  # noqa: ANN001
+def test_tls_options_need_rediss_exit_2(data, cli) -> None:
     assert_one_error(cli("streams", "--tls-ca", "/nonexistent/ca.pem"), 2, "rediss://")
 
 
@@ -158,25 +158,25 @@ def test_tls_options_need_rediss_exit_2(data, cli) -> None:  # noqa: ANN001
         ["pending", "s", "g", "-o", "ndjson"],
     ],
 )
-def test_unreachable_host_exit_4(cli, args) -> None:  # noqa: ANN001
+def test_unreachable_host_exit_4(cli, args) -> None:
     res = cli(*args, "--url", closed_url())
     line = assert_one_error(res, 4, "cannot connect")
     assert "Connection refused" in line
 
 
-def test_unreachable_socket_exit_4(cli, tmp_path) -> None:  # noqa: ANN001
+def test_unreachable_socket_exit_4(cli, tmp_path) -> None:
     res = cli("streams", "--url", f"unix://{tmp_path}/missing.sock")
     assert_one_error(res, 4, "cannot connect")
 
 
-def test_unreachable_via_env_exit_4(cli) -> None:  # noqa: ANN001
+def test_unreachable_via_env_exit_4(cli) -> None:
     res = cli("streams", env={"PELCTL_URL": closed_url(PASSWORD)})
     assert_one_error(res, 4, "cannot connect")
     assert_no_secret(res, PASSWORD)
 
 
 @pytest.mark.parametrize("verbose", [[], ["-v"]])
-def test_unreachable_url_is_redacted(cli, verbose) -> None:  # noqa: ANN001
+def test_unreachable_url_is_redacted(cli, verbose) -> None:
     res = cli(*verbose, "inspect", "s", "--url", closed_url(PASSWORD))
     assert res.exit_code == 4
     assert_no_secret(res, PASSWORD)
@@ -187,38 +187,38 @@ def test_unreachable_url_is_redacted(cli, verbose) -> None:  # noqa: ANN001
         assert res.stderr.splitlines()[-2].startswith("error: ")
 
 
-def test_wrong_password_in_url_exit_4(secured, cli) -> None:  # noqa: ANN001
+def test_wrong_password_in_url_exit_4(secured, cli) -> None:
     url = f"redis://:{WRONG}@127.0.0.1:{secured.port}/0"
     res = cli("inspect", "s", "--url", url)
     assert_one_error(res, 4, "authentication failed")
     assert_no_secret(res, WRONG, PASSWORD)
 
 
-def test_wrong_password_via_rediscli_auth_exit_4(secured, cli) -> None:  # noqa: ANN001
+def test_wrong_password_via_rediscli_auth_exit_4(secured, cli) -> None:
     res = cli("pending", "s", "g", env={"PELCTL_URL": secured.url, "REDISCLI_AUTH": WRONG})
     assert_one_error(res, 4, "authentication failed")
     assert_no_secret(res, WRONG)
 
 
-def test_wrong_username_exit_4(secured, cli) -> None:  # noqa: ANN001
+def test_wrong_username_exit_4(secured, cli) -> None:
     url = f"redis://nobody:{PASSWORD}@127.0.0.1:{secured.port}/0"
     res = cli("streams", "--url", url)
     assert_one_error(res, 4, "authentication failed")
     assert_no_secret(res, PASSWORD)
 
 
-def test_no_password_exit_4(secured, cli) -> None:  # noqa: ANN001
+def test_no_password_exit_4(secured, cli) -> None:
     assert_one_error(cli("streams", "--url", secured.url), 4, "authentication failed")
 
 
-def test_wrong_password_via_askpass_exit_4(secured, cli) -> None:  # noqa: ANN001
+def test_wrong_password_via_askpass_exit_4(secured, cli) -> None:
     res = cli("streams", "--url", secured.url, "--askpass", input=f"{WRONG}\n")
     assert_one_error(res, 4, "authentication failed")
     assert_no_secret(res, WRONG)
 
 
 @pytest.mark.parametrize("verbose", [[], ["-v"]])
-def test_wrong_password_never_printed_even_verbose(secured, cli, verbose) -> None:  # noqa: ANN001
+def test_wrong_password_never_printed_even_verbose(secured, cli, verbose) -> None:
     url = f"redis://admin:{WRONG}@127.0.0.1:{secured.port}/0"
     res = cli(*verbose, "streams", "--url", url)
     assert res.exit_code == 4
@@ -239,7 +239,7 @@ def test_right_password_works_and_is_never_printed(
     how,
     extra_env,
     extra_args,
-    stdin,  # noqa: ANN001
+    stdin,
 ) -> None:
     url = f"redis://:{PASSWORD}@127.0.0.1:{secured.port}/0"
     args = [url if a == "URL_WITH_PASSWORD" else a for a in extra_args]
@@ -278,13 +278,13 @@ def _reader_url(secured: RedisServer, user: str) -> str:
         ("other-keys", ["pending", "s", "g", "-o", "ndjson"]),
     ],
 )
-def test_acl_noperm_on_read_exit_4(secured, cli, user, args) -> None:  # noqa: ANN001
+def test_acl_noperm_on_read_exit_4(secured, cli, user, args) -> None:
     res = cli(*args, "--url", _reader_url(secured, user))
     assert_one_error(res, 4, "permission denied")
     assert_no_secret(res, READER_PASSWORD)
 
 
-def test_acl_user_with_rights_reads(secured, cli) -> None:  # noqa: ANN001
+def test_acl_user_with_rights_reads(secured, cli) -> None:
     url = f"redis://default:{PASSWORD}@127.0.0.1:{secured.port}/0"
     res = cli("streams", "--url", url, "-o", "json")
     assert res.exit_code == 0, res.stderr
@@ -294,11 +294,11 @@ def test_acl_user_with_rights_reads(secured, cli) -> None:  # noqa: ANN001
 # -- config errors (2) --------------------------------------------------------------------
 
 
-def test_unknown_context_exit_2(cli) -> None:  # noqa: ANN001
+def test_unknown_context_exit_2(cli) -> None:
     assert_one_error(cli("streams", "--context", "prod"), 2, "no context named 'prod'")
 
 
-def test_broken_config_file_exit_2(cli, tmp_path) -> None:  # noqa: ANN001
+def test_broken_config_file_exit_2(cli, tmp_path) -> None:
     path = tmp_path / "config" / "pelctl" / "config.toml"
     path.parent.mkdir(parents=True)
     path.write_text("[contexts.x\nurl = 1\n")
@@ -315,7 +315,7 @@ def test_broken_config_file_exit_2(cli, tmp_path) -> None:  # noqa: ANN001
         ("password = 123456789", "password must be a string"),
     ],
 )
-def test_config_value_of_wrong_type_exit_2(cli, tmp_path, line, message) -> None:  # noqa: ANN001
+def test_config_value_of_wrong_type_exit_2(cli, tmp_path, line, message) -> None:
     path = tmp_path / "config" / "pelctl" / "config.toml"
     path.parent.mkdir(parents=True)
     path.write_text(f"[contexts.x]\n{line}\n")

@@ -96,7 +96,7 @@ def test_the_generator_is_not_in_the_installed_package() -> None:
 # -- completeness of docs/commands.md --------------------------------------------------------
 
 
-def _registered(cmd, path=()):  # noqa: ANN001, ANN202 - walks click objects directly
+def _registered(cmd, path=()):  # walks click objects directly
     """Every visible command path and its options, read from ``.commands``/``.params``."""
     yield path, cmd
     for name, sub in sorted(getattr(cmd, "commands", {}).items()):

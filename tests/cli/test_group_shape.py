@@ -24,7 +24,7 @@ COMMANDS = [
 ]
 
 
-def counted(res) -> object:  # noqa: ANN001
+def counted(res) -> object:
     """What a command selected, stable while idle times move: a repair's matched count, a
     histogram's total, the rows of a list."""
     doc = res.json
@@ -34,7 +34,7 @@ def counted(res) -> object:  # noqa: ANN001
 
 
 @pytest.mark.parametrize(("words", "rest"), COMMANDS, ids=lambda x: " ".join(x) or "-")
-def test_positional_or_option_read_the_same(cli, r, words, rest) -> None:  # noqa: ANN001
+def test_positional_or_option_read_the_same(cli, r, words, rest) -> None:
     incident(r)
     before = snapshot(r)
     by_arg = cli(*words, "orders", "billing", *rest, "-o", "json")
@@ -62,7 +62,7 @@ def test_positional_or_option_read_the_same(cli, r, words, rest) -> None:  # noq
     assert snapshot(r) == before
 
 
-def test_ids_after_the_stream_when_the_group_is_an_option(cli, r) -> None:  # noqa: ANN001
+def test_ids_after_the_stream_when_the_group_is_an_option(cli, r) -> None:
     stuck, _ = incident(r)
     ids = [i.decode() for i in stuck[:2]]
     res = cli("requeue", "orders", "-g", "billing", *ids, "--dry-run", "-o", "json")
@@ -70,7 +70,7 @@ def test_ids_after_the_stream_when_the_group_is_an_option(cli, r) -> None:  # no
     assert [p["id"] for p in res.json["plan"]] == ids
 
 
-def test_the_context_group_is_the_default(cli, r, tmp_path, redis_server) -> None:  # noqa: ANN001
+def test_the_context_group_is_the_default(cli, r, tmp_path, redis_server) -> None:
     incident(r)
     config = tmp_path / "config" / "pelctl" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -80,7 +80,7 @@ def test_the_context_group_is_the_default(cli, r, tmp_path, redis_server) -> Non
     assert len(res.json) == 25
 
 
-def test_reclaim_reads_a_last_argument_that_is_a_group_as_the_group(cli, r) -> None:  # noqa: ANN001
+def test_reclaim_reads_a_last_argument_that_is_a_group_as_the_group(cli, r) -> None:
     incident(r)
     res = cli("reclaim", "orders", "billing", "--idle", "30m", "--once", "--dry-run",
               "-o", "json")  # fmt: skip

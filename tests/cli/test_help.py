@@ -35,7 +35,7 @@ def help_of(*path: str, width: int = 80) -> CliResult:
 def _commands() -> Iterator[tuple[str, ...]]:
     from tests.conftest import _built_command
 
-    def walk(cmd, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:  # noqa: ANN001
+    def walk(cmd, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
         yield path
         for name, sub in getattr(cmd, "commands", {}).items():
             yield from walk(sub, (*path, name))
@@ -128,7 +128,7 @@ def test_value_options_are_named_and_choices_listed() -> None:
         ("--url", "{url}", "streams", "-o", "json"),
     ],
 )
-def test_shared_options_work_before_and_after_the_command(cli, redis_server, r, args) -> None:  # noqa: ANN001
+def test_shared_options_work_before_and_after_the_command(cli, redis_server, r, args) -> None:
     r.xadd("s", {"f": "v"})
     res = cli(*(a.format(url=redis_server.url) for a in args), env={"PELCTL_URL": ""})
     assert res.exit_code == 0, res.stderr

@@ -58,7 +58,7 @@ BAD_URLS = [
 
 
 @pytest.mark.parametrize(("url", "needle"), BAD_URLS, ids=[u.split("@")[-1] for u, _ in BAD_URLS])
-def test_bad_url_parts_are_one_line_exit_2(cli, url: str, needle: str) -> None:  # noqa: ANN001
+def test_bad_url_parts_are_one_line_exit_2(cli, url: str, needle: str) -> None:
     for args in (["streams", "--url", url], ["config", "show", "--url", url]):
         res = cli(*args)
         line = assert_one_error(res, 2, needle)
@@ -67,7 +67,7 @@ def test_bad_url_parts_are_one_line_exit_2(cli, url: str, needle: str) -> None: 
         assert "unexpected" not in line
 
 
-def test_bad_url_from_the_environment_or_a_context_names_its_source(cli, tmp_path) -> None:  # noqa: ANN001
+def test_bad_url_from_the_environment_or_a_context_names_its_source(cli, tmp_path) -> None:
     url = f"redis://:{SECRET}@h:abc/0"
     line = assert_one_error(cli("streams", env={"PELCTL_URL": None, "REDIS_URL": url}), 2)
     assert line == "error: bad port 'abc' in redis://:***@h:abc/0 (from REDIS_URL)"
@@ -80,7 +80,7 @@ def test_bad_url_from_the_environment_or_a_context_names_its_source(cli, tmp_pat
     assert SECRET not in res.stderr
 
 
-def test_good_url_parameters_pass(cli, redis_server) -> None:  # noqa: ANN001
+def test_good_url_parameters_pass(cli, redis_server) -> None:
     url = f"{redis_server.url}?socket_timeout=5&socket_connect_timeout=2.5&socket_keepalive=true"
     res = cli("streams", "-o", "json", "--url", url + "&health_check_interval=30&db=0")
     assert res.exit_code == 0, res.stderr
@@ -88,7 +88,7 @@ def test_good_url_parameters_pass(cli, redis_server) -> None:  # noqa: ANN001
     assert res.exit_code == 0, res.stderr
 
 
-def test_a_password_in_the_query_is_a_secret_like_any_other(cli, redis_server) -> None:  # noqa: ANN001
+def test_a_password_in_the_query_is_a_secret_like_any_other(cli, redis_server) -> None:
     """``?password=`` is taken out of the URL (never shown, redacted from errors); the
     server here needs none, so redis-py's AUTH of it is refused: exit 4, redacted."""
     res = cli("streams", "--url", f"{redis_server.url}?password={SECRET}")
@@ -112,7 +112,7 @@ def test_a_password_in_the_query_is_a_secret_like_any_other(cli, redis_server) -
 )
 def test_tls_verification_off_in_the_url_warns_like_tls_insecure(
     cli, query: str, shown: str
-) -> None:  # noqa: ANN001
+) -> None:
     res = cli("config", "show", "-o", "json", "--url", f"rediss://h:6380/0?{query}")
     assert res.exit_code == 0, res.stderr
     assert res.stderr.splitlines() == [
@@ -126,7 +126,7 @@ def test_tls_verification_off_in_the_url_warns_like_tls_insecure(
 
 
 @pytest.fixture
-def dlq(r):  # noqa: ANN001, ANN201
+def dlq(r):
     sc.add_entries(r, b"orders", 2)
     return fill(r, b"orders:dlq", b"orders", 3, start_ms=1_700_000_000_000)
 
@@ -143,14 +143,14 @@ DLQ_COMMANDS = [
 @pytest.mark.parametrize("bound", OUT_OF_RANGE)
 @pytest.mark.parametrize("option", ["--since", "--until"])
 @pytest.mark.parametrize("args", DLQ_COMMANDS, ids=lambda a: a[1])
-def test_out_of_range_dlq_bounds_are_one_line_exit_2(cli, r, dlq, args, option, bound) -> None:  # noqa: ANN001
+def test_out_of_range_dlq_bounds_are_one_line_exit_2(cli, r, dlq, args, option, bound) -> None:
     before = snapshot(r)
     res = cli(*args, option, bound)
     assert_one_error(res, 2, "out of range")
     assert_unchanged(before, r)
 
 
-def test_largest_id_and_far_times_are_fine(cli, dlq) -> None:  # noqa: ANN001
+def test_largest_id_and_far_times_are_fine(cli, dlq) -> None:
     top = "18446744073709551615-18446744073709551615"
     res = cli("dlq", "list", "orders:dlq", "--since", top, "-o", "json")
     assert (res.exit_code, res.json) == (0, [])
@@ -206,13 +206,13 @@ EMPTY = [
 
 
 @pytest.mark.parametrize(("args", "needle"), EMPTY, ids=[" ".join(a) for a, _ in EMPTY])
-def test_empty_names_and_prefixes_are_refused_before_connecting(cli, args, needle) -> None:  # noqa: ANN001
+def test_empty_names_and_prefixes_are_refused_before_connecting(cli, args, needle) -> None:
     res = cli(*args, "--url", closed_url())
     line = assert_one_error(res, 2, needle)
     assert "cannot connect" not in res.stderr, line
 
 
-def test_empty_consumer_filter_never_widens_a_repair(cli, r) -> None:  # noqa: ANN001
+def test_empty_consumer_filter_never_widens_a_repair(cli, r) -> None:
     """On main ``--consumer ''`` was read as no filter: every consumer's entries matched."""
     sc.add_entries(r, b"s", 6)
     sc.create_group(r, b"s", b"g")

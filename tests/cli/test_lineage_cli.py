@@ -13,7 +13,7 @@ HOUR = 3_600_000
 BODY = [b"order", b"o-1", b"amount", b"5"]
 
 
-def stuck(r) -> list[bytes]:  # noqa: ANN001
+def stuck(r) -> list[bytes]:
     ids = [raw(r).execute_command("XADD", b"s", "*", *BODY) for _ in range(2)]
     sc.create_group(r, b"s", b"g")
     sc.deliver(r, b"s", b"g", b"gone", 2)
@@ -21,7 +21,7 @@ def stuck(r) -> list[bytes]:  # noqa: ANN001
     return ids
 
 
-def one_error_line(res) -> str:  # noqa: ANN001
+def one_error_line(res) -> str:
     lines = res.stderr.splitlines()
     assert res.exit_code == 2, res.stdout + res.stderr
     assert lines[0].startswith("error: ") and all(not x.startswith("Traceback") for x in lines)
@@ -29,7 +29,7 @@ def one_error_line(res) -> str:  # noqa: ANN001
     return lines[0]
 
 
-def test_requeue_no_lineage(cli, r) -> None:  # noqa: ANN001
+def test_requeue_no_lineage(cli, r) -> None:
     ids = stuck(r)
     res = cli("requeue", "s", "g", "--all", "--no-lineage", "--dry-run")
     assert res.exit_code == 0, res.stderr
@@ -42,7 +42,7 @@ def test_requeue_no_lineage(cli, r) -> None:  # noqa: ANN001
     del ids
 
 
-def test_requeue_no_lineage_refuses_max_retries(cli, r) -> None:  # noqa: ANN001
+def test_requeue_no_lineage_refuses_max_retries(cli, r) -> None:
     stuck(r)
     res = cli("requeue", "s", "g", "--all", "--no-lineage", "--max-retries", "3", "--yes")
     line = one_error_line(res)
@@ -50,7 +50,7 @@ def test_requeue_no_lineage_refuses_max_retries(cli, r) -> None:  # noqa: ANN001
     assert r.xlen(b"s") == 2 and r.xpending(b"s", b"g")["pending"] == 2
 
 
-def test_requeue_no_lineage_plan_file(cli, r, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_requeue_no_lineage_plan_file(cli, r, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PELCTL_PLAN_KEY", "k" * 40)
     stuck(r)
     path = tmp_path / "plan.json"
@@ -64,7 +64,7 @@ def test_requeue_no_lineage_plan_file(cli, r, tmp_path, monkeypatch) -> None:  #
     assert [flat for _id, flat in entries(r, b"s")[2:]] == [BODY, BODY]
 
 
-def test_dlq_replay_no_lineage(cli, r) -> None:  # noqa: ANN001
+def test_dlq_replay_no_lineage(cli, r) -> None:
     r.xadd(b"s", {b"seed": b"1"})
     dead = add_dead(r, b"s:dlq", b"s", ((b"order", b"o-1"), (b"_retry_count", b"2")))
     res = cli("dlq", "replay", "s:dlq", "--no-lineage", "--keep-envelope", "--yes")
@@ -80,7 +80,7 @@ def test_dlq_replay_no_lineage(cli, r) -> None:  # noqa: ANN001
     del dead
 
 
-def test_reclaim_no_lineage(cli, r) -> None:  # noqa: ANN001
+def test_reclaim_no_lineage(cli, r) -> None:
     stuck(r)
     res = cli("reclaim", "s", "--group", "g", "--idle", "30s", "--once", "--no-lineage")
     line = one_error_line(res)

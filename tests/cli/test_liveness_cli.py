@@ -15,7 +15,7 @@ SECOND = 1_000
 
 
 @pytest.fixture
-def killed(r):  # noqa: ANN001, ANN201
+def killed(r):
     """The issue's case: a killed worker holding 28 entries for 42 s, a live one beside it."""
     sc.add_entries(r, S, 40, {b"order_id": b"o-1"})
     sc.create_group(r, S, G)
@@ -31,7 +31,7 @@ def consumers_of(doc: dict) -> dict[str, tuple[str, str]]:
     return {c["consumer"]: (c["verdict"], c["verdict_reason"]) for c in group["consumers"]}
 
 
-def test_dead_after_below_a_minute_is_honoured(cli, killed, redis_server) -> None:  # noqa: ANN001
+def test_dead_after_below_a_minute_is_honoured(cli, killed, redis_server) -> None:
     """main showed the killed worker `active` at --dead-after 20s (a 60 s floor), with no
     advice. Redis 7.0 cannot tell it from a live worker waiting in XREADGROUP: unknown, with
     advice that says how to confirm; once its peer names its connection, a dead suspect."""
@@ -75,7 +75,7 @@ def test_dead_after_below_a_minute_is_honoured(cli, killed, redis_server) -> Non
     assert consumers_of(doc)["billing-2"] == ("active", "recent-read")
 
 
-def test_inspect_lock_key_and_csv(cli, killed, r) -> None:  # noqa: ANN001
+def test_inspect_lock_key_and_csv(cli, killed, r) -> None:
     r.set(b"lock:orders:" + killed[-1], b"x", px=60_000)
     doc = cli("inspect", "orders", "--dead-after", "20s", "--lock-key", "lock:{stream}:{id}",
               "-o", "json").json  # fmt: skip
@@ -99,7 +99,7 @@ def test_inspect_lock_key_and_csv(cli, killed, r) -> None:  # noqa: ANN001
 WARNING = "claimed entries reach rescuer only when its worker reads its own pending entries"
 
 
-def test_claim_warns_in_the_dry_run_and_after_claiming(cli, r) -> None:  # noqa: ANN001
+def test_claim_warns_in_the_dry_run_and_after_claiming(cli, r) -> None:
     incident(r)
     dry = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--dry-run",
               "--create-consumer")  # fmt: skip
@@ -126,7 +126,7 @@ def test_claim_warns_in_the_dry_run_and_after_claiming(cli, r) -> None:  # noqa:
     )
 
 
-def test_claim_json_has_a_warnings_list_and_the_same_shape_otherwise(cli, r) -> None:  # noqa: ANN001
+def test_claim_json_has_a_warnings_list_and_the_same_shape_otherwise(cli, r) -> None:
     incident(r)
     dry = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--dry-run",
               "--create-consumer", "-o", "json")  # fmt: skip
@@ -151,7 +151,7 @@ def test_claim_json_has_a_warnings_list_and_the_same_shape_otherwise(cli, r) -> 
     assert summary["warnings"][0].startswith("claimed entries reach other only when")
 
 
-def test_claim_warns_about_a_target_that_looks_dead_or_unknown(cli, r, redis_server) -> None:  # noqa: ANN001
+def test_claim_warns_about_a_target_that_looks_dead_or_unknown(cli, r, redis_server) -> None:
     incident(r)
     backdate_consumers(r, S, {ALIVE: HOUR})
     dry = cli("claim", "orders", "billing", "--to", "billing-1", "--consumer", "billing-2",
@@ -175,7 +175,7 @@ def test_claim_warns_about_a_target_that_looks_dead_or_unknown(cli, r, redis_ser
     ) in dry.stderr
 
 
-def test_apply_of_a_saved_claim_plan_warns_too(cli, r, tmp_path) -> None:  # noqa: ANN001
+def test_apply_of_a_saved_claim_plan_warns_too(cli, r, tmp_path) -> None:
     incident(r)
     path = tmp_path / "claim.json"
     saved = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m",

@@ -21,7 +21,7 @@ KNOWN = "known consumers: billing-1, billing-2"
 PELCTL = Path(sys.executable).parent / "pelctl"
 
 
-def assert_not_found(res, needle: str, hint: str = KNOWN) -> None:  # noqa: ANN001
+def assert_not_found(res, needle: str, hint: str = KNOWN) -> None:
     assert res.exit_code == 3, (res.exit_code, res.stdout, res.stderr)
     lines = res.stderr.splitlines()
     assert len(lines) == 2 and lines[0].startswith("error: "), res.stderr
@@ -50,7 +50,7 @@ CASES = [(args, flag) for args in FILTERED
 @pytest.mark.parametrize(
     ("args", "flag"), CASES, ids=lambda a: " ".join(a) if isinstance(a, list) else a
 )
-def test_an_unknown_consumer_filter_is_exit_3(cli, r, args: list[str], flag: str) -> None:  # noqa: ANN001
+def test_an_unknown_consumer_filter_is_exit_3(cli, r, args: list[str], flag: str) -> None:
     incident(r)
     before = snapshot(r)
     res = cli(*args, flag, "billing2")
@@ -60,7 +60,7 @@ def test_an_unknown_consumer_filter_is_exit_3(cli, r, args: list[str], flag: str
 
 
 @pytest.mark.parametrize("dry", [True, False])
-def test_claim_to_an_unknown_consumer_is_refused_unless_asked(cli, r, dry: bool) -> None:  # noqa: ANN001
+def test_claim_to_an_unknown_consumer_is_refused_unless_asked(cli, r, dry: bool) -> None:
     incident(r)
     before = snapshot(r)
     args = ["claim", "orders", "billing", "--to", "ship-typo", "--all"]
@@ -73,7 +73,7 @@ def test_claim_to_an_unknown_consumer_is_refused_unless_asked(cli, r, dry: bool)
     assert (b"ship-typo" in consumers(r)) is not dry
 
 
-def test_prune_reassign_to_an_unknown_consumer_is_refused_unless_asked(cli, r) -> None:  # noqa: ANN001
+def test_prune_reassign_to_an_unknown_consumer_is_refused_unless_asked(cli, r) -> None:
     from pelctl.demo.timeshift import backdate_consumers
     from tests.integration.repair_support import DEAD, HOUR, S
 
@@ -88,7 +88,7 @@ def test_prune_reassign_to_an_unknown_consumer_is_refused_unless_asked(cli, r) -
     assert any("does not exist yet" in n for n in ok.json["notes"])
 
 
-def test_reclaim_to_an_unknown_consumer_is_exit_3(cli, r) -> None:  # noqa: ANN001
+def test_reclaim_to_an_unknown_consumer_is_exit_3(cli, r) -> None:
     incident(r)
     before = snapshot(r)
     args = ["reclaim", "orders", "-g", "billing", "--idle", "30m", "--once", "--strategy",
@@ -143,7 +143,7 @@ def test_did_you_mean_only_close_options_of_the_command(args: list[str], typed: 
         (["dlq", "purge", "--match", "*", "--yes"], "purge deletes for good"),
     ],
 )
-def test_dlq_replay_and_purge_need_a_target_before_connecting(cli, args, needle) -> None:  # noqa: ANN001
+def test_dlq_replay_and_purge_need_a_target_before_connecting(cli, args, needle) -> None:
     res = cli(*args, env={"PELCTL_URL": f"redis://127.0.0.1:{free_port()}/0"})
     assert res.exit_code == 2, res.stderr
     lines = res.stderr.splitlines()
@@ -151,7 +151,7 @@ def test_dlq_replay_and_purge_need_a_target_before_connecting(cli, args, needle)
     assert "--all" in lines[1]
 
 
-def test_dlq_replay_takes_a_named_dlq_a_match_a_filter_or_all(cli, r) -> None:  # noqa: ANN001
+def test_dlq_replay_takes_a_named_dlq_a_match_a_filter_or_all(cli, r) -> None:
     from tests.integration.dlq_builders import fill
 
     r.xadd(b"orders", {b"n": b"1"})

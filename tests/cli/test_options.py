@@ -19,7 +19,7 @@ HOUR = 3_600_000
 
 
 @pytest.fixture
-def data(r) -> None:  # noqa: ANN001
+def data(r) -> None:
     """Two streams; group g of s holds 150 entries, 20 of them idle for 2 hours."""
     sc.add_entries(r, b"s", 200, {b"k": b"v"})
     sc.create_group(r, b"s", b"g")
@@ -29,7 +29,7 @@ def data(r) -> None:  # noqa: ANN001
     sc.add_entries(r, b"t", 3)
 
 
-def config_file(tmp_path, text: str, mode: int = 0o600):  # noqa: ANN001, ANN201
+def config_file(tmp_path, text: str, mode: int = 0o600):
     path = tmp_path / "config" / "pelctl" / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -49,7 +49,7 @@ NO_URL_ENV = {"PELCTL_URL": None}  # the cli fixture presets PELCTL_URL; None re
 # -- output formats -----------------------------------------------------------------------
 
 
-def test_streams_formats(data, cli) -> None:  # noqa: ANN001
+def test_streams_formats(data, cli) -> None:
     records = cli("streams", "-o", "json").json
     assert [d["stream"] for d in records] == ["s", "t"]
     assert records[0]["length"] == 200 and records[0]["group_count"] == 2
@@ -80,7 +80,7 @@ def test_streams_formats(data, cli) -> None:  # noqa: ANN001
     assert "STREAM" in table and "PENDING" in table and "150" in table
 
 
-def test_pending_formats(data, cli) -> None:  # noqa: ANN001
+def test_pending_formats(data, cli) -> None:
     records = cli("pending", "s", "g", "-n", "30", "-o", "ndjson").ndjson
     assert len(records) == 30
     assert stable(cli("pending", "s", "g", "-n", "30", "-o", "json").json) == stable(records)
@@ -106,7 +106,7 @@ def test_pending_formats(data, cli) -> None:  # noqa: ANN001
     assert "DELIVERIES" in table and records[0]["id"] in table
 
 
-def test_pending_with_payload_formats(data, cli) -> None:  # noqa: ANN001
+def test_pending_with_payload_formats(data, cli) -> None:
     rows = list(
         csv.DictReader(
             io.StringIO(cli("pending", "s", "g", "-n", "2", "--with-payload", "-o", "csv").stdout)
@@ -118,7 +118,7 @@ def test_pending_with_payload_formats(data, cli) -> None:  # noqa: ANN001
     assert "FIELDS" in plain and "k=v" in plain
 
 
-def test_empty_results(r, cli) -> None:  # noqa: ANN001
+def test_empty_results(r, cli) -> None:
     assert cli("streams", "-o", "json").json == []
     assert cli("streams", "-o", "ndjson").stdout == ""
     assert "no streams found" in cli("streams", "-o", "plain").stdout
@@ -127,7 +127,7 @@ def test_empty_results(r, cli) -> None:  # noqa: ANN001
     assert cli("pending", "e", "g", "-o", "ndjson").stdout == ""
 
 
-def test_pipe_defaults(data, cli) -> None:  # noqa: ANN001
+def test_pipe_defaults(data, cli) -> None:
     """Not a terminal: streams prints a plain table, pending NDJSON."""
     piped, plain = cli("streams").stdout.splitlines(), cli("streams", "-o", "plain").stdout
     assert piped[0] == plain.splitlines()[0] and piped[0].startswith("STREAM")
@@ -136,7 +136,7 @@ def test_pipe_defaults(data, cli) -> None:  # noqa: ANN001
     assert len(rows) == 100 and set(rows[0]) == {"id", "consumer", "idle_ms", "deliveries"}
 
 
-def test_truncation_note_only_for_humans(data, cli) -> None:  # noqa: ANN001
+def test_truncation_note_only_for_humans(data, cli) -> None:
     res = cli("pending", "s", "g", "-o", "plain")
     assert (
         res.stderr.strip() == "showing 100 of 150 pending (before filters); use --limit N or --all"
@@ -146,7 +146,7 @@ def test_truncation_note_only_for_humans(data, cli) -> None:  # noqa: ANN001
     assert cli("pending", "s", "g", "--all", "-o", "plain").stderr == ""
 
 
-def test_output_format_is_case_insensitive_and_checked(data, cli) -> None:  # noqa: ANN001
+def test_output_format_is_case_insensitive_and_checked(data, cli) -> None:
     assert stable(cli("streams", "-o", "JSON").json) == stable(cli("streams", "-o", "json").json)
     res = cli("streams", "-o", "yaml")
     assert res.exit_code == 2
@@ -168,7 +168,7 @@ def test_output_format_is_case_insensitive_and_checked(data, cli) -> None:  # no
         (["-o", "json", "config", "show"], ["config", "show", "-o", "json"]),
     ],
 )
-def test_global_options_before_or_after(data, cli, before, after) -> None:  # noqa: ANN001
+def test_global_options_before_or_after(data, cli, before, after) -> None:
     a, b = cli(*before), cli(*after)
     assert a.exit_code == b.exit_code == 0, (a.stderr, b.stderr)
     if before[-1] == "s":  # inspect: idle times move; compare the shape
@@ -183,7 +183,7 @@ def test_global_options_before_or_after(data, cli, before, after) -> None:  # no
         assert a.stdout == b.stdout
 
 
-def test_url_before_subcommand(data, cli, redis_server) -> None:  # noqa: ANN001
+def test_url_before_subcommand(data, cli, redis_server) -> None:
     res = cli("--url", redis_server.url, "streams", "-o", "json", env=NO_URL_ENV)
     assert res.exit_code == 0, res.stderr
     assert [d["stream"] for d in res.json] == ["s", "t"]
@@ -194,7 +194,7 @@ def test_url_before_subcommand(data, cli, redis_server) -> None:  # noqa: ANN001
     assert cli("-o", "csv", "streams", "-o", "json").json[0]["stream"] == "s"
 
 
-def test_verbose_before_subcommand(cli) -> None:  # noqa: ANN001
+def test_verbose_before_subcommand(cli) -> None:
     res = cli("-v", "inspect", "s", "--url", f"redis://127.0.0.1:{free_port()}/0")
     assert res.exit_code == 4
     assert "Traceback" in res.stderr  # -v shows it
@@ -205,7 +205,7 @@ def test_verbose_before_subcommand(cli) -> None:  # noqa: ANN001
 
 
 @pytest.fixture
-def colourful(data, r) -> None:  # noqa: ANN001
+def colourful(data, r) -> None:
     """A consumer quiet for 2h (on Redis 7.0 its liveness is unknown), so inspect has
     coloured rows."""
     from pelctl.demo.timeshift import backdate_consumers
@@ -214,7 +214,7 @@ def colourful(data, r) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("args", [["streams"], ["pending", "s", "g"], ["inspect", "s"]])
-def test_no_color(colourful, cli, args) -> None:  # noqa: ANN001
+def test_no_color(colourful, cli, args) -> None:
     force = {"FORCE_COLOR": "1"}  # rich colours even without a terminal
     coloured = cli(*args, "-o", "table", env=force)
     assert coloured.exit_code == 0, coloured.stderr
@@ -229,12 +229,12 @@ def test_no_color(colourful, cli, args) -> None:  # noqa: ANN001
         assert len(res.stdout.splitlines()) == len(coloured.stdout.splitlines())
 
 
-def test_empty_no_color_is_ignored(colourful, cli) -> None:  # noqa: ANN001
+def test_empty_no_color_is_ignored(colourful, cli) -> None:
     res = cli("pending", "s", "g", "-o", "table", env={"FORCE_COLOR": "1", "NO_COLOR": ""})
     assert COLOR.search(res.stdout)
 
 
-def test_machine_formats_never_coloured(colourful, cli) -> None:  # noqa: ANN001
+def test_machine_formats_never_coloured(colourful, cli) -> None:
     for fmt in ("json", "ndjson", "csv", "tsv", "plain", "markdown"):
         res = cli("pending", "s", "g", "-o", fmt, env={"FORCE_COLOR": "1"})
         assert "\x1b[" not in res.stdout, fmt
@@ -243,20 +243,20 @@ def test_machine_formats_never_coloured(colourful, cli) -> None:  # noqa: ANN001
 # -- config file and contexts -------------------------------------------------------------
 
 
-def show(cli, *args: str, env: dict | None = None) -> dict:  # noqa: ANN001
+def show(cli, *args: str, env: dict | None = None) -> dict:
     res = cli("config", "show", "-o", "json", *args, env={**NO_URL_ENV, **(env or {})})
     assert res.exit_code == 0, res.stderr
     return res.json
 
 
-def test_config_path(cli, tmp_path) -> None:  # noqa: ANN001
+def test_config_path(cli, tmp_path) -> None:
     res = cli("config", "path")
     assert res.stdout.strip() == str(tmp_path / "config" / "pelctl" / "config.toml")
     res = cli("config", "path", env={"PELCTL_CONFIG": str(tmp_path / "elsewhere.toml")})
     assert res.stdout.strip() == str(tmp_path / "elsewhere.toml")
 
 
-def test_default_settings(cli) -> None:  # noqa: ANN001
+def test_default_settings(cli) -> None:
     info = show(cli)
     assert info["url"] == "redis://localhost:6379/0"
     assert info["url_source"] == "default"
@@ -280,11 +280,11 @@ read_only = true
 
 
 @pytest.fixture
-def contexts(tmp_path, redis_server):  # noqa: ANN001, ANN201
+def contexts(tmp_path, redis_server):
     return config_file(tmp_path, TWO_CONTEXTS.format(dev_url=redis_server.url))
 
 
-def test_precedence_flag_env_context_default(contexts, cli, redis_server) -> None:  # noqa: ANN001
+def test_precedence_flag_env_context_default(contexts, cli, redis_server) -> None:
     assert show(cli)["url"] == redis_server.url  # current-context
     assert show(cli)["url_source"] == "context dev"
     prod = show(cli, env={"PELCTL_CONTEXT": "prod"})  # env picks another context
@@ -309,14 +309,14 @@ def test_precedence_flag_env_context_default(contexts, cli, redis_server) -> Non
     assert (mixed["username"], mixed["read_only"]) == (None, True)
 
 
-def test_context_connects(contexts, cli) -> None:  # noqa: ANN001, ARG001
+def test_context_connects(contexts, cli) -> None:
     data_free = cli("streams", "-o", "json", env=NO_URL_ENV)
     assert data_free.exit_code == 0, data_free.stderr
     res = cli("streams", "--context", "prod", env=NO_URL_ENV)  # unreachable host
     assert res.exit_code == 4
 
 
-def test_context_default_group_for_inspect(contexts, data, cli) -> None:  # noqa: ANN001, ARG001
+def test_context_default_group_for_inspect(contexts, data, cli) -> None:
     """The context's group applies however the context was chosen."""
     for extra, env in (([], {}), (["--context", "dev"], {}), ([], {"PELCTL_CONTEXT": "dev"})):
         doc = cli("inspect", "s", "-o", "json", *extra, env={**NO_URL_ENV, **env}).json
@@ -325,7 +325,7 @@ def test_context_default_group_for_inspect(contexts, data, cli) -> None:  # noqa
     assert [g["group"] for g in doc["groups"]] == ["other"]
 
 
-def test_unknown_context(contexts, cli) -> None:  # noqa: ANN001, ARG001
+def test_unknown_context(contexts, cli) -> None:
     for res in (
         cli("streams", "--context", "staging"),
         cli("streams", env={"PELCTL_CONTEXT": "staging"}),
@@ -337,14 +337,14 @@ def test_unknown_context(contexts, cli) -> None:  # noqa: ANN001, ARG001
         ]
 
 
-def test_unknown_current_context(tmp_path, cli) -> None:  # noqa: ANN001
+def test_unknown_current_context(tmp_path, cli) -> None:
     config_file(tmp_path, 'current-context = "gone"\n')
     res = cli("streams")
     assert res.exit_code == 2
     assert res.stderr.startswith("error: no context named 'gone'")
 
 
-def test_config_contexts(contexts, cli, redis_server) -> None:  # noqa: ANN001, ARG001
+def test_config_contexts(contexts, cli, redis_server) -> None:
     records = cli("config", "contexts", "-o", "json").json
     assert [(c["context"], c["current"], c["url"], c["read_only"]) for c in records] == [
         ("dev", True, redis_server.url, False),
@@ -354,7 +354,7 @@ def test_config_contexts(contexts, cli, redis_server) -> None:  # noqa: ANN001, 
     assert "dev" in plain and "prod" in plain and "*" in plain
 
 
-def test_config_show_redacts(tmp_path, cli) -> None:  # noqa: ANN001
+def test_config_show_redacts(tmp_path, cli) -> None:
     config_file(tmp_path, f'[contexts.x]\nurl = "redis://ops:{PASSWORD}@h:1/0"\n')
     for args in (["-o", "json"], ["-o", "plain"], ["-o", "table"]):
         res = cli("config", "show", "--context", "x", *args, env=NO_URL_ENV)
@@ -380,7 +380,7 @@ def test_config_show_redacts(tmp_path, cli) -> None:  # noqa: ANN001
         ('[contexts.x]\nurl = "redis://h"\npassword_env = "SOME_VAR"\n', 0o644, False),
     ],
 )
-def test_world_readable_config_with_password_warns(tmp_path, cli, text, mode, warns) -> None:  # noqa: ANN001
+def test_world_readable_config_with_password_warns(tmp_path, cli, text, mode, warns) -> None:
     path = config_file(tmp_path, text, mode)
     for command in (["config", "show", "--context", "x"], ["config", "contexts"]):
         res = cli(*command, env=NO_URL_ENV)
@@ -395,14 +395,14 @@ def test_world_readable_config_with_password_warns(tmp_path, cli, text, mode, wa
 # -- passwords from the environment and contexts (a server that needs one) ----------------
 
 
-def test_rediscli_auth(secured, cli) -> None:  # noqa: ANN001
+def test_rediscli_auth(secured, cli) -> None:
     ok = cli("streams", "-o", "json", env={"PELCTL_URL": secured.url, "REDISCLI_AUTH": PASSWORD})
     assert ok.exit_code == 0, ok.stderr
     assert [s["stream"] for s in ok.json] == ["s"]
     assert cli("streams", env={"PELCTL_URL": secured.url}).exit_code == 4
 
 
-def test_password_env_and_precedence(secured, tmp_path, cli) -> None:  # noqa: ANN001
+def test_password_env_and_precedence(secured, tmp_path, cli) -> None:
     config_file(
         tmp_path,
         f"""
@@ -426,7 +426,7 @@ password = "{PASSWORD}"
     assert cli("streams", "--context", "inline", "--url", url, env=wrong_env).exit_code == 0
 
 
-def test_client_name_is_set(conn, redis_server) -> None:  # noqa: ANN001
+def test_client_name_is_set(conn, redis_server) -> None:
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
 
@@ -441,7 +441,7 @@ def test_client_name_is_set(conn, redis_server) -> None:  # noqa: ANN001
 # -- version ------------------------------------------------------------------------------
 
 
-def test_version_flag_and_command(cli) -> None:  # noqa: ANN001
+def test_version_flag_and_command(cli) -> None:
     res = cli("--version")
     assert (res.exit_code, res.stdout) == (0, f"pelctl {__version__}\n")
     doc = cli("version", "-o", "json").json
@@ -451,12 +451,12 @@ def test_version_flag_and_command(cli) -> None:  # noqa: ANN001
     assert plain.splitlines()[0].split() == ["pelctl:", __version__]
 
 
-def test_version_needs_no_server(cli) -> None:  # noqa: ANN001
+def test_version_needs_no_server(cli) -> None:
     res = cli("version", "-o", "json", env={"PELCTL_URL": f"redis://127.0.0.1:{free_port()}/0"})
     assert res.exit_code == 0
 
 
-def test_version_server_features(r, cli, redis_server) -> None:  # noqa: ANN001
+def test_version_server_features(r, cli, redis_server) -> None:
     info = r.info("server")
     version = tuple(int(p) for p in info["redis_version"].split(".")[:2])
     res = cli("version", "--server", "-o", "json")
@@ -479,7 +479,7 @@ def test_version_server_features(r, cli, redis_server) -> None:  # noqa: ANN001
     assert f"redis {info['redis_version']} at {redis_server.url}" in text
 
 
-def test_context_paths_expand_home(tmp_path, cli, monkeypatch) -> None:  # noqa: ANN001
+def test_context_paths_expand_home(tmp_path, cli, monkeypatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     config_file(tmp_path, '[contexts.t]\nurl = "rediss://h:6380"\ntls_ca = "~/ca.pem"\n')
     info = show(cli, "--context", "t")

@@ -118,7 +118,7 @@ IDS: dict[str, tuple[tuple[str, ...], Callable[[object], list[str]]]] = {
 }  # fmt: skip
 
 
-def _json(run, args: tuple[str, ...]):  # noqa: ANN001, ANN202
+def _json(run, args: tuple[str, ...]):
     head = 2 if args[0] == "dlq" else 1
     r = run(*args[:head], "-o", "json", *args[head:])
     assert r.exit_code == 0, r.stderr
@@ -127,7 +127,7 @@ def _json(run, args: tuple[str, ...]):  # noqa: ANN001, ANN202
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("command", IDS)
-def test_listings_fit_with_every_id_whole(run, command: str, width: int) -> None:  # noqa: ANN001
+def test_listings_fit_with_every_id_whole(run, command: str, width: int) -> None:
     args, ids_of = IDS[command]
     ids = ids_of(_json(run, args))
     assert ids
@@ -142,7 +142,7 @@ def test_listings_fit_with_every_id_whole(run, command: str, width: int) -> None
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_inspect_fits_and_keeps_ghosts_and_counts(run, width: int) -> None:  # noqa: ANN001
+def test_inspect_fits_and_keeps_ghosts_and_counts(run, width: int) -> None:
     doc = _json(run, ("inspect", "orders"))
     shown = run("inspect", "orders", width=width)
     _fits(shown, width)
@@ -166,7 +166,7 @@ def test_inspect_fits_and_keeps_ghosts_and_counts(run, width: int) -> None:  # n
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_streams_histogram_and_dlq_stats_fit(run, width: int) -> None:  # noqa: ANN001
+def test_streams_histogram_and_dlq_stats_fit(run, width: int) -> None:
     streams = run("streams", width=width)
     _fits(streams, width)
     for s in _json(run, ("streams",)):
@@ -184,7 +184,7 @@ def test_streams_histogram_and_dlq_stats_fit(run, width: int) -> None:  # noqa: 
         assert _whole(f"{n:,}", stats.line_with(source + " "))
 
 
-def test_at_80_columns_low_value_columns_go_first(run) -> None:  # noqa: ANN001
+def test_at_80_columns_low_value_columns_go_first(run) -> None:
     """Which columns a narrow terminal drops (the priorities of docs/output.md)."""
     dlq = run("dlq", "list", "orders:dlq", width=80).lines[0].split()
     assert dlq[:3] == ["ID", "SOURCE", "OWNER"] and "REASON" in dlq and "AGE" in dlq
@@ -197,7 +197,7 @@ def test_at_80_columns_low_value_columns_go_first(run) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("fmt", ("plain", "markdown", "csv"))
-def test_other_formats_keep_every_column(run, fmt: str) -> None:  # noqa: ANN001
+def test_other_formats_keep_every_column(run, fmt: str) -> None:
     """Only the table on a terminal is fitted: plain, Markdown and CSV keep every column
     and every cell whole, whatever COLUMNS says."""
     for width in (80, 200):
@@ -211,7 +211,7 @@ def test_other_formats_keep_every_column(run, fmt: str) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_reclaim_once_summary_fits(run, width: int) -> None:  # noqa: ANN001
+def test_reclaim_once_summary_fits(run, width: int) -> None:
     args = ("reclaim", "orders", "--group", "billing", "--idle", "1h", "--once", "--dry-run")
     shown = run(*args, width=width)
     _fits(shown, width)
@@ -223,7 +223,7 @@ def test_reclaim_once_summary_fits(run, width: int) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_audit_tail_fits(redis_server, r, width: int) -> None:  # noqa: ANN001
+def test_audit_tail_fits(redis_server, r, width: int) -> None:
     from pelctl.demo import scenario as sc
 
     sc.add_entries(r, b"orders", 3)
@@ -239,7 +239,7 @@ def test_audit_tail_fits(redis_server, r, width: int) -> None:  # noqa: ANN001
     assert _whole("3", row) and shown.lines[0].startswith("TIME ")
 
 
-def test_a_table_too_wide_for_the_terminal_is_squeezed_never_cropped(monkeypatch, capsys) -> None:  # noqa: ANN001
+def test_a_table_too_wide_for_the_terminal_is_squeezed_never_cropped(monkeypatch, capsys) -> None:
     """Counts whose columns cannot all fit (no priority, nothing to shorten): rich wraps the
     headers, and every count is still shown (the old layout cropped the last columns)."""
     from pelctl.cli.output import Output
@@ -256,7 +256,7 @@ def test_a_table_too_wide_for_the_terminal_is_squeezed_never_cropped(monkeypatch
 
 
 @pytest.mark.parametrize("command", ["pending", "inspect"])
-def test_wide_characters_are_measured_in_cells(redis_server, r, command: str) -> None:  # noqa: ANN001
+def test_wide_characters_are_measured_in_cells(redis_server, r, command: str) -> None:
     """A consumer named in CJK (two cells a character) is shortened by cells, not by
     characters: the rows still fit and stay aligned."""
     from pelctl.demo import scenario as sc

@@ -43,7 +43,7 @@ def jobs(r: redis.Redis) -> dict[str, bytes]:
     return ids
 
 
-def test_pending_json_adds_decoded_next_to_the_exact_fields(cli, r, jobs) -> None:  # noqa: ANN001
+def test_pending_json_adds_decoded_next_to_the_exact_fields(cli, r, jobs) -> None:
     res = cli("pending", "jobs", "g", "--with-payload", "-o", "json")
     assert res.exit_code == 0, res.stderr
     by_id = {rec["id"].encode(): rec for rec in res.json}
@@ -77,7 +77,7 @@ def test_pending_json_adds_decoded_next_to_the_exact_fields(cli, r, jobs) -> Non
     assert csv[0] == "id,consumer,idle_ms,deliveries,fields,ghost,decoded"
 
 
-def test_pending_text_shows_one_readable_line_per_entry(cli, jobs) -> None:  # noqa: ANN001
+def test_pending_text_shows_one_readable_line_per_entry(cli, jobs) -> None:
     res = cli("pending", "jobs", "g", "--with-payload", "-o", "plain")
     assert res.exit_code == 0, res.stderr
     line = {kind: next(ln for ln in res.stdout.splitlines() if ln.startswith(entry_id.decode()))
@@ -98,7 +98,7 @@ def test_pending_text_shows_one_readable_line_per_entry(cli, jobs) -> None:  # n
     assert line["ghost"].endswith("(deleted from the stream)")
 
 
-def test_dlq_list_and_show_decode_the_original_fields(cli, r, jobs) -> None:  # noqa: ANN001
+def test_dlq_list_and_show_decode_the_original_fields(cli, r, jobs) -> None:
     moved = cli("dlq", "move", "jobs", "g", "--all", "--yes")
     assert moved.exit_code == 0, moved.stderr
     rows = cli("dlq", "list", "jobs:dlq", "-o", "json").json
@@ -190,7 +190,7 @@ def tlv(r: redis.Redis, jobs: dict[str, bytes]) -> bytes:
     return entry_id
 
 
-def test_entry_point_decoders_are_found_and_come_first(cli, plugin, jobs, tlv) -> None:  # noqa: ANN001
+def test_entry_point_decoders_are_found_and_come_first(cli, plugin, jobs, tlv) -> None:
     from importlib.metadata import entry_points
 
     assert {ep.name for ep in entry_points(group="pelctl.decoders")} == {
@@ -212,7 +212,7 @@ def test_entry_point_decoders_are_found_and_come_first(cli, plugin, jobs, tlv) -
     assert f"{tlv.decode()}  c" in text and "tlv: 1 items" in text
 
 
-def test_entry_points_load_only_when_a_payload_is_shown(cli, plugin, jobs) -> None:  # noqa: ANN001
+def test_entry_points_load_only_when_a_payload_is_shown(cli, plugin, jobs) -> None:
     assert cli("pending", "jobs", "g", "-o", "json").exit_code == 0
     assert cli("dlq", "move", "jobs", "g", "--all", "--yes").exit_code == 0
     assert cli("dlq", "stats", "jobs:dlq").exit_code == 0

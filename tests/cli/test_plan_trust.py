@@ -45,7 +45,7 @@ def edit(path: Path, change: Callable[[dict], None], *, reseal: bool = False) ->
 
 
 @pytest.fixture
-def planned(cli, r, tmp_path) -> Path:  # noqa: ANN001
+def planned(cli, r, tmp_path) -> Path:
     """An ack plan of the 20 entries the dead consumer holds, and a second group on the same
     stream whose PEL holds the same entries (a plan retargeted there would ack them)."""
     incident(r)
@@ -99,7 +99,7 @@ def test_a_tampered_plan_is_refused_and_changes_nothing(
     planned,
     change,
     reseal,
-    needle,  # noqa: ANN001
+    needle,
 ) -> None:
     edit(planned, change, reseal=reseal)
     before = snapshot(redis_server)
@@ -109,7 +109,7 @@ def test_a_tampered_plan_is_refused_and_changes_nothing(
     assert not audit_path().exists() or not audit_path().read_text()
 
 
-def test_a_truncated_plan_is_refused(cli, redis_server, planned) -> None:  # noqa: ANN001
+def test_a_truncated_plan_is_refused(cli, redis_server, planned) -> None:
     blob = planned.read_bytes()
     planned.write_bytes(blob[: len(blob) // 2])
     before = snapshot(redis_server)
@@ -117,7 +117,7 @@ def test_a_truncated_plan_is_refused(cli, redis_server, planned) -> None:  # noq
     assert_unchanged(before, redis_server)
 
 
-def test_a_plan_made_on_db_0_is_refused_on_db_1(cli, r, redis_server, planned) -> None:  # noqa: ANN001
+def test_a_plan_made_on_db_0_is_refused_on_db_1(cli, r, redis_server, planned) -> None:
     # db 1 holds an exact copy of the stream (same ids, same PEL): the plan would apply there.
     assert raw(r).execute_command("COPY", S, S, "DB", 1) == 1
     before = snapshot(redis_server)
@@ -129,7 +129,7 @@ def test_a_plan_made_on_db_0_is_refused_on_db_1(cli, r, redis_server, planned) -
     assert res.exit_code == 0 and res.json["applied"] == 20, res.stderr
 
 
-def test_a_plan_sealed_with_another_key_is_refused(cli, r, redis_server, tmp_path) -> None:  # noqa: ANN001
+def test_a_plan_sealed_with_another_key_is_refused(cli, r, redis_server, tmp_path) -> None:
     incident(r)
     path = tmp_path / "plan.json"
     res = cli("ack", "orders", "billing", "--idle", "30m", "--plan-out", str(path),
@@ -147,7 +147,7 @@ def test_a_plan_sealed_with_another_key_is_refused(cli, r, redis_server, tmp_pat
     assert res.exit_code == 0 and res.json["applied"] == 20, res.stderr
 
 
-def test_a_short_shared_key_is_a_usage_error(cli, r, tmp_path) -> None:  # noqa: ANN001
+def test_a_short_shared_key_is_a_usage_error(cli, r, tmp_path) -> None:
     incident(r)
     res = cli("ack", "orders", "billing", "--idle", "30m", "--plan-out",
               str(tmp_path / "p.json"), env={"PELCTL_PLAN_KEY": "secret"})  # fmt: skip
@@ -155,7 +155,7 @@ def test_a_short_shared_key_is_a_usage_error(cli, r, tmp_path) -> None:  # noqa:
     assert not (tmp_path / "p.json").exists()
 
 
-def test_a_10_mb_plan_is_refused_before_it_is_parsed(cli, redis_server, planned) -> None:  # noqa: ANN001
+def test_a_10_mb_plan_is_refused_before_it_is_parsed(cli, redis_server, planned) -> None:
     doc = json.loads(planned.read_text())
     doc["notes"] = ["x" * 1_000] * 10_500  # about 10.5 MB
     planned.write_text(json.dumps(doc))
@@ -165,7 +165,7 @@ def test_a_10_mb_plan_is_refused_before_it_is_parsed(cli, redis_server, planned)
     assert_unchanged(before, redis_server)
 
 
-def test_a_plan_with_too_many_items_is_refused(cli, redis_server, planned) -> None:  # noqa: ANN001
+def test_a_plan_with_too_many_items_is_refused(cli, redis_server, planned) -> None:
     def many(doc: dict) -> None:
         item = doc["items"][0]
         doc["items"] = [dict(item, id=f"{n}-0") for n in range(1, plans.MAX_ITEMS + 2)]
@@ -178,7 +178,7 @@ def test_a_plan_with_too_many_items_is_refused(cli, redis_server, planned) -> No
     assert_unchanged(before, redis_server)
 
 
-def test_plan_out_refuses_a_plan_beyond_the_cap(cli, r, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_plan_out_refuses_a_plan_beyond_the_cap(cli, r, tmp_path, monkeypatch) -> None:
     incident(r)
     monkeypatch.setattr(plans, "MAX_ITEMS", 10)
     path = tmp_path / "big.json"
@@ -187,7 +187,7 @@ def test_plan_out_refuses_a_plan_beyond_the_cap(cli, r, tmp_path, monkeypatch) -
     assert "--limit" in res.stderr and not path.exists()
 
 
-def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None:  # noqa: ANN001
+def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None:
     stuck, _ = incident(r)
     path = tmp_path / "plan.json"
     res = cli("ack", "orders", "billing", "--idle", "30m", "--plan-out", str(path))
@@ -209,12 +209,12 @@ def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None: 
     assert rec["group"] == G.decode()
 
 
-def test_plan_files_hold_only_repairs_of_a_group(r, conn, tmp_path) -> None:  # noqa: ANN001
+def test_plan_files_hold_only_repairs_of_a_group(r, conn, tmp_path) -> None:
     from pelctl.base.errors import UsageError
-    from pelctl.core import dlq
+    from pelctl.core.dlq import common as dlq_common
 
     sc.raw(r).execute_command("XADD", b"orders:dlq", "*", "a", "1", "_dlq_source", "orders")
-    p = dlq.plan_dlq(conn, "dlq-purge", b"orders:dlq", dlq.DlqTargets(every=True))
+    p = dlq_common.plan_dlq(conn, "dlq-purge", b"orders:dlq", dlq_common.DlqTargets(every=True))
     with pytest.raises(UsageError, match="dlq-purge plans cannot be saved"):
         plans.save(p, tmp_path / "purge.json")
 
@@ -234,7 +234,7 @@ def _as_version_2(doc: dict) -> None:
             del item["note"]
 
 
-def test_a_version_2_plan_file_still_applies(cli, r, planned) -> None:  # noqa: ANN001
+def test_a_version_2_plan_file_still_applies(cli, r, planned) -> None:
     """Plan files of pelctl 0.1 (version 2, sealed) apply as before: the new item keys of
     version 3 did not strand a reviewed plan."""
     doc = json.loads(planned.read_text())
@@ -250,7 +250,7 @@ def test_a_version_2_plan_file_still_applies(cli, r, planned) -> None:  # noqa: 
     assert set(pel(r)).isdisjoint(ids)
 
 
-def test_a_version_3_item_in_a_version_2_plan_is_refused(cli, r, planned) -> None:  # noqa: ANN001
+def test_a_version_3_item_in_a_version_2_plan_is_refused(cli, r, planned) -> None:
     """Each version is read with its own keys: a version 2 plan whose items use the new keys
     is not a plan pelctl wrote."""
     before = snapshot(r)

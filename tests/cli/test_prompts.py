@@ -15,7 +15,7 @@ from tests.integration.repair_support import DEAD, HOUR, G, S, incident, raw
 
 
 @pytest.fixture
-def prod(redis_server, monkeypatch, tmp_path):  # noqa: ANN001, ANN201
+def prod(redis_server, monkeypatch, tmp_path):
     """A context ``prod`` for the session server, and a terminal that answers."""
     config = tmp_path / "config" / "pelctl" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -24,19 +24,19 @@ def prod(redis_server, monkeypatch, tmp_path):  # noqa: ANN001, ANN201
     return f"on {redis_server.url} (context prod)"
 
 
-def headline(res) -> str:  # noqa: ANN001
+def headline(res) -> str:
     """The result's first line (the runner echoes the typed answer to stdout first)."""
     return next(line for line in res.stdout.splitlines() if line.strip() not in ("", "y", "n"))
 
 
-def ask(cli, *args: str, answer: str = "y\n"):  # noqa: ANN001, ANN201
+def ask(cli, *args: str, answer: str = "y\n"):
     res = cli("--context", "prod", *args, "-o", "plain", input=answer)
     question = [line for line in res.stderr.splitlines() if "[y/N]" in line]
     assert len(question) == 1, res.stderr
     return res, question[0].split("? [y/N]")[0] + "?"
 
 
-def test_each_repair_names_its_target_in_the_question_and_the_result(cli, r, prod) -> None:  # noqa: ANN001
+def test_each_repair_names_its_target_in_the_question_and_the_result(cli, r, prod) -> None:
     stuck, _fresh = incident(r)
     raw(r).execute_command("XDEL", S, stuck[0])  # a ghost held by billing-2
     cases = [
@@ -70,7 +70,7 @@ def test_each_repair_names_its_target_in_the_question_and_the_result(cli, r, pro
         assert headline(res) == result, (args, res.stdout)
 
 
-def test_prune_names_the_consumers_and_where_their_entries_go(cli, r, prod) -> None:  # noqa: ANN001
+def test_prune_names_the_consumers_and_where_their_entries_go(cli, r, prod) -> None:
     incident(r)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-one")
     backdate_consumers(r, S, {DEAD: HOUR, b"idle-one": HOUR})
@@ -94,7 +94,7 @@ def test_prune_names_the_consumers_and_where_their_entries_go(cli, r, prod) -> N
     assert headline(res) == f"deleted consumer billing-9 of orders/billing {prod}"
 
 
-def test_a_replay_of_several_dlqs_names_each(cli, r, prod) -> None:  # noqa: ANN001
+def test_a_replay_of_several_dlqs_names_each(cli, r, prod) -> None:
     for name in (b"a", b"b"):
         sc.add_entries(r, name, 1)
         fill(r, name + b":dlq", name, 2 if name == b"a" else 3)
@@ -102,7 +102,7 @@ def test_a_replay_of_several_dlqs_names_each(cli, r, prod) -> None:  # noqa: ANN
     assert asked == f"replay 5 entries from 2 DLQs: a:dlq (2), b:dlq (3) {prod}?"
 
 
-def test_names_in_the_question_are_escaped(cli, r, prod) -> None:  # noqa: ANN001
+def test_names_in_the_question_are_escaped(cli, r, prod) -> None:
     stream, group, owner = b"o\xff", b"g\x1b[31m", b"c\nerror: x"
     sc.add_entries(r, stream, 2)
     sc.create_group(r, stream, group)

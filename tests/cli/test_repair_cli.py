@@ -50,7 +50,7 @@ def assert_refused(res: CliResult, code: int, needle: str) -> None:
 
 @pytest.mark.parametrize("args", MUTATIONS, ids=lambda a: " ".join(a[:2]))
 @pytest.mark.parametrize("how", ["flag", "env"])
-def test_read_only_refuses_before_connecting(cli, args: list[str], how: str) -> None:  # noqa: ANN001
+def test_read_only_refuses_before_connecting(cli, args: list[str], how: str) -> None:
     closed = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens: a connect would fail
     extra = ["--read-only"] if how == "flag" else []
     env = {"PELCTL_READ_ONLY": "1"} if how == "env" else {}
@@ -58,7 +58,7 @@ def test_read_only_refuses_before_connecting(cli, args: list[str], how: str) -> 
     assert_refused(res, 2, "read-only")
 
 
-def test_read_only_refuses_apply_before_connecting(cli, tmp_path) -> None:  # noqa: ANN001
+def test_read_only_refuses_apply_before_connecting(cli, tmp_path) -> None:
     plan = tmp_path / "p.json"
     plan.write_text(json.dumps({"format": "pelctl-plan", "version": 1, "action": "ack",
                                 "stream": "s", "group": "g", "items": []}))  # fmt: skip
@@ -67,7 +67,7 @@ def test_read_only_refuses_apply_before_connecting(cli, tmp_path) -> None:  # no
     assert_refused(res, 2, "read-only")
 
 
-def test_read_only_context_refuses(cli, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_read_only_context_refuses(cli, tmp_path, monkeypatch) -> None:
     cfg = tmp_path / "config" / "pelctl" / "config.toml"
     cfg.parent.mkdir(parents=True, exist_ok=True)
     cfg.write_text(f'current-context = "prod"\n[contexts.prod]\nurl = '
@@ -77,7 +77,7 @@ def test_read_only_context_refuses(cli, tmp_path, monkeypatch) -> None:  # noqa:
 
 
 @pytest.mark.parametrize("args", MUTATIONS, ids=lambda a: " ".join(a[:2]))
-def test_no_terminal_without_yes_is_refused(cli, r, args: list[str]) -> None:  # noqa: ANN001
+def test_no_terminal_without_yes_is_refused(cli, r, args: list[str]) -> None:
     incident(r)
     before = snapshot(r)
     res = cli(*args)
@@ -101,7 +101,7 @@ DRY_RUN_PLANS = {
 
 
 @pytest.mark.parametrize("args", MUTATIONS, ids=lambda a: " ".join(a[:2]))
-def test_dry_run_changes_nothing_and_shows_the_plan(cli, r, args: list[str]) -> None:  # noqa: ANN001
+def test_dry_run_changes_nothing_and_shows_the_plan(cli, r, args: list[str]) -> None:
     from pelctl.demo.timeshift import backdate_consumers
 
     stuck, _ = incident(r)
@@ -123,14 +123,14 @@ def test_dry_run_changes_nothing_and_shows_the_plan(cli, r, args: list[str]) -> 
     assert_unchanged(before, r, what=" ".join(args[:2]) + " --dry-run")
 
 
-def test_dry_run_works_in_read_only_mode(cli, r) -> None:  # noqa: ANN001
+def test_dry_run_works_in_read_only_mode(cli, r) -> None:
     incident(r)
     res = cli("requeue", "orders", "billing", "--idle", "30m", "--dry-run", "--read-only")
     assert res.exit_code == 0, res.stderr
     assert "requeue: 20 entries of orders/billing" in res.stdout
 
 
-def test_requeue_json_and_audit(cli, r) -> None:  # noqa: ANN001
+def test_requeue_json_and_audit(cli, r) -> None:
     stuck, _ = incident(r)
     res = cli("requeue", "orders", "billing", "--idle", "30m", "--yes", "-o", "json")
     assert res.exit_code == 0, res.stderr
@@ -144,7 +144,7 @@ def test_requeue_json_and_audit(cli, r) -> None:  # noqa: ANN001
     assert stat.S_IMODE(os.stat(audit_path()).st_mode) == 0o600
 
 
-def test_every_repair_answers_the_json_contract(cli, r) -> None:  # noqa: ANN001
+def test_every_repair_answers_the_json_contract(cli, r) -> None:
     """Each repair in turn: the JSON contract, the counts it reports (exact: 0 applied would
     also exit 0) and who holds what afterwards."""
     stuck, _ = incident(r)
@@ -183,7 +183,7 @@ def test_every_repair_answers_the_json_contract(cli, r) -> None:  # noqa: ANN001
         stuck[6:8])  # fmt: skip
 
 
-def test_partial_failure_exits_5_with_the_list(cli, r) -> None:  # noqa: ANN001
+def test_partial_failure_exits_5_with_the_list(cli, r) -> None:
     from pelctl.demo.timeshift import backdate_consumers
 
     incident(r)
@@ -204,7 +204,7 @@ def test_partial_failure_exits_5_with_the_list(cli, r) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize(("answer", "code"), [("y\n", 0), ("n\n", 1), ("", 1)])
-def test_terminal_confirmation_shows_the_count(cli, r, monkeypatch, answer: str, code: int) -> None:  # noqa: ANN001
+def test_terminal_confirmation_shows_the_count(cli, r, monkeypatch, answer: str, code: int) -> None:
     monkeypatch.setattr("pelctl.cli.mutate.interactive", lambda: True)
     incident(r)
     before = snapshot(r)
@@ -219,7 +219,7 @@ def test_terminal_confirmation_shows_the_count(cli, r, monkeypatch, answer: str,
         assert not audit_path().exists() or not audit_path().read_text()
 
 
-def test_plan_out_then_apply(cli, r, tmp_path) -> None:  # noqa: ANN001
+def test_plan_out_then_apply(cli, r, tmp_path) -> None:
     stuck, _ = incident(r)
     path = tmp_path / "plan.json"
     before = snapshot(r)
@@ -243,7 +243,7 @@ def test_plan_out_then_apply(cli, r, tmp_path) -> None:  # noqa: ANN001
     assert rec["plan_file"] == str(path)
 
 
-def test_apply_refuses_a_plan_from_another_server(cli, r, tmp_path, secured) -> None:  # noqa: ANN001
+def test_apply_refuses_a_plan_from_another_server(cli, r, tmp_path, secured) -> None:
     incident(r)
     path = tmp_path / "plan.json"
     assert cli("ack", "orders", "billing", "--idle", "30m", "--plan-out", str(path)).exit_code == 0
@@ -253,7 +253,7 @@ def test_apply_refuses_a_plan_from_another_server(cli, r, tmp_path, secured) -> 
     assert PASSWORD not in res.stderr
 
 
-def test_audit_has_no_password_and_tail_shows_it(cli, secured) -> None:  # noqa: ANN001
+def test_audit_has_no_password_and_tail_shows_it(cli, secured) -> None:
     client = secured.client(password=PASSWORD)
     try:
         client.delete(b"pw")
@@ -278,7 +278,7 @@ def test_audit_has_no_password_and_tail_shows_it(cli, secured) -> None:  # noqa:
     assert "requeue" in plain.stdout and "pw/g" in plain.stdout
 
 
-def test_ghosts_fix_through_the_cli(cli, r) -> None:  # noqa: ANN001
+def test_ghosts_fix_through_the_cli(cli, r) -> None:
     stuck, _ = incident(r)
     raw(r).execute_command("XDEL", S, *stuck[:4])
     res = cli("ghosts", "orders", "billing", "--fix", "--yes", "-o", "json")
@@ -287,7 +287,7 @@ def test_ghosts_fix_through_the_cli(cli, r) -> None:  # noqa: ANN001
     assert len(pel(r)) == 21
 
 
-def test_dlq_move_defaults_and_envelope(cli, r) -> None:  # noqa: ANN001
+def test_dlq_move_defaults_and_envelope(cli, r) -> None:
     stuck, _ = incident(r)
     res = cli("dlq", "move", "orders", "billing", stuck[0].decode(), "--reason", "bad sku",
               "--yes")  # fmt: skip
@@ -306,18 +306,18 @@ def test_dlq_move_defaults_and_envelope(cli, r) -> None:  # noqa: ANN001
      (["requeue", "orders", "billing", "--all", "--lock-key", "lock:x"], "no {id}"),
      (["claim", "orders", "billing", "1-0", "--to", "c", "--limit", "3"], "--limit")],
 )  # fmt: skip
-def test_usage_errors(cli, r, args: list[str], needle: str) -> None:  # noqa: ANN001
+def test_usage_errors(cli, r, args: list[str], needle: str) -> None:
     incident(r)
     res = cli(*args, "--yes")
     assert_refused(res, 2, needle)
 
 
-def test_missing_stream_is_exit_3(cli, r) -> None:  # noqa: ANN001
+def test_missing_stream_is_exit_3(cli, r) -> None:
     res = cli("requeue", "nope", "g", "--idle", "1m", "--yes")
     assert res.exit_code == 3, res.stderr
 
 
-def test_text_output_after_apply(cli, r) -> None:  # noqa: ANN001
+def test_text_output_after_apply(cli, r) -> None:
     incident(r)
     r.set(b"lock:orders:" + list(pel(r))[0], b"1")
     res = cli("requeue", "orders", "billing", "--idle", "30m", "--lock-key", "lock:{stream}:{id}",
@@ -327,12 +327,12 @@ def test_text_output_after_apply(cli, r) -> None:  # noqa: ANN001
     assert "alive 1" in res.stdout and "requeued 19" in res.stdout
 
 
-def test_config_show_has_the_audit_path(cli) -> None:  # noqa: ANN001
+def test_config_show_has_the_audit_path(cli) -> None:
     res = cli("config", "show", "-o", "json")
     assert res.json["audit_log"] == str(audit_path())
 
 
-def test_two_cli_requeues_started_together_make_one_copy_each(r, redis_server) -> None:  # noqa: ANN001
+def test_two_cli_requeues_started_together_make_one_copy_each(r, redis_server) -> None:
     import subprocess
     import sys
 
@@ -354,7 +354,7 @@ def test_two_cli_requeues_started_together_make_one_copy_each(r, redis_server) -
     assert not pel(r)
 
 
-def test_acl_refusing_scripts_is_one_error_exit_4(cli, secured) -> None:  # noqa: ANN001
+def test_acl_refusing_scripts_is_one_error_exit_4(cli, secured) -> None:
     admin = secured.client(password=PASSWORD)
     try:
         admin.delete(b"acl")

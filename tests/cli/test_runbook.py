@@ -22,14 +22,14 @@ ORDERS, BILLING = b"orders", b"billing"
 QUIET_MS = 10 * 60_000  # past the default --dead-after (5m)
 
 
-def pel(r) -> dict[bytes, tuple[bytes, int]]:  # noqa: ANN001
+def pel(r) -> dict[bytes, tuple[bytes, int]]:
     """id -> (owner, deliveries) of every billing entry."""
     rows = sc.raw(r).execute_command("XPENDING", ORDERS, BILLING, "-", "+", 100_000)
     return {row[0]: (row[1], int(row[3])) for row in rows}
 
 
 @pytest.fixture
-def incident(r):  # noqa: ANN001, ANN201
+def incident(r):
     """The demo's incident with every billing consumer quiet for 10 minutes (delivery
     counts untouched). Returns billing's PEL as it was."""
     seed(r)
@@ -51,7 +51,7 @@ def billing_repairs(doc: dict) -> list[str]:
     ]
 
 
-def run_for_real(cli, command: str):  # noqa: ANN001, ANN201
+def run_for_real(cli, command: str):
     words = shlex.split(command)
     assert words[0] == "pelctl" and "--dry-run" in words, command
     words.remove("--dry-run")
@@ -60,7 +60,7 @@ def run_for_real(cli, command: str):  # noqa: ANN001, ANN201
     return res.json
 
 
-def copies_of(r) -> dict[bytes, bytes]:  # noqa: ANN001
+def copies_of(r) -> dict[bytes, bytes]:
     """_original_id -> the requeued copy's id, for every copy on the stream."""
     out = {}
     for entry_id, fields in sc.raw(r).execute_command("XRANGE", ORDERS, "-", "+"):
@@ -70,12 +70,12 @@ def copies_of(r) -> dict[bytes, bytes]:  # noqa: ANN001
     return out
 
 
-def dead_lettered(r) -> set[bytes]:  # noqa: ANN001
+def dead_lettered(r) -> set[bytes]:
     rows = sc.raw(r).execute_command("XRANGE", b"orders:dlq", "-", "+")
     return {dict(zip(f[0::2], f[1::2], strict=True)).get(b"_dlq_id") for _i, f in rows}
 
 
-def test_following_the_advice_in_order_is_safe(cli, r, incident) -> None:  # noqa: ANN001
+def test_following_the_advice_in_order_is_safe(cli, r, incident) -> None:
     poison = {i for i, (_o, n) in incident.items() if n >= 5}
     locked = {i for i, (o, _n) in incident.items() if o == b"billing-3"}
     ghosts = {i for i in incident if not sc.raw(r).execute_command("XRANGE", ORDERS, i, i)}
@@ -118,7 +118,7 @@ def test_following_the_advice_in_order_is_safe(cli, r, incident) -> None:  # noq
     assert set(copies) == rest  # ... never requeued; everything else requeued once
 
 
-def test_a_requeue_from_the_advice_leaves_poison_out_even_run_first(cli, r, incident) -> None:  # noqa: ANN001
+def test_a_requeue_from_the_advice_leaves_poison_out_even_run_first(cli, r, incident) -> None:
     """Out of order (the requeue before the dead-letter move), poison is still not
     re-delivered: the requeue carries --below-deliveries."""
     poison = {i for i, (_o, n) in incident.items() if n >= 5}
@@ -129,7 +129,7 @@ def test_a_requeue_from_the_advice_leaves_poison_out_even_run_first(cli, r, inci
     assert run_for_real(cli, move)["outcomes"] == {"dlq": 8}
 
 
-def test_dry_runs_flag_poison_with_the_dlq_advice(cli, r, incident) -> None:  # noqa: ANN001
+def test_dry_runs_flag_poison_with_the_dlq_advice(cli, r, incident) -> None:
     """A dry run that would requeue (claim, acknowledge) poison suspects says how many, and
     the dead-letter move that quarantines them."""
     move = "pelctl dlq move orders billing --consumer billing-1 --min-deliveries 5 --dry-run"

@@ -39,7 +39,7 @@ def write_config(text: str, mode: int = 0o600) -> Path:
     return path
 
 
-def test_use_context_changes_only_the_current_context_line(cli) -> None:  # noqa: ANN001
+def test_use_context_changes_only_the_current_context_line(cli) -> None:
     path = write_config(CONFIG, mode=0o640)
     res = cli("config", "use-context", "staging")
     assert res.exit_code == 0, res.stderr
@@ -57,7 +57,7 @@ def test_use_context_changes_only_the_current_context_line(cli) -> None:  # noqa
     assert path.read_text() == CONFIG
 
 
-def test_an_unknown_context_is_refused_and_the_file_is_untouched(cli) -> None:  # noqa: ANN001
+def test_an_unknown_context_is_refused_and_the_file_is_untouched(cli) -> None:
     path = write_config(CONFIG)
     res = cli("config", "use-context", "prod")
     assert res.exit_code == 2
@@ -96,14 +96,14 @@ def test_an_unknown_context_is_refused_and_the_file_is_untouched(cli) -> None:  
         ),
     ],
 )
-def test_the_line_is_edited_or_added_in_place(cli, before: str, after: str) -> None:  # noqa: ANN001
+def test_the_line_is_edited_or_added_in_place(cli, before: str, after: str) -> None:
     path = write_config(before)
     res = cli("config", "use-context", "a")
     assert res.exit_code == 0, res.stderr
     assert path.read_bytes().decode() == after
 
 
-def test_a_name_that_needs_escaping_and_a_symlinked_file(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_name_that_needs_escaping_and_a_symlinked_file(cli, tmp_path: Path) -> None:
     real = tmp_path / "dotfiles" / "pelctl.toml"
     real.parent.mkdir()
     real.write_text('[contexts."a \\"quoted\\" one"]\n[contexts.b]\n')
@@ -117,7 +117,7 @@ def test_a_name_that_needs_escaping_and_a_symlinked_file(cli, tmp_path: Path) ->
     assert cli("config", "current-context").stdout == 'a "quoted" one\n'
 
 
-def test_an_edit_that_would_change_anything_else_is_refused(cli) -> None:  # noqa: ANN001
+def test_an_edit_that_would_change_anything_else_is_refused(cli) -> None:
     """A multi-line string of the root table holding a look-alike line: the textual edit
     would change the string, the re-parse sees it, and nothing is written."""
     text = 'note = """\ncurrent-context = "b"\n"""\n[contexts.a]\n[contexts.b]\n'
@@ -128,7 +128,7 @@ def test_an_edit_that_would_change_anything_else_is_refused(cli) -> None:  # noq
     assert path.read_text() == text
 
 
-def test_current_context_without_one_says_how_to_choose(cli) -> None:  # noqa: ANN001
+def test_current_context_without_one_says_how_to_choose(cli) -> None:
     write_config("[contexts.a]\n")
     res = cli("config", "current-context")
     assert res.exit_code == 1 and res.stdout == ""

@@ -32,14 +32,14 @@ WATCH = ("--watch", "--interval", "100ms", "--count", "3")
 
 
 @pytest.fixture
-def pel(r) -> list[bytes]:  # noqa: ANN001
+def pel(r) -> list[bytes]:
     ids = sc.add_entries(r, b"s", 20)
     sc.create_group(r, b"s", b"g")
     sc.deliver(r, b"s", b"g", b"c1", 5)
     return ids
 
 
-def test_text_frames_are_appended_with_a_timestamp_line(cli, pel) -> None:  # noqa: ANN001
+def test_text_frames_are_appended_with_a_timestamp_line(cli, pel) -> None:
     res = cli("streams", *WATCH, "-o", "plain")
     assert res.exit_code == 0, res.stderr
     lines = res.stdout.splitlines()
@@ -52,7 +52,7 @@ def test_text_frames_are_appended_with_a_timestamp_line(cli, pel) -> None:  # no
         assert re.search(r"(?m)^s\s+20\s+1\s+5\b", block)
 
 
-def test_json_frames_are_one_document_a_line(cli, pel) -> None:  # noqa: ANN001
+def test_json_frames_are_one_document_a_line(cli, pel) -> None:
     res = cli("inspect", "s", *WATCH, "-o", "json")
     assert res.exit_code == 0, res.stderr
     docs = [json.loads(line) for line in res.stdout.splitlines()]
@@ -63,7 +63,7 @@ def test_json_frames_are_one_document_a_line(cli, pel) -> None:  # noqa: ANN001
     assert set(single) == set(docs[0])
 
 
-def test_ndjson_frames_have_a_marker_then_their_records(cli, pel) -> None:  # noqa: ANN001
+def test_ndjson_frames_have_a_marker_then_their_records(cli, pel) -> None:
     res = cli("pending", "s", "g", *WATCH, "-o", "ndjson", "-n", "4")
     assert res.exit_code == 0, res.stderr
     rows = res.ndjson
@@ -77,7 +77,7 @@ def test_ndjson_frames_have_a_marker_then_their_records(cli, pel) -> None:  # no
     assert len(rows) == 3 * 5
 
 
-def test_csv_frames_each_have_their_header(cli, pel) -> None:  # noqa: ANN001
+def test_csv_frames_each_have_their_header(cli, pel) -> None:
     res = cli("pending", "s", "g", *WATCH, "-o", "csv", "-n", "2")
     assert res.exit_code == 0, res.stderr
     rows = list(csv.reader(io.StringIO(res.stdout)))
@@ -87,7 +87,7 @@ def test_csv_frames_each_have_their_header(cli, pel) -> None:  # noqa: ANN001
     assert len(rows) == 3 * (1 + 1 + 2)
 
 
-def _pel_reads(r) -> int:  # noqa: ANN001
+def _pel_reads(r) -> int:
     """XPENDING and XINFO calls the server has answered since the last CONFIG RESETSTAT."""
     stats = r.info("commandstats")
     return sum(v["calls"] for k, v in stats.items()
@@ -95,7 +95,7 @@ def _pel_reads(r) -> int:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("args", [("pending", "s", "g", "-n", "4"), ("inspect", "s")])
-def test_a_frame_reads_the_pel_as_one_run_does(cli, r, pel, args) -> None:  # noqa: ANN001
+def test_a_frame_reads_the_pel_as_one_run_does(cli, r, pel, args) -> None:
     """Bounded: each frame is one run of the command (no extra scan per frame)."""
     r.config_resetstat()
     assert cli(*args, "-o", "json").exit_code == 0
@@ -106,7 +106,7 @@ def test_a_frame_reads_the_pel_as_one_run_does(cli, r, pel, args) -> None:  # no
     assert _pel_reads(r) == 3 * once
 
 
-def test_what_cannot_work_ends_at_the_first_frame(cli, pel) -> None:  # noqa: ANN001
+def test_what_cannot_work_ends_at_the_first_frame(cli, pel) -> None:
     res = cli("inspect", "nope", *WATCH)
     assert res.exit_code == 3 and res.stdout == ""
     assert res.stderr.startswith("error: stream nope not found\n")
@@ -123,7 +123,7 @@ def test_what_cannot_work_ends_at_the_first_frame(cli, pel) -> None:  # noqa: AN
         assert text in res.stderr and "Traceback" not in res.stderr
 
 
-def test_an_unreachable_server_is_retried_with_backoff(cli) -> None:  # noqa: ANN001
+def test_an_unreachable_server_is_retried_with_backoff(cli) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
     res = cli("streams", *WATCH, "-o", "ndjson", "--url", url)
     assert res.exit_code == 4  # the last frame's error
@@ -155,7 +155,7 @@ class Watcher:
     def markers(self) -> list[dict]:
         return [json.loads(ln) for ln in list(self.lines) if ln.startswith('{"frame"')]
 
-    def wait_for(self, pred, what: str, timeout: float = 30.0) -> None:  # noqa: ANN001
+    def wait_for(self, pred, what: str, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.proc.poll() is None:
             if pred():
@@ -164,7 +164,7 @@ class Watcher:
         assert pred(), f"timed out waiting for {what}: {''.join(self.lines[-10:])}"
 
 
-def test_a_server_that_goes_away_and_comes_back(r) -> None:  # noqa: ANN001
+def test_a_server_that_goes_away_and_comes_back(r) -> None:
     server = start_redis()
     try:
         client = server.client()
@@ -197,7 +197,7 @@ def test_a_server_that_goes_away_and_comes_back(r) -> None:  # noqa: ANN001
         server.stop()
 
 
-def test_a_terminal_is_redrawn_in_place_and_ctrl_c_exits_0(redis_server, pel) -> None:  # noqa: ANN001
+def test_a_terminal_is_redrawn_in_place_and_ctrl_c_exits_0(redis_server, pel) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS"))}
     env.update(PELCTL_URL=redis_server.url, TERM="xterm-256color")
     pid, fd = pty.fork()

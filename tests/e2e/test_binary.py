@@ -34,7 +34,7 @@ def text(proc: subprocess.CompletedProcess) -> tuple[str, str]:
 
 
 @pytest.fixture
-def served(r, redis_server, monkeypatch) -> None:  # noqa: ANN001
+def served(r, redis_server, monkeypatch) -> None:
     monkeypatch.setenv("PELCTL_URL", redis_server.url)
     sc.add_entries(r, b"jobs", 3_000, {b"job": b"resize", b"size": b"1024"})
     sc.create_group(r, b"jobs", b"workers")
@@ -56,7 +56,7 @@ def test_executable_is_installed() -> None:
         assert command in helped.stdout.decode()
 
 
-def test_piped_output_is_plain_or_ndjson(served) -> None:  # noqa: ANN001
+def test_piped_output_is_plain_or_ndjson(served) -> None:
     out, err = text(run("streams"))
     assert out.splitlines()[0].split()[:4] == ["STREAM", "LENGTH", "GROUPS", "PENDING"]
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["jobs", "legacy"]
@@ -75,7 +75,7 @@ def test_piped_output_is_plain_or_ndjson(served) -> None:  # noqa: ANN001
     assert doc["groups"][0]["pending"] == 3_000
 
 
-def test_raw_non_utf8_argv_round_trips(served) -> None:  # noqa: ANN001
+def test_raw_non_utf8_argv_round_trips(served) -> None:
     """A name typed raw (not escaped) on a Latin-1 terminal reaches Redis as the same bytes."""
     escaped = run("pending", "legacy", "import", "--consumer", "worker-\\xff", "-o", "ndjson")
     raw = run("pending", "legacy", "import", "--consumer", b"worker-\xff", "-o", "ndjson")
@@ -86,7 +86,7 @@ def test_raw_non_utf8_argv_round_trips(served) -> None:  # noqa: ANN001
     assert json.loads(escaped.stdout.decode().splitlines()[0])["consumer"] == "worker-\\xff"
 
 
-def test_errors_from_the_executable(served, redis_server) -> None:  # noqa: ANN001
+def test_errors_from_the_executable(served, redis_server) -> None:
     proc = run("inspect", "nope")
     assert proc.returncode == 3
     assert proc.stderr.decode().splitlines() == [
@@ -100,7 +100,7 @@ def test_errors_from_the_executable(served, redis_server) -> None:  # noqa: ANN0
     assert run("pending", "jobs", "workers", "--idle", "5x").returncode == 2
 
 
-def test_broken_pipe_is_quiet(served) -> None:  # noqa: ANN001
+def test_broken_pipe_is_quiet(served) -> None:
     proc = subprocess.Popen(
         [str(PELCTL), "pending", "jobs", "workers", "--all", "-o", "plain"],
         stdout=subprocess.PIPE,
@@ -142,7 +142,7 @@ def _run_in_pty(args: list[str], env: dict[str, str]) -> str:
     return b"".join(chunks).decode()
 
 
-def test_terminal_gets_a_coloured_table(served, r) -> None:  # noqa: ANN001
+def test_terminal_gets_a_coloured_table(served, r) -> None:
     from pelctl.demo.timeshift import backdate_consumers
 
     backdate_consumers(r, b"jobs", {b"w-2": 2 * HOUR})
@@ -168,7 +168,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_demo_up_status_env_down(tmp_path, cli) -> None:  # noqa: ANN001
+def test_demo_up_status_env_down(tmp_path, cli) -> None:
     env = {"XDG_STATE_HOME": str(tmp_path / "demo-state")}
     state_file = tmp_path / "demo-state" / "pelctl" / "demo.json"
     pid = None
@@ -240,7 +240,7 @@ def test_demo_up_status_env_down(tmp_path, cli) -> None:  # noqa: ANN001
                 os.kill(pid, signal.SIGKILL)
 
 
-def _write_state(tmp_path, pid: int, port: int = 6390) -> Path:  # noqa: ANN001
+def _write_state(tmp_path, pid: int, port: int = 6390) -> Path:
     state_file = tmp_path / "demo-state" / "pelctl" / "demo.json"
     state_file.parent.mkdir(parents=True, exist_ok=True)
     state_file.write_text(
@@ -257,7 +257,7 @@ def _write_state(tmp_path, pid: int, port: int = 6390) -> Path:  # noqa: ANN001
     return state_file
 
 
-def test_demo_down_never_kills_a_reused_pid(tmp_path, cli) -> None:  # noqa: ANN001
+def test_demo_down_never_kills_a_reused_pid(tmp_path, cli) -> None:
     """A stale state file whose pid now belongs to another process: leave that process be."""
     other = subprocess.Popen(["sleep", "30"])
     try:
@@ -273,7 +273,7 @@ def test_demo_down_never_kills_a_reused_pid(tmp_path, cli) -> None:  # noqa: ANN
         other.wait()
 
 
-def test_demo_status_ignores_a_zombie(tmp_path, cli) -> None:  # noqa: ANN001
+def test_demo_status_ignores_a_zombie(tmp_path, cli) -> None:
     child = subprocess.Popen(["true"])
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:  # exited but not reaped: a zombie
@@ -288,7 +288,7 @@ def test_demo_status_ignores_a_zombie(tmp_path, cli) -> None:  # noqa: ANN001
         child.wait()
 
 
-def test_demo_down_after_the_server_died(tmp_path, cli) -> None:  # noqa: ANN001
+def test_demo_down_after_the_server_died(tmp_path, cli) -> None:
     """The server was killed behind pelctl's back: `down` still removes its temp dir."""
     env = {"XDG_STATE_HOME": str(tmp_path / "demo-state")}
     up = run("demo", "up", "--print-url", env=env)

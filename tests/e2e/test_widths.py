@@ -23,7 +23,7 @@ SGR = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
 
 
 @pytest.fixture
-def demo(r, redis_server, monkeypatch) -> None:  # noqa: ANN001
+def demo(r, redis_server, monkeypatch) -> None:
     from pelctl.demo.server import seed
 
     seed(r)
@@ -59,7 +59,7 @@ def on_terminal(columns: int, *args: str, timeout: float = 60) -> list[str]:
     return lines
 
 
-def test_inspect_keeps_ghosts_at_100_columns(demo) -> None:  # noqa: ANN001
+def test_inspect_keeps_ghosts_at_100_columns(demo) -> None:
     lines = on_terminal(100, "inspect", "orders")
     at = lines.index(next(x for x in lines if x.startswith("PEL health of billing")))
     header, row = lines[at + 1].split(), lines[at + 3].split()
@@ -67,7 +67,7 @@ def test_inspect_keeps_ghosts_at_100_columns(demo) -> None:  # noqa: ANN001
     assert "1,210" in row  # the crashed consumer's entries, whole
 
 
-def test_dlq_list_rows_do_not_wrap_at_80_columns(demo) -> None:  # noqa: ANN001
+def test_dlq_list_rows_do_not_wrap_at_80_columns(demo) -> None:
     lines = on_terminal(80, "dlq", "list", "orders:dlq")
     assert lines[0].split()[:2] == ["ID", "SOURCE"]
     rows = lines[1:]

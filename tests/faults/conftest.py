@@ -16,7 +16,7 @@ from tests.topologies.conftest import need
 stats: dict[str, int] = {"runs": 0, "faulted": 0, "failed_cleanly": 0, "completed": 0}
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+def pytest_terminal_summary(terminalreporter) -> None:
     if stats["runs"]:
         terminalreporter.write_sep("-", f"network faults: {stats}")
 

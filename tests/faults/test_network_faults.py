@@ -45,13 +45,13 @@ def seed_big(client: redis.Redis) -> None:
 
 
 @pytest.fixture(scope="module")
-def seeded(upstream):  # noqa: ANN001, ANN201
+def seeded(upstream):
     with upstream.client() as c:
         seed_big(c)
     return upstream
 
 
-def traffic(proxy, args: list[str]) -> int:  # noqa: ANN001
+def traffic(proxy, args: list[str]) -> int:
     """The most bytes the server sends on one connection for ``args`` when nothing goes
     wrong. A fault fires on a connection once it has carried ``after`` bytes, so fractions of
     this figure (not of the total over several connections) are sure to fire."""
@@ -61,7 +61,7 @@ def traffic(proxy, args: list[str]) -> int:  # noqa: ANN001
     return proxy.max_conn_bytes
 
 
-def run_faulted(proxy, args: list[str], mode: str, after: int, repair: bool = False):  # noqa: ANN001, ANN201
+def run_faulted(proxy, args: list[str], mode: str, after: int, repair: bool = False):
     """One run with the fault armed at ``after`` bytes (below the command's clean traffic,
     so it must fire): the fault happened, and the run completed or failed cleanly."""
     proxy.set(mode, after)

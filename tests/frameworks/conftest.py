@@ -33,7 +33,7 @@ FIGURES: dict[str, Tally] = {}
 @pytest.fixture
 def frameworks(
     redis_server: RedisServer, r: redis.Redis, tmp_path
-) -> Iterator[Callable[..., Harness]]:  # noqa: ANN001
+) -> Iterator[Callable[..., Harness]]:
     made: list[Harness] = []
 
     def make(framework: str, stream: str | None = None) -> Harness:
@@ -51,7 +51,7 @@ def frameworks(
             h.stop_all()
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+def pytest_terminal_summary(terminalreporter) -> None:
     if not FIGURES:
         return
     terminalreporter.write_sep("-", "frameworks: messages per repair")

@@ -56,7 +56,7 @@ class _EntryAck:
 
 
 class JournaledStreamBroker(RedisStreamBroker):
-    def _ack_generator(self, id: str, queue_name: str) -> Any:  # noqa: A002 - taskiq's name
+    def _ack_generator(self, id: str, queue_name: str) -> Any:
         return _EntryAck(super()._ack_generator(id=id, queue_name=queue_name), id, queue_name)
 
 

@@ -53,7 +53,7 @@ def by_id(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {rec["id"]: rec for rec in records}
 
 
-def test_faststream_published_messages_decoded(frameworks, cli) -> None:  # noqa: ANN001
+def test_faststream_published_messages_decoded(frameworks, cli) -> None:
     h = frameworks(FASTSTREAM)
     keys = h.publish(4, kind="mixed")  # JSON objects and binary bodies, x-trace headers
     publish_faststream(
@@ -90,7 +90,7 @@ def test_faststream_published_messages_decoded(frameworks, cli) -> None:  # noqa
     )
 
 
-def test_taskiq_kicked_tasks_decoded(frameworks, cli) -> None:  # noqa: ANN001
+def test_taskiq_kicked_tasks_decoded(frameworks, cli) -> None:
     h = frameworks(TASKIQ)
     keys = h.publish(3, kind="mixed")
     assert len(h.strand("gone")) == 3
@@ -113,7 +113,7 @@ def test_taskiq_kicked_tasks_decoded(frameworks, cli) -> None:  # noqa: ANN001
     assert "\\u00e8" not in text
 
 
-def test_dlq_move_list_and_show_decode(frameworks, cli) -> None:  # noqa: ANN001
+def test_dlq_move_list_and_show_decode(frameworks, cli) -> None:
     fs, tq = frameworks(FASTSTREAM), frameworks(TASKIQ)
     fs_keys, tq_keys = fs.publish(2, kind="json"), tq.publish(2, kind="json")
     for h in (fs, tq):
@@ -141,7 +141,7 @@ def test_dlq_move_list_and_show_decode(frameworks, cli) -> None:  # noqa: ANN001
         assert doc["field_pairs"] == [["data", pub.body.decode()]]  # the raw field as before
 
 
-def test_hostile_body_and_headers_stay_escaped(frameworks, cli) -> None:  # noqa: ANN001
+def test_hostile_body_and_headers_stay_escaped(frameworks, cli) -> None:
     h = frameworks(FASTSTREAM)
     publish_faststream(
         h,
@@ -172,7 +172,7 @@ def test_hostile_body_and_headers_stay_escaped(frameworks, cli) -> None:  # noqa
         assert "[@click=app.quit]q[/]" in show.stdout
 
 
-def test_cut_or_garbled_frames_fall_back_to_the_raw_fields(frameworks, cli) -> None:  # noqa: ANN001
+def test_cut_or_garbled_frames_fall_back_to_the_raw_fields(frameworks, cli) -> None:
     h = frameworks(FASTSTREAM)
     (key,) = h.publish(1, kind="json")
     frame = h.published[key].fields[b"__data__"]
@@ -201,12 +201,12 @@ def test_cut_or_garbled_frames_fall_back_to_the_raw_fields(frameworks, cli) -> N
 # -- the dashboard -----------------------------------------------------------------------------
 
 
-def _drawn(app) -> str:  # noqa: ANN001
+def _drawn(app) -> str:
     strips = app.screen._compositor.render_strips()
     return "\n".join("".join(seg.text for seg in strip).rstrip() for strip in strips)
 
 
-async def _until(pilot, condition: Callable[[], object], what: str, timeout: float = 30) -> None:  # noqa: ANN001
+async def _until(pilot, condition: Callable[[], object], what: str, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -216,7 +216,7 @@ async def _until(pilot, condition: Callable[[], object], what: str, timeout: flo
 
 
 @pytest.mark.parametrize("framework", (FASTSTREAM, TASKIQ))
-def test_tui_entry_view(frameworks, redis_server, framework: str) -> None:  # noqa: ANN001
+def test_tui_entry_view(frameworks, redis_server, framework: str) -> None:
     """``v`` on the stuck-entries table shows what the library was given."""
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp

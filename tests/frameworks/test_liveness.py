@@ -39,7 +39,7 @@ def holding_a_rejected_message(h: Harness, consumer: str, **kwargs: object) -> W
     return worker
 
 
-def verdict_of(cli, h: Harness, consumer: str) -> tuple[dict, list[dict]]:  # noqa: ANN001
+def verdict_of(cli, h: Harness, consumer: str) -> tuple[dict, list[dict]]:
     res = cli("inspect", h.stream, "--dead-after", DEAD_AFTER, "-o", "json")
     assert res.exit_code == 0, res.stderr
     (group,) = res.json["groups"]
@@ -47,7 +47,7 @@ def verdict_of(cli, h: Harness, consumer: str) -> tuple[dict, list[dict]]:  # no
     return c, [a for a in res.json["advice"] if consumer in a["message"]]
 
 
-def test_a_live_faststream_worker_on_7_0_is_unknown_not_dead(frameworks, cli):  # noqa: ANN001
+def test_a_live_faststream_worker_on_7_0_is_unknown_not_dead(frameworks, cli):
     h = frameworks(FASTSTREAM)
     holding_a_rejected_message(h, "w")
     c, advice = verdict_of(cli, h, "w")
@@ -62,7 +62,7 @@ def test_a_live_faststream_worker_on_7_0_is_unknown_not_dead(frameworks, cli):  
     )
 
 
-def test_a_faststream_worker_with_named_connections_is_alive(frameworks, cli):  # noqa: ANN001
+def test_a_faststream_worker_with_named_connections_is_alive(frameworks, cli):
     h = frameworks(FASTSTREAM)
     holding_a_rejected_message(h, "w2", client_name="w2")
     c, advice = verdict_of(cli, h, "w2")

@@ -68,7 +68,7 @@ def assert_unchanged(server: sv.Server, baseline: ServerState) -> None:
     state.assert_unchanged(baseline, server)
 
 
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+def pytest_terminal_summary(terminalreporter) -> None:
     if not CASES:
         return
     total = sum(CASES.values())

@@ -53,7 +53,7 @@ def _toml(value: object) -> str:
 
 
 @st.composite
-def config_text(draw) -> str:  # noqa: ANN001
+def config_text(draw) -> str:
     kind = draw(st.sampled_from(["garbage", "bytes", "contexts", "top"]))
     if kind == "garbage":
         return draw(st.text(max_size=300))
@@ -108,7 +108,7 @@ PLAN_KEY = {"PELCTL_PLAN_KEY": "fuzz-plan-key-0123456789abcdef0123456789abcdef"}
 
 
 @pytest.fixture(scope="module")
-def plan_doc(fuzz_server, tmp_path_factory) -> dict:  # noqa: ANN001
+def plan_doc(fuzz_server, tmp_path_factory) -> dict:
     path = tmp_path_factory.mktemp("plan") / "plan.json"
     res = run_pelctl("requeue", "s", "g", "--idle", "30m", "--plan-out", str(path),
                      url=fuzz_server.url, env=PLAN_KEY)  # fmt: skip
@@ -143,7 +143,7 @@ json_value = st.recursive(
 
 
 @st.composite
-def tampered(draw, doc: dict) -> bytes:  # noqa: ANN001
+def tampered(draw, doc: dict) -> bytes:
     """A damaged plan. Most damage breaks the seal; ``reseal`` signs the damaged plan again
     with the key (what the key's holder could forge), so the validators behind the seal
     are fuzzed too."""

@@ -53,8 +53,8 @@ name_like = st.one_of(
 
 
 @pytest.fixture
-def run(fuzz_server):  # noqa: ANN001, ANN201
-    def invoke(*args: str):  # noqa: ANN202
+def run(fuzz_server):
+    def invoke(*args: str):
         return run_pelctl(*args, url=fuzz_server.url)
 
     return invoke

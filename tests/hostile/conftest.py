@@ -133,7 +133,7 @@ class Run:
         return self.stderr_bytes.decode("utf-8", "replace")
 
     @property
-    def json(self):  # noqa: ANN201
+    def json(self):
         import json
 
         return json.loads(self.stdout_bytes)

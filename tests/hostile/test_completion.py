@@ -22,7 +22,7 @@ def typed_back(value: str, shell: str) -> bytes:
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_names_are_escaped_and_round_trip(hostile_server, dataset, shell) -> None:  # noqa: ANN001
+def test_names_are_escaped_and_round_trip(hostile_server, dataset, shell) -> None:
     env = {"PELCTL_URL": hostile_server.url}
     streams = complete("pelctl inspect ", shell, env=env)
     assert_safe("\n".join(streams), f"{shell}: stream names", allow="\n")

@@ -61,7 +61,7 @@ def fields_for(h: Hostile, kind: str) -> dict[bytes, bytes]:
 
 
 @pytest.fixture(scope="module")
-def payloads(hostile_server) -> dict[tuple[str, str], Entry]:  # noqa: ANN001
+def payloads(hostile_server) -> dict[tuple[str, str], Entry]:
     client: redis.Redis = hostile_server.client()
     out: dict[tuple[str, str], Entry] = {}
     try:
@@ -82,7 +82,7 @@ def payloads(hostile_server) -> dict[tuple[str, str], Entry]:  # noqa: ANN001
     return out
 
 
-def _records(r, fmt: str) -> list:  # noqa: ANN001
+def _records(r, fmt: str) -> list:
     return r.json if fmt == "json" else r.ndjson
 
 
@@ -118,7 +118,7 @@ def _utf8(value: bytes) -> bool:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_pending_with_payload(run, payloads, fmt: str) -> None:  # noqa: ANN001
+def test_pending_with_payload(run, payloads, fmt: str) -> None:
     r = run("pending", "--with-payload", "--all", "-o", fmt, "--", escape(STREAM), escape(GROUP),
             terminal=fmt == "table")  # fmt: skip
     check(r, fmt, "pending --with-payload")
@@ -137,7 +137,7 @@ def test_pending_with_payload(run, payloads, fmt: str) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_dlq_list(run, payloads, fmt: str) -> None:  # noqa: ANN001
+def test_dlq_list(run, payloads, fmt: str) -> None:
     r = run("dlq", "list", "--all", "-o", fmt, "--", escape(DLQ), terminal=fmt == "table")
     check(r, fmt, "dlq list")
     if fmt in ("json", "ndjson"):
@@ -148,7 +148,7 @@ def test_dlq_list(run, payloads, fmt: str) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("fmt", ("table", "plain", "json"))
 @pytest.mark.parametrize("kind", KINDS)
-def test_dlq_show(run, payloads, kind: str, fmt: str) -> None:  # noqa: ANN001
+def test_dlq_show(run, payloads, kind: str, fmt: str) -> None:
     for h in (*SMALL, BIG):
         entry = payloads[(h.key, kind)]
         r = run("dlq", "show", "-o", fmt, "--", escape(DLQ), entry.dead_id.decode(),
@@ -165,7 +165,7 @@ def test_dlq_show(run, payloads, kind: str, fmt: str) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("key", ("osc52-st", "osc8-st", "c1-bytes", "csi"))
-def test_on_a_real_terminal(hostile_server, payloads, key: str) -> None:  # noqa: ANN001
+def test_on_a_real_terminal(hostile_server, payloads, key: str) -> None:
     """The installed pelctl on a pty: the bytes the terminal gets hold no control."""
     for args in (
         ("pending", "--with-payload", "--all", "--", escape(STREAM), escape(GROUP)),
@@ -182,7 +182,7 @@ def test_on_a_real_terminal(hostile_server, payloads, key: str) -> None:  # noqa
 
 
 @pytest.fixture
-def make_app(hostile_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
+def make_app(hostile_server) -> Iterator[Callable[..., object]]:
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.source import RedisSource
@@ -209,7 +209,7 @@ STUCK_KEYS = ("csi", "c1-bytes", "markup-link", "big")
 DEAD_KEYS = ("osc8-st", "c1-chars", "bidi", "newline", "markup-link")
 
 
-def test_entry_view_on_the_stuck_entries(payloads, make_app) -> None:  # noqa: ANN001
+def test_entry_view_on_the_stuck_entries(payloads, make_app) -> None:
     """``v`` on rows of the stuck-entries table: the view draws the decoded headers, body,
     task and fields of hostile values without a control character; escape goes back."""
     from pelctl.tui.screens.entry import EntryScreen
@@ -241,7 +241,7 @@ def test_entry_view_on_the_stuck_entries(payloads, make_app) -> None:  # noqa: A
     run_async(go())
 
 
-def test_entry_view_on_the_dead_letters(payloads, make_app) -> None:  # noqa: ANN001
+def test_entry_view_on_the_dead_letters(payloads, make_app) -> None:
     from pelctl.tui.screens.dlq import DlqScreen
     from pelctl.tui.screens.entry import EntryScreen
 

@@ -37,7 +37,7 @@ SERVER_ERRORS = {
 
 @pytest.mark.parametrize("kind", SERVER_ERRORS)
 @pytest.mark.parametrize("hostile", SMALL, ids=str)
-def test_translate_escapes_server_texts(hostile, kind: str) -> None:  # noqa: ANN001
+def test_translate_escapes_server_texts(hostile, kind: str) -> None:
     from pelctl.redis.errors import translate
 
     err = translate(SERVER_ERRORS[kind](_raw(hostile.raw)), "inspect", secrets=(SECRET,))
@@ -48,7 +48,7 @@ def test_translate_escapes_server_texts(hostile, kind: str) -> None:  # noqa: AN
 
 
 @pytest.mark.parametrize("hostile", SMALL, ids=str)
-def test_report_error_writes_one_line(capsys, hostile) -> None:  # noqa: ANN001
+def test_report_error_writes_one_line(capsys, hostile) -> None:
     """The last line of defence: whatever a message holds (here the raw name a redis/ layer
     message quotes), stderr gets one ``error:`` line and one ``hint:`` line."""
     from pelctl.cli.options import report_error
@@ -70,7 +70,7 @@ def test_report_error_writes_one_line(capsys, hostile) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("hostile", SMALL, ids=str)
-def test_warnings_and_info_lines(capsys, hostile) -> None:  # noqa: ANN001
+def test_warnings_and_info_lines(capsys, hostile) -> None:
     from pelctl.cli.options import Runtime
 
     rt = Runtime({}, "test")
@@ -87,7 +87,7 @@ USAGE_CASES = [BY_KEY[k] for k in ("csi", "osc52-bel", "c1-chars", "markup-close
 
 
 @pytest.mark.parametrize("hostile", USAGE_CASES, ids=str)
-def test_usage_error_quoting_the_argument(monkeypatch, capsys, hostile) -> None:  # noqa: ANN001
+def test_usage_error_quoting_the_argument(monkeypatch, capsys, hostile) -> None:
     """The installed entry point reports click's usage errors itself: the bad value it quotes
     is data pasted from somewhere, escaped like the rest."""
     from pelctl.cli.main import main
@@ -103,7 +103,7 @@ def test_usage_error_quoting_the_argument(monkeypatch, capsys, hostile) -> None:
 
 
 @pytest.mark.parametrize("hostile", SMALL, ids=str)
-def test_not_found_and_wrong_type(run, dataset, hostile_server, hostile) -> None:  # noqa: ANN001
+def test_not_found_and_wrong_type(run, dataset, hostile_server, hostile) -> None:
     """Missing groups and streams and a key of the wrong type, named by corpus entries: exit
     3 as always, one error line and one hint line."""
     t = dataset[hostile.key]

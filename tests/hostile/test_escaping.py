@@ -63,7 +63,7 @@ def test_json_text_round_trips_and_is_printable(obj: object) -> None:
 
 
 @pytest.mark.parametrize("hostile", CORPUS, ids=str)
-def test_json_text_over_the_corpus(hostile) -> None:  # noqa: ANN001
+def test_json_text_over_the_corpus(hostile) -> None:
     value = hostile.raw.decode("utf-8", "surrogateescape")
     doc = {"name": escape(hostile.raw), "value": value, value: [value]}
     for indent in (None, 2):
@@ -100,7 +100,7 @@ def test_csv_cell(value: object, cell: str) -> None:
     assert csv_cell(value) == cell
 
 
-def test_markdown_cells_cannot_add_a_column(cli, r) -> None:  # noqa: ANN001
+def test_markdown_cells_cannot_add_a_column(cli, r) -> None:
     """A ``|`` in a name is escaped in Markdown tables (whole and streamed), so every row
     keeps the header's column count."""
     from pelctl.demo import scenario as sc
@@ -133,7 +133,7 @@ def test_reclaim_log_lines_carry_no_control_character() -> None:
     assert "\\x1b]52" in JsonFormatter().format(record)
 
 
-def test_a_missing_group_names_it_escaped(conn, r) -> None:  # noqa: ANN001
+def test_a_missing_group_names_it_escaped(conn, r) -> None:
     """The scan engine's own NOGROUP text (built from the names) holds no raw control."""
     from pelctl.base.errors import GroupNotFound
     from pelctl.demo import scenario as sc

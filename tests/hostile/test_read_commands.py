@@ -20,11 +20,11 @@ SMALL_NAMES = {h.raw for h in SMALL}
 ALL_ARGS = ("--", escape(ALL), escape(ALL_GROUP))
 
 
-def _records(r, fmt):  # noqa: ANN001, ANN202
+def _records(r, fmt):
     return r.json if fmt == "json" else r.ndjson
 
 
-def _literal(r, fmt, name: bytes) -> None:  # noqa: ANN001
+def _literal(r, fmt, name: bytes) -> None:
     """The name is shown as the text ``escape`` gives, markup and all (not interpreted); in
     Markdown tables a ``|`` is written ``\\|`` so that it stays inside its cell."""
     text = escape(name).replace("|", "\\|") if fmt == "markdown" else escape(name)
@@ -130,7 +130,7 @@ ALL_COMMANDS = {
 }
 
 
-def _consumers(command: str, fmt: str, r) -> set[bytes] | None:  # noqa: ANN001
+def _consumers(command: str, fmt: str, r) -> set[bytes] | None:
     """The consumer names a JSON output carries, unescaped (None: it has none)."""
     records = _records(r, fmt)
     if command.startswith(("pending", "ghosts")):

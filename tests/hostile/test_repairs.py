@@ -46,11 +46,11 @@ REPAIRS = ("claim", "ack", "requeue", "dlq-move", "consumers-prune", "ghosts-fix
            "dlq-replay", "dlq-purge")  # fmt: skip
 
 
-def _invoke(run: Callable, words, rest, fmt: str, *extra: str, **kw: object):  # noqa: ANN001, ANN202
+def _invoke(run: Callable, words, rest, fmt: str, *extra: str, **kw: object):
     return run(*words, "-o", fmt, *extra, *rest, terminal=fmt == "table", **kw)
 
 
-def _all_dead_ids(hostile_server) -> tuple[bytes, ...]:  # noqa: ANN001
+def _all_dead_ids(hostile_server) -> tuple[bytes, ...]:
     client = hostile_server.client()
     try:
         return tuple(row[0] for row in client.xrange(ALL_DLQ))
@@ -130,7 +130,7 @@ def test_confirmation_prompt(run, dataset, hostile_server, hostile, command: str
 
 
 @pytest.fixture
-def fresh_all(hostile_server) -> Callable[[], tuple[bytes, ...]]:  # noqa: ANN001
+def fresh_all(hostile_server) -> Callable[[], tuple[bytes, ...]]:
     """Rebuild hostile:all in database 2 (each apply changes it); returns its DLQ ids."""
 
     def rebuild() -> tuple[bytes, ...]:
@@ -162,7 +162,7 @@ def test_applied_over_every_name(run, fresh_all, command: str, fmt: str) -> None
 
 
 @pytest.fixture(scope="module")
-def per_entry_db3(hostile_server) -> dict[str, Target]:  # noqa: ANN001
+def per_entry_db3(hostile_server) -> dict[str, Target]:
     client = hostile_server.client(db=3)
     try:
         client.flushdb()

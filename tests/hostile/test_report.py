@@ -25,34 +25,34 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
     names = [escape(h.raw) for h in corpus]
     texts = [h.raw.decode("utf-8", "replace") for h in corpus]
     groups = tuple(
-        r.GroupStats(server=n, stream=n, group=n, pending=10 + i, consumers=1, lag=None,
+        r.GroupStats(server=n, stream=n, group=n, pending=10 + i, consumer_count=1, lag=None,
                      idle_p50_ms=1000, idle_p90_ms=5000, idle_p99_ms=9000, max_idle_ms=9000,
-                     oldest_id="1-0", oldest_age_ms=60_000, max_deliveries=7, stuck=3,
-                     poison=1, is_dlq=False, snapshot_ms=0)
+                     oldest_id="1-0", oldest_pending_age_ms=60_000, max_deliveries=7, stuck=3,
+                     poison_count=1, is_dlq=False, snapshot_ms=0)
         for i, n in enumerate(names)
     )  # fmt: skip
     return Analysis(
-        source=r.Source("snapshots", path=texts[0], snapshots=2, latest={}),
+        input=r.Input("snapshots", path=texts[0], snapshot_count=2, latest={}),
         settings=r.Settings(
-            stuck_idle_ms=300_000,
+            stuck_min_idle_ms=300_000,
             dead_after_ms=300_000,
-            poison_deliveries=5,
+            poison_min_deliveries=5,
             top=20,
             accuracy=10_000,
             since_ms=None,
         ),  # fmt: skip
         totals=r.Totals(
-            servers=2,
-            streams=len(names),
-            dlq_streams=1,
-            groups=len(names),
-            consumers=1,
+            server_count=2,
+            stream_count=len(names),
+            dlq_count=1,
+            group_count=len(names),
+            consumer_count=1,
             pending=100,
             stuck=3,
-            poison=1,
-            dead_consumers=1,
-            liveness_unknown=0,
-            dlq_entries=len(names),
+            poison_count=1,
+            dead_consumer_count=1,
+            liveness_unknown_consumer_count=0,
+            dlq_entry_count=len(names),
             snapshot_time=T0,
         ),  # fmt: skip
         groups=groups,
@@ -69,8 +69,8 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
             )
             for n in names
         ),  # fmt: skip
-        consumers_with_stuck=len(names),
-        deliveries=(r.DeliveryBucket("1", 1, 1, 5), r.DeliveryBucket("≥ 5", 5, None, 3)),
+        stuck_consumer_count=len(names),
+        delivery_buckets=(r.DeliveryBucket("1", 1, 2, 5), r.DeliveryBucket("≥ 5", 5, None, 3)),
         poison=r.Poison(
             min_deliveries=5,
             count=len(names),
@@ -95,18 +95,18 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
             )
             for n, t in zip(names, texts, strict=True)
         ),  # fmt: skip
-        dead_consumers_total=len(names),
+        dead_consumer_count=len(names),
         liveness_unknown_consumers=(),
-        dlq=r.Dlq(
-            entries=len(names),
-            by_source=tuple(r.DlqBySource(s, 1) for s in names),
-            by_reason=tuple(r.DlqByReason(t, 1) for t in texts),
+        dlq_stats=r.DlqStats(
+            total=len(names),
+            by_source=dict.fromkeys(names, 1),
+            by_reason=dict.fromkeys(texts, 1),
             by_source_reason=tuple(
                 r.DlqPair(s, t, 1, T0, T0) for s, t in zip(names, texts, strict=True)
             ),
         ),
         trends=r.Trends(
-            snapshots=2,
+            snapshot_count=2,
             series=(r.SeriesPoint(T0, 90, 2), r.SeriesPoint("2026-01-01T01:00:00Z", 100, 2)),
             hourly=(),
             growth_per_hour=10.0,
@@ -118,14 +118,14 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
                     growth_per_hour=1.5,
                     first_pending=1,
                     last_pending=3,
-                    snapshots=2,
+                    snapshot_count=2,
                     first_time=T0,
                     last_time=T0,
                 )
                 for n in names
             ),  # fmt: skip
         ),
-        elapsed_s=0.0,
+        duration_s=0.0,
     )
 
 
@@ -168,6 +168,16 @@ def test_analyze_tables(monkeypatch, capsys, fmt: str) -> None:
             docs.append(doc)
             pos = end
         assert {g["stream"] for g in docs[1]} == {escape(h.raw) for h in SMALL}
+
+
+def test_analyze_json_matches_its_schema() -> None:
+    """``-o json`` of an analysis full of hostile names (escaped text) still matches
+    docs/schemas/analyze.json: names are strings whatever they hold."""
+    from tests.schemas.checker import check
+
+    doc = json.loads(json.dumps(hostile_result().to_json(), ensure_ascii=False))
+    check("analyze.json", doc, "analyze -o json over the hostile corpus")
+    assert set(doc["dlq_stats"]["by_source"]) == {escape(h.raw) for h in CORPUS}
 
 
 def test_report_escape() -> None:

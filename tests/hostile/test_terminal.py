@@ -56,7 +56,7 @@ def on_terminal(url: str, *args: str, timeout: float = 60) -> tuple[int, bytes]:
     ],
     ids=lambda v: v if isinstance(v, str) else v[0] + (f"-{v[1]}" if v[0] == "dlq" else ""),
 )
-def test_on_a_real_terminal(hostile_server, dataset, key: str, command: tuple[str, ...]) -> None:  # noqa: ANN001
+def test_on_a_real_terminal(hostile_server, dataset, key: str, command: tuple[str, ...]) -> None:
     t = dataset[key]
     args = [a.format(s=t.arg, d=t.dlq_arg, id=t.dead_id.decode()) for a in command]
     code, output = on_terminal(hostile_server.url, *args)

@@ -29,7 +29,7 @@ MISSING = (BY_KEY["markup-close"], BY_KEY["markup-link"])  # opened as groups th
 
 
 @pytest.fixture(scope="module")
-def tui_data(hostile_server, dataset) -> dict[str, Target]:  # noqa: ANN001
+def tui_data(hostile_server, dataset) -> dict[str, Target]:
     client: redis.Redis = hostile_server.client()
     try:
         sc.add_entries(client, PICKER, 3)
@@ -42,7 +42,7 @@ def tui_data(hostile_server, dataset) -> dict[str, Target]:  # noqa: ANN001
 
 
 @pytest.fixture
-def make_app(hostile_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
+def make_app(hostile_server) -> Iterator[Callable[..., object]]:
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
     from pelctl.tui.source import RedisSource
@@ -62,14 +62,14 @@ def make_app(hostile_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
         s.close()
 
 
-def drawn(app) -> str:  # noqa: ANN001
+def drawn(app) -> str:
     """The text of the current screen as the terminal would get it (segments' text only:
     Textual's own cursor and style sequences are not text)."""
     strips = app.screen._compositor.render_strips()
     return "\n".join("".join(seg.text for seg in strip) for strip in strips)
 
 
-def assert_drawn_safe(app, what: str) -> str:  # noqa: ANN001
+def assert_drawn_safe(app, what: str) -> str:
     assert app.is_running, f"{what}: the app stopped"
     text = drawn(app)
     assert_safe(text, f"{what} (screen)")
@@ -80,7 +80,7 @@ def assert_drawn_safe(app, what: str) -> str:  # noqa: ANN001
     return text
 
 
-async def until(pilot, condition: Callable[[], object], what: str, timeout: float = 15) -> None:  # noqa: ANN001
+async def until(pilot, condition: Callable[[], object], what: str, timeout: float = 15) -> None:
     deadline = time.monotonic() + timeout
     while True:
         await pilot.pause()
@@ -93,7 +93,7 @@ async def until(pilot, condition: Callable[[], object], what: str, timeout: floa
         await asyncio.sleep(0.02)
 
 
-async def loaded(pilot, screen_type: type, what: str) -> object:  # noqa: ANN001
+async def loaded(pilot, screen_type: type, what: str) -> object:
     app = pilot.app
     await until(pilot, lambda: isinstance(app.screen, screen_type) and app.screen.data is not None
                 and not app.screen.busy, what)  # fmt: skip
@@ -102,7 +102,7 @@ async def loaded(pilot, screen_type: type, what: str) -> object:  # noqa: ANN001
     return app.screen
 
 
-def run_async(coro) -> None:  # noqa: ANN001
+def run_async(coro) -> None:
     asyncio.run(coro)
 
 

@@ -31,13 +31,13 @@ COMMANDS = {
 ID = re.compile(r"\b\d{10,}-\d+\b")
 
 
-def on_terminal(run, width: int, *args: str, db: int = 0):  # noqa: ANN001, ANN201
+def on_terminal(run, width: int, *args: str, db: int = 0):
     """pelctl deciding stdout is a terminal of ``width`` columns (rich colours forced)."""
     with mock.patch("pelctl.cli.output.stdout_is_tty", return_value=True):
         return run(*args, terminal=True, db=db, env={"COLUMNS": str(width)})
 
 
-def _ids(run, args: tuple[str, ...], db: int = 0) -> set[str]:  # noqa: ANN001
+def _ids(run, args: tuple[str, ...], db: int = 0) -> set[str]:
     """The ids of the rows (entries, plan items), from the JSON output."""
     head = 2 if args[0] == "dlq" else 1
     r = run(*args[:head], "-o", "json", *args[head:], db=db)
@@ -46,7 +46,7 @@ def _ids(run, args: tuple[str, ...], db: int = 0) -> set[str]:  # noqa: ANN001
     return {e["id"] for e in (doc["plan"] if isinstance(doc, dict) else doc)}
 
 
-def _assert_fits(r, width: int, what: str) -> None:  # noqa: ANN001
+def _assert_fits(r, width: int, what: str) -> None:
     check(r, "table", what)
     for line in shown(r, "table").splitlines():
         assert cell_len(line) <= width, f"{what} at {width}: {cell_len(line)} cells: {line!r}"
@@ -54,7 +54,7 @@ def _assert_fits(r, width: int, what: str) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("command", COMMANDS)
-def test_every_name_at_once_fits(run, dataset, command: str, width: int) -> None:  # noqa: ANN001
+def test_every_name_at_once_fits(run, dataset, command: str, width: int) -> None:
     args = COMMANDS[command]
     r = on_terminal(run, width, *args)
     _assert_fits(r, width, command)
@@ -88,7 +88,7 @@ def _rows(text: str, first_header: str) -> list[str]:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_the_64k_name_fits(run, dataset, width: int) -> None:  # noqa: ANN001
+def test_the_64k_name_fits(run, dataset, width: int) -> None:
     """Database 1 holds the 64 KiB name: in a row it is shortened to the terminal, never
     wrapped over hundreds of lines."""
     big = next(t for t in dataset.values() if t.db == 1)

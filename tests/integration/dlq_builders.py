@@ -103,7 +103,7 @@ def field(flat: list, name: bytes) -> bytes | None:
 
 def copies_by_marker(
     client: redis.Redis, target: bytes, marker: bytes = b"_replayed_from"
-) -> Counter[bytes]:  # noqa: E501
+) -> Counter[bytes]:
     """How many entries of ``target`` carry each replay-marker value (DLQ id)."""
     count: Counter[bytes] = Counter()
     for _id, flat in entries(client, target):

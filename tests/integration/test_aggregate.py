@@ -16,7 +16,7 @@ IDLES = (200, 5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 50_000_000,
 
 
 @pytest.fixture
-def pel(r):  # noqa: ANN001, ANN201
+def pel(r):
     """3,000 entries over 3 consumers, idle times in every bucket and far from the edges (a
     scan and the ground truth read a few ms apart must agree); the most idle class has distinct
     values so the top N is unambiguous."""
@@ -40,7 +40,7 @@ def pel(r):  # noqa: ANN001, ANN201
     return ids
 
 
-def truth(r, filters: PendingFilter):  # noqa: ANN001, ANN201
+def truth(r, filters: PendingFilter):
     rows = r.xpending_range("s", "g", "-", "+", 100_000, consumername=filters.consumer)
     rows = [x for x in rows if filters.matches(x["time_since_delivered"], x["times_delivered"])]
     counts = [0] * (len(IDLE_EDGES_MS) + 1)
@@ -61,7 +61,7 @@ def truth(r, filters: PendingFilter):  # noqa: ANN001, ANN201
         PendingFilter(consumer=b"c", min_idle_ms=1_000, min_deliveries=2),
     ],
 )
-def test_counts_and_top_n_match_an_independent_ground_truth(pel, r, filters):  # noqa: ANN001
+def test_counts_and_top_n_match_an_independent_ground_truth(pel, r, filters):
     agg = aggregate_pel(strip_callbacks(r), b"s", b"g", filters, top_n=25)
     rows, counts, per = truth(r, filters)
     assert agg.complete and agg.total_pending == 3_000
@@ -74,7 +74,7 @@ def test_counts_and_top_n_match_an_independent_ground_truth(pel, r, filters):  #
     assert agg.poison == sum(1 for x in rows if x["times_delivered"] >= 5)
 
 
-def test_empty_pel_and_binary_names(r):  # noqa: ANN001
+def test_empty_pel_and_binary_names(r):
     sc.add_entries(r, b"e", 3)
     sc.create_group(r, b"e", b"g\xff")
     agg = aggregate_pel(strip_callbacks(r), b"e", b"g\xff", PendingFilter())
@@ -84,7 +84,7 @@ def test_empty_pel_and_binary_names(r):  # noqa: ANN001
     assert agg.matched == 3 and agg.per_consumer == ((b"w\xfe", 3),)
 
 
-def test_progress_is_published_and_a_scan_can_be_cancelled(r):  # noqa: ANN001
+def test_progress_is_published_and_a_scan_can_be_cancelled(r):
     sc.add_entries(r, b"big", 30_000, collect_ids=False)
     sc.create_group(r, b"big", b"g")
     sc.deliver(r, b"big", b"g", b"w", 30_000)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from pelctl.core.dlq import marker_key, replay_fields
+from pelctl.core.dlq.copies import marker_key, replay_fields
 from pelctl.redis.scripts import key_slot, script
 from tests.integration.dlq_builders import add_dead, copies_by_marker, dlq_ids, fill
 from tests.support.tools import need_binary
@@ -34,12 +34,12 @@ def cl(cluster: sv.Cluster) -> Iterator[object]:
     client.close()
 
 
-def node(cl, key: bytes) -> redis.Redis:  # noqa: ANN001
+def node(cl, key: bytes) -> redis.Redis:
     """A plain client on the primary owning ``key`` (the builders need one)."""
     return redis.Redis(host="127.0.0.1", port=cl.get_node_from_key(key).port, protocol=2)
 
 
-def dlq_on_node(cl, port: int) -> bytes:  # noqa: ANN001
+def dlq_on_node(cl, port: int) -> bytes:
     """A ``q-N:dlq`` key served by the primary on ``port``."""
     for n in range(10_000):
         key = b"q-%d:dlq" % n
@@ -48,7 +48,7 @@ def dlq_on_node(cl, port: int) -> bytes:  # noqa: ANN001
     raise AssertionError("no key for that node")
 
 
-def test_cross_slot_replay_on_a_real_cluster(cluster, cl) -> None:  # noqa: ANN001
+def test_cross_slot_replay_on_a_real_cluster(cluster, cl) -> None:
     source, dlq = b"orders", b"orders:dlq"
     assert cl.get_node_from_key(source).port != cl.get_node_from_key(dlq).port
     node(cl, source).xadd(source, {b"seed": b"1"})
@@ -65,7 +65,7 @@ def test_cross_slot_replay_on_a_real_cluster(cluster, cl) -> None:  # noqa: ANN0
     assert node(cl, dlq).xlen(dlq) == 0
 
 
-def test_kill_between_copy_and_delete_on_a_cluster(cluster, cl) -> None:  # noqa: ANN001
+def test_kill_between_copy_and_delete_on_a_cluster(cluster, cl) -> None:
     source, dlq = b"orders", b"orders:dlq"
     target = node(cl, source)
     target.xadd(source, {b"seed": b"1"})
@@ -84,7 +84,7 @@ def test_kill_between_copy_and_delete_on_a_cluster(cluster, cl) -> None:  # noqa
     assert dlq_ids(node(cl, dlq), dlq) == set()
 
 
-def test_hash_tagged_dlq_takes_the_one_script_path(cluster, cl) -> None:  # noqa: ANN001
+def test_hash_tagged_dlq_takes_the_one_script_path(cluster, cl) -> None:
     source, dlq = b"{pay}", b"{pay}:dlq"
     node(cl, source).xadd(source, {b"seed": b"1"})
     ids = fill(node(cl, dlq), dlq, source, 50)
@@ -95,7 +95,7 @@ def test_hash_tagged_dlq_takes_the_one_script_path(cluster, cl) -> None:  # noqa
     assert node(cl, source).exists(marker_key(source, dlq)) == 0  # no markers needed
 
 
-def test_list_and_stats_find_dlqs_on_every_primary(cluster, cl) -> None:  # noqa: ANN001
+def test_list_and_stats_find_dlqs_on_every_primary(cluster, cl) -> None:
     keys = [dlq_on_node(cl, port) for port in cluster.ports]
     for i, key in enumerate(keys):
         add_dead(node(cl, key), key, b"src-%d" % i)

@@ -8,7 +8,7 @@ from pelctl.demo import scenario as sc
 S, G = b"ghost:s", b"g"
 
 
-def setup(r, n=2_000, consumers=(b"a", b"b")):  # noqa: ANN001, ANN201
+def setup(r, n=2_000, consumers=(b"a", b"b")):
     ids = sc.add_entries(r, S, n)
     sc.create_group(r, S, G)
     per = n // len(consumers)
@@ -18,7 +18,7 @@ def setup(r, n=2_000, consumers=(b"a", b"b")):  # noqa: ANN001, ANN201
     return ids, owned
 
 
-def owner_of(owned, entry_id):  # noqa: ANN001, ANN201
+def owner_of(owned, entry_id):
     return next(c for c, ids in owned.items() if entry_id in ids)
 
 

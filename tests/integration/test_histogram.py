@@ -19,11 +19,11 @@ S, G = b"hist:s", b"g"
 MIN, HOUR = 60_000, 3_600_000
 
 
-def truth_rows(r, stream=S, group=G):  # noqa: ANN001, ANN201
+def truth_rows(r, stream=S, group=G):
     return sc.raw(r).execute_command("XPENDING", stream, group, "-", "+", 10_000_000)
 
 
-def bucket_index(edges, value):  # noqa: ANN001, ANN201
+def bucket_index(edges, value):
     """Independent of bisect: count the edges at or below the value."""
     i = 0
     for e in edges:
@@ -32,18 +32,18 @@ def bucket_index(edges, value):  # noqa: ANN001, ANN201
     return i
 
 
-def truth_counts(rows, edges, column):  # noqa: ANN001, ANN201
+def truth_counts(rows, edges, column):
     counts = [0] * (len(edges) + 1)
     for row in rows:
         counts[bucket_index(edges, row[column])] += 1
     return counts
 
 
-def counts_of(h):  # noqa: ANN001, ANN201
+def counts_of(h):
     return [b.count for b in h.buckets]
 
 
-def setup_stream(r, n, consumers, stream=S, group=G):  # noqa: ANN001, ANN201
+def setup_stream(r, n, consumers, stream=S, group=G):
     sc.add_entries(r, stream, n, collect_ids=False)
     sc.create_group(r, stream, group)
     owned = {}
@@ -57,7 +57,7 @@ def setup_stream(r, n, consumers, stream=S, group=G):  # noqa: ANN001, ANN201
 STABLE_IDLES = (5_000, 30_000, 300_000, 1_800_000, 7_200_000, 172_800_000, 777_600_000)
 
 
-def spread_idles(r, owned, stream=S, group=G, seed=1):  # noqa: ANN001, ANN202
+def spread_idles(r, owned, stream=S, group=G, seed=1):
     rng = random.Random(seed)
     for consumer, ids in owned.items():
         shuffled = list(ids)
@@ -150,7 +150,7 @@ def test_empty_pel_and_one_consumer(r, conn):
     )
 
 
-def truth_ids(r):  # noqa: ANN001, ANN201
+def truth_ids(r):
     return [row[0] for row in truth_rows(r)]
 
 

@@ -15,7 +15,7 @@ T = 1_700_000_000_000  # the pinned "now" (ms)
 EDGES = (100, 1_000, 60_000)  # [0,100) [100,1000) [1000,60000) [60000,...)
 
 
-def add_aged(r, ages):  # noqa: ANN001, ANN201
+def add_aged(r, ages):
     raw = sc.raw(r)
     ids = [
         raw.execute_command("XADD", S, f"{T - age}-{k}", "f", "v")
@@ -47,7 +47,7 @@ def test_age_histogram_every_id_on_one_edge(r, conn):
     ]  # fmt: skip
 
 
-def deliveries_setup(r, counts):  # noqa: ANN001, ANN201
+def deliveries_setup(r, counts):
     sc.add_entries(r, S, len(counts))
     sc.create_group(r, S, G)
     ids = sc.deliver(r, S, G, b"a", len(counts))

@@ -16,9 +16,14 @@ from __future__ import annotations
 import pytest
 
 from pelctl.base.errors import UsageError
-from pelctl.core import dlq as dlqmod
 from pelctl.core import mutations as m
+from pelctl.core.dlq import common as dlq_common
+from pelctl.core.dlq import copies as dlq_copies
+from pelctl.core.dlq import envelope as dlq_envelope
+from pelctl.core.dlq import read as dlq_read
+from pelctl.core.dlq import replayer as dlq_replayer
 from pelctl.demo import scenario as sc
+from pelctl.redis.scripts import script
 from tests.integration.dlq_builders import add_dead, entries, raw
 from tests.integration.wide_support import internal_holders, pending, wide_fields
 
@@ -29,12 +34,12 @@ ENVELOPE = [b"_dlq_source", b"_dlq_group", b"_dlq_id", b"_dlq_owner", b"_dlq_del
 PATHS = pytest.mark.parametrize("path", ["one-script", "ordered", "wide"])
 
 
-def one(r, stream: bytes, entry_id: bytes) -> list[bytes]:  # noqa: ANN001
+def one(r, stream: bytes, entry_id: bytes) -> list[bytes]:
     ((_id, flat),) = raw(r).execute_command("XRANGE", stream, entry_id, entry_id)
     return list(flat)
 
 
-def hand_out(r, stream: bytes, entry_id: bytes, consumer: bytes, deliveries: int) -> None:  # noqa: ANN001
+def hand_out(r, stream: bytes, entry_id: bytes, consumer: bytes, deliveries: int) -> None:
     """A worker read the entry, failed ``deliveries`` times, and went away an hour ago."""
     assert sc.deliver(r, stream, b"g", consumer, 1) == [entry_id]
     sc.set_idle(r, stream, b"g", consumer, [entry_id], HOUR, deliveries)
@@ -53,7 +58,7 @@ def check_envelope(flat: list[bytes], body: list[bytes], **want: bytes) -> None:
 
 
 @PATHS
-def test_one_message_through_every_hop_keeps_its_lineage(r, conn, cli, path) -> None:  # noqa: ANN001
+def test_one_message_through_every_hop_keeps_its_lineage(r, conn, cli, path) -> None:
     """On main, the replayed copy had no _original_id: the second requeue then took the
     replayed copy's id as the original, and the last dead letter's ORIGINAL ID was that of
     the last copy, with a delivery count of 1."""
@@ -81,12 +86,12 @@ def test_one_message_through_every_hop_keeps_its_lineage(r, conn, cli, path) -> 
     body1 = app + [b"_retry_count", b"1", b"_prior_deliveries", b"2", b"_original_id", id0]
     check_envelope(one(r, b"s:dlq", d1), body1, source=b"s", group=b"g", id=id1, owner=b"c2",
                    deliveries=b"3", reason=b"poison")  # fmt: skip
-    e = dlqmod.get_entry(conn, b"s:dlq", d1)
+    e = dlq_read.get_entry(conn, b"s:dlq", d1)
     assert (e.original_id, e.dlq_id, e.deliveries, e.prior_deliveries) == (id0, id1, 3, 2)
     assert e.total_deliveries == 5
 
     # 3. replay: envelope and retry count gone, the lineage folded in, the marker last.
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(d1,)))
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(ids=(d1,)))
     res = m.apply(conn, p, force_cross_slot=force)
     assert res.outcome_counts() == {"replayed": 1} and r.xlen(b"s:dlq") == 0
     id2 = res.items[0].detail.encode()
@@ -136,16 +141,16 @@ def test_a_dead_letter_never_requeued_is_its_own_original() -> None:
     """Without lineage fields, the original id is the envelope's _dlq_id and the deliveries
     are _dlq_deliveries; a repeated field takes its last value (as the envelope does)."""
     env = [b"_dlq_source", b"s", b"_dlq_id", b"5-0", b"_dlq_deliveries", b"4"]
-    e = dlqmod.parse_entry(b"9-0", [b"a", b"1", *env])
+    e = dlq_envelope.parse_entry(b"9-0", [b"a", b"1", *env])
     assert (e.original_id, e.dlq_id, e.deliveries, e.prior_deliveries) == (b"5-0", b"5-0", 4, None)
     assert e.total_deliveries == 4
     flat = [b"_original_id", b"1-0", b"_prior_deliveries", b"2", b"_original_id", b"2-0",
             b"_prior_deliveries", b"3", *env]  # fmt: skip
-    e = dlqmod.parse_entry(b"9-0", flat)
+    e = dlq_envelope.parse_entry(b"9-0", flat)
     assert (e.original_id, e.prior_deliveries, e.total_deliveries) == (b"2-0", 3, 7)
-    e = dlqmod.parse_entry(b"9-0", [b"a", b"1"])  # no envelope at all
+    e = dlq_envelope.parse_entry(b"9-0", [b"a", b"1"])  # no envelope at all
     assert (e.original_id, e.deliveries, e.total_deliveries) == (None, None, None)
-    other = dlqmod.parse_entry(b"9-0", [b"x_original_id", b"1-0", b"x_dlq_id", b"5-0"], "x_")
+    other = dlq_envelope.parse_entry(b"9-0", [b"x_original_id", b"1-0", b"x_dlq_id", b"5-0"], "x_")
     assert other.original_id == b"1-0"
 
 
@@ -156,7 +161,7 @@ OWN = [b"order_id", b"o-7", b"_retry_count", b"4", b"_original_id", b"1-1", b"v"
 
 
 @pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
-def test_requeue_without_lineage_copies_the_fields_exactly(r, conn, wide) -> None:  # noqa: ANN001
+def test_requeue_without_lineage_copies_the_fields_exactly(r, conn, wide) -> None:
     """On main there was no way to leave the lineage fields out (issue 14: strict models)."""
     bodies = [OWN, [b"plain", b"1"]]
     if wide:
@@ -179,7 +184,7 @@ def test_requeue_without_lineage_copies_the_fields_exactly(r, conn, wide) -> Non
 
 
 @pytest.mark.parametrize("path", ["one-script", "cross-slot", "wide"])
-def test_replay_without_lineage_copies_the_original_fields_exactly(r, conn, path) -> None:  # noqa: ANN001
+def test_replay_without_lineage_copies_the_original_fields_exactly(r, conn, path) -> None:
     """The envelope is stripped and nothing else changes: lineage fields the entry had stay
     as they were, no _original_id / _prior_deliveries / _replayed_from is added."""
     body = OWN + [b"_prior_deliveries", b"2", b"_replayed_from", b"3-3"]
@@ -187,21 +192,21 @@ def test_replay_without_lineage_copies_the_original_fields_exactly(r, conn, path
         body = body + wide_fields(4_000)
     r.xadd(b"s", {b"seed": b"1"})
     d = add_dead(r, b"s:dlq", b"s", list(zip(body[0::2], body[1::2], strict=True)))
-    opts = dlqmod.ReplayOptions(no_lineage=True)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(d,)), opts)
+    opts = dlq_common.ReplayOptions(no_lineage=True)
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(ids=(d,)), opts)
     assert any("--no-lineage: each copy is the original fields alone" in n for n in p.notes)
     res = m.apply(conn, p, force_cross_slot=path == "cross-slot")
     assert res.outcome_counts() == {"replayed": 1} and r.xlen(b"s:dlq") == 0
     ((new_id, flat),) = entries(r, b"s")[1:]
     assert res.items[0].detail.encode() == new_id
     assert flat == body
-    marked = raw(r).execute_command("ZRANGE", dlqmod.marker_key(b"s", b"s:dlq"), 0, -1)
+    marked = raw(r).execute_command("ZRANGE", dlq_copies.marker_key(b"s", b"s:dlq"), 0, -1)
     assert marked == ([] if path == "one-script" else [d])
 
 
 @pytest.mark.parametrize("rerun", ["one-script", "cross-slot"])
 @pytest.mark.parametrize("path", ["cross-slot", "wide"])
-def test_replay_without_lineage_stays_exactly_once_after_a_kill(r, conn, path, rerun) -> None:  # noqa: ANN001
+def test_replay_without_lineage_stays_exactly_once_after_a_kill(r, conn, path, rerun) -> None:
     """Killed between the copy (with its marker in the marker set) and the XDEL: the rerun,
     on either path, finds the marker and only deletes. The copy carries no marker field; the
     marker set is what makes it exactly once."""
@@ -209,13 +214,13 @@ def test_replay_without_lineage_stays_exactly_once_after_a_kill(r, conn, path, r
     body = [b"n", b"1"] + (wide_fields(4_000) if path == "wide" else [])
     ids = [add_dead(r, b"s:dlq", b"s", list(zip(body[0::2], body[1::2], strict=True)))
            for _ in range(3)]  # fmt: skip
-    opts = dlqmod.ReplayOptions(no_lineage=True)
-    replayer = dlqmod._Replayer(conn, dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq",
-                                dlqmod.DlqTargets(every=True), opts), True)  # fmt: skip
+    opts = dlq_common.ReplayOptions(no_lineage=True)
+    replayer = dlq_replayer.Replayer(conn, dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq",
+                                dlq_common.DlqTargets(every=True), opts), True)  # fmt: skip
     real_delete = replayer.dlq_client
     replayer.dlq_client = type("NoDelete", (), {"execute_command": lambda *a: 0})()  # the kill
     item = m.PlanItem(ids[0], b"s", 0, 0, "replay")
-    fields = dlqmod.replay_fields([(body[i], body[i + 1]) for i in range(0, len(body), 2)],
+    fields = dlq_copies.replay_fields([(body[i], body[i + 1]) for i in range(0, len(body), 2)],
                                   no_lineage=True)  # fmt: skip
     if path == "wide":
         replayer.wide[ids[0]] = replayer.xadd_values(fields)
@@ -225,7 +230,7 @@ def test_replay_without_lineage_stays_exactly_once_after_a_kill(r, conn, path, r
             "replayed"]  # fmt: skip
     replayer.dlq_client = real_delete
     assert r.xlen(b"s:dlq") == 3 and len(entries(r, b"s")) == 2
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True), opts)
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True), opts)
     res = m.apply(conn, p, force_cross_slot=rerun == "cross-slot")
     assert res.outcome_counts() == {"already-replayed": 1, "replayed": 2}
     copies = entries(r, b"s")[1:]
@@ -233,7 +238,7 @@ def test_replay_without_lineage_stays_exactly_once_after_a_kill(r, conn, path, r
     assert r.xlen(b"s:dlq") == 0
 
 
-def test_a_wide_replay_without_lineage_is_not_marked_when_nothing_was_written(r, conn) -> None:  # noqa: ANN001
+def test_a_wide_replay_without_lineage_is_not_marked_when_nothing_was_written(r, conn) -> None:
     """The marker is recorded only when the XADD wrote the copy: a source stream deleted
     since the plan (NOMKSTREAM) leaves no copy, no marker and the dead letter, even when
     the newest entry of the stream looks like the copy."""
@@ -241,24 +246,24 @@ def test_a_wide_replay_without_lineage_is_not_marked_when_nothing_was_written(r,
     rr = raw(r)
     d = add_dead(r, b"s:dlq", b"s", list(zip(body[0::2], body[1::2], strict=True)))
     rr.execute_command("XADD", b"s", "*", *body)  # the very same fields, written earlier
-    opts = dlqmod.ReplayOptions(no_lineage=True)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(d,)), opts)
+    opts = dlq_common.ReplayOptions(no_lineage=True)
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(ids=(d,)), opts)
     r.delete(b"s")
     res = m.apply(conn, p)
     assert res.outcome_counts() == {"no-target": 1}
-    assert r.xlen(b"s:dlq") == 1 and not r.exists(dlqmod.marker_key(b"s", b"s:dlq"))
+    assert r.xlen(b"s:dlq") == 1 and not r.exists(dlq_copies.marker_key(b"s", b"s:dlq"))
     # Nothing newer than what the client saw: an equal entry written before is not the copy.
-    replay_mark = dlqmod.script("replay_mark")
+    replay_mark = script("replay_mark")
     rr.execute_command("XADD", b"s", "*", *body)
     ((newest, _f),) = raw(r).execute_command("XREVRANGE", b"s", "+", "-", "COUNT", 1)
-    args = ["mark", b"", d, 1000, len(body), dlqmod.fields_digest(body)]
-    key = dlqmod.marker_key(b"s", b"s:dlq")
+    args = ["mark", b"", d, 1000, len(body), dlq_copies.fields_digest(body)]
+    key = dlq_copies.marker_key(b"s", b"s:dlq")
     assert replay_mark.call(rr, [b"s", key], [*args, newest]) == [b"none", b""]
     assert replay_mark.call(rr, [b"s", key], [*args, b"1-0"]) == [b"replayed", newest]
     assert replay_mark.call(rr, [b"s", key], [*args[:-1], "0" * 40, b"1-0"]) == [b"none", b""]
 
 
-def test_no_lineage_refuses_what_needs_lineage(r, conn) -> None:  # noqa: ANN001
+def test_no_lineage_refuses_what_needs_lineage(r, conn) -> None:
     from pelctl.core import plan as plans
     from pelctl.reclaim.model import ReclaimConfig
 
@@ -268,8 +273,8 @@ def test_no_lineage_refuses_what_needs_lineage(r, conn) -> None:  # noqa: ANN001
         m.plan(conn, "requeue", b"s", b"g", m.Targets(every=True),
                m.Options(no_lineage=True, max_retries=3))  # fmt: skip
     with pytest.raises(UsageError, match="--keep-envelope adds the _dlq_"):
-        dlqmod.ReplayOptions(no_lineage=True, keep_envelope=True).check()
-    dlqmod.ReplayOptions(no_lineage=True, keep_retries=True).check()  # implied: fine
+        dlq_common.ReplayOptions(no_lineage=True, keep_envelope=True).check()
+    dlq_common.ReplayOptions(no_lineage=True, keep_retries=True).check()  # implied: fine
     base = {"streams": (b"s",), "group": b"g", "idle_ms": 1_000, "no_lineage": True}
     with pytest.raises(UsageError, match="--max-deliveries 5 cannot be kept with --no-lineage"):
         ReclaimConfig(**base).validate()  # the default limit: refused too
@@ -282,7 +287,7 @@ def test_no_lineage_refuses_what_needs_lineage(r, conn) -> None:  # noqa: ANN001
         plans.from_json(plans.to_json(plan))
 
 
-def test_plan_files_keep_the_option(r, conn, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_plan_files_keep_the_option(r, conn, tmp_path, monkeypatch) -> None:
     from pelctl.core import plan as plans
 
     monkeypatch.setenv("PELCTL_PLAN_KEY", "k" * 40)

@@ -19,12 +19,12 @@ S, G = b"jobs", b"workers"
 DEAD_AFTER_MS = 1_000
 
 
-def verdicts(conn, **kwargs) -> dict[bytes, tuple[str, str]]:  # noqa: ANN001
+def verdicts(conn, **kwargs) -> dict[bytes, tuple[str, str]]:
     (group,) = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS, **kwargs).groups
     return {c.name: (c.verdict, c.verdict_reason) for c in group.consumers}
 
 
-def quiet_past_dead_after(r, *names: bytes) -> None:  # noqa: ANN001
+def quiet_past_dead_after(r, *names: bytes) -> None:
     """Wait until XINFO says each consumer has been idle past --dead-after (on 7.0 a
     waiting reader never refreshes it) and its entries were delivered that long ago."""
 
@@ -41,19 +41,19 @@ def quiet_past_dead_after(r, *names: bytes) -> None:  # noqa: ANN001
 
 
 @pytest.fixture
-def jobs(r):  # noqa: ANN001, ANN201
+def jobs(r):
     sc.create_group(r, S, G)  # MKSTREAM; the readers add the entries they take
     return r
 
 
 @pytest.fixture
-def readers(redis_server):  # noqa: ANN001, ANN201
+def readers(redis_server):
     group = Readers(redis_server.port, S, G)
     yield group
     group.kill_all()
 
 
-def test_a_waiting_reader_is_unknown_not_dead_on_7_0(jobs, conn, readers, r):  # noqa: ANN001
+def test_a_waiting_reader_is_unknown_not_dead_on_7_0(jobs, conn, readers, r):
     """A worker polling with a short BLOCK (as FastStream does) and one blocked with BLOCK 0,
     both holding entries: neither refreshes idle on 7.0, so neither is called dead."""
     assert not conn.caps.has("consumer_inactive"), "this file is about Redis < 7.2"
@@ -81,7 +81,7 @@ def test_a_waiting_reader_is_unknown_not_dead_on_7_0(jobs, conn, readers, r):  #
     assert not [a for a in result.advice if "unseen for" in a.message]
 
 
-def test_a_client_named_like_the_consumer_is_alive(jobs, conn, readers, r):  # noqa: ANN001
+def test_a_client_named_like_the_consumer_is_alive(jobs, conn, readers, r):
     readers.start(b"poller", count=3, block_ms=50, name="poller")
     readers.start(b"blocker", count=2, block_ms=0, name="blocker")
     readers.go()
@@ -94,7 +94,7 @@ def test_a_client_named_like_the_consumer_is_alive(jobs, conn, readers, r):  # n
     assert not [a for a in result.advice if "poller" in a.message or "blocker" in a.message]
 
 
-def test_a_held_lock_key_is_alive(jobs, conn, readers, r):  # noqa: ANN001
+def test_a_held_lock_key_is_alive(jobs, conn, readers, r):
     poller = readers.start(b"poller", count=3, block_ms=50)
     blocker = readers.start(b"blocker", count=2, block_ms=0)
     readers.go()
@@ -111,7 +111,7 @@ def test_a_held_lock_key_is_alive(jobs, conn, readers, r):  # noqa: ANN001
     assert verdicts(conn, detect_locks=False)[b"blocker"] == ("unknown", "no-signal-below-7.2")
 
 
-def test_peers_with_named_clients_make_an_unnamed_quiet_consumer_dead(jobs, conn, readers, r):  # noqa: ANN001
+def test_peers_with_named_clients_make_an_unnamed_quiet_consumer_dead(jobs, conn, readers, r):
     readers.start(b"w-1", count=2, block_ms=50, name="w-1")
     victim = readers.start(b"w-2", count=3, block_ms=50, name="w-2")
     readers.start(b"w-3", count=2, block_ms=0, name="w-3")
@@ -129,7 +129,7 @@ def test_peers_with_named_clients_make_an_unnamed_quiet_consumer_dead(jobs, conn
     assert advice.command == "pelctl requeue jobs workers --consumer w-2 --dry-run"
 
 
-def test_a_fresh_delivery_is_alive(jobs, conn, r):  # noqa: ANN001
+def test_a_fresh_delivery_is_alive(jobs, conn, r):
     """An entry of its PEL delivered within --dead-after (from the scan inspect already does)
     is a sign of life even when XINFO says the consumer itself has been quiet for long."""
     from pelctl.demo.timeshift import backdate_consumers
@@ -145,7 +145,7 @@ def test_a_fresh_delivery_is_alive(jobs, conn, r):  # noqa: ANN001
     assert verdicts(conn)[b"c"] == ("unknown", "no-signal-below-7.2")
 
 
-def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, readers, r, redis_server):  # noqa: ANN001
+def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, readers, r, redis_server):
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
 
@@ -167,7 +167,7 @@ def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, readers, r, r
     assert got == {b"poller": ("unknown", "no-signal-below-7.2,client-list-denied")}
 
 
-def test_one_client_list_per_inspect_and_none_when_nothing_is_undecided(jobs, conn, readers, r):  # noqa: ANN001
+def test_one_client_list_per_inspect_and_none_when_nothing_is_undecided(jobs, conn, readers, r):
     """The cost stays bounded: CLIENT LIST runs once for the whole stream, and only when a
     consumer is still undecided after the cheap signals."""
     readers.start(b"poller", count=3, block_ms=50)

@@ -17,11 +17,11 @@ S, G = b"jobs", b"workers"
 HOUR = 3_600_000
 
 
-def exists_calls(r) -> int:  # noqa: ANN001
+def exists_calls(r) -> int:
     return int(r.info("commandstats").get("cmdstat_exists", {}).get("calls", 0))
 
 
-def quiet_group(r, consumers: int = 2, each: int = 3) -> dict[bytes, list[bytes]]:  # noqa: ANN001
+def quiet_group(r, consumers: int = 2, each: int = 3) -> dict[bytes, list[bytes]]:
     """``consumers`` consumers holding ``each`` entries, all quiet for an hour."""
     sc.add_entries(r, S, consumers * each + 5)
     sc.create_group(r, S, G)
@@ -34,12 +34,12 @@ def quiet_group(r, consumers: int = 2, each: int = 3) -> dict[bytes, list[bytes]
     return held
 
 
-def repairs(result) -> list[str]:  # noqa: ANN001
+def repairs(result) -> list[str]:
     return [a.command for a in result.advice if a.command and "--dry-run" in a.command]
 
 
 @pytest.mark.parametrize("pattern", LOCK_PATTERNS)
-def test_each_common_pattern_is_found(r, conn, pattern: str) -> None:  # noqa: ANN001
+def test_each_common_pattern_is_found(r, conn, pattern: str) -> None:
     held = quiet_group(r)
     busy = held[b"w-1"][-1]  # a worker's entry in flight: its newest
     r.set(lock_key(pattern, S, G, busy, b"w-1"), b"w-1", px=60_000)
@@ -52,7 +52,7 @@ def test_each_common_pattern_is_found(r, conn, pattern: str) -> None:  # noqa: A
     assert f"--lock-key '{pattern}' --dry-run" in command
 
 
-def test_no_lock_key_no_flag(r, conn) -> None:  # noqa: ANN001
+def test_no_lock_key_no_flag(r, conn) -> None:
     quiet_group(r)
     result = inspect_stream(conn, S)
     assert repairs(result) == [
@@ -61,7 +61,7 @@ def test_no_lock_key_no_flag(r, conn) -> None:  # noqa: ANN001
     ]
 
 
-def test_the_probe_is_bounded_and_skipped_for_a_healthy_group(r, conn) -> None:  # noqa: ANN001
+def test_the_probe_is_bounded_and_skipped_for_a_healthy_group(r, conn) -> None:
     quiet_group(r, consumers=60, each=5)  # 300 entries of 60 quiet consumers, no lock
     before = exists_calls(r)
     inspect_stream(conn, S)
@@ -84,7 +84,7 @@ def test_the_probe_is_bounded_and_skipped_for_a_healthy_group(r, conn) -> None: 
     assert exists_calls(r) == before
 
 
-def test_a_given_pattern_is_used_as_is(r, conn) -> None:  # noqa: ANN001
+def test_a_given_pattern_is_used_as_is(r, conn) -> None:
     held = quiet_group(r)
     r.set(b"busy/" + held[b"w-1"][0], b"1", px=60_000)
     before = exists_calls(r)
@@ -94,7 +94,7 @@ def test_a_given_pattern_is_used_as_is(r, conn) -> None:  # noqa: ANN001
     assert command == "pelctl requeue jobs workers --consumer w-0 --lock-key 'busy/{id}' --dry-run"
 
 
-def test_lock_keys_the_acl_hides_are_not_an_error(r, redis_server) -> None:  # noqa: ANN001
+def test_lock_keys_the_acl_hides_are_not_an_error(r, redis_server) -> None:
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
 
@@ -112,8 +112,9 @@ def test_lock_keys_the_acl_hides_are_not_an_error(r, redis_server) -> None:  # n
     assert len(repairs(result)) == 2 and "--lock-key" not in " ".join(repairs(result))
 
 
-def test_the_context_lock_key_is_the_default_of_inspect_and_the_repairs(cli, r, tmp_path,
-                                                                        redis_server) -> None:  # noqa: ANN001  # fmt: skip
+def test_the_context_lock_key_is_the_default_of_inspect_and_the_repairs(
+    cli, r, tmp_path, redis_server
+) -> None:
     held = quiet_group(r)
     r.set(b"busy/" + held[b"w-1"][0], b"1", px=60_000)
     config = tmp_path / "config" / "pelctl" / "config.toml"

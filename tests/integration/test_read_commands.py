@@ -42,20 +42,20 @@ def _int(value: object) -> int | None:
     return None if value is None else int(value)  # type: ignore[arg-type]
 
 
-def xinfo_groups(raw, stream: bytes) -> list[dict]:  # noqa: ANN001
+def xinfo_groups(raw, stream: bytes) -> list[dict]:
     return [_pairs(row) for row in raw.execute_command("XINFO", "GROUPS", stream)]
 
 
-def xinfo_consumers(raw, stream: bytes, group: bytes) -> list[dict]:  # noqa: ANN001
+def xinfo_consumers(raw, stream: bytes, group: bytes) -> list[dict]:
     return [_pairs(row) for row in raw.execute_command("XINFO", "CONSUMERS", stream, group)]
 
 
-def xpending_summary(raw, stream: bytes, group: bytes) -> list:  # noqa: ANN001
+def xpending_summary(raw, stream: bytes, group: bytes) -> list:
     return raw.execute_command("XPENDING", stream, group)
 
 
-def xpending_range(  # noqa: ANN201
-    raw,  # noqa: ANN001
+def xpending_range(
+    raw,
     stream: bytes,
     group: bytes,
     count: int = BIG,
@@ -85,7 +85,7 @@ class Snapshot:
     pending: dict[bytes, list]
 
 
-def snapshot(raw, stream: bytes, oldest: int = 5) -> Snapshot:  # noqa: ANN001
+def snapshot(raw, stream: bytes, oldest: int = 5) -> Snapshot:
     groups = xinfo_groups(raw, stream)
     names = [g[b"name"] for g in groups]
     first = raw.execute_command("XRANGE", stream, "-", "+", "COUNT", 1)
@@ -128,7 +128,7 @@ class Shop:
 
 
 @pytest.fixture
-def shop(r) -> Shop:  # noqa: ANN001
+def shop(r) -> Shop:
     """Several streams, groups and consumers; dead, poison, ghost and binary cases."""
     raw = strip_callbacks(r)
     sc.add_entries(r, ORDERS, 300, {b"order": b"o", b"sku": b"A-1"})
@@ -168,7 +168,7 @@ def shop(r) -> Shop:  # noqa: ANN001
 
 
 @pytest.fixture
-def raw(r):  # noqa: ANN001, ANN201
+def raw(r):
     return strip_callbacks(r)
 
 
@@ -176,7 +176,7 @@ def raw(r):  # noqa: ANN001, ANN201
 
 
 @pytest.mark.parametrize("stream", [ORDERS, EVENTS, BIN, EMPTY])
-def test_inspect_core_matches_raw_replies(shop, conn, raw, stream: bytes) -> None:  # noqa: ANN001
+def test_inspect_core_matches_raw_replies(shop, conn, raw, stream: bytes) -> None:
     before = snapshot(raw, stream, oldest=7)
     result = inspect_stream(conn, stream, oldest=7)
     after = snapshot(raw, stream, oldest=7)
@@ -217,7 +217,7 @@ def test_inspect_core_matches_raw_replies(shop, conn, raw, stream: bytes) -> Non
             assert_idle_between(e.idle_ms, rb[2], ra[2])
 
 
-def test_inspect_verdicts_and_advice(shop, conn, raw, redis_server) -> None:  # noqa: ANN001
+def test_inspect_verdicts_and_advice(shop, conn, raw, redis_server) -> None:
     """Redis 7.0: b-2 quiet for 2h is not called dead from idle alone (a worker blocked in
     XREADGROUP on a quiet stream looks the same); once the group's other workers name their
     connections after their consumer, b-2 having none is evidence, and it is."""
@@ -281,7 +281,7 @@ def test_inspect_verdicts_and_advice(shop, conn, raw, redis_server) -> None:  # 
 
 
 @pytest.mark.parametrize("stream", [ORDERS, EVENTS, BIN, EMPTY])
-def test_inspect_json_matches_raw_replies(shop, cli, raw, stream: bytes) -> None:  # noqa: ANN001
+def test_inspect_json_matches_raw_replies(shop, cli, raw, stream: bytes) -> None:
     before = snapshot(raw, stream)
     res = cli("inspect", escape(stream), "-o", "json")
     after = snapshot(raw, stream)
@@ -314,7 +314,7 @@ def test_inspect_json_matches_raw_replies(shop, cli, raw, stream: bytes) -> None
                 assert_idle_between(c["inactive_ms"], rb[b"inactive"], ra[b"inactive"])
 
 
-def test_inspect_lag_null_where_server_says_nil(shop, cli, raw) -> None:  # noqa: ANN001
+def test_inspect_lag_null_where_server_says_nil(shop, cli, raw) -> None:
     """XDEL inside a group's unread range makes Redis 7.0 answer a nil lag: JSON null."""
     unread = raw.execute_command("XRANGE", ORDERS, "-", "+")[290][0]
     raw.execute_command("XDEL", ORDERS, unread)
@@ -327,14 +327,14 @@ def test_inspect_lag_null_where_server_says_nil(shop, cli, raw) -> None:  # noqa
     }
 
 
-def test_inspect_one_group(shop, cli, raw) -> None:  # noqa: ANN001
+def test_inspect_one_group(shop, cli, raw) -> None:
     res = cli("inspect", "orders", "--group", "shipping", "-o", "json")
     assert res.exit_code == 0, res.stderr
     assert [g["group"] for g in res.json["groups"]] == ["shipping"]
     assert res.json["groups"][0]["pending"] == int(xpending_summary(raw, ORDERS, b"shipping")[0])
 
 
-def test_inspect_ndjson_is_one_document(shop, cli) -> None:  # noqa: ANN001
+def test_inspect_ndjson_is_one_document(shop, cli) -> None:
     res = cli("inspect", "events", "-o", "ndjson")
     assert res.exit_code == 0, res.stderr
     assert len(res.stdout.splitlines()) == 1
@@ -354,7 +354,7 @@ def test_inspect_ndjson_is_one_document(shop, cli) -> None:  # noqa: ANN001
         (BIN, BIN_GROUP),
     ],
 )
-def test_pending_ndjson_all_matches_xpending(shop, cli, raw, stream, group) -> None:  # noqa: ANN001
+def test_pending_ndjson_all_matches_xpending(shop, cli, raw, stream, group) -> None:
     before = xpending_range(raw, stream, group)
     res = cli("pending", escape(stream), escape(group), "--all", "-o", "ndjson")
     after = xpending_range(raw, stream, group)
@@ -364,7 +364,7 @@ def test_pending_ndjson_all_matches_xpending(shop, cli, raw, stream, group) -> N
     assert_rows_match(res.ndjson, before, after)
 
 
-def test_pending_default_limit_is_100(shop, cli, raw) -> None:  # noqa: ANN001
+def test_pending_default_limit_is_100(shop, cli, raw) -> None:
     before = xpending_range(raw, ORDERS, b"billing", 100)
     res = cli("pending", "orders", "billing", "-o", "ndjson")
     after = xpending_range(raw, ORDERS, b"billing", 100)
@@ -398,7 +398,7 @@ def _filtered(rows: list, min_deliveries: int | None, limit: int | None) -> list
         (["--idle", "5m", "--min-deliveries", "5", "-c", "b-3"], b"b-3", 5 * 60_000, 5, None),
     ],
 )
-def test_pending_filters_match_xpending(  # noqa: PLR0913
+def test_pending_filters_match_xpending(
     shop,
     cli,
     raw,
@@ -406,7 +406,7 @@ def test_pending_filters_match_xpending(  # noqa: PLR0913
     consumer,
     idle,
     min_deliveries,
-    limit,  # noqa: ANN001
+    limit,
 ) -> None:
     def expected() -> list:
         rows = xpending_range(raw, ORDERS, b"billing", consumer=consumer, idle=idle)
@@ -422,7 +422,7 @@ def test_pending_filters_match_xpending(  # noqa: PLR0913
         assert {row["id"] for row in res.ndjson} == {e.decode() for e in shop.poison[1:]}
 
 
-def test_pending_below_deliveries_is_the_complement_of_min_deliveries(shop, cli, raw) -> None:  # noqa: ANN001
+def test_pending_below_deliveries_is_the_complement_of_min_deliveries(shop, cli, raw) -> None:
     """Issue 17: --below-deliveries N (fewer than N deliveries) leaves out exactly what
     --min-deliveries N selects; the group (-g or the argument) reads the same."""
     rows = xpending_range(raw, ORDERS, b"billing")
@@ -449,7 +449,7 @@ def test_pending_below_deliveries_is_the_complement_of_min_deliveries(shop, cli,
         ["--min-deliveries", "3"],
     ],
 )
-def test_pending_paged_scan_matches_xpending(r, raw, cli, args, max_server_ms) -> None:  # noqa: ANN001
+def test_pending_paged_scan_matches_xpending(r, raw, cli, args, max_server_ms) -> None:
     """A PEL of several pages (and, with --idle, several id windows) comes back whole."""
     sc.add_entries(r, b"big", 2_500, start_ms=1_700_000_000_000)
     sc.create_group(r, b"big", b"g")
@@ -477,7 +477,7 @@ def test_pending_paged_scan_matches_xpending(r, raw, cli, args, max_server_ms) -
     assert_rows_match(res.ndjson, before, after)
 
 
-def test_pending_core_limit_stops_early(shop, conn, raw) -> None:  # noqa: ANN001
+def test_pending_core_limit_stops_early(shop, conn, raw) -> None:
     got = list(iter_pending(conn, ORDERS, b"billing", PendingFilter(min_deliveries=5), limit=3))
     rows = _filtered(xpending_range(raw, ORDERS, b"billing"), 5, 3)
     assert [(e.id, e.consumer, e.deliveries) for e in got] == [
@@ -488,7 +488,7 @@ def test_pending_core_limit_stops_early(shop, conn, raw) -> None:  # noqa: ANN00
 # -- payloads and ghosts ------------------------------------------------------------------
 
 
-def test_pending_with_payload_fields_and_ghosts(shop, cli, raw) -> None:  # noqa: ANN001
+def test_pending_with_payload_fields_and_ghosts(shop, cli, raw) -> None:
     before = xpending_range(raw, ORDERS, b"billing")
     res = cli("pending", "orders", "billing", "--all", "--with-payload", "-o", "ndjson")
     assert res.exit_code == 0, res.stderr
@@ -511,7 +511,7 @@ def test_pending_with_payload_fields_and_ghosts(shop, cli, raw) -> None:  # noqa
             assert row["ghost"] is False
 
 
-def test_pending_ghosts_shown_in_text_output(shop, cli) -> None:  # noqa: ANN001
+def test_pending_ghosts_shown_in_text_output(shop, cli) -> None:
     res = cli("pending", "orders", "billing", "-c", "b-2", "--all", "--with-payload", "-o", "plain")
     assert res.exit_code == 0, res.stderr
     assert res.stdout.count("(deleted from the stream)") == len(shop.ghosts)
@@ -521,7 +521,7 @@ def test_pending_ghosts_shown_in_text_output(shop, cli) -> None:  # noqa: ANN001
 # -- streams ------------------------------------------------------------------------------
 
 
-def _expected_streams(raw) -> list[dict]:  # noqa: ANN001
+def _expected_streams(raw) -> list[dict]:
     out = []
     for key in sorted(raw.keys("*")):
         if raw.execute_command("TYPE", key) != b"stream":
@@ -538,7 +538,7 @@ def _expected_streams(raw) -> list[dict]:  # noqa: ANN001
     return out
 
 
-def test_streams_json_lists_every_stream(shop, cli, raw) -> None:  # noqa: ANN001
+def test_streams_json_lists_every_stream(shop, cli, raw) -> None:
     res = cli("streams", "-o", "json")
     assert res.exit_code == 0, res.stderr
     doc = res.json
@@ -552,7 +552,7 @@ def test_streams_json_lists_every_stream(shop, cli, raw) -> None:  # noqa: ANN00
     assert escape(BIN) in names
 
 
-def test_streams_many_keys_batches(r, cli, raw) -> None:  # noqa: ANN001
+def test_streams_many_keys_batches(r, cli, raw) -> None:
     """More streams than one pipelined batch (200) and SCAN pages with other keys mixed in."""
     pipe = raw.pipeline(transaction=False)
     for i in range(450):
@@ -579,13 +579,13 @@ def test_streams_many_keys_batches(r, cli, raw) -> None:  # noqa: ANN001
         ("a-*", []),
     ],
 )
-def test_streams_match(shop, cli, pattern, expected) -> None:  # noqa: ANN001
+def test_streams_match(shop, cli, pattern, expected) -> None:
     res = cli("streams", "--match", pattern, "-o", "json")
     assert res.exit_code == 0, res.stderr
     assert [item["stream"] for item in res.json] == expected
 
 
-def test_streams_oldest_pending_and_dlq_marker(shop, cli, raw) -> None:  # noqa: ANN001
+def test_streams_oldest_pending_and_dlq_marker(shop, cli, raw) -> None:
     raw.execute_command("XADD", b"orders:dlq", "*", "_dlq_source", "orders", "x", "1")
     doc = {d["stream"]: d for d in cli("streams", "-o", "json").json}
     assert doc["orders:dlq"]["is_dlq"] is True
@@ -598,7 +598,7 @@ def test_streams_oldest_pending_and_dlq_marker(shop, cli, raw) -> None:  # noqa:
 # -- binary names round-trip --------------------------------------------------------------
 
 
-def test_binary_names_escaped_and_round_trip(shop, cli, raw) -> None:  # noqa: ANN001
+def test_binary_names_escaped_and_round_trip(shop, cli, raw) -> None:
     doc = cli("inspect", escape(BIN), "-o", "json").json
     stream, group = doc["stream"], doc["groups"][0]["group"]
     consumers = [c["consumer"] for c in doc["groups"][0]["consumers"]]
@@ -639,7 +639,7 @@ def test_binary_names_escaped_and_round_trip(shop, cli, raw) -> None:  # noqa: A
     ]
 
 
-def test_binary_names_in_text_output(shop, cli) -> None:  # noqa: ANN001
+def test_binary_names_in_text_output(shop, cli) -> None:
     res = cli("inspect", escape(BIN), "-o", "plain")
     assert res.exit_code == 0, res.stderr
     assert "bin\\xfe\\\\name" in res.stdout
@@ -650,7 +650,7 @@ def test_binary_names_in_text_output(shop, cli) -> None:  # noqa: ANN001
     assert "blob=\\x80\\x81" in res.stdout
 
 
-def test_binary_core_round_trip(shop, conn, raw) -> None:  # noqa: ANN001
+def test_binary_core_round_trip(shop, conn, raw) -> None:
     entries = list(iter_pending(conn, BIN, BIN_GROUP, with_payload=True))
     assert [e.id for e in entries] == [row[0] for row in xpending_range(raw, BIN, BIN_GROUP)]
     held = [e for e in entries if e.consumer == BIN_CONSUMER]
@@ -660,7 +660,7 @@ def test_binary_core_round_trip(shop, conn, raw) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("args", [["--idle", "1h"], [], ["--idle", "1h", "-c", "c2"]])
-def test_pending_scan_same_millisecond_ids(r, raw, cli, args) -> None:  # noqa: ANN001
+def test_pending_scan_same_millisecond_ids(r, raw, cli, args) -> None:
     """Thousands of ids in one millisecond (``1000-0`` .. ``1000-2999``): windows over the
     millisecond part of the ids cannot split them; paging inside a window must."""
     pipe = raw.pipeline(transaction=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pelctl.core import mutations as m
-from pelctl.core.repair import sweep_ghosts
+from pelctl.core.repairs.ghosts import sweep_ghosts
 from pelctl.demo import scenario as sc
 from pelctl.demo.timeshift import backdate_consumers
 from tests.integration.repair_support import (
@@ -27,12 +27,12 @@ PRUNE = m.Options(inactive_ms=HOUR // 2)
 PRUNE_DEAD = m.Options(inactive_ms=HOUR // 2, assume_dead=True)
 
 
-def _quiet(r, *names: bytes) -> None:  # noqa: ANN001
+def _quiet(r, *names: bytes) -> None:
     """Make consumers look unseen for an hour (XCLAIM in the scenario touched them)."""
     backdate_consumers(r, S, {n: HOUR for n in names})
 
 
-def test_prune_refuses_a_consumer_holding_entries(r, conn) -> None:  # noqa: ANN001
+def test_prune_refuses_a_consumer_holding_entries(r, conn) -> None:
     stuck, _ = incident(r)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"empty")
     _quiet(r, DEAD, b"empty")
@@ -50,7 +50,7 @@ def test_prune_refuses_a_consumer_holding_entries(r, conn) -> None:  # noqa: ANN
     assert consumers(r)[DEAD] == 20
 
 
-def test_prune_with_reassign_moves_every_entry_first(r, conn) -> None:  # noqa: ANN001
+def test_prune_with_reassign_moves_every_entry_first(r, conn) -> None:
     stuck, fresh = incident(r, dead=1_234)
     _quiet(r, DEAD)
     ids_before = set(pel(r))
@@ -68,7 +68,7 @@ def test_prune_with_reassign_moves_every_entry_first(r, conn) -> None:  # noqa: 
     assert DEAD not in consumers(r)
 
 
-def test_prune_rechecks_right_before_deleting(r, conn) -> None:  # noqa: ANN001
+def test_prune_rechecks_right_before_deleting(r, conn) -> None:
     incident(r, dead=0, alive=0)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"late")
     _quiet(r, b"late")
@@ -81,7 +81,7 @@ def test_prune_rechecks_right_before_deleting(r, conn) -> None:  # noqa: ANN001
     assert consumers(r)[b"late"] == 1
 
 
-def test_prune_keeps_a_consumer_that_became_active(r, conn) -> None:  # noqa: ANN001
+def test_prune_keeps_a_consumer_that_became_active(r, conn) -> None:
     incident(r, dead=0, alive=0)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"polling")
     _quiet(r, b"polling")
@@ -90,7 +90,7 @@ def test_prune_keeps_a_consumer_that_became_active(r, conn) -> None:  # noqa: AN
     assert m.apply(conn, plan).outcome_counts() == {"active": 1}
 
 
-def test_prune_plan_changes_nothing(r, conn) -> None:  # noqa: ANN001
+def test_prune_plan_changes_nothing(r, conn) -> None:
     incident(r)
     _quiet(r, DEAD)
     before = snapshot(r)
@@ -105,7 +105,7 @@ def test_prune_plan_changes_nothing(r, conn) -> None:  # noqa: ANN001
 # -- prune follows the liveness verdict (issue 14) ----------------------------------------
 
 
-def test_prune_refuses_a_consumer_whose_liveness_is_unknown_on_7_0(r, conn) -> None:  # noqa: ANN001
+def test_prune_refuses_a_consumer_whose_liveness_is_unknown_on_7_0(r, conn) -> None:
     """Quiet for an hour on Redis 7.0 says nothing (a worker waiting in XREADGROUP never
     refreshes idle): holding entries, it is refused, even with --reassign-to, unless
     --assume-dead. A quiet consumer holding nothing is deleted either way."""
@@ -131,7 +131,7 @@ def test_prune_refuses_a_consumer_whose_liveness_is_unknown_on_7_0(r, conn) -> N
 
 def test_prune_refuses_a_consumer_with_a_connected_client_even_assumed_dead(
     r, conn, redis_server
-) -> None:  # noqa: ANN001
+) -> None:
     incident(r)
     _quiet(r, DEAD)
     worker = redis_server.client(client_name=DEAD.decode())
@@ -147,7 +147,7 @@ def test_prune_refuses_a_consumer_with_a_connected_client_even_assumed_dead(
     ]
 
 
-def test_prune_reassigns_a_consumer_its_peers_show_dead(r, conn, redis_server) -> None:  # noqa: ANN001
+def test_prune_reassigns_a_consumer_its_peers_show_dead(r, conn, redis_server) -> None:
     """The group's live worker names its connection after its consumer; the quiet one has
     no such client: evidence enough on 7.0, without --assume-dead."""
     incident(r)
@@ -170,14 +170,14 @@ def test_prune_reassigns_a_consumer_its_peers_show_dead(r, conn, redis_server) -
 # -- ghosts --fix ------------------------------------------------------------------------------
 
 
-def _ghosts(r) -> tuple[list[bytes], list[bytes]]:  # noqa: ANN001
+def _ghosts(r) -> tuple[list[bytes], list[bytes]]:
     stuck, fresh = incident(r, dead=300, alive=10)
     gone = stuck[::7]
     raw(r).execute_command("XDEL", S, *gone)
     return gone, [i for i in stuck if i not in gone] + fresh
 
 
-def test_ghosts_fix_sweeps_them(r, conn) -> None:  # noqa: ANN001
+def test_ghosts_fix_sweeps_them(r, conn) -> None:
     gone, kept = _ghosts(r)
     plan = m.plan(conn, "ghosts-fix", S, G, m.Targets(every=True))
     assert [i.id for i in plan.items] == gone
@@ -189,7 +189,7 @@ def test_ghosts_fix_sweeps_them(r, conn) -> None:  # noqa: ANN001
 
 @pytest.mark.parametrize("targets", [m.Targets(every=True, consumer=DEAD),
                                      m.Targets(every=True, limit=10)])  # fmt: skip
-def test_ghosts_fix_exact_path(r, conn, targets: m.Targets) -> None:  # noqa: ANN001
+def test_ghosts_fix_exact_path(r, conn, targets: m.Targets) -> None:
     gone, kept = _ghosts(r)
     plan = m.plan(conn, "ghosts-fix", S, G, targets)
     expected = gone[: targets.limit] if targets.limit else gone
@@ -199,7 +199,7 @@ def test_ghosts_fix_exact_path(r, conn, targets: m.Targets) -> None:  # noqa: AN
     assert set(pel(r)) == set(kept) | (set(gone) - set(expected))
 
 
-def test_ghosts_fix_explicit_ids_only_acks_proven_missing(r, conn) -> None:  # noqa: ANN001
+def test_ghosts_fix_explicit_ids_only_acks_proven_missing(r, conn) -> None:
     gone, kept = _ghosts(r)
     plan = m.plan(conn, "ghosts-fix", S, G, m.Targets(ids=(gone[0], kept[0])))
     assert [i.action for i in plan.items] == ["ack-ghost", "skip"]
@@ -208,7 +208,7 @@ def test_ghosts_fix_explicit_ids_only_acks_proven_missing(r, conn) -> None:  # n
     assert kept[0] in pel(r)
 
 
-def test_sweep_keeps_its_cursor_and_claims_nothing(r, conn) -> None:  # noqa: ANN001
+def test_sweep_keeps_its_cursor_and_claims_nothing(r, conn) -> None:
     gone, kept = _ghosts(r)
     before = pel(r)
     removed = sweep_ghosts(conn, S, G, count=5)  # 50 PEL entries a call: many calls
@@ -220,7 +220,7 @@ def test_sweep_keeps_its_cursor_and_claims_nothing(r, conn) -> None:  # noqa: AN
         assert after[entry_id][1] >= before[entry_id][1]
 
 
-def test_ghosts_fix_sweeps_the_trimmed_head(r, conn) -> None:  # noqa: ANN001
+def test_ghosts_fix_sweeps_the_trimmed_head(r, conn) -> None:
     stuck, fresh = incident(r, dead=500, alive=10)
     # MAXLEN trimming removes the oldest entries: their PEL references become ghosts.
     raw(r).execute_command("XTRIM", S, "MAXLEN", 200)

@@ -30,7 +30,7 @@ IDLE = m.Targets(min_idle_ms=HOUR // 2)
 # -- claim -----------------------------------------------------------------------------------
 
 
-def test_claim_moves_idle_entries_to_the_target(r, conn) -> None:  # noqa: ANN001
+def test_claim_moves_idle_entries_to_the_target(r, conn) -> None:
     stuck, fresh = incident(r)
     result = m.apply(
         conn, m.plan(conn, "claim", S, G, IDLE, m.Options(to=b"rescuer", create_consumer=True))
@@ -44,7 +44,7 @@ def test_claim_moves_idle_entries_to_the_target(r, conn) -> None:  # noqa: ANN00
     assert consumers(r)[DEAD] == 0
 
 
-def test_claim_never_robs_a_consumer_that_reread_the_entry(r, conn) -> None:  # noqa: ANN001
+def test_claim_never_robs_a_consumer_that_reread_the_entry(r, conn) -> None:
     stuck, _ = incident(r, dead=4)
     plan = m.plan(conn, "claim", S, G, IDLE, m.Options(to=b"rescuer", create_consumer=True))
     raw(r).execute_command("XREADGROUP", "GROUP", G, DEAD, "COUNT", 1, "STREAMS", S, "0")
@@ -53,7 +53,7 @@ def test_claim_never_robs_a_consumer_that_reread_the_entry(r, conn) -> None:  # 
     assert pel(r)[stuck[0]][0] == DEAD
 
 
-def test_claim_explicit_ids_respects_min_idle(r, conn) -> None:  # noqa: ANN001
+def test_claim_explicit_ids_respects_min_idle(r, conn) -> None:
     stuck, fresh = incident(r, dead=2, alive=2)
     sc.set_idle(r, S, G, ALIVE, fresh[:1], 10_000)
     targets = m.Targets(ids=(stuck[0], fresh[0]), min_idle_ms=None)
@@ -64,7 +64,7 @@ def test_claim_explicit_ids_respects_min_idle(r, conn) -> None:  # noqa: ANN001
     assert dict(result.outcome_counts()) == {"claimed": 1, "not-idle": 1}
 
 
-def test_claim_skips_entries_already_owned_by_the_target(r, conn) -> None:  # noqa: ANN001
+def test_claim_skips_entries_already_owned_by_the_target(r, conn) -> None:
     incident(r, dead=2)
     plan = m.plan(conn, "claim", S, G, m.Targets(consumer=DEAD), m.Options(to=DEAD))
     assert [i.action for i in plan.items] == ["skip", "skip"]
@@ -72,13 +72,13 @@ def test_claim_skips_entries_already_owned_by_the_target(r, conn) -> None:  # no
     assert result.outcome_counts() == {"already-owned": 2}
 
 
-def test_claim_needs_a_target(conn, r) -> None:  # noqa: ANN001
+def test_claim_needs_a_target(conn, r) -> None:
     incident(r, dead=1)
     with pytest.raises(UsageError):
         m.plan(conn, "claim", S, G, IDLE)
 
 
-def test_targets_are_required(conn, r) -> None:  # noqa: ANN001
+def test_targets_are_required(conn, r) -> None:
     incident(r, dead=1)
     with pytest.raises(UsageError, match="no entries targeted"):
         m.plan(conn, "ack", S, G, m.Targets())
@@ -87,7 +87,7 @@ def test_targets_are_required(conn, r) -> None:  # noqa: ANN001
 # -- ack -------------------------------------------------------------------------------------
 
 
-def test_ack_filters(r, conn) -> None:  # noqa: ANN001
+def test_ack_filters(r, conn) -> None:
     stuck, fresh = incident(r, dead=5, alive=3)
     sc.set_idle(r, S, G, DEAD, stuck[:2], HOUR, deliveries=6)
     result = m.apply(conn, m.plan(conn, "ack", S, G, m.Targets(min_deliveries=5)))
@@ -98,13 +98,13 @@ def test_ack_filters(r, conn) -> None:  # noqa: ANN001
     assert set(pel(r)) == set(stuck[2:]) | set(fresh[2:])
 
 
-def test_ack_every_entry_needs_all(r, conn) -> None:  # noqa: ANN001
+def test_ack_every_entry_needs_all(r, conn) -> None:
     incident(r, dead=3, alive=2)
     result = m.apply(conn, m.plan(conn, "ack", S, G, m.Targets(every=True)))
     assert result.applied == 5 and not pel(r)
 
 
-def test_ack_of_a_reread_entry_is_skipped(r, conn) -> None:  # noqa: ANN001
+def test_ack_of_a_reread_entry_is_skipped(r, conn) -> None:
     stuck, _ = incident(r, dead=2)
     plan = m.plan(conn, "ack", S, G, IDLE)
     raw(r).execute_command("XREADGROUP", "GROUP", G, DEAD, "COUNT", 1, "STREAMS", S, "0")
@@ -116,14 +116,14 @@ def test_ack_of_a_reread_entry_is_skipped(r, conn) -> None:  # noqa: ANN001
 # -- dlq move ----------------------------------------------------------------------------------
 
 
-def _poison(r) -> list[bytes]:  # noqa: ANN001
+def _poison(r) -> list[bytes]:
     stuck, _ = incident(r, dead=6, fields={b"order_id": b"o-7", b"blob": b"\x00\xff"})
     sc.set_idle(r, S, G, DEAD, stuck[:3], HOUR, deliveries=5)
     return stuck[:3]
 
 
 @pytest.mark.parametrize("cross_slot", [False, True])
-def test_dlq_move_writes_the_envelope_and_acks(r, conn, cross_slot: bool) -> None:  # noqa: ANN001
+def test_dlq_move_writes_the_envelope_and_acks(r, conn, cross_slot: bool) -> None:
     poison = _poison(r)
     options = m.Options(dlq=b"orders:dlq", reason="poison: KeyError")
     plan = m.plan(conn, "dlq-move", S, G, m.Targets(min_deliveries=5), options)
@@ -146,7 +146,7 @@ def test_dlq_move_writes_the_envelope_and_acks(r, conn, cross_slot: bool) -> Non
 
 
 @pytest.mark.parametrize("cross_slot", [False, True])
-def test_dlq_move_skips_what_changed_since_the_plan(r, conn, cross_slot: bool) -> None:  # noqa: ANN001
+def test_dlq_move_skips_what_changed_since_the_plan(r, conn, cross_slot: bool) -> None:
     poison = _poison(r)
     r.set(b"lock:orders:" + poison[2], b"1")
     options = m.Options(dlq=b"orders:dlq", lock_key="lock:{stream}:{id}")
@@ -159,7 +159,7 @@ def test_dlq_move_skips_what_changed_since_the_plan(r, conn, cross_slot: bool) -
 
 
 @pytest.mark.parametrize("cross_slot", [False, True])
-def test_dlq_move_of_ghosts_acks_them(r, conn, cross_slot: bool) -> None:  # noqa: ANN001
+def test_dlq_move_of_ghosts_acks_them(r, conn, cross_slot: bool) -> None:
     poison = _poison(r)
     raw(r).execute_command("XDEL", S, poison[0])
     plan = m.plan(conn, "dlq-move", S, G, m.Targets(min_deliveries=5),
@@ -169,7 +169,7 @@ def test_dlq_move_of_ghosts_acks_them(r, conn, cross_slot: bool) -> None:  # noq
     assert len(entries(r, b"orders:dlq")) == 2
 
 
-def test_cross_slot_lease_stops_a_concurrent_mover(r, conn) -> None:  # noqa: ANN001
+def test_cross_slot_lease_stops_a_concurrent_mover(r, conn) -> None:
     """Two ordered-path moves planned together: the first one's take restarts the entries'
     idle time, so the second finds them no longer idle and moves nothing: one copy each."""
     poison = _poison(r)
@@ -182,7 +182,7 @@ def test_cross_slot_lease_stops_a_concurrent_mover(r, conn) -> None:  # noqa: AN
     assert sorted(fields_of(f)[b"_dlq_id"] for _i, f in entries(r, b"orders:dlq")) == poison
 
 
-def test_entry_plans_change_nothing(r, conn) -> None:  # noqa: ANN001
+def test_entry_plans_change_nothing(r, conn) -> None:
     poison = _poison(r)
     raw(r).execute_command("XDEL", S, poison[1])
     before = snapshot(r)

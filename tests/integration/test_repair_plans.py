@@ -25,7 +25,7 @@ BIN_GROUP = b"g\xff"
 BIN_CONSUMER = b"c\x00\xff"
 
 
-def test_plan_file_round_trips_binary_names(r, conn, tmp_path) -> None:  # noqa: ANN001
+def test_plan_file_round_trips_binary_names(r, conn, tmp_path) -> None:
     sc.add_entries(r, BIN_STREAM, 4)
     sc.create_group(r, BIN_STREAM, BIN_GROUP)
     ids = sc.deliver(r, BIN_STREAM, BIN_GROUP, BIN_CONSUMER, 4)
@@ -48,7 +48,7 @@ def test_plan_file_round_trips_binary_names(r, conn, tmp_path) -> None:  # noqa:
     assert owners == {b"to\xfe"}
 
 
-def test_verify_counts_what_changed_since_the_plan(r, conn) -> None:  # noqa: ANN001
+def test_verify_counts_what_changed_since_the_plan(r, conn) -> None:
     stuck, _ = incident(r, dead=5)
     plan = m.plan(conn, "requeue", S, G, m.Targets(min_idle_ms=HOUR // 2))
     raw(r).execute_command("XACK", S, G, stuck[0])
@@ -58,7 +58,7 @@ def test_verify_counts_what_changed_since_the_plan(r, conn) -> None:  # noqa: AN
     assert (v.still, v.changed) == (2, {"not-pending": 1, "owner-changed": 1, "redelivered": 1})
 
 
-def test_a_plan_for_another_server_is_refused(r, conn, tmp_path) -> None:  # noqa: ANN001
+def test_a_plan_for_another_server_is_refused(r, conn, tmp_path) -> None:
     incident(r, dead=2)
     path = plans.save(m.plan(conn, "ack", S, G, m.Targets(consumer=DEAD)), tmp_path / "p.json")
     other = start_redis()
@@ -78,7 +78,7 @@ def test_a_plan_for_another_server_is_refused(r, conn, tmp_path) -> None:  # noq
     c3.close()
 
 
-def test_a_plan_for_a_recreated_stream_is_refused(r, conn, tmp_path) -> None:  # noqa: ANN001
+def test_a_plan_for_a_recreated_stream_is_refused(r, conn, tmp_path) -> None:
     incident(r, dead=2)
     plan = m.plan(conn, "ack", S, G, m.Targets(consumer=DEAD))
     r.delete(S)
@@ -89,7 +89,7 @@ def test_a_plan_for_a_recreated_stream_is_refused(r, conn, tmp_path) -> None:  #
         plans.check_target(conn, plan)
 
 
-def test_broken_plan_files_are_refused(tmp_path) -> None:  # noqa: ANN001
+def test_broken_plan_files_are_refused(tmp_path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something-else"}')
     with pytest.raises(ConfigError, match="not a valid pelctl plan"):
@@ -99,7 +99,7 @@ def test_broken_plan_files_are_refused(tmp_path) -> None:  # noqa: ANN001
         plans.load(bad)
 
 
-def test_audit_line_format_and_permissions(r, conn) -> None:  # noqa: ANN001
+def test_audit_line_format_and_permissions(r, conn) -> None:
     stuck, _ = incident(r, dead=3)
     plan = m.plan(conn, "requeue", S, G, m.Targets(min_idle_ms=HOUR // 2))
     result = m.apply(conn, plan)
@@ -126,7 +126,7 @@ def test_audit_line_format_and_permissions(r, conn) -> None:  # noqa: ANN001
     assert audit.tail(5) == [rec]
 
 
-def test_audit_summarizes_huge_id_lists_and_tightens_modes(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_audit_summarizes_huge_id_lists_and_tightens_modes(tmp_path, monkeypatch) -> None:
     target = tmp_path / "logs" / "audit.jsonl"
     monkeypatch.setenv("PELCTL_AUDIT_LOG", str(target))
     target.parent.mkdir()
@@ -142,7 +142,7 @@ def test_audit_summarizes_huge_id_lists_and_tightens_modes(tmp_path, monkeypatch
     assert rec["id_count"] == 2_000
 
 
-def test_audit_tail_reads_from_the_end(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_audit_tail_reads_from_the_end(tmp_path, monkeypatch) -> None:
     target = tmp_path / "a.jsonl"
     monkeypatch.setenv("PELCTL_AUDIT_LOG", str(target))
     for n in range(3_000):
@@ -151,7 +151,7 @@ def test_audit_tail_reads_from_the_end(tmp_path, monkeypatch) -> None:  # noqa: 
     assert len(audit.tail(5_000)) == 3_000
 
 
-def test_unwritable_audit_log_stops_before_any_change(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_unwritable_audit_log_stops_before_any_change(tmp_path, monkeypatch) -> None:
     if os.geteuid() == 0:
         target = tmp_path / "dir-not-file"
         target.mkdir()  # a directory cannot be opened for appending, even by root
@@ -166,14 +166,14 @@ def test_unwritable_audit_log_stops_before_any_change(tmp_path, monkeypatch) -> 
         audit.ensure_writable()
 
 
-def test_plan_after_apply_sees_nothing(r, conn) -> None:  # noqa: ANN001
+def test_plan_after_apply_sees_nothing(r, conn) -> None:
     incident(r, dead=2)
     m.apply(conn, m.plan(conn, "requeue", S, G, m.Targets(min_idle_ms=HOUR // 2)))
     assert m.plan(conn, "requeue", S, G, m.Targets(min_idle_ms=HOUR // 2)).count == 0
     assert len(pel(r)) == 5
 
 
-def test_check_target_never_waves_a_plan_through(r, conn) -> None:  # noqa: ANN001
+def test_check_target_never_waves_a_plan_through(r, conn) -> None:
     """The server check is never skipped: a plan without a run_id, with another run_id (a
     restarted server, or another one behind the same URL) or without a db is refused."""
     incident(r, dead=2)

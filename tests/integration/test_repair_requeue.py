@@ -29,7 +29,7 @@ from tests.support.state import assert_unchanged, snapshot
 IDLE = m.Targets(min_idle_ms=HOUR // 2)
 
 
-def copies_by_original(r, stream=S) -> dict[bytes, list[dict]]:  # noqa: ANN001
+def copies_by_original(r, stream=S) -> dict[bytes, list[dict]]:
     out: dict[bytes, list[dict]] = {}
     for _id, flat in entries(r, stream):
         f = fields_of(flat)
@@ -38,7 +38,7 @@ def copies_by_original(r, stream=S) -> dict[bytes, list[dict]]:  # noqa: ANN001
     return out
 
 
-def test_requeue_adds_a_copy_then_acks(r, conn) -> None:  # noqa: ANN001
+def test_requeue_adds_a_copy_then_acks(r, conn) -> None:
     stuck, fresh = incident(r)
     before_len = r.xlen(S)
     plan = m.plan(conn, "requeue", S, G, IDLE)
@@ -61,7 +61,7 @@ def test_requeue_adds_a_copy_then_acks(r, conn) -> None:  # noqa: ANN001
     assert b"pelctl-requeue" not in consumers(r)
 
 
-def test_second_requeue_counts_up_and_keeps_the_original_id(r, conn) -> None:  # noqa: ANN001
+def test_second_requeue_counts_up_and_keeps_the_original_id(r, conn) -> None:
     stuck, _ = incident(r, dead=3, alive=0)
     m.apply(conn, m.plan(conn, "requeue", S, G, IDLE))
     # A consumer reads the copies and dies too.
@@ -81,7 +81,7 @@ def test_second_requeue_counts_up_and_keeps_the_original_id(r, conn) -> None:  #
         assert flat.count(b"_retry_count") == 1 and flat.count(b"_original_id") == 1
 
 
-def test_ghosts_are_acked_and_counted(r, conn) -> None:  # noqa: ANN001
+def test_ghosts_are_acked_and_counted(r, conn) -> None:
     stuck, _ = incident(r, dead=6)
     raw(r).execute_command("XDEL", S, stuck[0], stuck[3])
     result = m.apply(conn, m.plan(conn, "requeue", S, G, IDLE))
@@ -91,7 +91,7 @@ def test_ghosts_are_acked_and_counted(r, conn) -> None:  # noqa: ANN001
     assert set(copies_by_original(r)) == set(stuck) - {stuck[0], stuck[3]}
 
 
-def test_lock_key_skips_alive_entries(r, conn) -> None:  # noqa: ANN001
+def test_lock_key_skips_alive_entries(r, conn) -> None:
     stuck, _ = incident(r, dead=4)
     r.set(b"lock:orders:" + stuck[1], b"worker", px=60_000)
     options = m.Options(lock_key="lock:{stream}:{id}")
@@ -103,7 +103,7 @@ def test_lock_key_skips_alive_entries(r, conn) -> None:  # noqa: ANN001
     assert stuck[1] in pel(r)
 
 
-def test_reread_between_plan_and_apply_keeps_the_entry(r, conn) -> None:  # noqa: ANN001
+def test_reread_between_plan_and_apply_keeps_the_entry(r, conn) -> None:
     stuck, _ = incident(r, dead=5)
     plan = m.plan(conn, "requeue", S, G, IDLE)
     # The consumer comes back and re-reads its own pending entries (id 0 = its history).
@@ -116,7 +116,7 @@ def test_reread_between_plan_and_apply_keeps_the_entry(r, conn) -> None:  # noqa
     assert set(copies_by_original(r)) == set(stuck[2:])
 
 
-def test_claimed_by_someone_else_since_the_plan_is_skipped(r, conn) -> None:  # noqa: ANN001
+def test_claimed_by_someone_else_since_the_plan_is_skipped(r, conn) -> None:
     stuck, _ = incident(r, dead=3)
     plan = m.plan(conn, "requeue", S, G, IDLE)
     raw(r).execute_command("XCLAIM", S, G, b"other", 0, stuck[0], "JUSTID")
@@ -125,7 +125,7 @@ def test_claimed_by_someone_else_since_the_plan_is_skipped(r, conn) -> None:  # 
     assert result.outcome_counts() == {"requeued": 1, "owner-changed": 1, "not-pending": 1}
 
 
-def test_max_retries_sends_to_the_dlq_in_one_script(r, conn) -> None:  # noqa: ANN001
+def test_max_retries_sends_to_the_dlq_in_one_script(r, conn) -> None:
     sc.create_group(r, S, G)
     fields = [{b"n": b"1"}, {b"n": b"2", b"_retry_count": b"3", b"_original_id": b"1-1"}]
     ids = [raw(r).execute_command("XADD", S, "*", *[x for kv in f.items() for x in kv])
@@ -145,7 +145,7 @@ def test_max_retries_sends_to_the_dlq_in_one_script(r, conn) -> None:  # noqa: A
     assert not pel(r)
 
 
-def test_max_retries_across_slots_takes_the_ordered_path(r, conn) -> None:  # noqa: ANN001
+def test_max_retries_across_slots_takes_the_ordered_path(r, conn) -> None:
     sc.create_group(r, S, G)
     ids = [raw(r).execute_command("XADD", S, "*", "n", str(i), "_retry_count", "5")
            for i in range(3)]  # fmt: skip
@@ -159,7 +159,7 @@ def test_max_retries_across_slots_takes_the_ordered_path(r, conn) -> None:  # no
     assert any("ordered path" in n for n in result.notes)
 
 
-def test_explicit_ids_not_pending_are_skipped(r, conn) -> None:  # noqa: ANN001
+def test_explicit_ids_not_pending_are_skipped(r, conn) -> None:
     stuck, _ = incident(r, dead=2)
     plan = m.plan(conn, "requeue", S, G, m.Targets(ids=(stuck[0], b"1-0")))
     assert plan.missing == (b"1-0",) and plan.matched == 2
@@ -167,7 +167,7 @@ def test_explicit_ids_not_pending_are_skipped(r, conn) -> None:  # noqa: ANN001
     assert (result.matched, result.applied, result.skipped) == (2, 1, 1)
 
 
-def test_dry_run_reports_the_plan_and_changes_nothing(r, conn) -> None:  # noqa: ANN001
+def test_dry_run_reports_the_plan_and_changes_nothing(r, conn) -> None:
     """The dry run's result is the plan's: each entry's action, and counts that add up."""
     stuck, _ = incident(r, dead=8)
     raw(r).execute_command("XDEL", S, stuck[2])
@@ -184,14 +184,14 @@ def test_dry_run_reports_the_plan_and_changes_nothing(r, conn) -> None:  # noqa:
     assert_unchanged(before, r)
 
 
-def test_no_script_cache_falls_back_to_loading(r, conn) -> None:  # noqa: ANN001
+def test_no_script_cache_falls_back_to_loading(r, conn) -> None:
     incident(r, dead=3)
     r.script_flush()
     result = m.apply(conn, m.plan(conn, "requeue", S, G, IDLE))
     assert result.applied == 3
 
 
-def test_batches_and_pipelining_cover_every_entry(r, conn) -> None:  # noqa: ANN001
+def test_batches_and_pipelining_cover_every_entry(r, conn) -> None:
     stuck, _ = incident(r, dead=1_234, alive=0)
     result = m.apply(conn, m.plan(conn, "requeue", S, G, IDLE), batch_size=50)
     assert result.applied == 1_234
@@ -217,7 +217,7 @@ _RACER = textwrap.dedent(
 
 def test_two_requeues_at_the_same_moment_make_one_copy_each(
     r, conn, redis_server, tmp_path
-) -> None:  # noqa: ANN001
+) -> None:
     stuck, _ = incident(r, dead=2_000, alive=0)
     go = str(tmp_path / "go")
     procs = [
@@ -248,7 +248,7 @@ def test_two_requeues_at_the_same_moment_make_one_copy_each(
 
 
 @pytest.mark.parametrize("prefix", ["_", "pelctl."])
-def test_field_prefix(r, conn, prefix: str) -> None:  # noqa: ANN001
+def test_field_prefix(r, conn, prefix: str) -> None:
     stuck, _ = incident(r, dead=1)
     m.apply(conn, m.plan(conn, "requeue", S, G, IDLE, m.Options(field_prefix=prefix)))
     last = fields_of(entries(r, S)[-1][1])

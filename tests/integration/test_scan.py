@@ -18,7 +18,7 @@ from pelctl.redis.scan import MAX_PAGE, PelScan, parse_key
 S, G = b"scan:s", b"g"
 
 
-def truth(r, stream=S, group=G, consumer=None):  # noqa: ANN001, ANN201
+def truth(r, stream=S, group=G, consumer=None):
     """Every PEL row, from one unbounded call (fine for test-sized PELs)."""
     args = ["XPENDING", stream, group, "-", "+", 10_000_000]
     if consumer is not None:
@@ -26,12 +26,12 @@ def truth(r, stream=S, group=G, consumer=None):  # noqa: ANN001, ANN201
     return sc.raw(r).execute_command(*args)
 
 
-def ident(rows):  # noqa: ANN001, ANN201
+def ident(rows):
     """Rows without the idle time, which grows while the test runs."""
     return [(row[0], row[1], row[3]) for row in rows]
 
 
-def build(r, n: int, consumers=(b"c1", b"c2", b"c3"), *, start_ms: int | None = None):  # noqa: ANN001, ANN201
+def build(r, n: int, consumers=(b"c1", b"c2", b"c3"), *, start_ms: int | None = None):
     sc.add_entries(r, S, n, start_ms=start_ms, collect_ids=False)
     sc.create_group(r, S, G)
     per = n // len(consumers)
@@ -84,7 +84,7 @@ def test_consumer_filter_and_bounds(r, conn):
     assert ident(rows) == ident(expected)
 
 
-def _idle_scenario(r, n: int = 6_000, *, start_ms: int | None = 1_700_000_000_000):  # noqa: ANN001, ANN202
+def _idle_scenario(r, n: int = 6_000, *, start_ms: int | None = 1_700_000_000_000):
     ids = build(r, n, start_ms=start_ms)
     rng = random.Random(5)
     for consumer, owned in ids.items():

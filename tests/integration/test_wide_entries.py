@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl.core import dlq as dlqmod
 from pelctl.core import mutations as m
+from pelctl.core.dlq import common as dlq_common
+from pelctl.core.dlq import copies as dlq_copies
+from pelctl.core.dlq import replayer as dlq_replayer
 from pelctl.core.mutations import PlanItem
 from pelctl.demo import scenario as sc
 from pelctl.redis.scripts import LUA_UNPACK_MAX, script
@@ -43,7 +45,7 @@ IDLE = m.Targets(min_idle_ms=HOUR // 2)
 # -- the limit, found on the server --------------------------------------------------------
 
 
-def unpack_limit(client) -> int:  # noqa: ANN001
+def unpack_limit(client) -> int:
     """The largest table a script can unpack() into one call, by bisection."""
 
     def works(n: int) -> bool:
@@ -62,7 +64,7 @@ def unpack_limit(client) -> int:  # noqa: ANN001
     return lo
 
 
-def test_the_lua_limit_is_the_one_pelctl_assumes(r) -> None:  # noqa: ANN001
+def test_the_lua_limit_is_the_one_pelctl_assumes(r) -> None:
     """redis-server 7.0: unpack() takes 7,999 values, not 8,000; an XADD of a 3,999-field
     entry from a table built as the scripts build it ({key, '*', ...}) fails."""
     assert unpack_limit(r) == LUA_UNPACK_MAX == 7_999
@@ -78,7 +80,7 @@ def test_the_lua_limit_is_the_one_pelctl_assumes(r) -> None:  # noqa: ANN001
 # -- requeue ---------------------------------------------------------------------------------
 
 
-def test_requeue_moves_a_wide_and_a_huge_entry_amid_their_batch(r, conn) -> None:  # noqa: ANN001
+def test_requeue_moves_a_wide_and_a_huge_entry_amid_their_batch(r, conn) -> None:
     """On main: the script failed on the wide entry (second of five): the first entry was
     requeued but reported failed, the wide one was left with pelctl-requeue, the three after
     it were not processed."""
@@ -97,7 +99,7 @@ def test_requeue_moves_a_wide_and_a_huge_entry_amid_their_batch(r, conn) -> None
     assert b"pelctl-requeue" not in {c["name"] for c in r.xinfo_consumers("s", "g")}
 
 
-def test_requeue_boundary_the_widest_entry_one_script_writes(r, conn) -> None:  # noqa: ANN001
+def test_requeue_boundary_the_widest_entry_one_script_writes(r, conn) -> None:
     """A copy of 3,995 fields + 3 lineage fields is 7,998 XADD values (with key and '*'):
     one script; 3,996 fields is 8,000 values: the ordered path."""
     fits, too_wide = wide_fields(3_995, b"a"), wide_fields(3_996, b"b")
@@ -114,7 +116,7 @@ def test_requeue_boundary_the_widest_entry_one_script_writes(r, conn) -> None:  
     assert_requeued(r, batch)
 
 
-def test_requeue_past_max_retries_sends_a_wide_entry_to_the_dlq(r, conn) -> None:  # noqa: ANN001
+def test_requeue_past_max_retries_sends_a_wide_entry_to_the_dlq(r, conn) -> None:
     """The envelope adds 8 fields: the ordered path writes the dead letter (same slot)."""
     batch = build_batch(r)
     first = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", IDLE))
@@ -142,7 +144,7 @@ def test_requeue_past_max_retries_sends_a_wide_entry_to_the_dlq(r, conn) -> None
 
 
 @PATHS
-def test_requeue_max_retries_across_slots_with_a_wide_entry(r, conn, force) -> None:  # noqa: ANN001
+def test_requeue_max_retries_across_slots_with_a_wide_entry(r, conn, force) -> None:
     batch = build_batch(r)
     opts = m.Options(max_retries=0, dlq=b"elsewhere:dlq")
     result = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", IDLE, opts),
@@ -155,7 +157,7 @@ def test_requeue_max_retries_across_slots_with_a_wide_entry(r, conn, force) -> N
 
 
 @PATHS
-def test_dlq_move_of_a_wide_and_a_huge_entry_amid_their_batch(r, conn, force) -> None:  # noqa: ANN001
+def test_dlq_move_of_a_wide_and_a_huge_entry_amid_their_batch(r, conn, force) -> None:
     batch = build_batch(r, deliveries=6)
     plan = m.plan(conn, "dlq-move", b"s", b"g", m.Targets(min_deliveries=5),
                   m.Options(reason="poison"))  # fmt: skip
@@ -174,7 +176,7 @@ def test_dlq_move_of_a_wide_and_a_huge_entry_amid_their_batch(r, conn, force) ->
 
 
 @pytest.mark.parametrize("action", ["requeue", "dlq-move", "claim", "ack"])
-def test_an_entry_that_fails_is_reported_and_the_batch_goes_on(r, conn, action) -> None:  # noqa: ANN001
+def test_an_entry_that_fails_is_reported_and_the_batch_goes_on(r, conn, action) -> None:
     """An item the server rejects (here: an id that is not a stream id, which XPENDING
     refuses) fails alone; the entries before and after it are applied and reported so."""
     batch = build_batch(r)
@@ -200,7 +202,7 @@ def test_an_entry_that_fails_is_reported_and_the_batch_goes_on(r, conn, action) 
 # -- dlq replay ------------------------------------------------------------------------------
 
 
-def dead_letter_batch(r, dlq: bytes = b"s:dlq") -> tuple[list[bytes], dict[bytes, list[bytes]]]:  # noqa: ANN001
+def dead_letter_batch(r, dlq: bytes = b"s:dlq") -> tuple[list[bytes], dict[bytes, list[bytes]]]:
     """Dead letters of source ``s``: narrow, WIDE, narrow, HUGE, narrow (in DLQ order)."""
     rr = raw(r)
     r.xadd("s", {"seed": "1"})
@@ -220,7 +222,7 @@ def dead_letter_batch(r, dlq: bytes = b"s:dlq") -> tuple[list[bytes], dict[bytes
     return ids, dict(zip(ids, bodies, strict=True))
 
 
-def replayed(r, stream: bytes = b"s") -> dict[bytes, list[list[bytes]]]:  # noqa: ANN001
+def replayed(r, stream: bytes = b"s") -> dict[bytes, list[list[bytes]]]:
     out: dict[bytes, list[list[bytes]]] = {}
     for _id, flat in stream_entries(r, stream):
         if flat[-2:-1] == [b"_replayed_from"]:
@@ -229,11 +231,11 @@ def replayed(r, stream: bytes = b"s") -> dict[bytes, list[list[bytes]]]:  # noqa
 
 
 @PATHS
-def test_replay_of_a_wide_and_a_huge_dead_letter_amid_their_batch(r, conn, force) -> None:  # noqa: ANN001
+def test_replay_of_a_wide_and_a_huge_dead_letter_amid_their_batch(r, conn, force) -> None:
     """On main: the replay script failed on the wide entry and nothing of that batch was
     reported replayed (the first entry was copied and deleted all the same)."""
     ids, bodies = dead_letter_batch(r)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True))
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True))
     result = m.apply(conn, p, force_cross_slot=force)
     assert (result.matched, result.applied, result.skipped, result.failed) == (5, 5, 0, ())
     assert result.outcome_counts() == {"replayed": 5}
@@ -249,15 +251,15 @@ def test_replay_of_a_wide_and_a_huge_dead_letter_amid_their_batch(r, conn, force
     assert "ordered path" in notes[ids[1]] and not notes[ids[0]]
 
 
-def test_replay_of_a_wide_dead_letter_killed_between_copy_and_delete(r, conn) -> None:  # noqa: ANN001
+def test_replay_of_a_wide_dead_letter_killed_between_copy_and_delete(r, conn) -> None:
     """The wide path's copy and its marker are one MULTI/EXEC; a crash before the XDEL leaves
     both, and the rerun (on either path) only deletes: the copy is never made twice."""
     ids, _bodies = dead_letter_batch(r)
-    replayer = dlqmod._Replayer(conn, dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq",
-                                dlqmod.DlqTargets(every=True)), False)  # fmt: skip
+    replayer = dlq_replayer.Replayer(conn, dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq",
+                                dlq_common.DlqTargets(every=True)), False)  # fmt: skip
     rr = raw(r)
     flat = rr.execute_command("XRANGE", b"s:dlq", ids[1], ids[1])[0][1]
-    fields = dlqmod.replay_fields(zip(flat[0::2], flat[1::2], strict=True))
+    fields = dlq_copies.replay_fields(zip(flat[0::2], flat[1::2], strict=True))
     replayer.wide[ids[1]] = replayer.xadd_values(fields)
     dlq_client = replayer.dlq_client
     replayer.dlq_client = type("NoDelete", (), {"execute_command": lambda *a: 0})()  # the kill
@@ -266,28 +268,28 @@ def test_replay_of_a_wide_dead_letter_killed_between_copy_and_delete(r, conn) ->
     replayer.dlq_client = dlq_client
     assert r.xlen("s:dlq") == 5 and len(replayed(r)[ids[1]]) == 1
     for force in (False, True):  # a rerun on either path finds the marker
-        p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(ids[1],)))
+        p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(ids=(ids[1],)))
         res = m.apply(conn, p, force_cross_slot=force)
         if not force:
             assert res.outcome_counts() == {"already-replayed": 1}
     assert r.xlen("s:dlq") == 4 and len(replayed(r)[ids[1]]) == 1
 
 
-def test_replay_of_a_wide_dead_letter_whose_source_is_gone(r, conn) -> None:  # noqa: ANN001
+def test_replay_of_a_wide_dead_letter_whose_source_is_gone(r, conn) -> None:
     """NOMKSTREAM inside the transaction: no copy, no marker, the dead letter stays."""
     ids, _bodies = dead_letter_batch(r)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(ids[1],)))
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(ids=(ids[1],)))
     r.delete("s")
     res = m.apply(conn, p)
     assert res.outcome_counts() == {"no-target": 1} and not res.failed
     assert not r.exists("s") and r.xlen("s:dlq") == 5
-    assert not r.exists(dlqmod.marker_key(b"s", b"s:dlq"))
+    assert not r.exists(dlq_copies.marker_key(b"s", b"s:dlq"))
 
 
-def test_a_dead_letter_move_then_replay_round_trip_is_byte_identical(r, conn) -> None:  # noqa: ANN001
+def test_a_dead_letter_move_then_replay_round_trip_is_byte_identical(r, conn) -> None:
     batch = build_batch(r, deliveries=9)
     m.apply(conn, m.plan(conn, "dlq-move", b"s", b"g", m.Targets(min_deliveries=5)))
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True))
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True))
     result = m.apply(conn, p)
     assert result.applied == 5 and not result.failed
     # Without the lineage (9 deliveries, the first id) and the marker, byte-identical.
@@ -304,12 +306,12 @@ def test_a_dead_letter_move_then_replay_round_trip_is_byte_identical(r, conn) ->
 # -- cost: one script per batch of narrow entries, a bounded one per call for huge ones --------
 
 
-def script_calls(r) -> int:  # noqa: ANN001
+def script_calls(r) -> int:
     stats = r.info("commandstats")
     return sum(v["calls"] for k, v in stats.items() if k in ("cmdstat_evalsha", "cmdstat_eval"))
 
 
-def test_narrow_entries_stay_one_script_per_batch(r, conn) -> None:  # noqa: ANN001
+def test_narrow_entries_stay_one_script_per_batch(r, conn) -> None:
     ids = sc.add_entries(r, "s", 250, {b"n": b"x", b"k": b"v"})
     sc.create_group(r, "s", "g")
     sc.deliver(r, "s", "g", "dead", 250)
@@ -322,7 +324,7 @@ def test_narrow_entries_stay_one_script_per_batch(r, conn) -> None:  # noqa: ANN
 
 
 @pytest.mark.parametrize("action", ["requeue", "dlq-move"])
-def test_huge_entries_are_copied_a_few_per_call(r, conn, action) -> None:  # noqa: ANN001
+def test_huge_entries_are_copied_a_few_per_call(r, conn, action) -> None:
     """A call copies about 1 MiB of payload, then answers 'later' for the rest of its batch
     (nothing done for them) and the client sends those again: six 1 MiB entries in one batch
     take six calls (each holds the server a few ms, not six times that)."""
@@ -350,47 +352,47 @@ def test_huge_entries_are_copied_a_few_per_call(r, conn, action) -> None:  # noq
 
 
 @PATHS
-def test_huge_dead_letters_replay_in_bounded_calls_and_reads(r, conn, force, monkeypatch) -> None:  # noqa: ANN001
+def test_huge_dead_letters_replay_in_bounded_calls_and_reads(r, conn, force, monkeypatch) -> None:
     """Replay script calls carry about CALL_BYTES of payload each; a round reads about
     ROUND_BYTES of entries at a time (here 3 MiB: so 1 MiB entries are read 3 by 3)."""
-    monkeypatch.setattr(dlqmod, "ROUND_BYTES", 3 * len(HUGE) + 1_000)
+    monkeypatch.setattr(dlq_replayer, "ROUND_BYTES", 3 * len(HUGE) + 1_000)
     rr = raw(r)
     r.xadd("s", {"seed": "1"})
     ids = [rr.execute_command("XADD", "s:dlq", "*", "blob", HUGE, "_dlq_source", "s")
            for _ in range(7)]  # fmt: skip
     reads: list[int] = []
-    real = dlqmod._Replayer._round
+    real = dlq_replayer.Replayer._round
 
-    def counted(self, chunks):  # noqa: ANN001, ANN202
+    def counted(self, chunks):
         reads.append(sum(len(c) for c in chunks))
         return real(self, chunks)
 
-    monkeypatch.setattr(dlqmod._Replayer, "_round", counted)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(every=True))
+    monkeypatch.setattr(dlq_replayer.Replayer, "_round", counted)
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True))
     result = m.apply(conn, p, force_cross_slot=force, batch_size=1)
     assert (result.applied, result.failed) == (7, ())
     assert reads == [1, 3, 3]
     assert replayed(r) == {i: [[b"blob", HUGE, b"_replayed_from", i]] for i in ids}
 
 
-def test_two_replays_of_a_wide_dead_letter_at_once_copy_it_once(r, conn, monkeypatch) -> None:  # noqa: ANN001
+def test_two_replays_of_a_wide_dead_letter_at_once_copy_it_once(r, conn, monkeypatch) -> None:
     """Another replay marks the entry between this one's WATCH and EXEC: EXEC fails, this
     run looks again, finds the marker and only deletes the dead letter."""
     import redis.connection
 
     ids, _bodies = dead_letter_batch(r)
-    markers = dlqmod.marker_key(b"s", b"s:dlq")
+    markers = dlq_copies.marker_key(b"s", b"s:dlq")
     real = redis.connection.AbstractConnection.pack_commands
     raced: list[bytes] = []
 
-    def pack_commands(self, commands):  # noqa: ANN001, ANN202
+    def pack_commands(self, commands):
         if not raced and any(c[0] == "XADD" for c in commands):  # inside MULTI: race now
             raced.append(ids[1])
             r.zadd(markers, {ids[1]: 1})  # what the other run's EXEC did
         return real(self, commands)
 
     monkeypatch.setattr(redis.connection.AbstractConnection, "pack_commands", pack_commands)
-    p = dlqmod.plan_dlq(conn, "dlq-replay", b"s:dlq", dlqmod.DlqTargets(ids=(ids[1],)))
+    p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(ids=(ids[1],)))
     result = m.apply(conn, p)
     assert raced and result.outcome_counts() == {"already-replayed": 1}
     assert not replayed(r) and r.xlen("s:dlq") == 4  # no copy by this run; the letter left
@@ -411,7 +413,7 @@ COUNTS = [b"0", b"12", b" 4 ", b"2.9", b"-1", b"x", b"", b"0x10", b"0X1p4", b"-0
 
 
 @pytest.mark.parametrize("no_lineage", [False, True], ids=["lineage", "no-lineage"])
-def test_one_copy_recipe_for_every_path(r, conn, no_lineage) -> None:  # noqa: ANN001
+def test_one_copy_recipe_for_every_path(r, conn, no_lineage) -> None:
     """The requeued copy is decided in one place per language: ``_prelude.lua`` (the script
     path and the ordered path: the lease returns the copy it built) and its Python twin
     ``lineage.requeue_copy`` (servers without Lua). The same entry gets the same bytes by
@@ -419,7 +421,7 @@ def test_one_copy_recipe_for_every_path(r, conn, no_lineage) -> None:  # noqa: A
     entry's delivery count is added to the prior deliveries, the first id is kept, and a
     count that is not a number counts as 0 (as Lua's tonumber). With --no-lineage every
     path writes the entry's fields exactly."""
-    from pelctl.core.repair import requeue_copy
+    from pelctl.core.lineage import requeue_copy
 
     rr = raw(r)
     narrow = [rr.execute_command("XADD", "s", "*", *c) for c in COPY_CASES]
@@ -443,7 +445,7 @@ def test_one_copy_recipe_for_every_path(r, conn, no_lineage) -> None:  # noqa: A
         b"_retry_count", b"3", b"_prior_deliveries", b"10", b"_original_id", b"1-1"])  # fmt: skip
 
 
-def test_the_count_twins_read_every_value_alike(r) -> None:  # noqa: ANN001
+def test_the_count_twins_read_every_value_alike(r) -> None:
     """``count()`` of ``_prelude.lua`` and ``lineage.count`` on the same values (Lua's
     tonumber: decimal, hex, exponents, spaces; the fraction dropped; negative, NaN, inf,
     1e12 and more: 0)."""
@@ -458,7 +460,7 @@ def test_the_count_twins_read_every_value_alike(r) -> None:  # noqa: ANN001
         4, 2, 16, 16, 0, 999_999_999_999]  # fmt: skip
 
 
-def test_an_error_after_a_take_puts_the_entry_back(r) -> None:  # noqa: ANN001
+def test_an_error_after_a_take_puts_the_entry_back(r) -> None:
     """The prelude's each(): work that took an entry (hold) and then raised is that entry's
     'fail', the entry is back with its owner (same delivery count, its idle time), and the
     next entry is processed."""

@@ -54,7 +54,7 @@ def copies(r: redis.Redis, stream: bytes = b"s") -> list[dict[bytes, bytes]]:
 
 
 @pytest.fixture
-def make_runner(redis_server) -> Callable[..., object]:  # noqa: ANN001
+def make_runner(redis_server) -> Callable[..., object]:
     """``make_runner(streams=(b"s",), group=b"g", idle_ms=..., **cfg)`` on the session server."""
     from pelctl.reclaim.model import ReclaimConfig
     from pelctl.reclaim.runner import Runner
@@ -63,7 +63,7 @@ def make_runner(redis_server) -> Callable[..., object]:  # noqa: ANN001
 
     made: list[Runner] = []
 
-    def make(metrics=None, connect_fn=None, runner_kwargs=None, **kwargs) -> Runner:  # noqa: ANN001
+    def make(metrics=None, connect_fn=None, runner_kwargs=None, **kwargs) -> Runner:
         """``runner_kwargs``: Runner's own options (wait_for_targets, summary_every_s, ...)."""
         kwargs.setdefault("streams", (b"s",))
         kwargs.setdefault("group", b"g")
@@ -125,7 +125,7 @@ class Proc:
 
 
 @pytest.fixture
-def spawn(tmp_path) -> Iterator[Callable[..., Proc]]:  # noqa: ANN001
+def spawn(tmp_path) -> Iterator[Callable[..., Proc]]:
     procs: list[Proc] = []
 
     def start(url: str, *args: str) -> Proc:

@@ -20,7 +20,7 @@ from tests.integration.repair_support import HOUR, pel
 
 
 @pytest.fixture
-def swapped_log(tmp_path, monkeypatch) -> Path:  # noqa: ANN001
+def swapped_log(tmp_path, monkeypatch) -> Path:
     """An audit path that passes the pre-check, then is a directory when the line comes."""
     path = tmp_path / "audit" / "audit.jsonl"
     monkeypatch.setenv("PELCTL_AUDIT_LOG", str(path))
@@ -30,7 +30,7 @@ def swapped_log(tmp_path, monkeypatch) -> Path:  # noqa: ANN001
     return path
 
 
-def two_streams(r) -> None:  # noqa: ANN001
+def two_streams(r) -> None:
     for stream in (b"s", b"t"):
         sc.add_entries(r, stream, 5)
         sc.create_group(r, stream, b"g")
@@ -38,7 +38,7 @@ def two_streams(r) -> None:  # noqa: ANN001
         sc.set_idle(r, stream, b"g", b"dead", ids, HOUR)
 
 
-def test_the_loop_fails_closed_and_ends_with_exit_6(r, make_runner, swapped_log, caplog) -> None:  # noqa: ANN001
+def test_the_loop_fails_closed_and_ends_with_exit_6(r, make_runner, swapped_log, caplog) -> None:
     from pelctl.base.errors import NotAudited
     from pelctl.reclaim.metrics import ReclaimMetrics
 
@@ -73,7 +73,7 @@ def test_the_loop_fails_closed_and_ends_with_exit_6(r, make_runner, swapped_log,
     assert metrics.text().count('recovery_audit_failures_total{group="g",stream="s"} 1.0') == 1
 
 
-def test_the_loop_goes_on_when_told_to(r, make_runner, swapped_log, caplog) -> None:  # noqa: ANN001
+def test_the_loop_goes_on_when_told_to(r, make_runner, swapped_log, caplog) -> None:
     from pelctl.reclaim.metrics import ReclaimMetrics
 
     two_streams(r)

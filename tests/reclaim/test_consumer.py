@@ -18,7 +18,7 @@ from pelctl.demo import scenario as sc
 from tests.reclaim.conftest import HOUR, ROOT, pending_ids
 
 
-def run_until(worker, done: Callable[[], bool], timeout: float = 10.0) -> None:  # noqa: ANN001
+def run_until(worker, done: Callable[[], bool], timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while not done():
         assert time.monotonic() < deadline, f"timed out: {worker.stats}"
@@ -26,14 +26,14 @@ def run_until(worker, done: Callable[[], bool], timeout: float = 10.0) -> None: 
 
 
 @pytest.fixture(params=["claim", "autoclaim"])
-def server(request, r, redis84):  # noqa: ANN001, ANN201
+def server(request, r, redis84):
     """The CLAIM path on fakeredis as 8.4; the fallback on the real redis-server 7.0."""
     if request.param == "claim":
         return request.param, redis84()
     return request.param, r
 
 
-def test_a_failing_entry_is_retried_then_dead_lettered(server) -> None:  # noqa: ANN001
+def test_a_failing_entry_is_retried_then_dead_lettered(server) -> None:
     import pelctl
 
     mode, client = server
@@ -64,7 +64,7 @@ def test_a_failing_entry_is_retried_then_dead_lettered(server) -> None:  # noqa:
     assert 'pel_depth{group="g",stream="s"}' in text
 
 
-def test_a_killed_workers_entries_are_picked_up_by_another(server) -> None:  # noqa: ANN001
+def test_a_killed_workers_entries_are_picked_up_by_another(server) -> None:
     """A worker read 20 entries and died before acknowledging them; another finds them
     (the XAUTOCLAIM cursor or CLAIM), while still reading new entries."""
     import pelctl
@@ -86,7 +86,7 @@ def test_a_killed_workers_entries_are_picked_up_by_another(server) -> None:  # n
     assert worker.stats.reclaimed == 20
 
 
-def test_a_really_killed_worker_process(redis_server, r) -> None:  # noqa: ANN001
+def test_a_really_killed_worker_process(redis_server, r) -> None:
     """A ReliableConsumer in another process, SIGKILLed while it holds entries."""
     import pelctl
 
@@ -121,7 +121,7 @@ def test_a_really_killed_worker_process(redis_server, r) -> None:  # noqa: ANN00
     assert sorted(handled) == sorted(ids) and not pending_ids(r)
 
 
-def test_stop_ends_run_and_acks_only_after_the_handler(r) -> None:  # noqa: ANN001
+def test_stop_ends_run_and_acks_only_after_the_handler(r) -> None:
     import pelctl
 
     sc.add_entries(r, b"s", 3, {b"n": b"x"})
@@ -146,7 +146,7 @@ def test_stop_ends_run_and_acks_only_after_the_handler(r) -> None:  # noqa: ANN0
     assert pending_during == [3, 2, 1] and not pending_ids(r)
 
 
-def test_ghosts_are_cleared_on_both_paths(server) -> None:  # noqa: ANN001
+def test_ghosts_are_cleared_on_both_paths(server) -> None:
     import pelctl
 
     mode, client = server
@@ -175,7 +175,7 @@ def test_ghosts_are_cleared_on_both_paths(server) -> None:  # noqa: ANN001
     assert ids[1] not in handled and not pending_ids(client)
 
 
-def test_the_claim_paths_ghost_sweep_on_a_real_server(r) -> None:  # noqa: ANN001
+def test_the_claim_paths_ghost_sweep_on_a_real_server(r) -> None:
     import pelctl
 
     ids = sc.add_entries(r, b"s", 30_000, {b"n": b"x"})
@@ -195,7 +195,7 @@ def test_the_claim_paths_ghost_sweep_on_a_real_server(r) -> None:  # noqa: ANN00
 
 
 @pytest.mark.parametrize("protocol", [2, 3])
-def test_any_redis_py_client_works(r, redis_server, protocol) -> None:  # noqa: ANN001
+def test_any_redis_py_client_works(r, redis_server, protocol) -> None:
     """redis-py 8 speaks RESP3 by default; decode_responses gives text to the handler."""
     import redis
 

@@ -25,7 +25,7 @@ def _lines(text: str, prefix: str) -> list[str]:
 
 def test_a_typo_in_the_group_ends_the_loop_with_exit_3_and_names_the_groups(
     r, redis_server, spawn
-) -> None:  # noqa: ANN001
+) -> None:
     build_pel(r, 5, idle={1: HOUR})
     sc.create_group(r, b"s", b"settlements")
     p = spawn(redis_server.url, "s", "-g", "settlement", "--idle", "30s", "--interval", "20ms")
@@ -41,7 +41,7 @@ def test_a_typo_in_the_group_ends_the_loop_with_exit_3_and_names_the_groups(
     assert len(pending_ids(r)) == 5 and not copies(r)  # nothing was touched
 
 
-def test_a_missing_stream_or_a_key_of_another_type_is_refused_too(r, cli) -> None:  # noqa: ANN001
+def test_a_missing_stream_or_a_key_of_another_type_is_refused_too(r, cli) -> None:
     build_pel(r, 5, idle={1: HOUR})
     r.set("plain", "x")
     res = cli("reclaim", "s", "orderz", *LOOP, "--max-passes", "3")
@@ -59,7 +59,7 @@ def test_a_missing_stream_or_a_key_of_another_type_is_refused_too(r, cli) -> Non
     assert res.exit_code == 3 and "not a stream" in res.stderr
 
 
-def test_wait_for_group_waits_quietly_then_heals(r, redis_server, spawn) -> None:  # noqa: ANN001
+def test_wait_for_group_waits_quietly_then_heals(r, redis_server, spawn) -> None:
     sc.add_entries(r, b"s", 10)  # the workers have not created their group yet
     p = spawn(redis_server.url, "s", *LOOP, "--wait-for-group", "--summary-every", "1h", "-v")
     p.wait_for(lambda: len(p.events("stream-skipped")) >= 5, what="five passes while waiting")
@@ -80,7 +80,7 @@ def test_wait_for_group_waits_quietly_then_heals(r, redis_server, spawn) -> None
     assert len(copies(r)) == 3
 
 
-def test_waiting_is_said_again_every_summary_period(r, redis_server, spawn) -> None:  # noqa: ANN001
+def test_waiting_is_said_again_every_summary_period(r, redis_server, spawn) -> None:
     build_pel(r, 5)
     p = spawn(redis_server.url, "s", "other", *LOOP, "--wait", "--summary-every", "200ms")
     p.wait_for(lambda: len(p.events("waiting")) >= 3, what="reminders")
@@ -95,7 +95,7 @@ def test_waiting_is_said_again_every_summary_period(r, redis_server, spawn) -> N
     assert p.proc.wait(10) == 0
 
 
-def test_once_with_wait_for_group_waits_then_makes_its_one_pass(r, redis_server, spawn) -> None:  # noqa: ANN001
+def test_once_with_wait_for_group_waits_then_makes_its_one_pass(r, redis_server, spawn) -> None:
     p = spawn(redis_server.url, "s", *LOOP, "--once", "--wait-for-group", "-o", "json")
     p.wait_for(lambda: p.events("waiting"), what="waiting")
     build_pel(r, 20, idle={4: HOUR, 5: HOUR})
@@ -104,7 +104,7 @@ def test_once_with_wait_for_group_waits_then_makes_its_one_pass(r, redis_server,
     assert len(p.events("waiting")) == 1 and p.events("target-found")
 
 
-def test_a_group_that_disappears_is_a_warning_once_not_every_pass(r, make_runner, caplog) -> None:  # noqa: ANN001
+def test_a_group_that_disappears_is_a_warning_once_not_every_pass(r, make_runner, caplog) -> None:
     build_pel(r, 10, idle={1: HOUR})
     runner = make_runner(once=False)
     with caplog.at_level(logging.DEBUG, logger="pelctl.reclaim"):
@@ -125,7 +125,7 @@ def test_a_group_that_disappears_is_a_warning_once_not_every_pass(r, make_runner
     assert runner.missing == []
 
 
-def test_quiet_passes_log_at_debug_and_a_summary_at_info(r, make_runner, caplog) -> None:  # noqa: ANN001
+def test_quiet_passes_log_at_debug_and_a_summary_at_info(r, make_runner, caplog) -> None:
     """A slow consumer holds a lock on an idle entry: every pass skips it. On main each such
     pass was an INFO line; now only the pass that changed something is, plus a summary."""
     ids = build_pel(r, 50, idle={3: HOUR, 7: HOUR})
@@ -136,7 +136,7 @@ def test_quiet_passes_log_at_debug_and_a_summary_at_info(r, make_runner, caplog)
                                         "clock": lambda: now[0]})  # fmt: skip
     run_pass = runner.run_pass
 
-    def pass_of_40_seconds():  # noqa: ANN202 - the fake clock moves 40 s a pass
+    def pass_of_40_seconds():  # the fake clock moves 40 s a pass
         report = run_pass()
         now[0] += 40.0
         return report
@@ -157,7 +157,7 @@ def test_quiet_passes_log_at_debug_and_a_summary_at_info(r, make_runner, caplog)
     assert runner.passes == 6
 
 
-def test_read_only_passes_say_what_they_would_do_when_it_changes(r, make_runner, caplog) -> None:  # noqa: ANN001
+def test_read_only_passes_say_what_they_would_do_when_it_changes(r, make_runner, caplog) -> None:
     ids = build_pel(r, 20, idle={1: HOUR})
     runner = make_runner(read_only=True)
     with caplog.at_level(logging.DEBUG, logger="pelctl.reclaim"):

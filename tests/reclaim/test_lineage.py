@@ -22,13 +22,13 @@ BODIES = [
 ]
 
 
-def fake_server():  # noqa: ANN201
+def fake_server():
     import fakeredis
 
     return fakeredis.FakeRedis(version=(8, 4), protocol=2)
 
 
-def held(client) -> list[bytes]:  # noqa: ANN001
+def held(client) -> list[bytes]:
     """BODIES, delivered twice to a worker gone for an hour."""
     ids = [sc.raw(client).execute_command("XADD", b"s", "*", *b) for b in BODIES]
     sc.create_group(client, b"s", b"g")
@@ -37,7 +37,7 @@ def held(client) -> list[bytes]:  # noqa: ANN001
     return ids
 
 
-def fake_runner(fake, **kwargs):  # noqa: ANN001, ANN202
+def fake_runner(fake, **kwargs):
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
@@ -49,7 +49,7 @@ def fake_runner(fake, **kwargs):  # noqa: ANN001, ANN202
                   Capabilities("redis", (8, 4, 0))), audit=False)  # fmt: skip
 
 
-def settled(client, ids: list[bytes]) -> tuple[dict[bytes, list[bytes]], dict]:  # noqa: ANN001
+def settled(client, ids: list[bytes]) -> tuple[dict[bytes, list[bytes]], dict]:
     """(requeued copies by their first id, dead letters by _dlq_id) of the three entries."""
     raw = sc.raw(client)
     copies = {}
@@ -65,12 +65,12 @@ def settled(client, ids: list[bytes]) -> tuple[dict[bytes, list[bytes]], dict]: 
 
 
 @pytest.mark.parametrize("where", ["scripts", "no-lua"])
-def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> None:  # noqa: ANN001
+def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> None:
     """Requeued copies: retry count +1, the PEL count added to the prior deliveries, the first
     id kept; the entry on its last life goes to the DLQ with its fields untouched (on main
     the path without Lua wrote no prior deliveries, and the delivery count from before the
     take in its envelope where the scripts write the PEL count)."""
-    from pelctl.core import dlq
+    from pelctl.core.dlq import envelope as dlq
 
     client = r if where == "scripts" else fake_server()
     ids = held(client)
@@ -96,7 +96,7 @@ def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> Non
 
 
 @pytest.mark.parametrize("where", ["scripts", "no-lua"])
-def test_the_loop_without_lineage_copies_the_fields_exactly(r, make_runner, where) -> None:  # noqa: ANN001
+def test_the_loop_without_lineage_copies_the_fields_exactly(r, make_runner, where) -> None:
     client = r if where == "scripts" else fake_server()
     ids = held(client)
     kwargs = {"max_deliveries": None, "no_lineage": True}
@@ -108,13 +108,13 @@ def test_the_loop_without_lineage_copies_the_fields_exactly(r, make_runner, wher
 
 
 @pytest.mark.parametrize("mode", ["claim", "autoclaim"])
-def test_reliable_consumer_dead_letters_with_the_lineage_of_the_message(r, mode) -> None:  # noqa: ANN001
+def test_reliable_consumer_dead_letters_with_the_lineage_of_the_message(r, mode) -> None:
     """A requeued copy (first id 1-1, 6 deliveries before) fails twice in a worker with
     max_deliveries=2: its dead letter keeps its lineage, so dlq list shows 1-1 and every
     delivery; the envelope's count is the PEL count, on the script path (real server,
     XAUTOCLAIM) and on the path without Lua (fakeredis, CLAIM) alike."""
     import pelctl
-    from pelctl.core import dlq
+    from pelctl.core.dlq import envelope as dlq
 
     client = r if mode == "autoclaim" else fake_server()
     body = [b"n", b"1", b"_retry_count", b"2", b"_prior_deliveries", b"6", b"_original_id", b"1-1"]

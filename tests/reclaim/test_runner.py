@@ -85,7 +85,7 @@ def test_requeued_copies_are_dead_lettered_when_their_retries_reach_the_limit(r,
     assert dead[b"_original_id"] == b"1-0" and dead[b"_dlq_id"] == entry_id
 
 
-def incident_everywhere(r, redis_server) -> list[bytes]:  # noqa: ANN001
+def incident_everywhere(r, redis_server) -> list[bytes]:
     """What a read-only pass must leave alone: idle entries (one poison, one lock-held, one
     ghost), a DLQ, a second group, an idle consumer holding nothing, and keys in db 3."""
     ids = build_pel(r, 100, idle={1: HOUR, 2: HOUR, 3: HOUR, 4: HOUR, 5: HOUR},
@@ -175,7 +175,7 @@ def test_autoclaim_covers_the_whole_pel_and_keeps_its_cursor(r, make_runner) -> 
     calls = []
     raw_execute = None
 
-    def stop_after_first_find(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def stop_after_first_find(*args, **kwargs):
         reply = raw_execute(*args, **kwargs)
         if args[0] == "XAUTOCLAIM":
             calls.append(args[5])

@@ -16,7 +16,7 @@ RECLAIM = ("reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--strategy", "
 
 
 @pytest.fixture
-def pel_with_a_quiet_target(r):  # noqa: ANN001, ANN201
+def pel_with_a_quiet_target(r):
     """50 entries held by c1 (2 idle for an hour) and a consumer ``rescue`` quiet for an
     hour."""
     ids = build_pel(r, 50, idle={5: HOUR, 6: HOUR})
@@ -25,12 +25,12 @@ def pel_with_a_quiet_target(r):  # noqa: ANN001, ANN201
     return ids
 
 
-def owned_by(r, consumer: str) -> set[bytes]:  # noqa: ANN001
+def owned_by(r, consumer: str) -> set[bytes]:
     rows = r.xpending_range("s", "g", "-", "+", 1000, consumername=consumer)
     return {row["message_id"] for row in rows}
 
 
-def test_a_dead_suspect_target_gets_nothing(pel_with_a_quiet_target, r, cli, redis_server):  # noqa: ANN001
+def test_a_dead_suspect_target_gets_nothing(pel_with_a_quiet_target, r, cli, redis_server):
     before = pending_ids(r)
     peer = redis_server.client(client_name="c1")  # c1's worker names its connection; rescue
     try:  # has none: evidence that it is dead
@@ -52,7 +52,7 @@ def test_a_dead_suspect_target_gets_nothing(pel_with_a_quiet_target, r, cli, red
     assert "warning: s: --to rescue looks dead (no-client-peers-connected)" in text.stderr
 
 
-def _text_run(cli, redis_server):  # noqa: ANN001, ANN202
+def _text_run(cli, redis_server):
     peer = redis_server.client(client_name="c1")
     try:
         peer.ping()
@@ -61,7 +61,7 @@ def _text_run(cli, redis_server):  # noqa: ANN001, ANN202
         peer.close()
 
 
-def test_an_unknown_target_is_served_with_a_warning(pel_with_a_quiet_target, r, cli):  # noqa: ANN001
+def test_an_unknown_target_is_served_with_a_warning(pel_with_a_quiet_target, r, cli):
     ids = pel_with_a_quiet_target
     res = cli(*RECLAIM, "-o", "json")
     assert res.exit_code == 0, res.stderr
@@ -71,7 +71,7 @@ def test_an_unknown_target_is_served_with_a_warning(pel_with_a_quiet_target, r, 
 
 
 def test_the_verdict_is_logged_when_it_changes(pel_with_a_quiet_target, make_runner, caplog,
-                                               redis_server):  # noqa: ANN001  # fmt: skip
+                                               redis_server):  # fmt: skip
     runner = make_runner(strategy="claim", to=b"rescue")
     peer = redis_server.client(client_name="c1")
     try:

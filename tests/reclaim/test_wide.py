@@ -28,7 +28,7 @@ from tests.integration.wide_support import (
 
 
 @pytest.mark.parametrize("strategy", ["requeue", "autoclaim"])
-def test_requeue_and_autoclaim_settle_a_wide_and_a_huge_entry(r, make_runner, strategy) -> None:  # noqa: ANN001
+def test_requeue_and_autoclaim_settle_a_wide_and_a_huge_entry(r, make_runner, strategy) -> None:
     batch = build_batch(r, extra_narrow=3)
     runner = make_runner(strategy=strategy, batch=10)
     report = runner.run_pass()
@@ -42,7 +42,7 @@ def test_requeue_and_autoclaim_settle_a_wide_and_a_huge_entry(r, make_runner, st
 
 
 @pytest.mark.parametrize("strategy", ["requeue", "claim", "autoclaim"])
-def test_max_deliveries_sends_a_wide_and_a_huge_entry_to_the_dlq(r, make_runner, strategy) -> None:  # noqa: ANN001
+def test_max_deliveries_sends_a_wide_and_a_huge_entry_to_the_dlq(r, make_runner, strategy) -> None:
     batch = build_batch(r, deliveries=7)
     to = b"healthy" if strategy == "claim" else None
     runner = make_runner(strategy=strategy, max_deliveries=3, to=to, create_consumer=True)
@@ -53,7 +53,7 @@ def test_max_deliveries_sends_a_wide_and_a_huge_entry_to_the_dlq(r, make_runner,
     assert flat[3] == HUGE
 
 
-def test_claim_strategy_moves_a_wide_entry_to_the_live_consumer(r, make_runner) -> None:  # noqa: ANN001
+def test_claim_strategy_moves_a_wide_entry_to_the_live_consumer(r, make_runner) -> None:
     batch = build_batch(r)
     runner = make_runner(strategy="claim", to=b"healthy", max_deliveries=None, create_consumer=True)
     t = runner.run_pass().totals
@@ -62,7 +62,7 @@ def test_claim_strategy_moves_a_wide_entry_to_the_live_consumer(r, make_runner) 
     assert not internal_holders(r)
 
 
-def _fake_runner(fake, **kwargs):  # noqa: ANN001, ANN202
+def _fake_runner(fake, **kwargs):
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection

@@ -2,10 +2,10 @@
 of docs/schemas/ (checked here explicitly; the ``cli`` fixture checks it too), and the keys
 issue 17 unified read the one way (docs/formats.md, "One vocabulary").
 
-Together the cases run every command of :data:`tests.schemas.checker.OUTPUTS` (the Spark
-commands have no schema yet: ``NO_SCHEMA_YET``, docs/formats.md):
+Together the cases run every command of :data:`tests.schemas.checker.OUTPUTS`:
 :func:`test_every_json_command_has_a_case` reads this file's ``run(cli, "<command>", ...)``
-calls.
+calls. The Spark commands (``snapshot``, ``analyze``) need pyarrow, Spark and Java: their
+cases are in tests/spark (:data:`SPARK_CASES`), where the ``cli`` fixture validates them.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tests.schemas.checker import OUTPUTS, check
 
 
 @pytest.fixture
-def scene(r) -> dict[str, list[bytes]]:  # noqa: ANN001
+def scene(r) -> dict[str, list[bytes]]:
     """20 entries of a consumer unseen for an hour (one of them deleted: a ghost), 5 fresh
     ones, and a dead-letter stream with 2 entries moved there."""
     stuck, fresh = incident(r)
@@ -30,7 +30,7 @@ def scene(r) -> dict[str, list[bytes]]:  # noqa: ANN001
     return {"stuck": stuck, "fresh": fresh}
 
 
-def run(cli, command: str, *args: str, code: int = 0) -> object:  # noqa: ANN001
+def run(cli, command: str, *args: str, code: int = 0) -> object:
     """Run ``pelctl *args``, check the exit code and every JSON value against ``command``'s
     schema."""
     res = cli(*args)
@@ -51,7 +51,7 @@ def run(cli, command: str, *args: str, code: int = 0) -> object:  # noqa: ANN001
     return value
 
 
-def test_streams(cli, scene) -> None:  # noqa: ANN001
+def test_streams(cli, scene) -> None:
     run(cli, "dlq-move", "dlq", "move", "orders", "billing", "--min-deliveries", "1",
         "--limit", "2", "--yes", "-o", "json")  # fmt: skip
     rows = {s["stream"]: s for s in run(cli, "streams", "streams", "-o", "json")}
@@ -59,7 +59,7 @@ def test_streams(cli, scene) -> None:  # noqa: ANN001
     assert rows["orders"]["group_count"] == 1 and "dlq" not in rows["orders"]
 
 
-def test_inspect(cli, scene) -> None:  # noqa: ANN001
+def test_inspect(cli, scene) -> None:
     doc = run(cli, "inspect", "inspect", "orders", "-o", "json")
     (group,) = doc["groups"]
     assert group["group"] == "billing" and "name" not in group
@@ -70,14 +70,14 @@ def test_inspect(cli, scene) -> None:  # noqa: ANN001
     assert line["groups"][0]["group"] == "billing"
 
 
-def test_pending(cli, scene) -> None:  # noqa: ANN001
+def test_pending(cli, scene) -> None:
     lines = run(cli, "pending", "pending", "orders", "billing", "-o", "ndjson")
     assert len(lines) == 25 and {e["consumer"] for e in lines} == {"billing-1", "billing-2"}
     entries = run(cli, "pending", "pending", "orders", "billing", "--with-payload", "-o", "json")
     assert sum(e["ghost"] for e in entries) == 1
 
 
-def test_histogram(cli, scene) -> None:  # noqa: ANN001
+def test_histogram(cli, scene) -> None:
     doc = run(cli, "histogram", "histogram", "orders", "billing", "-o", "json")
     assert doc["total"] == 25
     by = run(cli, "histogram", "histogram", "orders", "billing", "--by", "consumer", "-o", "json")
@@ -86,7 +86,7 @@ def test_histogram(cli, scene) -> None:  # noqa: ANN001
     run(cli, "histogram", "histogram", "orders", "billing", "--by", "consumer", "-o", "ndjson")
 
 
-def test_ghosts(cli, scene) -> None:  # noqa: ANN001
+def test_ghosts(cli, scene) -> None:
     (ghost,) = run(cli, "ghosts", "ghosts", "orders", "billing", "-o", "ndjson")
     assert ghost["consumer"] == DEAD.decode()
     from tests.schemas.checker import errors
@@ -114,13 +114,13 @@ REPAIRS = [
 @pytest.mark.parametrize(
     ("command", "args", "outcomes", "applied"), REPAIRS, ids=[c[0] for c in REPAIRS]
 )
-def test_a_repair_says_the_same_in_dry_run_apply_and_audit(  # noqa: PLR0913
+def test_a_repair_says_the_same_in_dry_run_apply_and_audit(
     cli,
     scene,
     command,
     args,
     outcomes,
-    applied,  # noqa: ANN001
+    applied,
 ) -> None:
     """The dry run predicts the applied result in its words: the same outcome names, the
     same keys, and the audit line has the result's counts and ``failed``."""
@@ -143,7 +143,7 @@ def test_a_repair_says_the_same_in_dry_run_apply_and_audit(  # noqa: PLR0913
     assert line["id_count"] == 20 and len(line["ids"]) == 20
 
 
-def test_consumers_prune_plan_says_idle_ms(cli, r, scene) -> None:  # noqa: ANN001
+def test_consumers_prune_plan_says_idle_ms(cli, r, scene) -> None:
     from pelctl.demo.timeshift import backdate_consumers
 
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-one")
@@ -155,7 +155,7 @@ def test_consumers_prune_plan_says_idle_ms(cli, r, scene) -> None:  # noqa: ANN0
     assert all("inactive_ms" not in p for p in doc["plan"])
 
 
-def test_plan_file_and_apply(cli, scene, tmp_path: Path) -> None:  # noqa: ANN001
+def test_plan_file_and_apply(cli, scene, tmp_path: Path) -> None:
     path = tmp_path / "plan.json"
     res = cli("requeue", "orders", "billing", "--idle", "30m", "--plan-out", str(path))
     assert res.exit_code == 0, res.stderr
@@ -167,7 +167,7 @@ def test_plan_file_and_apply(cli, scene, tmp_path: Path) -> None:  # noqa: ANN00
     assert dry["outcomes"] == done["outcomes"] == {"requeued": 19, "ghost": 1}
 
 
-def test_dlq_commands(cli, scene) -> None:  # noqa: ANN001
+def test_dlq_commands(cli, scene) -> None:
     run(cli, "dlq-move", "dlq", "move", "orders", "billing", "--idle", "30m", "--limit", "3",
         "--yes", "-o", "json")  # fmt: skip
     listed = run(cli, "dlq-list", "dlq", "list", "orders:dlq", "-o", "ndjson")
@@ -186,19 +186,19 @@ def test_dlq_commands(cli, scene) -> None:  # noqa: ANN001
     assert done["outcomes"] == {"replayed": 2} or done["outcomes"] == {"replayed": 3}
 
 
-def test_audit_tail(cli, scene) -> None:  # noqa: ANN001
+def test_audit_tail(cli, scene) -> None:
     run(cli, "ack", "ack", "orders", "billing", "--idle", "30m", "--yes", "-o", "json")
     (line,) = run(cli, "audit-tail", "audit", "tail", "-o", "ndjson")
     assert line["action"] == "ack" and line["failed_count"] == 0 and "result" not in line
 
 
-def test_reclaim_summary(cli, scene) -> None:  # noqa: ANN001
+def test_reclaim_summary(cli, scene) -> None:
     doc = run(cli, "reclaim", "reclaim", "orders", "--group", "billing", "--idle", "30m",
               "--once", "-o", "json")  # fmt: skip
     assert doc["failed_count"] == 0 and doc["streams"][0]["stream"] == "orders"
 
 
-def test_config_version_and_demo(cli, redis_server) -> None:  # noqa: ANN001
+def test_config_version_and_demo(cli, redis_server) -> None:
     run(cli, "config-show", "config", "show", "-o", "json")
     config = Path(__import__("os").environ["XDG_CONFIG_HOME"]) / "pelctl" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -213,7 +213,7 @@ def test_config_version_and_demo(cli, redis_server) -> None:  # noqa: ANN001
     assert stopped == {"running": False, "url": None, "pid": None}
 
 
-def test_watch_frames(cli, scene) -> None:  # noqa: ANN001
+def test_watch_frames(cli, scene) -> None:
     """--watch: -o json one document a line, -o ndjson a frame marker then its records."""
     frames = cli(
         "inspect", "orders", "--watch", "--interval", "100ms", "--count", "2", "-o", "json"
@@ -234,7 +234,7 @@ def test_watch_frames(cli, scene) -> None:  # noqa: ANN001
         assert not marker or line["records"] == 3
 
 
-def test_config_contexts_switch(cli, redis_server) -> None:  # noqa: ANN001
+def test_config_contexts_switch(cli, redis_server) -> None:
     config = Path(__import__("os").environ["XDG_CONFIG_HOME"]) / "pelctl" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f'[contexts.a]\nurl = "{redis_server.url}"\n'
@@ -245,8 +245,17 @@ def test_config_contexts_switch(cli, redis_server) -> None:  # noqa: ANN001
     assert now["current_context"] == "b"
 
 
+# command -> the Spark test file that runs it with -o json through the cli fixture
+SPARK_CASES = {"snapshot": "test_snapshot.py", "analyze": "test_analyze.py"}
+
+
 def test_every_json_command_has_a_case() -> None:
-    """Every command with a schema is run by a case above."""
+    """Every command with a schema is run by a case above (or, for Spark, in tests/spark)."""
+    spark = Path(__file__).resolve().parents[1] / "spark"
+    for command, name in SPARK_CASES.items():
+        # cli("<command>", ..., "-o", "json", ...) with no other cli( call in between
+        call = rf'cli\(\s*"{command}",(?:(?!cli\().)*?"-o",\s*"json"'
+        assert re.search(call, (spark / name).read_text(), re.S), (command, name)
     source = Path(__file__).read_text()
     covered = set(re.findall(r'run\(cli, f?"([a-z-]+)', source))
     covered |= {case[0] for case in REPAIRS}
@@ -256,4 +265,4 @@ def test_every_json_command_has_a_case() -> None:
         .replace('"', "")
         .split(", ")
     }
-    assert set(OUTPUTS) - covered == set()
+    assert set(OUTPUTS) - covered - set(SPARK_CASES) == set()

@@ -28,7 +28,7 @@ def test_each_schema_is_valid_2020_12_and_its_references_resolve(name: str) -> N
     assert doc["$id"] == name
     Draft202012Validator.check_schema(doc)
 
-    def refs(node: Any, base: str) -> None:  # noqa: ANN401
+    def refs(node: Any, base: str) -> None:
         if isinstance(node, dict):
             if "$ref" in node:
                 resolve(node["$ref"], base)  # KeyError when it points nowhere
@@ -41,7 +41,7 @@ def test_each_schema_is_valid_2020_12_and_its_references_resolve(name: str) -> N
     refs(doc, name)
 
 
-def _types(schema: Any, base: str, seen: frozenset[str] = frozenset()) -> set[str]:  # noqa: ANN401
+def _types(schema: Any, base: str, seen: frozenset[str] = frozenset()) -> set[str]:
     """The JSON types a subschema allows (through $ref, oneOf/anyOf/allOf, enum, const)."""
     if not isinstance(schema, dict):
         return set()
@@ -63,7 +63,7 @@ def _types(schema: Any, base: str, seen: frozenset[str] = frozenset()) -> set[st
     return {"number" if t == "integer" else t for t in out}
 
 
-def _json_type(value: Any) -> str:  # noqa: ANN401
+def _json_type(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -79,7 +79,7 @@ def key_types() -> dict[str, dict[str, set[str]]]:
     """key -> {schema where it appears: types}."""
     found: dict[str, dict[str, set[str]]] = defaultdict(dict)
 
-    def walk(node: Any, name: str) -> None:  # noqa: ANN401
+    def walk(node: Any, name: str) -> None:
         if isinstance(node, dict):
             for key, sub in (node.get("properties") or {}).items():
                 kinds = _types(sub, name)
@@ -123,7 +123,7 @@ def test_objects_we_own_are_closed() -> None:
     (``additionalProperties``/``unevaluatedProperties`` false), or it is a map of data."""
     open_objects = []
 
-    def walk(node: Any, name: str, path: str) -> None:  # noqa: ANN401
+    def walk(node: Any, name: str, path: str) -> None:
         if isinstance(node, dict):
             closed = node.get("additionalProperties") is False or (
                 node.get("unevaluatedProperties") is False

@@ -30,7 +30,7 @@ def _forms(secret: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def server():  # noqa: ANN201
+def server():
     s = sv.spawn(need("redis-server"), ["--requirepass", PASSWORD], port=sv.free_port())
     with s.client(password=PASSWORD) as c:
         c.execute_command("ACL", "SETUSER", "ops", "on", f">{USER_PASSWORD}", "~*", "+@all")
@@ -39,7 +39,7 @@ def server():  # noqa: ANN201
 
 
 @pytest.fixture
-def seeded(server):  # noqa: ANN001, ANN201
+def seeded(server):
     with server.client(password=PASSWORD) as c:
         c.flushall()
         cm.seed(c)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pelctl.spark.results import Analysis
+from tests.schemas.checker import check
 from tests.spark.conftest import Fleet, exact_percentile_index, ground_truth
 
 pytestmark = pytest.mark.spark
@@ -42,15 +43,15 @@ def test_totals_and_groups_equal_the_ground_truth(
     truth = ground_truth(snapshots)
     e = fleet.expected
     t = result.totals
-    assert t.servers == 2
-    assert t.streams == e["streams"]
-    assert t.groups == len(e["groups"])
+    assert t.server_count == 2
+    assert t.stream_count == e["streams"]
+    assert t.group_count == len(e["groups"])
     assert t.pending == sum(e["groups"].values()) == truth["pending"]
-    assert t.consumers == e["consumers"]
+    assert t.consumer_count == e["consumers"]
     assert t.stuck == sum(e["stuck"].values())
-    assert t.poison == e["poison"] == truth["poison"]
-    assert t.dead_consumers == len(e["dead"])
-    assert t.dlq_entries == 12 and t.dlq_streams == 1
+    assert t.poison_count == e["poison"] == truth["poison"]
+    assert t.dead_consumer_count == len(e["dead"])
+    assert t.dlq_entry_count == 12 and t.dlq_count == 1
     by_key = {(g.stream, g.group): g for g in result.groups}
     assert {k: g.pending for k, g in by_key.items()} == e["groups"]
     for g in result.groups:
@@ -91,17 +92,20 @@ def test_consumers_deliveries_poison_dead(result: Analysis, fleet: Fleet, snapsh
     truth = ground_truth(snapshots)
     stuck = {c.consumer: c.stuck for c in result.consumers}
     assert stuck == fleet.expected["stuck"] == truth["stuck"]
-    assert result.consumers_with_stuck == 4
+    assert result.stuck_consumer_count == 4
     assert result.consumers[0].consumer == "p1"  # most stuck first
     c2 = next(c for c in result.consumers if c.consumer == "c2")
     assert c2.pending == 700 and c2.max_deliveries == 2
-    dist = {d.bucket: d.entries for d in result.deliveries if d.entries}
+    dist = {d.bucket: d.count for d in result.delivery_buckets if d.count}
     assert dist == fleet.expected["deliveries"] == truth["deliveries"]
-    assert [d.bucket for d in result.deliveries][:2] == ["1", "2"]
-    assert sum(d.entries for d in result.deliveries) == truth["pending"]
+    assert [d.bucket for d in result.delivery_buckets][:2] == ["1", "2"]
+    assert sum(d.count for d in result.delivery_buckets) == truth["pending"]
+    # [lo, hi) as pelctl histogram --by deliveries writes them
+    assert [(d.lo, d.hi) for d in result.delivery_buckets][3:5] == [(4, 5), (5, 10)]
+    assert result.delivery_buckets[-1].hi is None
     poison = result.poison
     assert poison.count == 150
-    assert {(p.group, p.entries) for p in poison.by_group} == {
+    assert {(p.group, p.poison_count) for p in poison.by_group} == {
         ("settle", 50),
         ("billing", 100),
     }
@@ -112,16 +116,17 @@ def test_consumers_deliveries_poison_dead(result: Analysis, fleet: Fleet, snapsh
     assert [d.verdict_reason for d in result.dead_consumers] == ["no-client-peers-connected"]
     unknown = {d.consumer: d.pending for d in result.liveness_unknown_consumers}
     assert unknown == fleet.expected["unknown"]
-    assert result.totals.liveness_unknown == 1
+    assert result.totals.liveness_unknown_consumer_count == 1
     assert all(d.idle_ms >= 45 * 60_000 for d in result.dead_consumers)
 
 
 def test_dlq_by_source_and_reason(result: Analysis, fleet: Fleet) -> None:
-    dlq = result.dlq
-    assert dlq.entries == 12
-    assert {d.reason: d.entries for d in dlq.by_reason} == fleet.expected["dlq_by_reason"]
-    assert {d.source: d.entries for d in dlq.by_source} == fleet.expected["dlq_by_source"]
-    pairs = {(d.source, d.reason): d.entries for d in dlq.by_source_reason}
+    dlq = result.dlq_stats
+    assert dlq.total == 12
+    assert dlq.by_reason == fleet.expected["dlq_by_reason"]
+    assert list(dlq.by_reason) == ["bad sku", "timeout", "parse error"]  # most first
+    assert dlq.by_source == fleet.expected["dlq_by_source"]
+    pairs = {(d.source, d.reason): d.count for d in dlq.by_source_reason}
     assert pairs == {
         ("orders", "bad sku"): 5,
         ("orders", "timeout"): 4,
@@ -131,7 +136,7 @@ def test_dlq_by_source_and_reason(result: Analysis, fleet: Fleet) -> None:
 
 def test_trends_across_snapshots(result: Analysis, fleet: Fleet) -> None:
     tr = result.trends
-    assert tr.snapshots == 3
+    assert tr.snapshot_count == 3
     assert [p.pending for p in tr.series] == [3_200, 3_300, 3_400]
     assert tr.growth_per_hour == pytest.approx(100.0)
     assert len(tr.hourly) == 3 and [h.change for h in tr.hourly] == [None, 100, 100]
@@ -139,7 +144,7 @@ def test_trends_across_snapshots(result: Analysis, fleet: Fleet) -> None:
     assert len(top) == 1  # only orders/billing grows
     assert (top[0].stream, top[0].group) == ("orders", "billing")
     assert top[0].growth_per_hour == pytest.approx(100.0)
-    assert (top[0].first_pending, top[0].last_pending, top[0].snapshots) == (
+    assert (top[0].first_pending, top[0].last_pending, top[0].snapshot_count) == (
         2_000,
         2_200,
         3,
@@ -152,17 +157,31 @@ def test_since_limits_the_history(spark: Any, snapshots: Path) -> None:
     options = AnalyzeOptions(since_ms=90 * 60_000)  # the last two snapshots
     tables = load_snapshots(spark, str(snapshots), options)
     tr = trends_section(tables.history, options)
-    assert tr.snapshots == 2 and tr.growth_per_hour == pytest.approx(100.0)
+    assert tr.snapshot_count == 2 and tr.growth_per_hour == pytest.approx(100.0)
 
 
-def test_cli_analyze_json_and_html(cli, snapshots: Path, result: Analysis, tmp_path: Path) -> None:  # noqa: ANN001
+def test_cli_analyze_json_and_html(
+    cli, fleet: Fleet, snapshots: Path, result: Analysis, tmp_path: Path
+) -> None:
     report = tmp_path / "report.html"
     res = cli(
         "analyze", str(snapshots), "--master", "local[2]", "-o", "json", "--html", str(report)
     )
     assert res.exit_code == 0, res.stderr
     doc = res.json
-    assert set(doc["totals"]) >= {"streams", "groups", "pending"}
+    check("analyze.json", doc, "pelctl analyze -o json")  # the cli fixture checks it too
+    # One vocabulary (docs/formats.md): counts end in _count, the plural is the list.
+    assert set(doc["totals"]) >= {"stream_count", "group_count", "pending"}
+    assert not {"streams", "groups", "consumers", "poison", "servers"} & set(doc["totals"])
+    assert doc["totals"]["group_count"] == len(doc["groups"])
+    assert isinstance(doc["consumers"], list) and isinstance(doc["poison"], dict)
+    assert "source" not in doc and doc["input"]["kind"] == "snapshots"
+    assert all("consumer_count" in g and "poison_count" in g for g in doc["groups"])
+    # dlq_stats counts as `pelctl dlq stats` does (server A holds the fleet's only DLQ)
+    stats = cli("dlq", "stats", "-o", "json", env={"PELCTL_URL": fleet.a.url}).json
+    assert {k: doc["dlq_stats"][k] for k in ("total", "by_source", "by_reason")} == {
+        k: stats[k] for k in ("total", "by_source", "by_reason")
+    }
     for g in doc["groups"]:
         assert set(g) >= {
             "stream",
@@ -176,10 +195,10 @@ def test_cli_analyze_json_and_html(cli, snapshots: Path, result: Analysis, tmp_p
         "totals",
         "groups",
         "consumers",
-        "deliveries",
+        "delivery_buckets",
         "poison",
         "dead_consumers",
-        "dlq",
+        "dlq_stats",
         "trends",
     ):
         assert doc[key] == json.loads(json.dumps(result.to_json()[key])), key
@@ -192,7 +211,7 @@ def test_cli_analyze_json_and_html(cli, snapshots: Path, result: Analysis, tmp_p
 
 def test_cli_analyze_tables(
     cli, snapshots: Path, result: Analysis, monkeypatch: pytest.MonkeyPatch
-) -> None:  # noqa: ANN001
+) -> None:
     """The text rendering of a result (Spark's part is the fixture's run)."""
     import pelctl.cli.spark as cmd
 
@@ -217,7 +236,7 @@ def test_cli_analyze_tables(
     assert res.stdout.splitlines()[0].startswith("server,stream,group,pending,")
 
 
-def test_cli_usage_errors(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_cli_usage_errors(cli, tmp_path: Path) -> None:
     res = cli("analyze")
     assert res.exit_code == 2 and "give a snapshot DIR or --from-redis" in res.stderr
     res = cli("analyze", str(tmp_path / "missing"))
@@ -230,7 +249,7 @@ def test_cli_usage_errors(cli, tmp_path: Path) -> None:  # noqa: ANN001
     assert res.exit_code == 2 and "KEY=VALUE" in res.stderr
 
 
-def test_cli_analyze_from_redis(cli, fleet: Fleet, spark: Any, snapshots: Path) -> None:  # noqa: ANN001
+def test_cli_analyze_from_redis(cli, fleet: Fleet, spark: Any, snapshots: Path) -> None:
     """Live Redis through the data source, several servers, one partition per id range."""
     res = cli(
         "analyze",
@@ -250,15 +269,15 @@ def test_cli_analyze_from_redis(cli, fleet: Fleet, spark: Any, snapshots: Path) 
     )
     assert res.exit_code == 0, res.stderr
     doc = res.json
-    assert doc["source"]["kind"] == "redis"
-    assert doc["totals"]["servers"] == 2 and doc["totals"]["streams"] == 4
+    assert doc["input"]["kind"] == "redis" and len(doc["input"]["servers"]) == 2
+    assert doc["totals"]["server_count"] == 2 and doc["totals"]["stream_count"] == 4
     assert doc["totals"]["pending"] == 3_400
-    assert doc["totals"]["poison"] == 150 and doc["totals"]["dlq_entries"] == 12
+    assert doc["totals"]["poison_count"] == 150 and doc["totals"]["dlq_entry_count"] == 12
     stuck = {c["consumer"]: c["stuck"] for c in doc["consumers"]}
     assert stuck == {"c2": 700}  # the only entries idle >= 1h
     assert {d["consumer"] for d in doc["dead_consumers"]} == {"c2"}
     assert {d["consumer"] for d in doc["liveness_unknown_consumers"]} == {"p1"}
-    assert doc["trends"]["snapshots"] == 1 and doc["trends"]["growth_per_hour"] is None
+    assert doc["trends"]["snapshot_count"] == 1 and doc["trends"]["growth_per_hour"] is None
 
 
 def test_version_1_snapshots_still_analyze(
@@ -276,8 +295,8 @@ def test_version_1_snapshots_still_analyze(
     rewrite_as_version_1(old)
     options = AnalyzeOptions()
     again = analyze(load_snapshots(spark, str(old), options), options)
-    for key in ("totals", "groups", "consumers", "deliveries", "poison", "dead_consumers",
-                "dlq", "trends"):  # fmt: skip
+    for key in ("totals", "groups", "consumers", "delivery_buckets", "poison", "dead_consumers",
+                "dlq_stats", "trends"):  # fmt: skip
         assert getattr(again, key) == getattr(result, key), key
     pel = spark.read.schema(spark_pel_ddl()).parquet(str(old / "pel"))
     assert pel.where("payload_format IS NOT NULL OR decoded IS NOT NULL").count() == 0
@@ -293,8 +312,8 @@ def test_thresholds_and_buckets_come_from_core() -> None:
     """analyze judges as inspect and histogram do: the same poison threshold and dead-after,
     the same delivery buckets and labels (imported, not copied)."""
     from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
-    from pelctl.core.inspect import POISON_DELIVERIES
     from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS
+    from pelctl.core.models import POISON_DELIVERIES
     from pelctl.render.histogram import bucket_label
     from pelctl.spark.analyze import DELIVERY_BUCKETS, AnalyzeOptions
 

@@ -56,13 +56,13 @@ def test_connect_runs_the_same_jobs(result: Any, snapshots: Path, fleet: Fleet) 
         "totals",
         "groups",
         "consumers",
-        "deliveries",
+        "delivery_buckets",
         "poison",
         "dead_consumers",
-        "dlq",
+        "dlq_stats",
         "trends",
     ):
         assert snap[key] == json.loads(json.dumps(result.to_json()[key])), key
     live = doc["redis"]
-    assert live["totals"]["pending"] == 3_400 and live["totals"]["servers"] == 2
+    assert live["totals"]["pending"] == 3_400 and live["totals"]["server_count"] == 2
     assert {c["consumer"]: c["stuck"] for c in live["consumers"]} == {"c2": 700}

@@ -55,11 +55,11 @@ def test_report_without_data() -> None:
     from pelctl.spark.report import html_report
 
     empty = r.Analysis(
-        source=r.Source("snapshots", path="/x"),
+        input=r.Input("snapshots", path="/x"),
         settings=r.Settings(
-            stuck_idle_ms=300_000,
+            stuck_min_idle_ms=300_000,
             dead_after_ms=300_000,
-            poison_deliveries=5,
+            poison_min_deliveries=5,
             top=20,
             accuracy=10_000,
             since_ms=None,
@@ -67,15 +67,15 @@ def test_report_without_data() -> None:
         totals=r.Totals(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None),
         groups=(),
         consumers=(),
-        consumers_with_stuck=0,
-        deliveries=(),
+        stuck_consumer_count=0,
+        delivery_buckets=(),
         poison=r.Poison(5, 0, (), ()),
         dead_consumers=(),
-        dead_consumers_total=0,
+        dead_consumer_count=0,
         liveness_unknown_consumers=(),
-        dlq=r.Dlq(0, (), (), ()),
+        dlq_stats=r.DlqStats(0, {}, {}, ()),
         trends=r.NO_TRENDS,
-        elapsed_s=0.0,
+        duration_s=0.0,
     )
     text = html_report(empty)
     assert text.count("no data") == 7

@@ -30,20 +30,20 @@ def test_local_defaults_start_fast_and_stay_offline() -> None:
         session_conf("local[1]", extra={"spark.jars.packages": "com.redislabs:spark-redis"})
 
 
-def test_the_session_runs_the_current_interpreter(spark) -> None:  # noqa: ANN001
+def test_the_session_runs_the_current_interpreter(spark) -> None:
     assert os.environ["PYSPARK_PYTHON"] == sys.executable
     assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
     assert spark.sparkContext.master == "local[2]"
 
 
-def test_java_missing_is_one_line(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_java_missing_is_one_line(cli, tmp_path: Path) -> None:
     res = cli("analyze", "--from-redis", env={"JAVA_HOME": "/nonexistent", "PATH": "/nonexistent"})
     assert res.exit_code == 1
     assert res.stderr.splitlines()[0] == "error: Java not found: Spark needs Java 17 or 21"
     assert "hint: install Java 17 or 21" in res.stderr and "Traceback" not in res.stderr
 
 
-def test_old_java_is_refused(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_old_java_is_refused(cli, tmp_path: Path) -> None:
     fake = tmp_path / "jdk" / "bin" / "java"
     fake.parent.mkdir(parents=True)
     fake.write_text("#!/bin/sh\necho 'openjdk version \"11.0.22\" 2024-01-16' >&2\n")
@@ -93,7 +93,7 @@ def test_help_loads_neither_pyspark_nor_pyarrow() -> None:
     assert proc.stdout.strip() == "[]"
 
 
-def test_remote_must_be_a_connect_url(cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_remote_must_be_a_connect_url(cli, tmp_path: Path) -> None:
     res = cli("analyze", "--from-redis", "--remote", "http://spark:15002;token=abc")
     assert res.exit_code == 2
     assert "--remote must be a sc://host:port URL" in res.stderr and "abc" not in res.stderr

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from tests.schemas.checker import check
 from tests.spark.conftest import Fleet
 
 pytestmark = pytest.mark.spark
@@ -79,7 +81,7 @@ def test_contents_match_the_fleet(fleet: Fleet, snapshots: Path) -> None:
 
 def test_consumer_rows_carry_the_server_version_and_the_verdict(
     fleet: Fleet, snapshots: Path
-) -> None:  # noqa: E501
+) -> None:
     """Issue 14: a consumer row says what Redis version its idle time comes from, what
     CLIENT LIST said, and inspect's verdict: on Redis 7.0 p1, quiet for 45 minutes with no
     signal, is unknown; c2, whose peers' connections are named and who has none, is dead."""
@@ -101,7 +103,7 @@ def test_consumer_rows_carry_the_server_version_and_the_verdict(
     assert len(versions) == 1 and versions.pop().startswith("redis 7.0.")
 
 
-def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> None:
     from pelctl.base.binary import unescape
     from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
@@ -127,8 +129,8 @@ def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> Non
     assert {k: unescape(v) for k, v in rows[1]["payload"]} == {"name": b"Jos\xe9", "n": b"1"}
 
 
-def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
-    """A stream is a DLQ by its name (``pelctl.core.dlq.is_dlq_name``), emptied or not,
+def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: Path) -> None:
+    """A stream is a DLQ by its name (``pelctl.core.dlq.envelope.is_dlq_name``), emptied or not,
     never by what its newest entry carries; ``original_id`` is the message's first id (its
     ``_original_id``, else ``_dlq_id``), as ``dlq list`` shows it. On main both were decided
     from the entries: the emptied DLQ was a plain stream, the impostor a DLQ, and the
@@ -159,7 +161,7 @@ def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: 
         assert listed[entry_id.decode()].original_id == original.encode()
 
 
-def test_match_and_empty_snapshot_still_writes_every_table(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_match_and_empty_snapshot_still_writes_every_table(r, redis_server, tmp_path: Path) -> None:
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.spark.schema import TABLES
@@ -199,7 +201,7 @@ def test_split_id_range_covers_the_pel() -> None:
         assert start_ms == end_ms + 1 and start.endswith(b"-0")
 
 
-def test_cli_snapshot_several_urls(fleet: Fleet, cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_cli_snapshot_several_urls(fleet: Fleet, cli, tmp_path: Path) -> None:
     res = cli(
         "snapshot",
         "--url",
@@ -215,14 +217,22 @@ def test_cli_snapshot_several_urls(fleet: Fleet, cli, tmp_path: Path) -> None:  
     )
     assert res.exit_code == 0, res.stderr
     doc = res.json
-    assert doc["servers"] == 2 and doc["streams"] == 2  # orders, orders:dlq
-    assert doc["rows"]["dlq"] == 12 and doc["rows"]["pel"] >= 2_000
-    assert doc["path"] == str(tmp_path)
+    check("snapshot.json", doc, "pelctl snapshot -o json")  # the cli fixture checks it too
+    assert doc["server_count"] == 2 and doc["stream_count"] == 2  # orders, orders:dlq
+    assert doc["row_counts"]["dlq"] == 12 and doc["row_counts"]["pel"] >= 2_000
+    assert doc["path"] == str(tmp_path) and doc["duration_s"] > 0
+    # -o ndjson: the same object on one line; -o csv: one record, the row counts flattened
+    res = cli("snapshot", "--url", fleet.a.url, "--out", str(tmp_path / "nd"), "-o", "ndjson")
+    (line,) = res.stdout.splitlines()
+    assert json.loads(line)["server_count"] == 1
+    res = cli("snapshot", "--url", fleet.a.url, "--out", str(tmp_path / "csv"), "-o", "csv")
+    header = res.stdout.splitlines()[0].split(",")
+    assert {"server_count", "pel_row_count", "dlq_row_count", "duration_s"} <= set(header)
     res = cli("snapshot", "--url", fleet.a.url, "--url", fleet.a.url, "--out", str(tmp_path))
     assert res.exit_code == 2 and "given twice" in res.stderr
 
 
-def test_cli_snapshot_refuses_an_unwritable_dir(fleet: Fleet, cli, tmp_path: Path) -> None:  # noqa: ANN001
+def test_cli_snapshot_refuses_an_unwritable_dir(fleet: Fleet, cli, tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("not a directory")
     res = cli("snapshot", "--url", fleet.a.url, "--out", str(target))
@@ -273,7 +283,7 @@ def test_cluster_every_primary(tmp_path: Path) -> None:
         cluster.stop()
 
 
-def test_payload_format_and_decoded_columns(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_payload_format_and_decoded_columns(r, redis_server, tmp_path: Path) -> None:
     """--with-payload: next to the raw ``payload`` map, ``payload_format`` and ``decoded``
     (the JSON text of ``pending -o json``'s decoded object), in ``pel`` and ``dlq``."""
     import json
@@ -336,7 +346,7 @@ def rewrite_as_version_1(directory: Path) -> None:
             pq.write_table(data.replace_schema_metadata(meta), f)
 
 
-def test_version_1_snapshots_read_with_null_new_columns(r, redis_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_version_1_snapshots_read_with_null_new_columns(r, redis_server, tmp_path: Path) -> None:
     from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings

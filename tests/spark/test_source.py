@@ -155,7 +155,7 @@ def test_options_are_validated(spark: Any) -> None:
     assert opts.urls == ("localhost:6380",) and opts.split_rows == 10 and opts.cluster is False
 
 
-def test_payloads_decoded_on_the_executors(spark: Any, r, redis_server) -> None:  # noqa: ANN001
+def test_payloads_decoded_on_the_executors(spark: Any, r, redis_server) -> None:
     """``with_payload``: the executors decode payloads too (payload_format, decoded)."""
     import json
 

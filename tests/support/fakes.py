@@ -37,7 +37,7 @@ def _no_lua_connection_class() -> type:
     from fakeredis._socket import FakeSocket
 
     class NoLuaSocket(FakeSocket):
-        def _name_to_func(self, cmd_name: str):  # noqa: ANN202
+        def _name_to_func(self, cmd_name: str):
             if cmd_name in LUA_COMMANDS:
                 raise self._unknown_command(cmd_name)
             return super()._name_to_func(cmd_name)
@@ -60,7 +60,7 @@ def redis_claim_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     original_read = StreamGroup.read_pel_msgs
     original_claim = StreamGroup.claim
 
-    def read_pel_msgs(self, min_idle_ms: int, start: bytes, count: int):  # noqa: ANN001, ANN202
+    def read_pel_msgs(self, min_idle_ms: int, start: bytes, count: int):
         start_key = StreamEntryKey.parse_str(start)
         ghosts = sorted(k for k in self.pel if k >= start_key and k not in self.stream)
         if not ghosts:
@@ -69,7 +69,7 @@ def redis_claim_rules(monkeypatch: pytest.MonkeyPatch) -> None:
         merged = sorted(set(msgs) | set(ghosts))
         return merged[:count], merged[count] if len(merged) > count else None
 
-    def claim(self, min_idle_ms: int, msgs, consumer_name: bytes, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+    def claim(self, min_idle_ms: int, msgs, consumer_name: bytes, *args, **kwargs):
         deleted = []
         keep = []
         for msg in msgs:
@@ -103,7 +103,7 @@ def spy_unscripted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = settle.settle_unscripted
 
-    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def spy(*args, **kwargs):
         calls.append(len(args[-1]))
         return real(*args, **kwargs)
 

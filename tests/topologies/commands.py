@@ -68,7 +68,7 @@ def registered() -> dict[str, bool]:
 
     out: dict[str, bool] = {}
 
-    def walk(cmd, path: tuple[str, ...]) -> None:  # noqa: ANN001
+    def walk(cmd, path: tuple[str, ...]) -> None:
         subs = getattr(cmd, "commands", None)
         if subs:
             for name, sub in subs.items():
@@ -226,7 +226,7 @@ class Outcome:
 # ghost), live holds 5 fresh ones; the DLQ holds 1 entry.
 _REQUEUED = Outcome({"applied": 10, "failed": [], "outcomes": {"requeued": 9, "ghost": 1}},
                     {"dead": 0, "live": 5}, 39 + 9, 1, {"_original_id": 9})  # fmt: skip
-_RECLAIMED = Outcome({"requeued": 6, "dead_lettered": 3, "ghosts": 1, "failed": 0,
+_RECLAIMED = Outcome({"requeued": 6, "dead_lettered": 3, "ghosts": 1, "failed_count": 0,
                       "claimed": 0, "skipped_alive": 0},
                      {"dead": 0, "live": 5}, 39 + 6, 1 + 3, {"_original_id": 6})  # fmt: skip
 EXPECTED: dict[str, Outcome] = {

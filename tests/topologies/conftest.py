@@ -34,7 +34,7 @@ def cluster() -> Iterator[sv.Cluster]:
 
 
 @pytest.fixture
-def cl(cluster: sv.Cluster):  # noqa: ANN201 - RedisCluster on an empty cluster
+def cl(cluster: sv.Cluster):  # RedisCluster on an empty cluster
     cluster.flushall()
     client = cluster.client()
     yield client
@@ -54,7 +54,7 @@ class TlsServer:
     def url(self) -> str:
         return f"rediss://127.0.0.1:{self.port}/0"
 
-    def client(self):  # noqa: ANN201
+    def client(self):
         import redis
 
         return redis.Redis(
@@ -134,7 +134,7 @@ class AclServer:
     def admin_url(self) -> str:
         return self.server.url
 
-    def admin(self):  # noqa: ANN201
+    def admin(self):
         return self.server.client()
 
 
@@ -197,7 +197,7 @@ def valkey_server() -> Iterator[sv.Server]:
 
 
 @pytest.fixture
-def vk(valkey_server: sv.Server):  # noqa: ANN201 - a client on the flushed Valkey server
+def vk(valkey_server: sv.Server):  # a client on the flushed Valkey server
     client = valkey_server.client()
     client.flushall()
     yield client

@@ -15,7 +15,7 @@ VENV_PELCTL = Path(sys.executable).parent / "pelctl"
 
 
 @functools.cache
-def _built_command():  # noqa: ANN202 - a click command
+def _built_command():  # a click command
     import typer.main
 
     from pelctl.cli.app import app
@@ -23,7 +23,7 @@ def _built_command():  # noqa: ANN202 - a click command
     return typer.main.get_command(app)
 
 
-def _click_command(_app):  # noqa: ANN001, ANN202
+def _click_command(_app):
     return _built_command()
 
 

@@ -169,7 +169,7 @@ class Cluster:
         """A seed URL (any node will do; pelctl discovers the others)."""
         return self.nodes[0].url
 
-    def client(self):  # noqa: ANN201 - RedisCluster
+    def client(self):  # RedisCluster
         from redis.cluster import RedisCluster
 
         return RedisCluster(host="127.0.0.1", port=self.nodes[0].port, protocol=2)
@@ -268,7 +268,7 @@ def start_cluster(primaries: int = 3, binary: str | None = None) -> Cluster:
     return Cluster(nodes, root)
 
 
-def key_in_slot_of_node(cluster_client, node_port: int, prefix: str) -> bytes:  # noqa: ANN001
+def key_in_slot_of_node(cluster_client, node_port: int, prefix: str) -> bytes:
     """A key named ``prefix-N`` whose slot is served by the node on ``node_port``."""
     for n in range(10_000):
         key = f"{prefix}-{n}".encode()
@@ -327,7 +327,7 @@ def make_tls_material(workdir: str) -> TlsMaterial:
                        p("client.key"), p("other-ca.crt"))  # fmt: skip
 
 
-def start_tls_server(tls: TlsMaterial, auth_clients: str = "yes", binary: str | None = None):  # noqa: ANN201
+def start_tls_server(tls: TlsMaterial, auth_clients: str = "yes", binary: str | None = None):
     """A TLS-only server (``--port 0``); returns (Server, tls_port)."""
     binary = binary or which("redis-server")
     assert binary
@@ -359,7 +359,7 @@ def start_tls_server(tls: TlsMaterial, auth_clients: str = "yes", binary: str | 
 # -- sentinel -------------------------------------------------------------------------------
 
 
-def start_sentinel(  # noqa: ANN201
+def start_sentinel(
     primary_port: int, service: str = "mymaster", *, down_after_ms: int = 1000,
     extra_conf: str = "",
 ):  # fmt: skip

@@ -12,7 +12,7 @@ from tests.topologies.runner import one_error_line, run_pelctl
 
 
 @pytest.fixture
-def acl(acl_server):  # noqa: ANN001, ANN201
+def acl(acl_server):
     admin = acl_server.admin()
     admin.flushall()
     cm.seed(admin)

@@ -14,13 +14,13 @@ from tests.topologies.runner import one_error_line, run_pelctl
 HOUR = 3_600_000
 
 
-def owner(cluster: sv.Cluster, cl, key: bytes) -> redis.Redis:  # noqa: ANN001
+def owner(cluster: sv.Cluster, cl, key: bytes) -> redis.Redis:
     """A plain client on the primary that owns ``key`` (scenario helpers need one)."""
     port = cl.get_node_from_key(key).port
     return redis.Redis(host="127.0.0.1", port=port, protocol=2)
 
 
-def one_key_per_node(cluster: sv.Cluster, cl, prefix: str) -> list[bytes]:  # noqa: ANN001
+def one_key_per_node(cluster: sv.Cluster, cl, prefix: str) -> list[bytes]:
     keys = [sv.key_in_slot_of_node(cl, port, prefix) for port in cluster.ports]
     assert len({cl.keyslot(k) for k in keys}) == 3
     return keys
@@ -228,12 +228,12 @@ def test_acl_reader_on_the_cluster(cluster, cl):
 # -- histogram and repairs on the cluster ---------------------------------------------------
 
 
-def seed_on_cluster(cluster: sv.Cluster, cl, stream: bytes) -> None:  # noqa: ANN001
+def seed_on_cluster(cluster: sv.Cluster, cl, stream: bytes) -> None:
     with owner(cluster, cl, stream) as c, owner(cluster, cl, stream + b":dlq") as d:
         cm.seed(c, stream, dlq_client=d)
 
 
-def _stream_entries(cluster, cl, key: bytes) -> list:  # noqa: ANN001
+def _stream_entries(cluster, cl, key: bytes) -> list:
     with owner(cluster, cl, key) as c:
         return sc.raw(c).execute_command("XRANGE", key, "-", "+")
 

@@ -14,7 +14,7 @@ from tests.topologies.runner import one_error_line, run_pelctl
 
 
 @pytest.fixture
-def sentinel(sentinel_setup):  # noqa: ANN001, ANN201
+def sentinel(sentinel_setup):
     with sentinel_setup.primary.client() as c:
         c.flushall()
         cm.seed(c)

@@ -8,7 +8,7 @@ from pelctl.demo import scenario as sc
 from tests.topologies.runner import one_error_line, run_pelctl
 
 
-def seed(client) -> None:  # noqa: ANN001
+def seed(client) -> None:
     client.flushall()
     sc.add_entries(client, b"tls-s", 20)
     sc.create_group(client, b"tls-s", b"g")

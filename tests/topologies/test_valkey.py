@@ -117,7 +117,7 @@ def test_reliable_consumer_on_valkey(valkey_server, vk):
     cm.seed(vk)  # dead holds 10 idle 1h (3 delivered 6 times), live holds 5, 25 unread
     seen: list[bytes] = []
 
-    def handle(msg) -> None:  # noqa: ANN001
+    def handle(msg) -> None:
         seen.append(msg.id)
 
     client = valkey_server.client()
@@ -141,8 +141,8 @@ def test_wide_and_huge_entries_on_valkey(valkey_server, vk):
     """Valkey 8 runs Lua 5.1 too: the same 7,999-value limit (issue 12, part C). A
     10,000-field entry and a 1 MiB value amid their batch are requeued, dead-lettered and
     replayed byte for byte, nothing left with a pelctl consumer."""
-    from pelctl.core import dlq as dlqmod
     from pelctl.core import mutations as m
+    from pelctl.core.dlq import common as dlqmod
     from pelctl.redis.connection import connect
     from pelctl.redis.scripts import LUA_UNPACK_MAX
     from pelctl.redis.settings import ConnectionSettings

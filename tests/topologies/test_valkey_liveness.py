@@ -21,18 +21,18 @@ DEAD_AFTER_MS = 1_000
 
 
 @pytest.fixture
-def readers(valkey_server, vk):  # noqa: ANN001, ANN201
+def readers(valkey_server, vk):
     sc.create_group(vk, S, G)
     group = Readers(valkey_server.port, S, G)
     yield group
     group.kill_all()
 
 
-def idle_of(vk) -> dict[bytes, int]:  # noqa: ANN001
+def idle_of(vk) -> dict[bytes, int]:
     return {c["name"]: c["idle"] for c in vk.xinfo_consumers(S, G)}
 
 
-def test_polling_is_alive_and_killed_is_dead_suspect_on_valkey(valkey_server, vk, readers):  # noqa: ANN001
+def test_polling_is_alive_and_killed_is_dead_suspect_on_valkey(valkey_server, vk, readers):
     from pelctl.core.inspect import inspect_stream
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
@@ -68,7 +68,7 @@ def test_polling_is_alive_and_killed_is_dead_suspect_on_valkey(valkey_server, vk
     assert not [a for a in result.advice if "poller" in a.message]
 
 
-def test_inspect_cli_on_valkey_honours_a_short_dead_after(valkey_server, vk, readers):  # noqa: ANN001
+def test_inspect_cli_on_valkey_honours_a_short_dead_after(valkey_server, vk, readers):
     readers.start(b"poller", count=2, block_ms=50)
     victim = readers.start(b"victim", count=3, block_ms=50)
     readers.go()

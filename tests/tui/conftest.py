@@ -90,14 +90,14 @@ def recorder() -> Recorder:
 
 
 @pytest.fixture
-def demo(r: redis.Redis, redis_server):  # noqa: ANN001, ANN201
+def demo(r: redis.Redis, redis_server):
     """The demo incident (``pelctl demo up``'s data) seeded into the flushed session server."""
     seed(r)
     return redis_server
 
 
 @pytest.fixture
-def make_app(redis_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
+def make_app(redis_server) -> Iterator[Callable[..., object]]:
     """Build a PelctlApp over a real RedisSource on the session server."""
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui.app import PelctlApp
@@ -125,7 +125,7 @@ def make_app(redis_server) -> Iterator[Callable[..., object]]:  # noqa: ANN001
             pass
 
 
-async def settle(pilot, screen_type: type | None = None, timeout: float = 10.0) -> None:  # noqa: ANN001
+async def settle(pilot, screen_type: type | None = None, timeout: float = 10.0) -> None:
     """Wait until the workers are done and (optionally) ``screen_type`` is on top."""
     app = pilot.app
     deadline = time.monotonic() + timeout
@@ -142,7 +142,7 @@ async def settle(pilot, screen_type: type | None = None, timeout: float = 10.0) 
         await asyncio.sleep(0.02)
 
 
-async def until(pilot, condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:  # noqa: ANN001
+async def until(pilot, condition: Callable[[], object], what: str, timeout: float = 30.0) -> None:
     """Poll ``condition`` between frames until it holds (a generous deadline, never a fixed
     sleep: a shared 2-core machine makes any fixed delay too short some day)."""
     deadline = time.monotonic() + timeout

@@ -21,7 +21,7 @@ from typing import Any
 
 from pelctl.base.binary import escape, unescape
 from pelctl.core.aggregate import IdleHistogram, PelAggregate
-from pelctl.core.dlq import DlqEntry
+from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, StreamSummary
 from pelctl.render.table import Column
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
@@ -67,7 +67,7 @@ FILTERS = {
 }
 
 
-def encode(value: Any) -> Any:  # noqa: ANN401
+def encode(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {"__type__": type(value).__name__}
         for f in dataclasses.fields(value):
@@ -86,7 +86,7 @@ def encode(value: Any) -> Any:  # noqa: ANN401
     return value
 
 
-def decode(value: Any) -> Any:  # noqa: ANN401
+def decode(value: Any) -> Any:
     if isinstance(value, list):
         return [decode(v) for v in value]
     if not isinstance(value, dict):
@@ -120,7 +120,7 @@ class RecordedSource:
         self.calls: list[str] = []
 
     @classmethod
-    def load(cls, path: Path = DATA, **kwargs: Any) -> RecordedSource:  # noqa: ANN401
+    def load(cls, path: Path = DATA, **kwargs: Any) -> RecordedSource:
         return cls(decode(json.loads(path.read_text())), **kwargs)
 
     def streams(self) -> StreamsSnapshot:
@@ -139,7 +139,7 @@ class RecordedSource:
         top_n: int = 200,
         progress: Any = None,
         should_stop: Any = None,
-    ) -> GroupSnapshot:  # noqa: ANN401
+    ) -> GroupSnapshot:
         self.calls.append(f"group {escape(stream)} {escape(group)} {filter_key(filters)}")
         snap: GroupSnapshot = self.data["group"][(stream, group, filter_key(filters))]
         agg = dataclasses.replace(snap.aggregate, top=snap.aggregate.top[:top_n], top_n=top_n)

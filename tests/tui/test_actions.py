@@ -23,7 +23,7 @@ from tests.support.state import assert_unchanged, snapshot
 from tests.tui.conftest import settle
 
 
-def pending_of(r, consumer: bytes, stream: str = "orders", group: str = "billing") -> set[bytes]:  # noqa: ANN001
+def pending_of(r, consumer: bytes, stream: str = "orders", group: str = "billing") -> set[bytes]:
     rows = r.xpending_range(stream, group, "-", "+", 100_000, consumername=consumer)
     return {row["message_id"] for row in rows}
 
@@ -34,14 +34,14 @@ def audit_lines() -> list[dict]:
         return [json.loads(line) for line in fh]
 
 
-async def open_group(app, pilot, recorder):  # noqa: ANN001, ANN201
+async def open_group(app, pilot, recorder):
     await settle(pilot, GroupScreen)
     await recorder.wait_for(Refreshed, view="group")
     await pilot.pause()
     return app.screen
 
 
-async def confirm(pilot, recorder, key: str = "y", after: int = 0):  # noqa: ANN001, ANN201
+async def confirm(pilot, recorder, key: str = "y", after: int = 0):
     """Wait for the plan number ``after`` (0: the first), then answer the modal with ``key``."""
     planned = await recorder.wait_for(ActionPlanned, timeout=15, after=after)
     await settle(pilot, ConfirmScreen)
@@ -212,7 +212,7 @@ async def test_prune_refuses_a_consumer_whose_liveness_is_unknown(demo, make_app
     assert r.xinfo_consumers("orders", "billing")[1]["pending"] == 1_210
 
 
-async def _prune_billing_2(make_app, recorder, r) -> None:  # noqa: ANN001
+async def _prune_billing_2(make_app, recorder, r) -> None:
     app = make_app(stream=b"orders", group=b"billing")
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         screen = await open_group(app, pilot, recorder)

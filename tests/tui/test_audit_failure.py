@@ -9,7 +9,7 @@ from tests.integration.repair_support import S, incident, pel
 from tests.tui.test_actions import confirm, open_group
 
 
-def test_operations_report_applied_not_audited(r, redis_server, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_operations_report_applied_not_audited(r, redis_server, tmp_path, monkeypatch) -> None:
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
     from pelctl.tui import operations

@@ -19,7 +19,7 @@ from tests.tui.conftest import settle
 SIZE = (150, 60)
 
 
-def drawn(app) -> str:  # noqa: ANN001
+def drawn(app) -> str:
     strips = app.screen._compositor.render_strips()
     return "\n".join("".join(seg.text for seg in strip).rstrip() for strip in strips)
 
@@ -39,7 +39,7 @@ def jobs(r: redis.Redis) -> dict[str, bytes]:
     return {"faststream": fs, "taskiq": task, "plain": plain}
 
 
-async def view(pilot, screen) -> EntryScreen:  # noqa: ANN001
+async def view(pilot, screen) -> EntryScreen:
     await pilot.press("v")
     await settle(pilot, EntryScreen)
     entry = pilot.app.screen
@@ -49,7 +49,7 @@ async def view(pilot, screen) -> EntryScreen:  # noqa: ANN001
     return entry
 
 
-async def test_view_a_stuck_entry_decoded(jobs, make_app, recorder, r) -> None:  # noqa: ANN001
+async def test_view_a_stuck_entry_decoded(jobs, make_app, recorder, r) -> None:
     app = make_app(stream=b"jobs", group=b"g")
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await recorder.wait_for(Refreshed, view="group")
@@ -87,7 +87,7 @@ async def test_view_a_stuck_entry_decoded(jobs, make_app, recorder, r) -> None: 
         await settle(pilot, GroupScreen)
 
 
-async def test_an_entry_gone_since_the_refresh(jobs, make_app, recorder, r) -> None:  # noqa: ANN001
+async def test_an_entry_gone_since_the_refresh(jobs, make_app, recorder, r) -> None:
     """Acknowledged, or deleted from the stream, after the table was drawn: the view says so
     (it reads the entry again) instead of showing stale data."""
     app = make_app(stream=b"jobs", group=b"g")
@@ -117,7 +117,7 @@ async def test_an_entry_gone_since_the_refresh(jobs, make_app, recorder, r) -> N
         assert app.is_running
 
 
-async def test_view_a_dead_letter_and_read_only(jobs, make_app, recorder, cli) -> None:  # noqa: ANN001
+async def test_view_a_dead_letter_and_read_only(jobs, make_app, recorder, cli) -> None:
     """The DLQ table's entry view: the envelope as its PEL data, the original fields decoded.
     Viewing changes nothing, so read-only mode keeps the key."""
     moved = cli("dlq", "move", "jobs", "g", "--consumer", "c", "--all", "--yes")
@@ -143,7 +143,7 @@ async def test_view_a_dead_letter_and_read_only(jobs, make_app, recorder, cli) -
         assert app.screen is screen
 
 
-async def test_nothing_to_view(r, make_app, recorder) -> None:  # noqa: ANN001
+async def test_nothing_to_view(r, make_app, recorder) -> None:
     sc.add_entries(r, b"empty", 1)
     sc.create_group(r, b"empty", b"g")
     app = make_app(stream=b"empty", group=b"g", read_only=True)

@@ -11,7 +11,7 @@ from pelctl.tui.source import GroupSnapshot
 from tests.tui.conftest import settle, until
 
 
-async def open_billing(pilot, recorder):  # noqa: ANN001, ANN201
+async def open_billing(pilot, recorder):
     await settle(pilot, GroupScreen)
     msg = await recorder.wait_for(Refreshed, view="group")
     return pilot.app.screen, msg.data
@@ -129,7 +129,7 @@ async def test_cursor_and_marks_survive_refreshes_by_key(make_app, recorder, r):
         assert entries.row_count == 35
 
 
-async def header_ready(pilot, table, x: int, column: str) -> None:  # noqa: ANN001
+async def header_ready(pilot, table, x: int, column: str) -> None:
     """Wait until the header cell under ``x`` is ``column``: column widths are recomputed
     when the table is idle, and a click before that lands on the old layout."""
     want = table.get_column_index(column)

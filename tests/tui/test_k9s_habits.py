@@ -29,12 +29,12 @@ from tests.tui.conftest import settle, until
 STREAMS = ["legacy", "notifications", "orders", "orders:dlq", "{payments}", "{payments}:dlq"]
 
 
-def drawn(app) -> str:  # noqa: ANN001
+def drawn(app) -> str:
     strips = app.screen._compositor.render_strips()
     return "\n".join("".join(seg.text for seg in strip).rstrip() for strip in strips)
 
 
-def drawn_region(app, region: Region) -> list[str]:  # noqa: ANN001
+def drawn_region(app, region: Region) -> list[str]:
     lines = drawn(app).splitlines()
     return [
         line.ljust(region.right)[region.x : region.right]
@@ -42,14 +42,14 @@ def drawn_region(app, region: Region) -> list[str]:  # noqa: ANN001
     ]
 
 
-async def open_group(app, pilot, recorder, after: int = 0):  # noqa: ANN001, ANN201
+async def open_group(app, pilot, recorder, after: int = 0):
     await settle(pilot, GroupScreen)
     await recorder.wait_for(Refreshed, view="group", after=after)
     await pilot.pause()
     return app.screen
 
 
-async def wait_screen(pilot, kind: type, timeout: float = 10.0):  # noqa: ANN001, ANN201
+async def wait_screen(pilot, kind: type, timeout: float = 10.0):
     await settle(pilot, kind, timeout)
     return pilot.app.screen
 
@@ -57,7 +57,7 @@ async def wait_screen(pilot, kind: type, timeout: float = 10.0):  # noqa: ANN001
 # -- j/k/g/G --------------------------------------------------------------------------------
 
 
-async def test_j_k_g_G_on_every_table(demo, make_app, recorder):  # noqa: N802
+async def test_j_k_g_G_on_every_table(demo, make_app, recorder):
     app = make_app()
     async with app.run_test(size=(140, 40), message_hook=recorder) as pilot:
         await settle(pilot, StreamsScreen)
@@ -360,7 +360,7 @@ async def test_the_sort_arrow_shows_on_every_column(demo, make_app, recorder):
 # -- dialogs --------------------------------------------------------------------------------
 
 
-def _visible(app, widget) -> bool:  # noqa: ANN001
+def _visible(app, widget) -> bool:
     """The whole widget is on screen: not clipped by its dialog, the screen or a parent."""
     placed = app.screen._compositor.visible_widgets.get(widget)
     if placed is None:
@@ -369,14 +369,14 @@ def _visible(app, widget) -> bool:  # noqa: ANN001
     return clip.contains_region(region) and app.screen.region.contains_region(region)
 
 
-def _in_scrolling_body(widget) -> bool:  # noqa: ANN001
+def _in_scrolling_body(widget) -> bool:
     """Inside a pane meant to scroll (the help list, the entry's body)."""
     from textual.containers import VerticalScroll
 
     return any(isinstance(a, VerticalScroll) for a in widget.ancestors)
 
 
-def assert_fits(app, what: str) -> None:  # noqa: ANN001
+def assert_fits(app, what: str) -> None:
     """The dialog on top is inside the terminal, needs no scrolling itself, and every label,
     input, checkbox and button of it is whole on screen; labels wrap (their whole text is in
     their own lines) instead of running out of the dialog."""
@@ -404,7 +404,7 @@ async def test_every_dialog_fits(demo, make_app, recorder, size):
     async with app.run_test(size=size, message_hook=recorder) as pilot:
         screen = await open_group(app, pilot, recorder)
 
-        async def check(keys: tuple[str, ...], kind: type, what: str, close: str = "escape"):  # noqa: ANN202
+        async def check(keys: tuple[str, ...], kind: type, what: str, close: str = "escape"):
             await pilot.press(*keys)
             await wait_screen(pilot, kind)
             await pilot.pause()

@@ -18,7 +18,7 @@ from tests.tui.conftest import settle
 class GatedSource(RedisSource):
     """The real source, but each group refresh waits for the test to open the gate."""
 
-    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.gate = threading.Event()
         self.calls = 0
@@ -26,7 +26,7 @@ class GatedSource(RedisSource):
         self.max_in_flight = 0
         self.lock = threading.Lock()
 
-    def group(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+    def group(self, *args, **kwargs):
         with self.lock:
             self.calls += 1
             self.in_flight += 1

@@ -61,7 +61,7 @@ class RssSampler(threading.Thread):
             time.sleep(0.05)
 
 
-def build_pel(r) -> None:  # noqa: ANN001
+def build_pel(r) -> None:
     """1M entries (server-side XADD), read by 8 consumers; replies are discarded as they come,
     so the test process never holds the PEL."""
     for _ in range(N // 100_000):

@@ -40,7 +40,7 @@ def make(
     return app
 
 
-async def settled(pilot) -> None:  # noqa: ANN001
+async def settled(pilot) -> None:
     """Workers done, screen not busy, no animation pending: the conditions, not a delay."""
     app = pilot.app
     for _ in range(3):
@@ -55,16 +55,16 @@ async def settled(pilot) -> None:  # noqa: ANN001
     await pilot.pause()
 
 
-def test_streams_list(snap_compare):  # noqa: ANN001
+def test_streams_list(snap_compare):
     assert snap_compare(make(None, None), terminal_size=SIZE, run_before=settled)
 
 
-def test_group_view(snap_compare):  # noqa: ANN001
+def test_group_view(snap_compare):
     assert snap_compare(make(), terminal_size=SIZE, run_before=settled)
 
 
-def test_group_view_filtered_with_marks(snap_compare):  # noqa: ANN001
-    async def run(pilot) -> None:  # noqa: ANN001
+def test_group_view_filtered_with_marks(snap_compare):
+    async def run(pilot) -> None:
         await settled(pilot)
         pilot.app.screen.set_filters(PendingFilter(min_deliveries=5))
         await settled(pilot)
@@ -74,13 +74,13 @@ def test_group_view_filtered_with_marks(snap_compare):  # noqa: ANN001
     assert snap_compare(make(), terminal_size=SIZE, run_before=run)
 
 
-def test_group_view_read_only_light(snap_compare):  # noqa: ANN001
+def test_group_view_read_only_light(snap_compare):
     app = make(read_only=True, theme="pelctl-light")
     assert snap_compare(app, terminal_size=SIZE, run_before=settled)
 
 
-def test_confirm_modal_shows_the_plan(snap_compare):  # noqa: ANN001
-    async def run(pilot) -> None:  # noqa: ANN001
+def test_confirm_modal_shows_the_plan(snap_compare):
+    async def run(pilot) -> None:
         await settled(pilot)
         await pilot.press("space", "space", "r")
         await settled(pilot)
@@ -88,8 +88,8 @@ def test_confirm_modal_shows_the_plan(snap_compare):  # noqa: ANN001
     assert snap_compare(make(), terminal_size=SIZE, run_before=run)
 
 
-def test_dead_letter_view(snap_compare):  # noqa: ANN001
-    async def run(pilot) -> None:  # noqa: ANN001
+def test_dead_letter_view(snap_compare):
+    async def run(pilot) -> None:
         await settled(pilot)
         await pilot.press("D")
         await settled(pilot)
@@ -97,8 +97,8 @@ def test_dead_letter_view(snap_compare):  # noqa: ANN001
     assert snap_compare(make(), terminal_size=SIZE, run_before=run)
 
 
-def test_help_screen(snap_compare):  # noqa: ANN001
-    async def run(pilot) -> None:  # noqa: ANN001
+def test_help_screen(snap_compare):
+    async def run(pilot) -> None:
         await settled(pilot)
         await pilot.press("question_mark")
         await settled(pilot)
@@ -106,8 +106,8 @@ def test_help_screen(snap_compare):  # noqa: ANN001
     assert snap_compare(make(), terminal_size=SIZE, run_before=run)
 
 
-def test_group_picker(snap_compare):  # noqa: ANN001
-    async def run(pilot) -> None:  # noqa: ANN001
+def test_group_picker(snap_compare):
+    async def run(pilot) -> None:
         await settled(pilot)
         pilot.app.open_stream(b"orders")
         await settled(pilot)
@@ -115,10 +115,10 @@ def test_group_picker(snap_compare):  # noqa: ANN001
     assert snap_compare(make(None, None), terminal_size=SIZE, run_before=run)
 
 
-def test_entry_view(snap_compare):  # noqa: ANN001
+def test_entry_view(snap_compare):
     """d (describe) on the stuck entries: the recorded entry's PEL row and fields."""
 
-    async def run(pilot) -> None:  # noqa: ANN001
+    async def run(pilot) -> None:
         await settled(pilot)
         await pilot.press("j", "d")
         await settled(pilot)
@@ -126,10 +126,10 @@ def test_entry_view(snap_compare):  # noqa: ANN001
     assert snap_compare(make(), terminal_size=SIZE, run_before=run)
 
 
-def test_command_line_completes(snap_compare):  # noqa: ANN001
+def test_command_line_completes(snap_compare):
     """: with a jump being typed: the name completed in place (tab takes it)."""
 
-    async def run(pilot) -> None:  # noqa: ANN001
+    async def run(pilot) -> None:
         await settled(pilot)
         await pilot.press("colon", *"stream ord")
         await settled(pilot)
@@ -139,10 +139,10 @@ def test_command_line_completes(snap_compare):  # noqa: ANN001
     assert snap_compare(make(), terminal_size=SIZE, run_before=run)
 
 
-def test_prune_dialog_at_80x24(snap_compare):  # noqa: ANN001
+def test_prune_dialog_at_80x24(snap_compare):
     """The smallest terminal: the prune dialog's text wraps, its box and buttons fit."""
 
-    async def run(pilot) -> None:  # noqa: ANN001
+    async def run(pilot) -> None:
         await settled(pilot)
         pilot.app.screen.consumers.focus()
         await pilot.press("x")

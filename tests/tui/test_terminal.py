@@ -81,7 +81,7 @@ class Terminal:
 
 
 @pytest.fixture
-def terminal(demo, tmp_path):  # noqa: ANN001, ANN201
+def terminal(demo, tmp_path):
     terms: list[Terminal] = []
 
     def start(*args: str) -> Terminal:

@@ -26,7 +26,7 @@ from pelctl.core.inspect import at_least, count_poison, count_thresholds
 EDGES = (100, 1_000, 60_000)  # buckets [0,100) [100,1000) [1000,60000) [60000,...)
 
 
-def rows(idles, deliveries=1):  # noqa: ANN001, ANN201 - raw XPENDING rows
+def rows(idles, deliveries=1):  # raw XPENDING rows
     return [[b"%d-0" % k, b"c", idle, deliveries] for k, idle in enumerate(idles)]
 
 
@@ -63,7 +63,7 @@ def test_idle_default_edges_exactly_on_each_edge():
 NOW = 1_700_000_000_000  # a fixed "now": ages are NOW minus the id's millisecond part
 
 
-def age_rows(ages):  # noqa: ANN001, ANN201 - oldest first, as a PEL page is in id order
+def age_rows(ages):  # oldest first, as a PEL page is in id order
     return [[b"%d-%d" % (NOW - a, k), b"c", 0, 1] for k, a in enumerate(sorted(ages, reverse=True))]
 
 

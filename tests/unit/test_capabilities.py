@@ -93,7 +93,7 @@ def test_label_and_cluster() -> None:
     assert Capabilities("redis", (8, 4, 0)).has("xreadgroup_claim")
 
 
-def test_live_server(conn, r) -> None:  # noqa: ANN001
+def test_live_server(conn, r) -> None:
     version = r.info("server")["redis_version"]
     assert conn.caps.server == "redis"
     assert conn.caps.version_text == version

@@ -20,11 +20,11 @@ from tests.payload_builders import taskiq_data as build_taskiq
 MAGIC = b"\x89BIN\r\n\x1a\n"
 
 
-def frame(body: Any, headers: dict[str, str] | None = None, cid: str = "c-1") -> bytes:  # noqa: ANN401
+def frame(body: Any, headers: dict[str, str] | None = None, cid: str = "c-1") -> bytes:
     return faststream_frame(body, headers, correlation_id=cid)
 
 
-def taskiq_data(**overrides: Any) -> bytes:  # noqa: ANN401
+def taskiq_data(**overrides: Any) -> bytes:
     return build_taskiq(**overrides)
 
 
@@ -78,7 +78,7 @@ def test_faststream_lineage_fields_are_in_the_summary() -> None:
         ({"x": "é€", "k": "v"}, {}),  # FastStream gives up: the whole frame is the body
     ],
 )
-def test_faststream_character_count_lengths_are_recovered(headers, faststream_reads) -> None:  # noqa: ANN001
+def test_faststream_character_count_lengths_are_recovered(headers, faststream_reads) -> None:
     """FastStream 0.7 writes len(str) as the length of a header: its own reader truncates or
     gives up; pelctl reads the lengths as characters, gets every header right, and says so."""
     from faststream.redis.parser import BinaryMessageFormatV1
@@ -146,7 +146,7 @@ def _with_offsets(value: bytes, headers_start: int, data_start: int) -> bytes:
         pytest.param(lambda f: _with_offsets(f, 40, 20), id="data-before-headers"),
     ],
 )
-def test_garbled_frames_fall_back_without_error(broken) -> None:  # noqa: ANN001
+def test_garbled_frames_fall_back_without_error(broken) -> None:
     """A value that starts like a frame but does not hold together is not guessed at: the
     entry falls back to the raw view (decode returns None)."""
     assert decode(fs(broken(frame({"a": 1}, {"x": "y"})))) is None
@@ -265,7 +265,7 @@ def test_json_values_next_to_plain_fields() -> None:
         (),
     ],
 )
-def test_plain_fields_are_left_to_the_raw_view(fields) -> None:  # noqa: ANN001
+def test_plain_fields_are_left_to_the_raw_view(fields) -> None:
     assert decode(fields) is None
 
 
@@ -276,13 +276,13 @@ def test_decoded_data_of_builtins_is_plain_json() -> None:
         assert json.loads(json.dumps(d.to_json(), allow_nan=False)) == d.to_json()
 
 
-def test_decoders_are_tried_in_order_and_never_raise(monkeypatch) -> None:  # noqa: ANN001
+def test_decoders_are_tried_in_order_and_never_raise(monkeypatch) -> None:
     """A decoder that raises or returns something else is skipped and recorded; the next one
     decides (here the built-ins). (The registry's loading is tested with real entry points
     in tests/cli/test_payload_decoders.py.)"""
     decoders.reset()
 
-    def broken(fields: Any) -> Any:  # noqa: ANN401
+    def broken(fields: Any) -> Any:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(decoders, "_plugins", [("broken", broken), ("odd", lambda f: "text")])

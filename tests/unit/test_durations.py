@@ -111,3 +111,68 @@ def test_format_then_parse_never_exceeds(ms: int) -> None:
 @given(st.integers(min_value=0, max_value=10**15))
 def test_bare_numbers_are_milliseconds(ms: int) -> None:
     assert parse_duration_ms(str(ms)) == ms
+
+
+# -- exact refusals (messages and hints are what the user reads after `error:` / `hint:`) ----
+
+HINT_EXAMPLES = "use e.g. 1500ms, 30s, 5m, 1h30m, 2d"
+HINT_INVALID = "use e.g. 1500ms, 30s, 5m, 1h30m, 2d (a bare number is milliseconds)"
+HINT_LARGE = "at most about 290 million years"
+MAX = 2**63 - 1  # Redis' idle times are signed 64-bit milliseconds
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "hint"),
+    [
+        ("", "empty duration", HINT_EXAMPLES),
+        ("   ", "empty duration", HINT_EXAMPLES),
+        ("5x", "invalid duration '5x'", HINT_INVALID),
+        (" 1h30 ", "invalid duration ' 1h30 '", HINT_INVALID),
+        # a bare number: more than 19 digits, or above 2**63 - 1
+        (str(MAX + 1), f"duration '{MAX + 1}' is too large", HINT_LARGE),
+        ("1" + "0" * 19, "duration '10000000000000000000' is too large", HINT_LARGE),
+        # 20 digits are refused even zero-padded: no idle time is written that way
+        ("0" * 19 + "1", "duration '00000000000000000001' is too large", HINT_LARGE),
+        # far past int()'s 4300-digit limit: still the one error, never a ValueError
+        ("9" * 5000, "duration '" + "9" * 37 + "...' is too large", HINT_LARGE),
+        # with units: 2**63 ms exactly is one past the largest
+        (f"{MAX + 1}ms", f"duration '{MAX + 1}ms' is too large", HINT_LARGE),
+        # a float overflow (inf) is too large too
+        ("1" + "0" * 400 + "s", "duration '1" + "0" * 36 + "...' is too large", HINT_LARGE),
+    ],
+)
+def test_refusals_are_exact(text: str, message: str, hint: str) -> None:
+    with pytest.raises(InvalidDuration) as err:
+        parse_duration_ms(text)
+    assert (err.value.message, err.value.hint) == (message, hint)
+    assert str(err.value) == message
+    assert err.value.exit_code == EXIT_USAGE
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # 40 characters are shown whole, 41 are cut to 37 and "..."
+        ("9" * 40, "'" + "9" * 40 + "'"),
+        ("9" * 41, "'" + "9" * 37 + "...'"),
+        ("9" * 38 + "ms", "'" + "9" * 38 + "ms'"),
+        ("9" * 39 + "ms", "'" + "9" * 37 + "...'"),
+    ],
+)
+def test_too_large_names_the_input_at_most_40_characters(text: str, shown: str) -> None:
+    with pytest.raises(InvalidDuration) as err:
+        parse_duration_ms(text)
+    assert err.value.message == f"duration {shown} is too large"
+
+
+@pytest.mark.parametrize(
+    ("text", "ms"),
+    [
+        (str(MAX), MAX),  # the largest bare number Redis takes
+        ("1" + "0" * 18, 10**18),  # 19 digits
+        ("0" * 18 + "7", 7),  # 19 digits, zero-padded
+        ("9223372036854774784ms", 9223372036854774784),  # the largest float below 2**63
+    ],
+)
+def test_largest_accepted(text: str, ms: int) -> None:
+    assert parse_duration_ms(text) == ms

@@ -69,7 +69,7 @@ def test_cli_help_loads_no_heavy_library(argv: list[str], forbidden: tuple[str, 
     assert "pelctl" in found["out"]
 
 
-def test_read_command_loads_no_tui_or_spark(redis_server) -> None:  # noqa: ANN001
+def test_read_command_loads_no_tui_or_spark(redis_server) -> None:
     found = run_python(
         f"""
         import io, json, sys

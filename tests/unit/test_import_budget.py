@@ -70,7 +70,7 @@ def run_entry_point(argv: list[str], env: dict[str, str]) -> dict:
 
 
 @pytest.fixture
-def seeded(redis_server, r) -> str:  # noqa: ANN001
+def seeded(redis_server, r) -> str:
     r.xadd("orders", {"a": "1"})
     r.xgroup_create("orders", "workers", id="0")
     r.xreadgroup("workers", "w1", {"orders": ">"}, count=1)
@@ -184,7 +184,7 @@ SAMPLES = {
 }
 
 
-def _kind(param) -> str | None:  # noqa: ANN001
+def _kind(param) -> str | None:
     import enum
     import typing
 
@@ -196,7 +196,7 @@ def _kind(param) -> str | None:  # noqa: ANN001
     return {str: "str", int: "int", float: "float", bool: "bool"}.get(ann)
 
 
-def test_plain_coercion_is_typers(redis_server) -> None:  # noqa: ANN001
+def test_plain_coercion_is_typers(redis_server) -> None:
     """Every parameter of the app, every sample: pelctl's coercion and typer's own give the
     same value or the same refusal."""
     import typer.main
@@ -210,13 +210,13 @@ def test_plain_coercion_is_typers(redis_server) -> None:  # noqa: ANN001
     ctx = root.make_context("pelctl", ["--help"], resilient_parsing=True)
     seen = 0
 
-    def outcome(runtime, param, value):  # noqa: ANN001, ANN202
+    def outcome(runtime, param, value):
         try:
             return ("ok", repr(runtime.coerce(value, param=param, ctx=ctx)))
         except BadParameter as err:
             return ("refused", err.format_message())
 
-    def walk(command) -> None:  # noqa: ANN001
+    def walk(command) -> None:
         nonlocal seen
         for param in command.params:
             kind = _kind(param)
@@ -267,7 +267,7 @@ def test_plain_coercion_is_typers(redis_server) -> None:  # noqa: ANN001
 )
 def test_only_the_named_command_is_built(
     argv: list[str], env: dict[str, str], built: list[str] | None, monkeypatch
-) -> None:  # noqa: ANN001
+) -> None:
     from pelctl.cli.app import app, command_for
 
     for name in ("_PELCTL_COMPLETE", "COMP_WORDS", "COMP_CWORD", "COMP_LINE", "COMP_POINT"):

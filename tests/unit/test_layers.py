@@ -74,7 +74,7 @@ def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     found: list[list[str]] = []
     counter = 0
 
-    def imports(module: str):  # noqa: ANN202
+    def imports(module: str):
         return iter(sorted(graph.find_modules_directly_imported_by(module)))
 
     for root in sorted(graph.modules):

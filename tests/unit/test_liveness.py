@@ -13,7 +13,7 @@ DEAD_AFTER = 300_000
 MIN = 60_000
 
 
-def judge(*facts: ConsumerFacts, modern: bool, clients: Clients | None = None, locks=None,  # noqa: ANN001
+def judge(*facts: ConsumerFacts, modern: bool, clients: Clients | None = None, locks=None,
           dead_after: int = DEAD_AFTER) -> dict[bytes, tuple[str, str]]:  # fmt: skip
     calls: list[str] = []
 
@@ -59,7 +59,7 @@ def test_7_2_semantics(fact: ConsumerFacts, expected: tuple[str, str]) -> None:
         (ConsumerFacts(b"c", 0, 10 * DEAD_AFTER), ("unknown", "no-signal-below-7.2")),
     ],
 )
-def test_below_7_2_idle_alone_never_says_dead(fact: ConsumerFacts, expected) -> None:  # noqa: ANN001
+def test_below_7_2_idle_alone_never_says_dead(fact: ConsumerFacts, expected) -> None:
     assert judge(fact, modern=False) == {b"c": expected}
 
 
@@ -118,7 +118,7 @@ def test_a_blocked_reader_vouches_for_a_7_2_consumer_quiet_as_long() -> None:
 def test_locks_are_probed_only_for_undecided_holders_then_clients_only_if_needed() -> None:
     asked: list[list[bytes]] = []
 
-    def locks(consumers) -> set[bytes]:  # noqa: ANN001
+    def locks(consumers) -> set[bytes]:
         asked.append([c.name for c in consumers])
         return {b"slow"}
 
@@ -188,7 +188,7 @@ def test_analyze_judges_snapshot_rows_with_the_same_decision() -> None:
     from idle alone unless the server shows 7.2 semantics (it has inactive_ms)."""
     from pelctl.spark.analyze import consumer_verdicts
 
-    def row(server: str, consumer: str, pending: int, idle: int, inactive=None, **extra):  # noqa: ANN001, ANN003, ANN202
+    def row(server: str, consumer: str, pending: int, idle: int, inactive=None, **extra):
         base = {"server": server, "stream": "s", "group": "g", "consumer": consumer,
                 "pending": pending, "idle_ms": idle, "inactive_ms": inactive}  # fmt: skip
         return base | {"server_version": None, "client_connected": None,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pelctl.core.dlq import DlqEntry, DlqStats
+from pelctl.core.dlq.envelope import DlqEntry
+from pelctl.core.dlq.read import DlqStats
 from pelctl.core.mutations import ItemResult, Plan, PlanItem, RepairResult
 from pelctl.render import dlq as dr
 from pelctl.render.table import TableData

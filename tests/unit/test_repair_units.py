@@ -9,8 +9,9 @@ import pytest
 from pelctl.base.errors import UsageError
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
+from pelctl.core.dlq.envelope import write as envelope
+from pelctl.core.executor import normalize_ids
 from pelctl.core.locks import lock_key
-from pelctl.core.repair import envelope, normalize_ids
 from pelctl.redis.scripts import crc16, hash_tag, key_slot, same_slot, script
 
 
@@ -100,7 +101,7 @@ def test_results_classify_outcomes() -> None:
     assert not result.ok
 
 
-def test_the_seal_covers_the_whole_plan_whatever_its_layout(monkeypatch) -> None:  # noqa: ANN001
+def test_the_seal_covers_the_whole_plan_whatever_its_layout(monkeypatch) -> None:
     monkeypatch.setenv("PELCTL_PLAN_KEY", "k" * 40)
     plan = m.Plan(
         action="ack", stream=b"s", group=b"g", items=(m.PlanItem(b"1-0", b"c", 5, 1, "ack"),),

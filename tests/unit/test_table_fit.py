@@ -13,7 +13,7 @@ from pelctl.render.dlq import ENTRY_COLUMNS as DLQ_COLUMNS  # isort: skip
 GAP = 2
 
 
-def _headers(layout, columns) -> list[str]:  # noqa: ANN001
+def _headers(layout, columns) -> list[str]:
     return [columns[i].header for i in layout.keep]
 
 

@@ -92,7 +92,7 @@ def test_scheme() -> None:
     assert scheme("redis+sentinel://h/m") == "redis+sentinel"
 
 
-def _settings(**kwargs: object):  # noqa: ANN202
+def _settings(**kwargs: object):
     return resolve_settings(config=Config(path=None, exists=False), **kwargs)  # type: ignore[arg-type]
 
 

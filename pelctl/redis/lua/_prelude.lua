@@ -169,7 +169,7 @@ local function add_envelope(out, fields, prefix, stream, group, id, e, reason, a
   -- Appends to `out` the dead letter (SPEC 5a): the original fields untouched, then _dlq_*.
   -- The original fields keep their lineage fields: a dead letter's lineage is read from them
   -- and the envelope (pelctl.core.lineage.of_dead_letter). Python twin (servers without
-  -- Lua): pelctl.core.repair.envelope.
+  -- Lua): pelctl.core.dlq.envelope.write (a test compares the bytes both write).
   local n = #out
   for j = 1, #fields do out[n + j] = fields[j] end
   n = n + #fields
@@ -196,4 +196,90 @@ local function xadd(args)
   -- XADD that never raises: an error (or a call too wide for a script) is returned.
   if not fits(args) then return {err = 'WIDE ' .. #args .. ' XADD arguments'} end
   return redis.pcall('XADD', unpack(args))
+end
+
+-- -- Every entry script's per-entry verify, take and loop -------------------------------------
+-- The one place each is written: claim, ack, requeue, dlq_move and lease call them.
+
+local function verify_entry(stream, group, i, refuse)
+  -- The per-entry verify, on the entry's five arguments ARGV[i .. i + 4]: still pending, same
+  -- owner, not re-delivered since the plan, idle enough (pel_verify), then `refuse` (if
+  -- given: a reason of the script's own, from the XPENDING row, or nil), then its lock key
+  -- not held ('alive'). Returns id, min_idle, the XPENDING row; or nil, 'skip', <reason>.
+  local id, min_idle = ARGV[i], tonumber(ARGV[i + 3])
+  local why, e = pel_verify(stream, group, id, ARGV[i + 1], tonumber(ARGV[i + 2]), min_idle)
+  if not why and refuse then why = refuse(e) end
+  if not why and lock_held(tonumber(ARGV[i + 4])) then why = 'alive' end
+  if why then return nil, 'skip', why end
+  return id, min_idle, e
+end
+
+local function verify_copy(stream, group, i)
+  -- verify_entry for the scripts that copy entries, then the entry's fields (spent from the
+  -- call's byte budget). Returns id, min_idle, the XPENDING row, the fields; or nil and the
+  -- entry's answer: 'later' '' (the budget was spent before it: nothing done), 'skip'
+  -- <reason>, or 'ghost' '' (deleted from the stream: its PEL reference acknowledged).
+  if budget_spent() then return nil, 'later', '' end
+  local id, min_idle, e = verify_entry(stream, group, i)
+  if not id then return nil, min_idle, e end
+  local fields = entry_fields(stream, id)
+  if not fields then
+    redis.call('XACK', stream, group, id)
+    return nil, 'ghost', ''
+  end
+  spend(fields)
+  return id, min_idle, e, fields
+end
+
+local function take_and_copy(stream, group, claimer, id, min_idle, e, args)
+  -- Take the verified entry (XCLAIM with min-idle to pelctl's own consumer `claimer`), XADD
+  -- `args`, and only then XACK it: there is no moment at which the entry is acknowledged but
+  -- not copied. Returns 'copied' <new id> | 'ghost' '' | 'fail' <error> (the entry put back
+  -- to its owner).
+  local taken = redis.call('XCLAIM', stream, group, claimer, min_idle, id, 'JUSTID')
+  if #taken == 0 then
+    -- Only a deleted entry can fail here (verify saw it pending and idle enough).
+    redis.call('XACK', stream, group, id)
+    return 'ghost', ''
+  end
+  hold(stream, group, id, e)
+  local added = xadd(args)
+  if type(added) == 'table' and added.err then
+    put_back(stream, group, id, e)
+    held_id = nil
+    return 'fail', added.err
+  end
+  -- XACK of an entry this script holds, in a group that exists: it cannot fail.
+  redis.call('XACK', stream, group, id)
+  held_id = nil
+  return 'copied', added
+end
+
+local function replay_copy(target, create, id, first, n, marker_field)
+  -- The XADD arguments of a replayed copy: the n prepared field/value strings from
+  -- ARGV[first], then the marker field and the dead-letter id (none when the marker field is
+  -- '': --no-lineage); NOMKSTREAM unless `create` is '1'. dlq_replay and dlq_replay_add.
+  local args = {target}
+  if create ~= '1' then args[#args + 1] = 'NOMKSTREAM' end
+  args[#args + 1] = '*'
+  for j = first, first + n - 1 do args[#args + 1] = ARGV[j] end
+  if marker_field ~= '' then
+    args[#args + 1] = marker_field
+    args[#args + 1] = id
+  end
+  return args
+end
+
+local function run_entries(work, first, step)
+  -- work(i) for each entry, its arguments from ARGV[first]: `step` apart (a number, or a
+  -- function of i for entries of variable width), each isolated (each()). The reply: a status
+  -- and a detail per entry, in order.
+  local out, i = {}, first
+  while i <= #ARGV do
+    local status, detail = each(work, i)
+    out[#out + 1] = status
+    out[#out + 1] = detail
+    if type(step) == 'function' then i = i + step(i) else i = i + step end
+  end
+  return out
 end

@@ -8,14 +8,15 @@
 -- ARGV: group, target consumer, then 5 per entry (see the prelude)
 -- Reply per entry: claimed '' | ghost '' | skip <reason> | fail <error>
 local stream, group, target = KEYS[1], ARGV[1], ARGV[2]
-local out = {}
+
+local function owned(e)
+  if e[2] == target then return 'already-owned' end
+  return nil
+end
 
 local function claim_one(i)
-  local id, min_idle = ARGV[i], tonumber(ARGV[i + 3])
-  local why, e = pel_verify(stream, group, id, ARGV[i + 1], tonumber(ARGV[i + 2]), min_idle)
-  if why then return 'skip', why end
-  if e[2] == target then return 'skip', 'already-owned' end
-  if lock_held(tonumber(ARGV[i + 4])) then return 'skip', 'alive' end
+  local id, min_idle, detail = verify_entry(stream, group, i, owned)
+  if not id then return min_idle, detail end
   local taken = redis.call('XCLAIM', stream, group, target, min_idle, id, 'JUSTID')
   if #taken == 0 then
     return 'ghost', ''  -- deleted from the stream: XCLAIM (7.0+) dropped the reference
@@ -23,9 +24,4 @@ local function claim_one(i)
   return 'claimed', ''
 end
 
-for i = 3, #ARGV, 5 do
-  local status, detail = each(claim_one, i)
-  out[#out + 1] = status
-  out[#out + 1] = detail
-end
-return out
+return run_entries(claim_one, 3, 5)

@@ -13,49 +13,22 @@
 --                  fail <error>
 local stream, dlq = KEYS[1], KEYS[2]
 local group, claimer, prefix, reason = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local out, claimed, now = {}, false, nil
+local claimed, now = false, nil
 
 local function move_one(i)
-  if budget_spent() then return 'later', '' end
-  local id, min_idle = ARGV[i], tonumber(ARGV[i + 3])
-  local why, e = pel_verify(stream, group, id, ARGV[i + 1], tonumber(ARGV[i + 2]), min_idle)
-  if why then return 'skip', why end
-  if lock_held(tonumber(ARGV[i + 4])) then return 'skip', 'alive' end
-  local fields = entry_fields(stream, id)
-  if fields then spend(fields) end
-  if not fields then
-    redis.call('XACK', stream, group, id)
-    return 'ghost', ''
-  end
+  local id, min_idle, e, fields = verify_copy(stream, group, i)
+  if not id then return min_idle, e end
   now = now or server_ms()
   local args = {dlq, '*'}  -- the XADD's arguments: key, '*', the dead letter
   add_envelope(args, fields, prefix, stream, group, id, e, reason, now)
   if not fits(args) then return 'wide', tostring(#args) end
-  local taken = redis.call('XCLAIM', stream, group, claimer, min_idle, id, 'JUSTID')
   claimed = true
-  if #taken == 0 then
-    redis.call('XACK', stream, group, id)
-    return 'ghost', ''
-  end
-  hold(stream, group, id, e)
-  local added = xadd(args)
-  if type(added) == 'table' and added.err then
-    put_back(stream, group, id, e)
-    held_id = nil
-    return 'fail', added.err
-  end
-  -- XACK of an entry this script holds, in a group that exists: it cannot fail.
-  redis.call('XACK', stream, group, id)
-  held_id = nil
-  return 'dlq', added
+  local status, detail = take_and_copy(stream, group, claimer, id, min_idle, e, args)
+  if status == 'copied' then return 'dlq', detail end
+  return status, detail
 end
 
 if #ARGV >= 5 then can_ack(stream, group) end
-for i = 5, #ARGV, 5 do
-  local status, detail = each(move_one, i)
-  out[#out + 1] = status
-  out[#out + 1] = detail
-end
-
+local out = run_entries(move_one, 5, 5)
 if claimed then release_consumer(stream, group, claimer) end
 return out

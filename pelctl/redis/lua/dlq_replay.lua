@@ -19,12 +19,9 @@
 -- Reply per entry: replayed <new id> | already '' | skip gone | skip no-target |
 --                  wide <XADD values needed> | fail <error>
 local dlq, marker_field = KEYS[1], ARGV[1]
-local out = {}
 
 local function replay_one(i)
   local id, t, m = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-  local create, n = ARGV[i + 3], tonumber(ARGV[i + 4])
-  local first = i + 5
   if #redis.call('XRANGE', dlq, id, id) == 0 then
     return 'skip', 'gone'  -- replayed or purged since the plan
   end
@@ -32,14 +29,7 @@ local function replay_one(i)
     redis.call('XDEL', dlq, id)
     return 'already', ''
   end
-  local args = {KEYS[t]}
-  if create ~= '1' then args[#args + 1] = 'NOMKSTREAM' end
-  args[#args + 1] = '*'
-  for j = first, first + n - 1 do args[#args + 1] = ARGV[j] end
-  if marker_field ~= '' then  -- '' (--no-lineage): the copy is the prepared fields alone
-    args[#args + 1] = marker_field
-    args[#args + 1] = id
-  end
+  local args = replay_copy(KEYS[t], ARGV[i + 3], id, i + 5, tonumber(ARGV[i + 4]), marker_field)
   if not fits(args) then return 'wide', tostring(#args) end
   local added = xadd(args)
   if type(added) == 'table' and added.err then return 'fail', added.err end
@@ -53,11 +43,4 @@ local function replay_one(i)
 end
 
 if #ARGV >= 2 then preflight('XDEL', dlq, '0-0') end
-local i = 2
-while i <= #ARGV do
-  local status, detail = each(replay_one, i)
-  i = i + 5 + tonumber(ARGV[i + 4])
-  out[#out + 1] = status
-  out[#out + 1] = detail
-end
-return out
+return run_entries(replay_one, 2, function(i) return 5 + tonumber(ARGV[i + 4]) end)

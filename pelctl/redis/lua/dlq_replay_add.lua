@@ -29,20 +29,12 @@ local now = server_ms()
 preflight('ZADD', markers, 'XX', 0, 'pelctl-preflight')
 preflight('PEXPIRE', markers, retention)
 redis.call('ZREMRANGEBYSCORE', markers, '-inf', '(' .. (now - retention))
-local out, added_any = {}, false
+local added_any = false
 
 local function add_one(i)
-  local id, n = ARGV[i], tonumber(ARGV[i + 1])
-  local first = i + 2
+  local id = ARGV[i]
   if redis.call('ZSCORE', markers, id) then return 'already', '' end
-  local args = {target}
-  if create ~= '1' then args[#args + 1] = 'NOMKSTREAM' end
-  args[#args + 1] = '*'
-  for j = first, first + n - 1 do args[#args + 1] = ARGV[j] end
-  if marker_field ~= '' then  -- '' (--no-lineage): the copy is the prepared fields alone
-    args[#args + 1] = marker_field
-    args[#args + 1] = id
-  end
+  local args = replay_copy(target, create, id, i + 2, tonumber(ARGV[i + 1]), marker_field)
   if not fits(args) then return 'wide', tostring(#args) end
   local added = xadd(args)
   if type(added) == 'table' and added.err then return 'fail', added.err end
@@ -54,13 +46,6 @@ local function add_one(i)
   return 'replayed', added
 end
 
-local i = 4
-while i <= #ARGV do
-  local status, detail = each(add_one, i)
-  i = i + 2 + tonumber(ARGV[i + 1])
-  out[#out + 1] = status
-  out[#out + 1] = detail
-end
--- After the copies: allowed (preflight), on a set that exists: it cannot fail.
+local out = run_entries(add_one, 4, function(i) return 2 + tonumber(ARGV[i + 1]) end)
 if added_any then redis.call('PEXPIRE', markers, retention) end
 return out

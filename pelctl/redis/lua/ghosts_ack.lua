@@ -6,9 +6,9 @@
 -- ARGV: group, then 1 per entry: id
 -- Reply per entry: ghost '' | skip present | skip not-pending | fail <error>
 local stream, group = KEYS[1], ARGV[1]
-local out = {}
 
-local function ghost_one(id)
+local function ghost_one(i)
+  local id = ARGV[i]
   if not redis.call('XPENDING', stream, group, id, id, 1)[1] then
     return 'skip', 'not-pending'
   end
@@ -17,9 +17,4 @@ local function ghost_one(id)
   return 'ghost', ''
 end
 
-for i = 2, #ARGV do
-  local status, detail = each(ghost_one, ARGV[i])
-  out[#out + 1] = status
-  out[#out + 1] = detail
-end
-return out
+return run_entries(ghost_one, 2, 1)

@@ -21,20 +21,11 @@ local stream = KEYS[1]
 local group, prefix, kind = ARGV[1], ARGV[2], ARGV[3]
 local max_retries, dlq_mode, reason = tonumber(ARGV[4]), ARGV[5], ARGV[6]
 local lineage = ARGV[7] == '1'
-local out, now = {}, nil
+local now = nil
 
 local function lease_one(i)
-  if budget_spent() then return 'later', '' end
-  local id, min_idle = ARGV[i], tonumber(ARGV[i + 3])
-  local why, e = pel_verify(stream, group, id, ARGV[i + 1], tonumber(ARGV[i + 2]), min_idle)
-  if why then return 'skip', why end
-  if lock_held(tonumber(ARGV[i + 4])) then return 'skip', 'alive' end
-  local fields = entry_fields(stream, id)
-  if fields then spend(fields) end
-  if not fields then
-    redis.call('XACK', stream, group, id)
-    return 'ghost', ''
-  end
+  local id, min_idle, e, fields = verify_copy(stream, group, i)
+  if not id then return min_idle, e end
   now = now or server_ms()
   -- The reply: where the copy goes, the lease (owner, idle, deliveries), then the copy.
   local detail = {'stream', e[2], e[3], e[4]}
@@ -59,9 +50,4 @@ local function lease_one(i)
 end
 
 if #ARGV >= 8 then can_ack(stream, group) end
-for i = 8, #ARGV, 5 do
-  local status, detail = each(lease_one, i)
-  out[#out + 1] = status
-  out[#out + 1] = detail
-end
-return out
+return run_entries(lease_one, 8, 5)

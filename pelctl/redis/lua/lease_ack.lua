@@ -7,7 +7,6 @@
 -- ARGV: group, then 3 per entry: id, owner, deliveries (as leased)
 -- Reply per entry: acked '' | skip duplicate | fail <error>
 local stream, group = KEYS[1], ARGV[1]
-local out = {}
 
 local function ack_one(i)
   local id = ARGV[i]
@@ -19,9 +18,4 @@ local function ack_one(i)
   return 'skip', 'duplicate'
 end
 
-for i = 2, #ARGV, 3 do
-  local status, detail = each(ack_one, i)
-  out[#out + 1] = status
-  out[#out + 1] = detail
-end
-return out
+return run_entries(ack_one, 2, 3)

@@ -44,7 +44,7 @@ if mode == 'check' then
 end
 
 local function digest(fields)
-  -- Python twin: pelctl.core.dlq.fields_digest.
+  -- Python twin: pelctl.core.dlq.copies.fields_digest.
   local parts = {}
   for j = 1, #fields do parts[j] = #fields[j] .. ':' .. fields[j] end
   return redis.sha1hex(table.concat(parts, ','))

@@ -19,21 +19,11 @@ local stream, dlq = KEYS[1], KEYS[2]
 local group, claimer, prefix = ARGV[1], ARGV[2], ARGV[3]
 local max_retries, dlq_mode, reason = tonumber(ARGV[4]), ARGV[5], ARGV[6]
 local lineage = ARGV[7] == '1'
-local out, claimed, now = {}, false, nil
+local claimed, now = false, nil
 
 local function requeue_one(i)
-  if budget_spent() then return 'later', '' end
-  local id, min_idle = ARGV[i], tonumber(ARGV[i + 3])
-  local why, e = pel_verify(stream, group, id, ARGV[i + 1], tonumber(ARGV[i + 2]), min_idle)
-  if why then return 'skip', why end
-  if lock_held(tonumber(ARGV[i + 4])) then return 'skip', 'alive' end
-  local fields = entry_fields(stream, id)
-  if fields then spend(fields) end
-  if not fields then
-    -- The stream entry was deleted or trimmed: nothing to re-add; clear the reference.
-    redis.call('XACK', stream, group, id)
-    return 'ghost', ''
-  end
+  local id, min_idle, e, fields = verify_copy(stream, group, i)
+  if not id then return min_idle, e end
   local args = {stream, '*'}  -- the XADD's arguments: key, '*', the copy
   local retries = requeue_copy(args, fields, prefix, id, e[4], lineage)
   local to_dlq = max_retries >= 0 and retries + 1 > max_retries
@@ -46,33 +36,14 @@ local function requeue_one(i)
                  now)
   end
   if not fits(args) then return 'wide', tostring(#args) end
-  local taken = redis.call('XCLAIM', stream, group, claimer, min_idle, id, 'JUSTID')
   claimed = true
-  if #taken == 0 then
-    -- Only a deleted entry can fail here (verify saw it pending and idle enough).
-    redis.call('XACK', stream, group, id)
-    return 'ghost', ''
-  end
-  hold(stream, group, id, e)
-  local added = xadd(args)
-  if type(added) == 'table' and added.err then
-    put_back(stream, group, id, e)
-    held_id = nil
-    return 'fail', added.err
-  end
-  -- XACK of an entry this script holds, in a group that exists: it cannot fail.
-  redis.call('XACK', stream, group, id)
-  held_id = nil
-  if to_dlq then return 'dlq', added end
-  return 'requeued', added
+  local status, detail = take_and_copy(stream, group, claimer, id, min_idle, e, args)
+  if status ~= 'copied' then return status, detail end
+  if to_dlq then return 'dlq', detail end
+  return 'requeued', detail
 end
 
 if #ARGV >= 8 then can_ack(stream, group) end
-for i = 8, #ARGV, 5 do
-  local status, detail = each(requeue_one, i)
-  out[#out + 1] = status
-  out[#out + 1] = detail
-end
-
+local out = run_entries(requeue_one, 8, 5)
 if claimed then release_consumer(stream, group, claimer) end
 return out

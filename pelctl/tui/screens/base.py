@@ -27,7 +27,7 @@ from textual.worker import get_current_worker
 
 from pelctl.base.errors import NotFound, OperationFailed, PelctlError, ReadOnlyRefused
 from pelctl.core.aggregate import ScanCancelled
-from pelctl.tui.actions import ACTIONS, ActionPlan, ActionRequest, is_dangerous
+from pelctl.tui.actions import ActionPlan, ActionRequest, spec
 from pelctl.tui.messages import (
     ActionApplied,
     ActionCancelled,
@@ -204,24 +204,24 @@ class PollingScreen(Screen):
 
     # -- actions ---------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Dangerous operator actions are hidden (not merely disabled) in read-only mode."""
+        """Dangerous operator actions (their declaration says so) are hidden, not merely
+        disabled, in read-only mode."""
         if action.startswith("op_") and self.session.read_only:
-            return not is_dangerous(action[3:])
+            return not spec(action[3:]).declaration.dangerous
         return True
 
     def run_operator_action(self, request: ActionRequest) -> None:
-        if self.session.read_only and is_dangerous(request.action):
+        title = request.spec.title
+        if self.session.read_only and request.spec.declaration.dangerous:
             reason = "read-only mode is on (--read-only, PELCTL_READ_ONLY or the context)"
             self.post_message(ActionRefused(request.action, reason))
             self.notify(
-                f"{ACTIONS[request.action].title} refused: {reason}",
+                f"{title} refused: {reason}",
                 severity="warning",
                 title="read-only",
             )
             return
-        self.notify(
-            f"planning {ACTIONS[request.action].title.lower()}: {request.scope}…", timeout=3
-        )
+        self.notify(f"planning {title.lower()}: {request.scope}…", timeout=3)
         self._plan(request)
 
     @work(thread=True, group="action", exit_on_error=False)
@@ -276,7 +276,7 @@ class PollingScreen(Screen):
         outcome = message.outcome
         severity = "information" if outcome.ok else "warning"
         lines = [outcome.message, *outcome.details[:5]]
-        title = ACTIONS[outcome.request.action].title
+        title = outcome.request.spec.title
         if outcome.not_audited is not None:
             # Applied (the change is real), only its record is missing: not "failed".
             severity, title = "error", f"{title}: applied, NOT audited"
@@ -296,5 +296,5 @@ class PollingScreen(Screen):
     def on_action_failed(self, message: ActionFailed) -> None:
         self._planning_done()
         hint = f"\n{message.error.hint}" if message.error.hint else ""
-        title = f"{ACTIONS[message.request.action].title} failed ({message.stage})"
+        title = f"{message.request.spec.title} failed ({message.stage})"
         self.notify(f"{message.error.message}{hint}", title=title, severity="error", timeout=10)

@@ -14,7 +14,7 @@ from textual.widgets import Footer, Input, Static
 
 from pelctl.base.binary import escape
 from pelctl.core.decoders import Decoded, decode
-from pelctl.core.dlq import DlqEntry
+from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.models import parse_id
 from pelctl.render import dlq as render
 from pelctl.render.payload import UNSET, preview, resolve

@@ -272,10 +272,10 @@ class GroupScreen(PollingScreen):
 
     def action_open_dlq(self) -> None:
         snap = self.data if isinstance(self.data, GroupSnapshot) else None
-        from pelctl.core.inspect import dlq_key
+        from pelctl.core.dlq.envelope import default_dlq
 
         self.post_message(
-            OpenDlq(snap.dlq if snap and snap.dlq else dlq_key(self.stream), source=self.stream)
+            OpenDlq(snap.dlq if snap and snap.dlq else default_dlq(self.stream), source=self.stream)
         )
 
     def action_view_entry(self) -> None:
@@ -363,7 +363,7 @@ class GroupScreen(PollingScreen):
             self.run_operator_action(request)
 
     def action_op_dlq_move(self) -> None:
-        from pelctl.core.inspect import dlq_key
+        from pelctl.core.dlq.envelope import default_dlq
         from pelctl.tui.screens.prompt import PromptScreen
 
         if self._target() is None:
@@ -373,7 +373,7 @@ class GroupScreen(PollingScreen):
             if value is not None:
                 request = self._request(
                     "dlq_move",
-                    dlq=dlq_key(self.stream),
+                    dlq=default_dlq(self.stream),
                     reason=value.decode("utf-8", "replace") or None,
                 )
                 if request is not None:
@@ -382,7 +382,7 @@ class GroupScreen(PollingScreen):
         self.app.push_screen(
             PromptScreen(
                 "Reason for the dead-letter move",
-                f"Recorded in each envelope (_dlq_reason) of {escape(dlq_key(self.stream))}.",
+                f"Recorded in each envelope (_dlq_reason) of {escape(default_dlq(self.stream))}.",
                 default=b"quarantined from pelctl tui",
                 allow_empty=True,
             ),

@@ -244,7 +244,7 @@ class KeyedTable(DataTable):
             self._require_update_dimensions = True
             self.check_idle()
 
-    def _update_dimensions(self, new_rows: Any) -> None:  # noqa: ANN401
+    def _update_dimensions(self, new_rows: Any) -> None:
         """Column widths are recomputed when the table is idle; lines rendered since the rows
         arrived used the old widths and DataTable keeps them cached (its cache key does not
         hold the widths). Drop them, or the first frames show truncated columns."""

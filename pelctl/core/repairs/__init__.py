@@ -1,0 +1,13 @@
+"""The repairs of a consumer group's PEL, one module each, over the shared executor
+(:mod:`pelctl.core.executor`):
+
+- :mod:`~pelctl.core.repairs.entries`: claim, ack, requeue (and the entry planner);
+- :mod:`~pelctl.core.repairs.dlq_move`: the dead-letter move;
+- :mod:`~pelctl.core.repairs.prune`: consumers prune;
+- :mod:`~pelctl.core.repairs.ghosts`: ghosts fix;
+- :mod:`~pelctl.core.repairs.select`, :mod:`~pelctl.core.repairs.run`,
+  :mod:`~pelctl.core.repairs.ordered`: choosing entries, running the entry scripts, the
+  ordered path.
+
+Importing a repair's module declares it (:data:`pelctl.core.mutations.PROVIDERS`).
+"""

@@ -1,0 +1,76 @@
+"""``dlq-move``: each entry, with the dead-letter envelope (:mod:`pelctl.core.dlq.envelope`),
+to the dead-letter stream, then ``XACK`` (one script per batch when both share a slot, else
+the ordered path)."""
+
+from __future__ import annotations
+
+from pelctl.base.binary import escape
+from pelctl.core.dlq.envelope import default_dlq
+from pelctl.core.executor import cross_slot, start
+from pelctl.core.mutations import (
+    Mutation,
+    Plan,
+    Progress,
+    RepairResult,
+    build_result,
+    declare,
+)
+from pelctl.core.repairs.entries import plan_entries
+from pelctl.core.repairs.ordered import ordered
+from pelctl.core.repairs.run import EntryRun, Later
+from pelctl.redis.connection import Connection
+from pelctl.redis.scripts import script
+
+# pelctl's own consumer: entries pass through it only inside one script.
+DLQ_CONSUMER = b"pelctl-dlq"
+
+
+def apply_dlq_move(
+    conn: Connection,
+    plan: Plan,
+    *,
+    progress: Progress | None = None,
+    force_cross_slot: bool | None = None,
+    batch_size: int | None = None,
+) -> RepairResult:
+    opts = plan.options
+    dlq = opts.dlq or default_dlq(plan.stream)
+    reason = opts.reason or "moved by pelctl"
+    results, send = start(plan)
+    if cross_slot(conn, plan.stream, dlq, force_cross_slot):
+        moved, interrupted = ordered(conn, plan, send, kind="dlq", dlq=dlq, reason=reason,
+                                      batch_size=batch_size, progress=progress)  # fmt: skip
+        note = (
+            f"{escape(plan.stream)} and {escape(dlq)} are in different cluster slots: ordered "
+            "path (dead-letter write first, then ack); a crash can duplicate, never lose"
+        )
+        return build_result(plan, results + moved, interrupted=interrupted, notes=[note])
+    run = EntryRun(conn, plan, progress, batch_size, len(send))
+    lua = script("dlq_move")
+    header = (plan.group, DLQ_CONSUMER, opts.field_prefix, reason)
+
+    later = Later({item.id: item for item in send})
+    run.run(send, run.calls(lua, [plan.stream, dlq], header), later.parse)
+    out = results + run.results
+    interrupted = run.interrupted
+    if later.items and not interrupted:
+        moved, interrupted = ordered(
+            conn, plan, later.items, kind="dlq", dlq=dlq, reason=reason,
+            batch_size=batch_size, wide=later.wide,
+        )  # fmt: skip
+        out += moved
+    else:
+        out += later.not_attempted(out)
+    return build_result(plan, out, interrupted=interrupted, notes=later.notes(out))
+
+
+DLQ_MOVE = declare(
+    Mutation(
+        "dlq-move",
+        "move",
+        "XADD each entry with an envelope to the dead-letter stream, then XACK it",
+        plan_entries,
+        apply_dlq_move,
+        past="moved",
+    )  # fmt: skip
+)

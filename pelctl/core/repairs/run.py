@@ -1,0 +1,213 @@
+"""Running an entry script over a plan's items (:class:`EntryRun`: batches, lock keys,
+pipelining, the byte budget's ``later``, lost connections, Ctrl-C) and reading its replies
+(:func:`simple_parse`; :class:`Later` collects what is left for the ordered path).
+
+Per-entry verification, in every entry script (``verify_entry`` in
+``pelctl/redis/lua/_prelude.lua``): the entry is still pending, its owner and delivery count
+are those the plan saw (a consumer that re-read it since increments the count), it is idle
+at least as long as when planned (and at least the ``--idle`` threshold), and its lock key
+(if any) is not held. The take itself is an ``XCLAIM`` with that min-idle, so an entry
+re-delivered since the plan is skipped and counted, never stolen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import redis.exceptions as rex
+
+from pelctl.core.executor import LATER, chunks, fatal, pairs, text
+from pelctl.core.mutations import APPLIED, ItemResult, Plan, PlanItem, Progress
+from pelctl.core.repairs.select import lock_for
+from pelctl.redis.connection import Connection
+from pelctl.redis.scripts import (
+    DEFAULT_BATCH,
+    DEFAULT_DEPTH,
+    LUA_UNPACK_MAX,
+    Call,
+    Script,
+    round_trip,
+    same_slot,
+)
+
+
+class EntryRun:
+    """Runs one entry script over a plan's items: batches, lock keys, pipelining, failures."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        plan: Plan,
+        progress: Progress | None,
+        batch_size: int | None,
+        total: int,
+    ) -> None:
+        self.conn = conn
+        self.plan = plan
+        self.stream = plan.stream
+        self.client = conn.raw(plan.stream)
+        self.progress = progress
+        self.batch = batch_size or DEFAULT_BATCH
+        self.threshold = plan.targets.min_idle_ms or 0
+        self.lock_of = lock_for((plan.options.lock_key, plan.stream, plan.group))
+        self.results: list[ItemResult] = []
+        self.done = 0
+        self.total = total
+        self.interrupted = False
+
+    def min_idle(self, item: PlanItem) -> int:
+        return max(self.threshold, item.idle_ms)
+
+    def entry_args(
+        self, items: Sequence[PlanItem], keys: list[bytes], pre: dict[bytes, ItemResult]
+    ) -> list[object]:
+        """The five per-entry arguments; lock keys join ``keys`` (or are checked here)."""
+        args: list[object] = []
+        for item in items:
+            key = self.lock_of(item.id, item.owner)
+            index = 0
+            if key is not None:
+                if self.conn.is_cluster and not same_slot(key, self.stream):
+                    # Another slot: checked just before the batch (a script cannot see it).
+                    if self.conn.client.exists(key):
+                        pre[item.id] = ItemResult(item.id, "alive")
+                        continue
+                else:
+                    keys.append(key)
+                    index = len(keys)
+            args += [item.id, item.owner, item.deliveries, self.min_idle(item), index]
+        return args
+
+    def calls(
+        self, lua: Script, keys: Sequence[bytes], header: Sequence[object]
+    ) -> Callable[[Sequence[PlanItem], dict[bytes, ItemResult]], Call | None]:
+        """``make_call`` for :meth:`run`: one call of ``lua`` per batch, on ``keys`` (lock keys
+        join them), its ``header`` arguments, then the five of each entry."""
+
+        def make_call(chunk: Sequence[PlanItem], pre: dict[bytes, ItemResult]) -> Call | None:
+            batch_keys = list(keys)
+            args = self.entry_args(chunk, batch_keys, pre)
+            return Call(lua, tuple(batch_keys), (*header, *args)) if args else None
+
+        return make_call
+
+    def run(
+        self,
+        items: Sequence[PlanItem],
+        make_call: Callable[[Sequence[PlanItem], dict[bytes, ItemResult]], Call | None],
+        parse: Callable[[Sequence[PlanItem], object], list[ItemResult]],
+    ) -> None:
+        """Send ``items`` in batches (``make_call``), DEFAULT_DEPTH calls per round trip."""
+        batches = list(chunks(items, self.batch))
+        i = 0
+        try:
+            while i < len(batches):
+                group = batches[i : i + DEFAULT_DEPTH]
+                calls: list[tuple[Sequence[PlanItem], Call | None, dict]] = []
+                for chunk in group:
+                    pre: dict[bytes, ItemResult] = {}
+                    call = make_call(chunk, pre)
+                    calls.append((chunk, call, pre))
+                try:
+                    sent = [c for _, c, _ in calls if c is not None]
+                    replies = iter(round_trip(self.client, sent) if sent else [])
+                except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
+                    for chunk, _call, _pre in calls:
+                        self._fail(chunk, "unknown", f"connection lost mid-batch: {err}")
+                    for chunk in batches[i + len(group) :]:
+                        self._fail(chunk, "fail", "not attempted: connection lost")
+                    return
+                for chunk, call, pre in calls:
+                    sent_items = [it for it in chunk if it.id not in pre]
+                    if call is None:
+                        self.results.extend(pre.values())
+                        continue
+                    reply = next(replies)
+                    later = []
+                    fatal(reply)
+                    if isinstance(reply, Exception):
+                        self.results.extend(pre.values())
+                        self._fail(sent_items, "fail", f"script error: {reply}")
+                    else:
+                        self.results.extend(pre.values())
+                        parsed = parse(sent_items, reply)
+                        later = [r.id for r in parsed if r.outcome == LATER]
+                        self.results.extend(r for r in parsed if r.outcome != LATER)
+                        if later:
+                            # The call reached its byte budget: nothing was done for these;
+                            # they go again in calls of the size this one managed.
+                            ids = set(later)
+                            again = [it for it in sent_items if it.id in ids]
+                            batches.extend(chunks(again, max(1, len(sent_items) - len(ids))))
+                    self.done += len(chunk) - len(later)
+                i += len(group)
+                if self.progress:
+                    self.progress(self.done, self.total)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            answered = {r.id for r in self.results}
+            for chunk in batches[i:]:
+                for item in chunk:
+                    if item.id not in answered:
+                        self.results.append(
+                            ItemResult(item.id, "interrupted", "outcome unknown or not attempted")
+                        )
+
+    def _fail(self, items: Iterable[PlanItem], outcome: str, text: str) -> None:
+        for item in items:
+            self.results.append(ItemResult(item.id, outcome, text))
+
+
+def simple_parse(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
+    out = []
+    for item, status, detail in pairs(items, reply):
+        if status == "skip":
+            out.append(ItemResult(item.id, text(detail)))
+        else:
+            out.append(ItemResult(item.id, status, text(detail)))
+    return out
+
+
+class Later:
+    """Parses an entry script's reply; collects the entries it left for the ordered path:
+    ``defer`` (a dead-letter stream in another slot) and ``wide`` (a copy too wide for one
+    script: more than LUA_UNPACK_MAX XADD values). Nothing was written for either."""
+
+    def __init__(self, by_id: dict[bytes, PlanItem]) -> None:
+        self.by_id = by_id
+        self.items: list[PlanItem] = []
+        self.deferred: list[bytes] = []
+        self.wide: dict[bytes, int] = {}  # id -> XADD values its copy needs
+
+    def parse(self, items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
+        out = []
+        for item, status, detail in pairs(items, reply):
+            if status == "defer":
+                self.deferred.append(item.id)
+                self.items.append(self.by_id[item.id])
+            elif status == "wide":
+                self.wide[item.id] = int(text(detail) or 0)
+                self.items.append(self.by_id[item.id])
+            elif status == "skip":
+                out.append(ItemResult(item.id, text(detail)))
+            else:
+                out.append(ItemResult(item.id, status, text(detail)))
+        return out
+
+    def not_attempted(self, results: Sequence[ItemResult]) -> list[ItemResult]:
+        """After an interruption: the entries left for the ordered path were not touched."""
+        answered = {r.id for r in results}
+        return [ItemResult(i.id, "interrupted", "not attempted (left for the ordered path)")
+                for i in self.items if i.id not in answered]  # fmt: skip
+
+    def notes(self, results: Sequence[ItemResult]) -> list[str]:
+        if not self.wide:
+            return []
+        done = [r.id for r in results if r.id in self.wide and r.status == APPLIED]
+        shown = ", ".join(text(i) for i in list(self.wide)[:5])
+        more = f" and {len(self.wide) - 5:,} more" if len(self.wide) > 5 else ""
+        return [
+            f"{len(self.wide):,} entries too wide for one script ({shown}{more}: their copy needs "
+            f"more than {LUA_UNPACK_MAX:,} XADD values) took the ordered path (copy first, then "
+            f"a verified ack: a crash can duplicate, never lose); {len(done):,} applied"
+        ]
