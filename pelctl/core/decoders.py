@@ -184,74 +184,73 @@ FASTSTREAM_MAGIC = b"\x89BIN\r\n\x1a\n"
 _FRAME_HEAD = 18  # magic (8) + version (2) + headers_start (4) + data_start (4)
 
 
-def _pairs_by_bytes(block: bytes, count: int) -> list[tuple[bytes, bytes]] | None:
-    """The header block read as the format says (lengths in bytes); None when the lengths
-    do not add up to exactly the block."""
+def _walk_pairs(
+    block: bytes, count: int, take: Callable[[bytes, int, int], bytes | None]
+) -> tuple[list[tuple[bytes, bytes]], int | None]:
+    """Up to ``count`` (key, value) pairs, each string a u16 length then what ``take(block,
+    pos, length)`` reads there (None: it cannot be read that way). Returns the complete pairs
+    read and the position after the last one, or None for the position when a string could
+    not be read."""
     out: list[tuple[bytes, bytes]] = []
     pos = 0
     end = len(block)
-    if count * 4 > end:
-        return None
     for _ in range(count):
         pair = []
         for _part in range(2):
             if pos + 2 > end:
-                return None
+                return out, None
             (n,) = struct.unpack_from(">H", block, pos)
             pos += 2
-            if pos + n > end:
-                return None
-            pair.append(block[pos : pos + n])
-            pos += n
+            raw = take(block, pos, n)
+            if raw is None:
+                return out, None
+            pair.append(raw)
+            pos += len(raw)
         out.append((pair[0], pair[1]))
-    return out if pos == end else None
+    return out, pos
+
+
+def _take_bytes(block: bytes, pos: int, n: int) -> bytes | None:
+    return block[pos : pos + n] if pos + n <= len(block) else None
+
+
+def _take_chars(block: bytes, pos: int, n: int) -> bytes | None:
+    text = block[pos : pos + 4 * n].decode("utf-8", "surrogateescape")[:n]
+    if len(text) < n or any("\udc80" <= c <= "\udcff" for c in text):
+        return None
+    return text.encode("utf-8")
+
+
+def _take_ascii(block: bytes, pos: int, n: int) -> bytes | None:
+    value = block[pos : pos + n]
+    return value if len(value) == n and value.isascii() else None
+
+
+def _whole(block: bytes, count: int, take: Callable[[bytes, int, int], bytes | None]
+           ) -> list[tuple[bytes, bytes]] | None:  # fmt: skip
+    """Every pair read with ``take``, or None unless they fill exactly the block."""
+    if count * 4 > len(block):
+        return None
+    pairs, pos = _walk_pairs(block, count, take)
+    return pairs if pos == len(block) else None
+
+
+def _pairs_by_bytes(block: bytes, count: int) -> list[tuple[bytes, bytes]] | None:
+    """The header block read as the format says (lengths in bytes); None when the lengths
+    do not add up to exactly the block."""
+    return _whole(block, count, _take_bytes)
 
 
 def _pairs_by_chars(block: bytes, count: int) -> list[tuple[bytes, bytes]] | None:
     """The header block read with each length as a count of UTF-8 *characters* — what
     FastStream 0.7 writes (``len(str)``) for a header that is not ASCII."""
-    out: list[tuple[bytes, bytes]] = []
-    pos = 0
-    end = len(block)
-    if count * 4 > end:
-        return None
-    for _ in range(count):
-        pair = []
-        for _part in range(2):
-            if pos + 2 > end:
-                return None
-            (n,) = struct.unpack_from(">H", block, pos)
-            pos += 2
-            text = block[pos : pos + 4 * n].decode("utf-8", "surrogateescape")[:n]
-            if len(text) < n or any("\udc80" <= c <= "\udcff" for c in text):
-                return None
-            raw = text.encode("utf-8")
-            pair.append(raw)
-            pos += len(raw)
-        out.append((pair[0], pair[1]))
-    return out if pos == end else None
+    return _whole(block, count, _take_chars)
 
 
 def _ascii_prefix(block: bytes, count: int) -> list[tuple[bytes, bytes]]:
     """The headers before the first one that is not ASCII (byte and character counts agree
     there, so those are right whatever came after)."""
-    out: list[tuple[bytes, bytes]] = []
-    pos = 0
-    end = len(block)
-    for _ in range(count):
-        pair = []
-        for _part in range(2):
-            if pos + 2 > end:
-                return out
-            (n,) = struct.unpack_from(">H", block, pos)
-            pos += 2
-            value = block[pos : pos + n]
-            if len(value) < n or not value.isascii():
-                return out
-            pair.append(value)
-            pos += n
-        out.append((pair[0], pair[1]))
-    return out
+    return _walk_pairs(block, count, _take_ascii)[0]
 
 
 def read_frame(frame: bytes) -> tuple[list[tuple[bytes, bytes]], bytes, tuple[str, ...]] | None:

@@ -246,6 +246,8 @@ def test_tui_entry_view(frameworks, redis_server, framework: str) -> None:
                 await pilot.press("v")
                 await _until(pilot, lambda: isinstance(app.screen, EntryScreen)
                              and app.screen.detail is not None, "entry view")  # fmt: skip
+                # The detail arrives before the screen is painted with it: wait for the paint.
+                await _until(pilot, lambda: "Payload" in _drawn(app), "entry view drawn")
                 text = _drawn(app)
                 assert_safe(text, f"entry view {entry_id}")
                 if entry_id == pub.entry_id and framework == FASTSTREAM:
