@@ -342,6 +342,15 @@ class PelctlGroup(TyperGroup):
 # A command's mutation: the name of the declaration it runs (pelctl.core.mutations), or this
 # for ``pelctl apply``, which runs whichever one its plan file holds.
 FROM_PLAN_FILE = "<plan file>"
+# The attribute of a command's click callback that holds it (see command_mutation).
+_MUTATION_ATTR = "pelctl_mutation"
+
+
+def command_mutation(callback: object) -> str | None:
+    """The mutation a command's click callback runs (see :func:`pelctl_command`); None for a
+    command that changes nothing, or a callback not made by it."""
+    mutation = getattr(callback, _MUTATION_ATTR, None)
+    return mutation if isinstance(mutation, str) else None
 
 
 def pelctl_command(
@@ -356,7 +365,7 @@ def pelctl_command(
 
     ``mutation``: the declared mutation the command runs (``"requeue"``); such a command also
     gets the safety options (``--dry-run``, ``--yes``, ``--all-rows``), and its click
-    callback says which (``callback.pelctl_mutation``). The name is checked against the
+    callback says which (:func:`command_mutation`). The name is checked against the
     declarations by a test (tests/cli/test_options.py), not here: looking it up would import
     the repairs at start-up."""
 
@@ -381,9 +390,9 @@ def pelctl_command(
             run_command(rt, func, kwargs)
 
         del wrapper.__wrapped__
-        wrapper.pelctl_mutation = mutation  # type: ignore[attr-defined]
+        setattr(wrapper, _MUTATION_ATTR, mutation)  # read back by command_mutation()
         # inspect.signature() reads __signature__ on any function; typeshed's has none.
-        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # typeshed: a function has no __signature__
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
         typer_kwargs.setdefault("cls", PelctlCommand)
         app.command(name, **typer_kwargs)(wrapper)
