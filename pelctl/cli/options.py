@@ -392,7 +392,7 @@ def pelctl_command(
         del wrapper.__wrapped__
         setattr(wrapper, _MUTATION_ATTR, mutation)  # read back by command_mutation()
         # inspect.signature() reads __signature__ on any function; typeshed's has none.
-        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # typeshed: a function has no __signature__
+        wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
         typer_kwargs.setdefault("cls", PelctlCommand)
         app.command(name, **typer_kwargs)(wrapper)

@@ -71,7 +71,7 @@ _ROOT_SIGNATURE = inspect.Signature(
     ]
 )
 # inspect.signature() reads __signature__ on any function; typeshed's Callable has none.
-_root.__signature__ = _ROOT_SIGNATURE  # type: ignore[attr-defined]  # typeshed: a function has no __signature__
+_root.__signature__ = _ROOT_SIGNATURE  # type: ignore[attr-defined]
 _root.__annotations__ = {p.name: p.annotation for p in _ROOT_SIGNATURE.parameters.values()}
 app.callback()(_root)
 

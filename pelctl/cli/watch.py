@@ -101,7 +101,7 @@ def watchable(
 
     del wrapper.__wrapped__
     # inspect.signature() reads __signature__ on any function; typeshed's Callable has none.
-    wrapper.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *extra])  # type: ignore[attr-defined]  # typeshed: a function has no __signature__
+    wrapper.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *extra])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {**func.__annotations__, **{p.name: p.annotation for p in extra}}
     return wrapper
 
@@ -177,7 +177,7 @@ class _Buffer(io.StringIO):
 
     # typeshed declares ``encoding`` a writable attribute; at run time it is read-only.
     @property
-    def encoding(self) -> str:  # type: ignore[override]  # typeshed: a writable attribute
+    def encoding(self) -> str:  # type: ignore[override]  # stubs: see above
         return "utf-8"
 
     def isatty(self) -> bool:

@@ -20,7 +20,7 @@ class TickBox(Checkbox):
 
     # A property where Textual declares a class attribute: Checkbox only ever reads it.
     @property
-    def BUTTON_INNER(self) -> str:  # type: ignore[override]  # read-only property for Textual's attribute
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]
         return "X" if self.value else " "
 
 
