@@ -366,7 +366,7 @@ def pelctl_command(
     ``mutation``: the declared mutation the command runs (``"requeue"``); such a command also
     gets the safety options (``--dry-run``, ``--yes``, ``--all-rows``), and its click
     callback says which (:func:`command_mutation`). The name is checked against the
-    declarations by a test (tests/cli/test_options.py), not here: looking it up would import
+    declarations by a test (tests/unit/test_runner.py), not here: looking it up would import
     the repairs at start-up."""
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
