@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.installed-spark
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup setup-spark redis demo demo-down test test-fast lint docs bench mutate clean
+.PHONY: setup setup-spark redis demo demo-down test test-fast lint typecheck docs bench mutate clean
 
 redis:  ## install redis-server (and redis-cli) if missing
 	@command -v redis-server >/dev/null 2>&1 || { \
@@ -40,11 +40,18 @@ demo-down:
 	$(BIN)/pelctl demo down
 
 # -rs lists every skipped test with its reason; with CI set (.ci/run) any skip fails the run.
-# The linter runs first; the layer contracts are a test (tests/unit/test_layers.py).
-test: setup-spark  ## the linter and the whole suite, as CI runs it
+# The linter and the type checker run first; the layer contracts are a test
+# (tests/unit/test_layers.py).
+test: setup-spark  ## the linter, the type checker and the whole suite, as CI runs it
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(MAKE) --no-print-directory typecheck
 	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
+
+# mypy on the package, settings in pyproject.toml ([tool.mypy]). With the Spark extra
+# installed, so pelctl/spark is checked against pyspark's own annotations.
+typecheck: setup-spark  ## the type checker on the package
+	$(BIN)/mypy
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -rs -x -m "not slow and not spark"
@@ -75,4 +82,4 @@ lock:  ## refresh the lock files (needs network)
 	$(BIN)/uv pip compile pyproject.toml --extra dev --extra spark --python-version 3.11 -o requirements-spark.lock --no-header -q
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mutate
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache .mutate

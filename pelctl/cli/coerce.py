@@ -38,7 +38,7 @@ _FLOAT = re.compile(r"-?[0-9]{1,15}(?:\.[0-9]{1,15})?")
 class LazyRuntimeParam(RuntimeParam):
     """typer's coercion of one parameter, its pydantic adapter built only when needed."""
 
-    descriptor: TypeDescriptor | None = None
+    descriptor: TypeDescriptor
     _full: list[RuntimeParam] = field(default_factory=list, compare=False, repr=False)
 
     def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
@@ -102,4 +102,4 @@ def _build(descriptor: TypeDescriptor) -> RuntimeParam:
 
 def install() -> None:
     """Route typer's parameters through :class:`LazyRuntimeParam` (idempotent)."""
-    typer.core.build_runtime_param = _build  # type: ignore[attr-defined]
+    typer.core.build_runtime_param = _build

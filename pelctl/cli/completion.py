@@ -46,7 +46,7 @@ from typer._click.shell_completion import (
     _resolve_incomplete,
     split_arg_string,
 )
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from pelctl.cli.options import PelctlCommand, PelctlGroup
 
@@ -66,7 +66,7 @@ NAME_KINDS = {
     "reassign_to": "consumer",
     "context": "context",
 }  # fmt: skip
-NAME_KINDS_BY_COMMAND = {
+NAME_KINDS_BY_COMMAND: dict[tuple[str, ...], dict[str, str]] = {
     ("dlq", "replay"): {"to": "stream"},  # replay --to: another stream
     ("config", "use-context"): {"name": "context"},
 }
@@ -101,8 +101,13 @@ def register(app: typer.Typer) -> None:
 
 def script(shell: str) -> str:
     """The completion script for ``shell`` (what ``pelctl completion SHELL`` prints)."""
-    comp = SHELLS[shell](None, {}, PROG, COMPLETE_VAR)  # type: ignore[arg-type]
-    return comp.source().strip("\n") + "\n"
+    return completer(shell).source().strip("\n") + "\n"
+
+
+def completer(shell: str) -> _Complete:
+    """click's completer for ``shell``, for what needs no command tree: the script, and the
+    words of a TAB request. A bare command named ``pelctl`` stands in for the tree."""
+    return SHELLS[shell](TyperCommand(PROG), {}, PROG, COMPLETE_VAR)
 
 
 class RootGroup(PelctlGroup):

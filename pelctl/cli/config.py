@@ -89,14 +89,14 @@ def _list_contexts(rt: Runtime) -> None:
             Column("description", "DESCRIPTION"))  # fmt: skip
     rows = [
         (
-            "*" if r["current"] else "",
-            r["context"],
-            r["url"] or "-",
-            r["group"] or "-",
-            "yes" if r["read_only"] else "no",
-            r["description"] or "",
+            "*" if c.name == cfg.current_context else "",
+            c.name,
+            (redact(c.url) if c.url else None) or "-",
+            c.group or "-",
+            "yes" if c.read_only else "no",
+            c.description or "",
         )  # fmt: skip
-        for r in records
+        for c in cfg.contexts.values()
     ]
     caption = None if rows else f"no contexts in {cfg.path}"
     rt.out.table(TableData(cols, rows, caption=caption), records)

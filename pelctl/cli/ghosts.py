@@ -15,7 +15,9 @@ from pelctl.cli.options import Runtime, pelctl_command
 from pelctl.cli.targets import GroupArg, GroupOpt, pick_group, refuse_empty
 
 if TYPE_CHECKING:
-    from pelctl.core.ghosts import GhostStats
+    from collections.abc import Iterator
+
+    from pelctl.core.ghosts import Ghost, GhostStats
 
 
 def register(app: typer.Typer) -> None:
@@ -112,7 +114,7 @@ def register(app: typer.Typer) -> None:
                 out.document(counts)
             else:
                 out.pairs([(k, f"{v:,}") for k, v in counts.items()])
-            return
+            return None
         if limit is not None:
             ghosts = _limited(ghosts, limit)
         items = ((render.ghost_row(x), render.ghost_json(x), render.ghost_style(x)) for x in ghosts)
@@ -120,9 +122,10 @@ def register(app: typer.Typer) -> None:
             shown = out.stream(render.GHOST_COLUMNS, items)
         if not out.machine:
             rt.info(summary(stats, shown, limit))
+        return None
 
 
-def _limited(items, limit: int):
+def _limited(items: Iterator[Ghost], limit: int) -> Iterator[Ghost]:
     for n, item in enumerate(items, 1):
         yield item
         if n >= limit:

@@ -36,7 +36,7 @@ def _report_click_error(err: Exception) -> int:
     if name == "NoSuchOption":
         # click's own suggestion compares with every long option, the leading dashes
         # included ("--sort" -> "--tls-cert"): say only what is close, from this command.
-        message = clean(" ".join(str(err.message).split()))
+        message = clean(" ".join(str(getattr(err, "message", "")).split()))
         close = suggest_options(str(getattr(err, "option_name", "")), ctx)
         sys.stderr.write(f"error: {message}\n")
         if ctx is not None:

@@ -14,10 +14,16 @@ import sys
 import traceback
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from typer.core import TyperCommand, TyperGroup
+
+if TYPE_CHECKING:
+    from typer._click.core import Context as ClickContext
+
+    from pelctl.redis.connection import Connection
+    from pelctl.redis.settings import ConnectionSettings
 
 DRY_RUN_ROWS = 20  # rows a dry run shows in text formats (--all-rows: every one)
 CONNECTION_PANEL = "Connection"
@@ -118,8 +124,8 @@ class Runtime:
         self.out = _make_output(fmt.value if fmt else None, options.get("no_color", False),
                                 pipe_default)  # fmt: skip
         self.verbose = int(options.get("verbose") or 0)
-        self._settings = None
-        self._conn = None
+        self._settings: ConnectionSettings | None = None
+        self._conn: Connection | None = None
         self._warned = False
 
     # -- options ---------------------------------------------------------------------------
@@ -140,7 +146,7 @@ class Runtime:
         return DRY_RUN_ROWS
 
     # -- connection ------------------------------------------------------------------------
-    def settings(self):  # ConnectionSettings, imported lazily
+    def settings(self) -> ConnectionSettings:
         if self._settings is None:
             from pelctl.config import load_config, resolve_settings
 
@@ -162,7 +168,7 @@ class Runtime:
             self._settings = settings.with_client_name(self.command)
         return self._settings
 
-    def connect(self):  # Connection, imported lazily
+    def connect(self) -> Connection:
         if self._conn is None:
             from pelctl.redis.connection import connect
 
@@ -220,7 +226,7 @@ def _ask_password() -> str:
     return sys.stdin.readline().rstrip("\n")
 
 
-def merged_options(ctx: typer.Context | None, given: dict[str, Any]) -> dict[str, Any]:
+def merged_options(ctx: ClickContext | None, given: dict[str, Any]) -> dict[str, Any]:
     """Options given on the command override those given before it (on ``pelctl``)."""
     root: dict[str, Any] = {}
     while ctx is not None:
@@ -270,7 +276,7 @@ def _typed(err: BaseException) -> BaseException:
         if isinstance(err, (rex.RedisError, rex.RedisClusterException, *sockets)):
             from pelctl.redis.errors import translate
 
-            return translate(err)  # type: ignore[arg-type]
+            return translate(err)
     except Exception:  # noqa: BLE001 - keep the original error
         return err
     if isinstance(err, OSError):
@@ -336,6 +342,15 @@ class PelctlGroup(TyperGroup):
 # A command's mutation: the name of the declaration it runs (pelctl.core.mutations), or this
 # for ``pelctl apply``, which runs whichever one its plan file holds.
 FROM_PLAN_FILE = "<plan file>"
+# The attribute of a command's click callback that holds it (see command_mutation).
+_MUTATION_ATTR = "pelctl_mutation"
+
+
+def command_mutation(callback: object) -> str | None:
+    """The mutation a command's click callback runs (see :func:`pelctl_command`); None for a
+    command that changes nothing, or a callback not made by it."""
+    mutation = getattr(callback, _MUTATION_ATTR, None)
+    return mutation if isinstance(mutation, str) else None
 
 
 def pelctl_command(
@@ -350,8 +365,8 @@ def pelctl_command(
 
     ``mutation``: the declared mutation the command runs (``"requeue"``); such a command also
     gets the safety options (``--dry-run``, ``--yes``, ``--all-rows``), and its click
-    callback says which (``callback.pelctl_mutation``). The name is checked against the
-    declarations by a test (tests/cli/test_options.py), not here: looking it up would import
+    callback says which (:func:`command_mutation`). The name is checked against the
+    declarations by a test (tests/unit/test_runner.py), not here: looking it up would import
     the repairs at start-up."""
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -375,7 +390,8 @@ def pelctl_command(
             run_command(rt, func, kwargs)
 
         del wrapper.__wrapped__
-        wrapper.pelctl_mutation = mutation  # type: ignore[attr-defined]
+        setattr(wrapper, _MUTATION_ATTR, mutation)  # read back by command_mutation()
+        # inspect.signature() reads __signature__ on any function; typeshed's has none.
         wrapper.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in params}
         typer_kwargs.setdefault("cls", PelctlCommand)

@@ -20,10 +20,13 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pelctl.base.binary import clean, json_text
 from pelctl.render.table import Column, TableData, fit, natural_widths
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
 _TABULATE = {"plain": "plain", "markdown": "github"}
@@ -38,11 +41,11 @@ class Output:
         self.is_tty = stdout_is_tty()
         self.fmt = fmt or ("table" if self.is_tty else pipe_default)
         self.no_color = no_color or bool(os.environ.get("NO_COLOR"))
-        self._console = None
+        self._console: Console | None = None
 
     # -- consoles --------------------------------------------------------------------------
     @property
-    def console(self):  # rich imported lazily
+    def console(self) -> Console:
         if self._console is None:
             from rich.console import Console
 
@@ -284,12 +287,12 @@ class Output:
         for i, w in zip(layout.keep, layout.widths, strict=True):
             c = data.columns[i]
             if layout.fits:
-                t.add_column(_text(c.header), justify=c.justify, style=c.style,  # type: ignore[arg-type]
+                t.add_column(_text(c.header), justify=c.justify, style=c.style,
                              width=w, no_wrap=True,
                              overflow="ellipsis" if c.shrinkable else "fold")  # fmt: skip
             else:  # rich squeezes: headers and text wrap (a column is never cropped away)
                 ident = c.key == "id" or c.key.endswith("_id")
-                t.add_column(_text(c.header), justify=c.justify, style=c.style,  # type: ignore[arg-type]
+                t.add_column(_text(c.header), justify=c.justify, style=c.style,
                              no_wrap=ident)  # fmt: skip
         styles = data.row_styles or [None] * len(rows)
         for row, style in zip(rows, styles, strict=False):

@@ -48,7 +48,7 @@ def _root(ctx: typer.Context, **options: Any) -> None:
     ctx.obj = {"root_options": {k: options[k] for k in ALL_NAMES}}
 
 
-_root.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+_ROOT_SIGNATURE = inspect.Signature(
     [
         inspect.Parameter(
             "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
@@ -70,7 +70,9 @@ _root.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         *root_callback_params(),
     ]
 )
-_root.__annotations__ = {p.name: p.annotation for p in _root.__signature__.parameters.values()}  # type: ignore[attr-defined]
+# inspect.signature() reads __signature__ on any function; typeshed's Callable has none.
+_root.__signature__ = _ROOT_SIGNATURE  # type: ignore[attr-defined]
+_root.__annotations__ = {p.name: p.annotation for p in _ROOT_SIGNATURE.parameters.values()}
 app.callback()(_root)
 
 # The command modules, in the order their commands are registered (the order of --help),
@@ -121,7 +123,7 @@ def command_for(args: list[str]) -> Any:  # a click group
 
     trimmed = copy.copy(app)
     trimmed.registered_commands, trimmed.registered_groups = [], []
-    root = typer.main.get_command(trimmed)
+    root = typer.main.get_group(trimmed)  # what get_command builds: a callback, no completion
     name = _command_name(root, _completion_words() if _completing() else args)
     register(MODULES_OF.get(name or "", MODULES))
     commands = [c for c in app.registered_commands if _name(c) == name]
@@ -132,9 +134,9 @@ def command_for(args: list[str]) -> Any:  # a click group
         root.add_command(typer.main.get_command_from_info(
             info, pretty_exceptions_short=app.pretty_exceptions_short,
             rich_markup_mode=app.rich_markup_mode))  # fmt: skip
-    for info in groups:
+    for group_info in groups:
         root.add_command(typer.main.get_group_from_info(
-            info, pretty_exceptions_short=app.pretty_exceptions_short,
+            group_info, pretty_exceptions_short=app.pretty_exceptions_short,
             rich_markup_mode=app.rich_markup_mode,
             suggest_commands=app.suggest_commands))  # fmt: skip
     return root
@@ -143,7 +145,9 @@ def command_for(args: list[str]) -> Any:  # a click group
 def _name(info: Any) -> str | None:  # a typer CommandInfo or TyperInfo
     """The name typer gives a registered command or group."""
     if isinstance(info, CommandInfo):
-        return info.name or typer.main.get_command_name(info.callback.__name__)
+        if info.name or info.callback is None:
+            return info.name
+        return typer.main.get_command_name(info.callback.__name__)
     return typer.main.solve_typer_info_defaults(info).name
 
 
@@ -170,12 +174,10 @@ def _completion_words() -> list[str]:
     instruction = os.environ.get(completion_cmds.COMPLETE_VAR, "")
     first, _, second = instruction.partition("_")
     shell, action = (first, second) if first in completion_cmds.SHELLS else (second, first)
-    comp_cls = completion_cmds.SHELLS.get(shell)
-    if comp_cls is None or action != "complete":
+    if shell not in completion_cmds.SHELLS or action != "complete":
         return []
     try:
-        comp = comp_cls(None, {}, completion_cmds.PROG, completion_cmds.COMPLETE_VAR)
-        args, _incomplete = comp.get_completion_args()
+        args, _incomplete = completion_cmds.completer(shell).get_completion_args()
     except Exception:  # noqa: BLE001 - the whole tree answers, as before
         return []
     return list(args)

@@ -6,7 +6,7 @@ own ``--help`` (panel "Targets"). Only typer is imported here (start-up stays fa
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional, overload
 
 import typer
 
@@ -156,6 +156,28 @@ def build_targets(
     )
     targets.require_some()
     return targets
+
+
+@overload
+def pick_group(
+    rt: Any,  # Runtime (no import cycle with options)
+    positional: str | None,
+    option: str | None,
+    ids: list[str] | None = None,
+    *,
+    required: Literal[True] = True,
+) -> tuple[str, list[str] | None]: ...
+
+
+@overload
+def pick_group(
+    rt: Any,  # Runtime (no import cycle with options)
+    positional: str | None,
+    option: str | None,
+    ids: list[str] | None = None,
+    *,
+    required: bool,
+) -> tuple[str | None, list[str] | None]: ...
 
 
 def pick_group(

@@ -100,6 +100,7 @@ def watchable(
         return run(rt, lambda: func(rt, **kwargs), interval, count)
 
     del wrapper.__wrapped__
+    # inspect.signature() reads __signature__ on any function; typeshed's Callable has none.
     wrapper.__signature__ = sig.replace(parameters=[*sig.parameters.values(), *extra])  # type: ignore[attr-defined]
     wrapper.__annotations__ = {**func.__annotations__, **{p.name: p.annotation for p in extra}}
     return wrapper
@@ -174,8 +175,9 @@ class _Buffer(io.StringIO):
         super().__init__()
         self._tty = bool(getattr(real, "isatty", lambda: False)())
 
+    # typeshed declares ``encoding`` a writable attribute; at run time it is read-only.
     @property
-    def encoding(self) -> str:  # type: ignore[override]
+    def encoding(self) -> str:  # type: ignore[override]  # stubs: see above
         return "utf-8"
 
     def isatty(self) -> bool:

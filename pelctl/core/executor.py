@@ -26,6 +26,7 @@ from pelctl.base.errors import UsageError
 from pelctl.core.mutations import ItemResult, Mutation, Options, Plan, PlanItem, Targets
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import array as reply_array
 from pelctl.redis.replies import pairs as reply_pairs
 from pelctl.redis.scripts import LUA_UNPACK_MAX, Call, same_slot
 
@@ -111,7 +112,7 @@ def entries_added(conn: Connection, stream: bytes) -> int | None:
         xinfo = conn.raw(stream).execute_command("XINFO", "STREAM", stream)
     fields = reply_pairs(xinfo)
     added = fields.get(b"entries-added")
-    return int(added) if added is not None else None  # type: ignore[call-overload]
+    return int(added) if added is not None else None
 
 
 def identity(conn: Connection, stream: bytes) -> tuple[str, int | None]:
@@ -244,7 +245,7 @@ def by_bytes(rows: Sequence[Any], limit: int, size: Callable[[Any], int] | None 
 
 def pairs(items: Sequence[PlanItem], reply: object) -> list[tuple[PlanItem, str, object]]:
     """An entry script's reply (a status and a detail per entry) beside its items."""
-    flat = list(reply)  # type: ignore[call-overload]
+    flat = reply_array(reply)
     return [(item, text(flat[2 * n]), flat[2 * n + 1]) for n, item in enumerate(items)]
 
 

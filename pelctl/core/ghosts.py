@@ -151,7 +151,8 @@ def iter_ghosts(
         return
     full = full or bounds.max_deleted_id is None
     stats.full = full
-    top: Key = MAX_KEY if full else parse_key(bounds.max_deleted_id)  # type: ignore[arg-type]
+    max_deleted = bounds.max_deleted_id
+    top: Key = MAX_KEY if full or max_deleted is None else parse_key(max_deleted)
     first = parse_key(bounds.first_id)
     if top < first:
         return

@@ -161,7 +161,7 @@ def histogram(
                 if progress is not None:
                     rows += len(page)
                     progress(scan.progress(), rows)
-                page = None  # free it before the next one is parsed
+                del page  # free it before the next one is parsed
             counts = [counter.get(i, 0) for i in range(len(edges) + 1)]
         elif by == "deliveries":
             # Few distinct values: count them raw, bucket the distinct values at the end.
@@ -172,7 +172,7 @@ def histogram(
                 if progress is not None:
                     rows += len(page)
                     progress(scan.progress(), rows)
-                page = None
+                del page
             counts = [0] * (len(edges) + 1)
             for value, n in raw_counts.items():
                 counts[bisect_right(edges, int(value))] += n
@@ -183,7 +183,7 @@ def histogram(
                 if progress is not None:
                     rows += len(page)
                     progress(scan.progress(), rows)
-                page = None
+                del page
     buckets = _edge_buckets(edges, counts)
     return Histogram(
         stream=stream,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from pelctl.base.errors import EXIT_NOT_AUDITED, EXIT_PARTIAL, NotAudited, ReadOnlyRefused
 from pelctl.core import audit
@@ -45,6 +45,15 @@ class ProgressSink(Protocol):
     def __call__(self, done: int, total: int) -> None: ...
 
     def close(self) -> None: ...
+
+
+class _Where(TypedDict):
+    """Where a mutation ran: the keyword arguments every audit line of it shares."""
+
+    server: str  # redacted
+    context: str | None
+    surface: str
+    secrets: tuple[str, ...]
 
 
 def always(plans: Sequence[Plan]) -> bool:
@@ -140,10 +149,10 @@ def execute(
     before it are reported to ``surface.stopped`` first)."""
     plans = list(plans)
     dangerous = any(p.mutation.dangerous for p in plans)
-    if dangerous and sum(p.count for p in plans) and not surface.confirm(plans):
+    if dangerous and any(p.count for p in plans) and not surface.confirm(plans):
         return Outcome(aborted=True)
     settings = conn.settings
-    where = {"server": settings.redacted_url, "context": settings.context,
+    where: _Where = {"server": settings.redacted_url, "context": settings.context,
              "surface": surface.name, "secrets": settings.secrets}  # fmt: skip
     results: list[RepairResult] = []
     for n, plan in enumerate(plans, 1):
@@ -189,7 +198,7 @@ def _error_line(
     plan: Plan,
     err: BaseException,
     params: dict[str, Any],
-    where: dict[str, Any],
+    where: _Where,
     surface: Surface,
 ) -> None:
     """The audit line of a plan that stopped on an error (some items may have changed).

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from pelctl.core.models import StreamSummary, id_ms
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import pairs
+
+if TYPE_CHECKING:
+    import redis
 
 
 def list_streams(
@@ -16,9 +20,10 @@ def list_streams(
 ) -> Iterator[StreamSummary]:
     """Stream summaries in SCAN order, fetched a pipelined batch at a time."""
     with redis_errors("streams"):
-        node, keys = None, []
+        node: redis.Redis | None = None
+        keys: list[bytes] = []
         for page_node, found in conn.scan_stream_pages(match):
-            if page_node is not node and keys:
+            if page_node is not node and node is not None and keys:
                 yield from _summaries(conn, node, keys)  # the previous node's last batch
                 keys = []
             node = page_node
@@ -26,11 +31,11 @@ def list_streams(
             while len(keys) >= batch:
                 yield from _summaries(conn, node, keys[:batch])
                 keys = keys[batch:]
-        if keys:
+        if node is not None and keys:
             yield from _summaries(conn, node, keys)
 
 
-def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]:
+def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[StreamSummary]:
     now = int(time.time() * 1000)
     pipe = node.pipeline(transaction=False)
     for key in keys:
@@ -91,7 +96,7 @@ def _summaries(conn: Connection, node, keys: list[bytes]) -> list[StreamSummary]
     return out
 
 
-def _vanished_or_raise(reply: object) -> object:
+def _vanished_or_raise(reply: Any) -> Any:
     """Keep errors of keys deleted or retyped since SCAN (skipped); raise any other error.
 
     Swallowing every error would turn an ACL ``NOPERM`` into "no streams found" (exit 0).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import ConsumerNotFound, GroupNotFound, StreamNotFound, WrongType
@@ -27,7 +28,7 @@ def require_stream(conn: Connection, stream: bytes) -> None:
         )
 
 
-def group_rows(conn: Connection, stream: bytes) -> list[dict[bytes, object]]:
+def group_rows(conn: Connection, stream: bytes) -> list[dict[bytes, Any]]:
     """``XINFO GROUPS`` as dicts keyed by the raw field names (after checking the stream)."""
     require_stream(conn, stream)
     with redis_errors():
@@ -35,7 +36,7 @@ def group_rows(conn: Connection, stream: bytes) -> list[dict[bytes, object]]:
     return rows(reply)
 
 
-def require_group(conn: Connection, stream: bytes, group: bytes) -> dict[bytes, object]:
+def require_group(conn: Connection, stream: bytes, group: bytes) -> dict[bytes, Any]:
     for row in group_rows(conn, stream):
         if row[b"name"] == group:
             return row

@@ -326,13 +326,13 @@ def backdate_payload(payload: bytes, consumers: Mapping[bytes, int]) -> bytes:
 
     buf = bytearray(payload)
     for entry in found:
-        ms = consumers.get(entry.consumer)
-        if not ms:
+        back = consumers.get(entry.consumer)
+        if not back:
             continue
         label = f"{entry.group!r}/{entry.consumer!r}"
-        _shift_time(buf, entry.seen_offset, ms, f"seen-time of {label}")
+        _shift_time(buf, entry.seen_offset, back, f"seen-time of {label}")
         if entry.active_offset is not None:
-            _shift_time(buf, entry.active_offset, ms, f"active-time of {label}")
+            _shift_time(buf, entry.active_offset, back, f"active-time of {label}")
     buf[-8:] = crc64(bytes(buf[:-8])).to_bytes(8, "little")
     return bytes(buf)
 

@@ -97,6 +97,12 @@ class TextFormatter(_Redacting):
         return " ".join(parts)
 
 
+class _Handler(logging.StreamHandler[IO[str]]):
+    """pelctl's own handler: a later setup() or teardown() replaces only these."""
+
+    _pelctl = True
+
+
 def setup(
     fmt: str | None = None,
     *,
@@ -117,8 +123,7 @@ def setup(
     for old in list(logger.handlers):
         if getattr(old, "_pelctl", False):
             logger.removeHandler(old)
-    handler = logging.StreamHandler(out)
-    handler._pelctl = True  # type: ignore[attr-defined]
+    handler = _Handler(out)
     handler.setFormatter(JsonFormatter(secrets) if fmt == "json" else TextFormatter(secrets))
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG if verbose else logging.INFO)

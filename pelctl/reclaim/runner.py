@@ -605,7 +605,10 @@ class Runner:
                 self.stop_event.wait(delay)
                 continue
             self._after_pass(report)
-            if self.stopping or (self.max_passes is not None and self.passes >= self.max_passes):
+            # The event, not the loop's condition: a signal or stop() may have set it since.
+            if self.stop_event.is_set() or (
+                self.max_passes is not None and self.passes >= self.max_passes
+            ):
                 break
             self.stop_event.wait(self.sleep_time())
         self.drop_connection()

@@ -29,11 +29,13 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pelctl.core.mutations import ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import PassCounts, ReclaimConfig
 from pelctl.reclaim.settle import Settler, Taken
+from pelctl.redis.capabilities import Capabilities
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 
@@ -53,11 +55,11 @@ def own_consumer() -> bytes:
     return f"pelctl-reclaim-{socket.gethostname()}-{os.getpid()}".encode()
 
 
-def resolve(cfg: ReclaimConfig, caps: object) -> str:
+def resolve(cfg: ReclaimConfig, caps: Capabilities) -> str:
     """The concrete strategy for ``cfg.strategy`` on a server with ``caps``."""
     if cfg.strategy != "auto":
         return cfg.strategy
-    if caps.has("xreadgroup_claim") and not cfg.lock_key:  # type: ignore[attr-defined]
+    if caps.has("xreadgroup_claim") and not cfg.lock_key:
         return "xreadgroup-claim"
     return "claim" if cfg.to is not None else "requeue"
 
@@ -209,7 +211,7 @@ def run_xreadgroup_claim(run: StreamRun) -> None:
         ghost_sweep(run, None if run.full else cfg.ghost_sweep_calls)
 
 
-def parse_claim_reply(reply: object) -> list[Taken]:
+def parse_claim_reply(reply: Any) -> list[Taken]:
     """``XREADGROUP ... CLAIM`` entries: ``[id, fields, idle-ms, times-delivered]``.
 
     ``times-delivered`` counts the deliveries *before* this one (0 for new entries, which

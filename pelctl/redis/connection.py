@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 import redis
 from redis.client import CaseInsensitiveDict
+from redis.cluster import ClusterNode, RedisCluster
 
 from pelctl.base.errors import ConnectionFailed, UsageError
 from pelctl.redis.capabilities import Capabilities, from_info
@@ -69,35 +70,40 @@ def strip_callbacks(client: redis.Redis) -> redis.Redis:
 @dataclass
 class Connection:
     settings: ConnectionSettings
-    client: redis.Redis  # or redis.cluster.RedisCluster
+    client: redis.Redis | RedisCluster
     caps: Capabilities
     is_cluster: bool = False
     _raw: dict[tuple[str, int] | None, redis.Redis] = field(default_factory=dict)
 
     def raw(self, key: bytes | None = None) -> redis.Redis:
         """Callback-free client for the node that owns ``key`` (the only node when standalone)."""
-        if not self.is_cluster:
+        cluster = self.client
+        if not isinstance(cluster, RedisCluster):  # standalone (is_cluster False)
             if None not in self._raw:
-                self._raw[None] = strip_callbacks(self.client)
+                self._raw[None] = strip_callbacks(cluster)
             return self._raw[None]
         if key is None:  # a keyless command (TIME, INFO): any primary answers
-            return self._node_raw(self.client.get_primaries()[0])  # type: ignore[attr-defined]
-        node = self.client.get_node_from_key(key)  # type: ignore[attr-defined]
-        return self._node_raw(node)
+            return self._node_raw(cluster.get_primaries()[0])
+        return self._node_raw(cluster.get_node_from_key(key))
 
-    def _node_raw(self, node: object) -> redis.Redis:
-        addr = (node.host, node.port)  # type: ignore[attr-defined]
+    def _cluster(self) -> RedisCluster:
+        if not isinstance(self.client, RedisCluster):  # only called when is_cluster
+            raise TypeError("not a cluster connection")
+        return self.client
+
+    def _node_raw(self, node: ClusterNode) -> redis.Redis:
+        addr = (node.host, node.port)
         if addr not in self._raw:
-            if node.redis_connection is None:  # type: ignore[attr-defined]
-                self.client.nodes_manager.create_redis_connections([node])  # type: ignore[attr-defined]
-            self._raw[addr] = strip_callbacks(node.redis_connection)  # type: ignore[attr-defined]
+            if node.redis_connection is None:
+                self._cluster().nodes_manager.create_redis_connections([node])
+            self._raw[addr] = strip_callbacks(node.redis_connection)
         return self._raw[addr]
 
     def primaries(self) -> list[redis.Redis]:
         """Raw clients for every primary (SCAN must visit all of them in a cluster)."""
         if not self.is_cluster:
             return [self.raw()]
-        return [self._node_raw(node) for node in self.client.get_primaries()]  # type: ignore[attr-defined]
+        return [self._node_raw(node) for node in self._cluster().get_primaries()]
 
     def node_label(self, client: redis.Redis) -> str:
         kw = client.connection_pool.connection_kwargs
@@ -217,4 +223,4 @@ def connect(settings: ConnectionSettings) -> Connection:
             ) from None
         finally:
             client.close()
-        return Connection(settings, cluster, from_info(info, cluster=True), True)  # type: ignore[arg-type]
+        return Connection(settings, cluster, from_info(info, cluster=True), True)

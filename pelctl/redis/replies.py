@@ -23,3 +23,11 @@ def rows(reply: Iterable[Sequence[Any]]) -> list[dict[Any, Any]]:
 def field_pairs(flat: Sequence[Any]) -> tuple[tuple[Any, Any], ...]:
     """An entry's flat fields -> ``((name, value), ...)`` in order, repeated names kept."""
     return tuple(zip(flat[0::2], flat[1::2], strict=True))
+
+
+def array(reply: object) -> list[Any]:
+    """An array reply (a script's answer, a transaction's replies) as a list. Anything else
+    (a status, nil) is a TypeError naming it, rather than a wrong index further on."""
+    if isinstance(reply, (list, tuple)):
+        return list(reply)
+    raise TypeError(f"expected an array reply, got {reply!r}")

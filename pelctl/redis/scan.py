@@ -24,12 +24,13 @@ from __future__ import annotations
 import gc
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import redis
 import redis.exceptions as rex
+from redis.connection import ConnectionInterface
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import GroupNotFound, StreamNotFound, UsageError
@@ -264,7 +265,7 @@ class PelScan:
             )  # fmt: skip
         return max(0.0, min(1.0, 1.0 - left / width))
 
-    def pages(self, ordered: bool = True) -> Iterator[list[RawRow]]:
+    def pages(self, ordered: bool = True) -> Generator[list[RawRow], None, None]:
         with redis_errors("XPENDING"):
             lo = _bound(self.start, start=True)
             hi = _bound(self.end, start=False)
@@ -318,12 +319,12 @@ class PelScan:
             self.stats.max_count = count
         return args
 
-    def _ping(self, conn: object) -> None:
+    def _ping(self, conn: ConnectionInterface) -> None:
         best = None
         for _ in range(2):
             t0 = time.perf_counter()
-            conn.send_command("PING")  # type: ignore[attr-defined]
-            conn.read_response()  # type: ignore[attr-defined]
+            conn.send_command("PING")
+            conn.read_response()
             rtt = (time.perf_counter() - t0) * 1000.0
             best = rtt if best is None else min(best, rtt)
         self._latency_ms = best or 0.0
@@ -478,10 +479,10 @@ class PelScan:
                     if rows:
                         yield rows
                     rows = None  # one page alive while the next reply is parsed
-                    if n < count:
+                    if n < count or last is None:  # last is None: no row (n == 0)
                         full_pages = 0
                         break
-                    nxt = next_key(parse_key(last))  # type: ignore[arg-type]
+                    nxt = next_key(parse_key(last))
                     if nxt is None or nxt > w_hi:
                         break
                     cursor = nxt
@@ -527,15 +528,15 @@ def _split(seg: _Segment, top_ms: int) -> _Segment | None:
     return upper
 
 
-def _drain(conn: object, outstanding: int) -> None:
+def _drain(conn: ConnectionInterface, outstanding: int) -> None:
     """Leave the connection clean for the pool: read replies still in flight, or drop it."""
     if outstanding <= 0:
         return
     try:
         for _ in range(outstanding):
             try:
-                conn.read_response()  # type: ignore[attr-defined]
+                conn.read_response()
             except rex.ResponseError:
                 pass
     except Exception:  # noqa: BLE001 - a broken connection is simply closed
-        conn.disconnect()  # type: ignore[attr-defined]
+        conn.disconnect()

@@ -82,7 +82,7 @@ def scheme(url: str) -> str:
 def has_raw_specials(url: str) -> bool:
     """A userinfo with a raw ``#`` or ``?``: urlsplit() would cut the password there."""
     match = _USERINFO.match(url)
-    return bool(match) and any(c in match.group("userinfo") for c in "#?")
+    return match is not None and any(c in match.group("userinfo") for c in "#?")
 
 
 # -- checking a URL before it is used ---------------------------------------------------------

@@ -98,7 +98,7 @@ def table(h: Histogram, bar_width: int = 40, with_bar: bool = True) -> TableData
     largest = max((b.count for b in h.buckets), default=0)
     rows = []
     for b in h.buckets:
-        row = (bucket_label(b, h.by), fmt_int(b.count), percent(b.count, h.total))
+        row: tuple[str, ...] = (bucket_label(b, h.by), fmt_int(b.count), percent(b.count, h.total))
         if with_bar:
             row += (bar(b.count, largest, bar_width),)
         rows.append(row)

@@ -15,15 +15,18 @@ machine formats always keep every column, whole):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
+
+Justify = Literal["left", "right"]
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
     key: str
     header: str
-    justify: str = "left"  # left | right
+    justify: Justify = "left"
     style: str | None = None  # rich style string, applied by rich and textual alike
     priority: int = 0  # 0: always shown; higher numbers are dropped first when too wide
     shrinkable: bool = False  # text that may be shortened with an ellipsis
@@ -33,7 +36,7 @@ class Column:
 @dataclass(frozen=True)
 class TableData:
     columns: tuple[Column, ...]
-    rows: list[tuple[str, ...]] = field(default_factory=list)
+    rows: Sequence[tuple[str, ...]] = field(default_factory=list)
     title: str | None = None
     row_styles: list[str | None] = field(default_factory=list)
     caption: str | None = None
@@ -105,7 +108,7 @@ def fit(
         for i, c in enumerate(columns)
     ]
 
-    def total(indexes: Sequence[int], ws: Sequence[int]) -> int:
+    def total(indexes: Sequence[int], ws: Sequence[int] | Mapping[int, int]) -> int:
         return sum(ws[i] for i in indexes) + gap * max(0, len(indexes) - 1)
 
     keep = list(range(n))

@@ -33,10 +33,11 @@ Only the DataFrame API is used, so the same jobs run on classic Spark and Spark 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pelctl.base.errors import UsageError
 from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
@@ -45,6 +46,9 @@ from pelctl.core.models import POISON_DELIVERIES
 from pelctl.render.histogram import bucket_label
 from pelctl.spark import results as res
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, spark_ddl
+
+if TYPE_CHECKING:
+    from pelctl.core import liveness
 
 DEFAULT_ACCURACY = 10_000
 DEFAULT_STUCK_IDLE_MS = 300_000  # `--stuck-idle 5m`
@@ -513,11 +517,16 @@ def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
             facts,
             modern=modern(rows[members[0]]),
             dead_after_ms=dead_after_ms,
-            clients=lambda v=view: v,
+            clients=_recorded(view),
         )
         for f, i in zip(facts, members, strict=True):
             out[i] = judged[f.name]
     return out
+
+
+def _recorded(view: liveness.Clients) -> Callable[[], liveness.Clients]:
+    """The clients probe of a snapshot: what was recorded, never a live server."""
+    return lambda: view
 
 
 def group_stats(pel: Any, o: AnalyzeOptions) -> list[Any]:

@@ -380,6 +380,8 @@ def percentile_chart(
         width=width,
         height=80 + 34 * max(len(items), 1),
         value_formatter=_dur,
+        x_labels_major_count=6,  # durations are wide: 13 auto labels ran into each other
+        show_minor_x_labels=False,
         show_legend=True,
         legend_at_bottom=True,
         legend_at_bottom_columns=3,

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pelctl.base.binary import escape, json_text
 from pelctl.base.errors import NotFound, OperationFailed, UsageError
@@ -44,6 +44,9 @@ from pelctl.redis.replies import pairs as reply_pairs
 from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan, gc_paused
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, arrow_schema
+
+if TYPE_CHECKING:
+    from pelctl.core.liveness import Clients
 
 DEFAULT_DLQ_PREFIX = "_dlq_"
 BATCH_ROWS = 131_072  # rows per Arrow batch / Parquet row group
@@ -242,7 +245,7 @@ def _escaped_names(pa: Any, pc: Any, values: Any, names: _Names) -> Any:
 
 
 def _payload_map(pa: Any, flat_fields: list[Any], names: _Names) -> Any:
-    values = []
+    values: list[list[tuple[str, str]] | None] = []
     for flat in flat_fields:
         if flat is None:
             values.append(None)
@@ -389,7 +392,7 @@ class NodeLiveness:
 
     server_version: str  # "redis 7.0.15"
     modern: bool  # 7.2 semantics of idle / inactive
-    clients: Any  # pelctl.core.liveness.Clients
+    clients: Clients  # one CLIENT LIST (pelctl.core.liveness, imported when used)
 
 
 def node_liveness(conn: Connection, raw: Any) -> NodeLiveness:
@@ -435,17 +438,18 @@ def consumers_batch(
                 records["inactive_ms"].append(
                     int(inactive) if inactive is not None and int(inactive) >= 0 else None
                 )
-                seen = alive is not None and alive.clients.missing is None
+                # CLIENT LIST as read, None when not asked or it could not be read
+                seen = (
+                    alive.clients if alive is not None and alive.clients.missing is None else None
+                )
                 verdict = judged.get(name)
                 records["server_version"].append(alive.server_version if alive else None)
-                records["client_connected"].append(
-                    name in alive.clients.names if seen else None  # type: ignore[union-attr]
-                )
+                records["client_connected"].append(name in seen.names if seen is not None else None)
                 records["client_blocked"].append(
                     any(abs(s * 1000 - idle) <= liveness.BLOCKED_MATCH_MS
-                        for n, s in alive.clients.blocked_readers  # type: ignore[union-attr]
+                        for n, s in seen.blocked_readers
                         if n not in group_names)
-                    if seen else None
+                    if seen is not None else None
                 )  # fmt: skip
                 records["verdict"].append(verdict.verdict if verdict else None)
                 records["verdict_reason"].append(verdict.reason if verdict else None)

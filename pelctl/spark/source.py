@@ -308,10 +308,10 @@ class PelReader(DataSourceReader):
         self.opts = opts
         self.snapshot_time = now_ms_precision()
 
-    def partitions(self) -> list[InputPartition]:
+    def partitions(self) -> list[PelPartition]:
         parts = plan_partitions(self.opts, self.snapshot_time)
         # Spark needs at least one partition; an empty one reads nothing.
-        return parts or [PelPartition("none", "", None, self.snapshot_time)]  # type: ignore[list-item]
+        return parts or [PelPartition("none", "", None, self.snapshot_time)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         assert isinstance(partition, PelPartition)

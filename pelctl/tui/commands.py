@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
@@ -16,9 +17,18 @@ from textual.fuzzy import Matcher
 from pelctl.tui.text import content
 
 
+class _PaletteApp(Protocol):
+    """What the palette calls on :class:`pelctl.tui.app.PelctlApp` (not imported here: the
+    app imports this module)."""
+
+    def action_toggle_theme(self) -> None: ...
+    def action_help(self) -> None: ...
+    def action_home(self) -> None: ...
+
+
 class PelctlCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app = self.app
+        app = cast(_PaletteApp, self.app)
         screen = self.screen
         out: list[tuple[str, str, Callable[[], object]]] = []
         get = getattr(screen, "palette_commands", None)
@@ -29,10 +39,10 @@ class PelctlCommands(Provider):
             out.append(("Refresh now", "poll the server at once", refresh))
         out.append(
             ("Toggle light / dark theme", "pelctl-dark and pelctl-light", app.action_toggle_theme)
-        )  # type: ignore[attr-defined]
-        out.append(("Help: keys", "every key of this screen", app.action_help))  # type: ignore[attr-defined]
+        )
+        out.append(("Help: keys", "every key of this screen", app.action_help))
         if getattr(screen, "VIEW", "") != "streams":
-            out.append(("Go to the streams list", "", app.action_home))  # type: ignore[attr-defined]
+            out.append(("Go to the streams list", "", app.action_home))
         return out
 
     async def discover(self) -> Hits:
@@ -49,8 +59,9 @@ class PelctlCommands(Provider):
 
 
 def _help(help_text: str) -> str:
-    # The palette parses ``help`` as markup when it is a string; Content passes through.
-    return content(help_text)  # type: ignore[return-value]
+    # The palette parses ``help`` as markup when it is a string; Content passes through
+    # (Content.from_markup takes both), though Hit/DiscoveryHit annotate it ``str | None``.
+    return content(help_text)  # type: ignore[return-value]  # Textual's annotation is narrower
 
 
 def _highlight(matcher: Matcher, title: str) -> Content:

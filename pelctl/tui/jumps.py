@@ -10,7 +10,7 @@ jump runs, so a binary name round-trips.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from pelctl.base.binary import unescape
@@ -70,7 +70,7 @@ def resolve(word: str) -> str | None:
     return starts[0] if len(starts) == 1 else None
 
 
-def complete(line: str, names: dict[str, Iterable[str]]) -> str | None:
+def complete(line: str, names: Mapping[str, Iterable[str]]) -> str | None:
     """The whole line completed (it starts with ``line`` as typed), or None.
 
     Completes the jump name, then the name after it from ``names[jump]`` (escaped names:
@@ -87,11 +87,11 @@ def complete(line: str, names: dict[str, Iterable[str]]) -> str | None:
                 return line + name[len(word) :]
         return None
     word, _, typed = head.removeprefix(":").partition(" ")
-    name = resolve(word)
-    if name not in TAKES_NAME:
+    jump = resolve(word)
+    if jump is None or jump not in TAKES_NAME:
         return None
     typed = typed.lstrip()
-    for candidate in names.get(name, ()):
+    for candidate in names.get(jump, ()):
         if candidate != typed and candidate.startswith(typed):
             return line + candidate[len(typed) :]
     return None

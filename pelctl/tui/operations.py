@@ -181,8 +181,10 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:
 def apply(source: ActionContext, plan: ActionPlan) -> ActionOutcome:
     """Apply a plan the modal confirmed, through the runner (re-verified, audited)."""
     from pelctl.core import runner
+    from pelctl.core.mutations import Plan
 
     core_plan = plan.handle
+    assert isinstance(core_plan, Plan), "an ActionPlan of this module holds the core plan"
     runner.refuse_read_only(core_plan.mutation.name, source.read_only)  # never a stale plan
     tui = runner.Surface("tui", confirm=_confirmed_by_modal)
     done = runner.execute(source.action_conn, [core_plan], tui)

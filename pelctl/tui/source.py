@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import OperationFailed, PelctlError, StreamNotFound
@@ -23,6 +23,9 @@ from pelctl.core.dlq.envelope import DlqEntry, default_dlq
 from pelctl.core.inspect import DEFAULT_DEAD_AFTER_MS, inspect_stream
 from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
 from pelctl.redis.connection import Connection
+
+if TYPE_CHECKING:
+    from pelctl.redis.settings import ConnectionSettings
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
 
 ProgressFn = Callable[[PelAggregate], None]
@@ -175,7 +178,13 @@ class RedisSource:
         self.context = poll.settings.context  # the status bar's shortest name for the server
 
     @classmethod
-    def connect(cls, settings, **kwargs: object) -> RedisSource:
+    def connect(
+        cls,
+        settings: ConnectionSettings,
+        *,
+        dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
+        lock_key: str | None = None,
+    ) -> RedisSource:
         """Open the polling connection now; the action connection at the first action."""
         from pelctl.redis.connection import connect
 
@@ -185,7 +194,8 @@ class RedisSource:
             poll,
             read_only=settings.read_only,
             action_factory=lambda: connect(settings.with_client_name("tui-action")),
-            **kwargs,  # type: ignore[arg-type]
+            dead_after_ms=dead_after_ms,
+            lock_key=lock_key,
         )
 
     @property
@@ -217,10 +227,10 @@ class RedisSource:
             rows = group_rows(self.poll, stream)
         return tuple(
             GroupChoice(
-                name=row[b"name"],  # type: ignore[arg-type]
-                consumers=int(row[b"consumers"]),  # type: ignore[call-overload]
-                pending=int(row[b"pending"]),  # type: ignore[call-overload]
-                lag=int(row[b"lag"]) if row.get(b"lag") is not None else None,  # type: ignore[call-overload]
+                name=row[b"name"],
+                consumers=int(row[b"consumers"]),
+                pending=int(row[b"pending"]),
+                lag=int(row[b"lag"]) if row.get(b"lag") is not None else None,
             )
             for row in rows
         )

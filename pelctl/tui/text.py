@@ -11,6 +11,7 @@ Notifications go through :meth:`pelctl.tui.app.PelctlApp.notify`, which does the
 
 from __future__ import annotations
 
+from rich.console import JustifyMethod
 from rich.style import Style
 from rich.text import Text
 from textual.content import Content
@@ -18,9 +19,9 @@ from textual.content import Content
 from pelctl.base.binary import clean
 
 
-def text(value: str, style: str | Style = "", *, justify: str | None = None) -> Text:
+def text(value: str, style: str | Style = "", *, justify: JustifyMethod | None = None) -> Text:
     """``value`` as a rich ``Text``: shown literally, control characters escaped."""
-    return Text(clean(value), style=style, justify=justify)  # type: ignore[arg-type]
+    return Text(clean(value), style=style, justify=justify)
 
 
 def content(value: str, keep: str = "") -> Content:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl.redis.replies import field_pairs, pairs, rows
+from pelctl.redis.replies import array, field_pairs, pairs, rows
 
 
 def test_pairs_maps_alternating_names_and_values() -> None:
@@ -27,3 +27,14 @@ def test_a_truncated_reply_is_an_error_not_a_silent_drop() -> None:
         pairs([b"name"])
     with pytest.raises(ValueError):
         field_pairs([b"name"])
+
+
+def test_array_lists_an_array_reply_and_names_anything_else() -> None:
+    assert array([b"claimed", b"1-0"]) == [b"claimed", b"1-0"]
+    assert array((b"a", 1)) == [b"a", 1]
+    assert array([]) == []
+    # a status or nil where a script's array was due: a TypeError that shows the reply (a
+    # bytes reply would otherwise be listed as its byte values)
+    for reply in (b"OK", None, 3):
+        with pytest.raises(TypeError, match="expected an array reply"):
+            array(reply)

@@ -29,14 +29,14 @@ def test_every_mutating_command_runs_a_declared_mutation() -> None:
     import typer.main
 
     from pelctl.cli.app import app
-    from pelctl.cli.options import FROM_PLAN_FILE, SAFETY_NAMES
+    from pelctl.cli.options import FROM_PLAN_FILE, SAFETY_NAMES, command_mutation
 
     named: dict[str, str] = {}
 
     def walk(cmd, path: tuple[str, ...]) -> None:
         for name, sub in (getattr(cmd, "commands", None) or {}).items():
             walk(sub, (*path, name))
-        mutation = getattr(cmd.callback, "pelctl_mutation", None)
+        mutation = command_mutation(cmd.callback)
         params = {p.name for p in cmd.params}
         if mutation is not None:
             named[" ".join(path)] = mutation

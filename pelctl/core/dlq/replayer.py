@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import redis.exceptions as rex
 
@@ -36,6 +36,7 @@ from pelctl.core.executor import (
 from pelctl.core.mutations import ItemResult, Plan, PlanItem
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import array as reply_array
 from pelctl.redis.replies import field_pairs
 from pelctl.redis.scripts import Call, round_trip, script, xadd_fits
 
@@ -207,9 +208,9 @@ class Replayer:
             # The script must work inside MULTI, where a NOSCRIPT or an ACL refusal could no
             # longer stop the XADD: load it, and let it try its commands first ('check').
             self.mark.load(client)
-            check = self.mark.call(client, [target, markers], ["check", *mark_args])
-            if text(check[0]) == "denied":  # type: ignore[index]
-                raise rex.NoPermissionError(text(check[1]))  # type: ignore[index]
+            check = reply_array(self.mark.call(client, [target, markers], ["check", *mark_args]))
+            if text(check[0]) == "denied":
+                raise rex.NoPermissionError(text(check[1]))
             for _attempt in range(WATCH_ATTEMPTS):
                 reply = _watched_copy(client, markers, item.id, xadd,
                                       ("EVALSHA", self.mark.sha, 2, target, markers, "mark",
@@ -226,7 +227,7 @@ class Replayer:
             added, marked = reply
             if isinstance(added, Exception):
                 return DlqItemResult(item.id, "fail", f"copy not written: {added}", note)
-            if isinstance(marked, Exception) or text(marked[0]) != "replayed":  # type: ignore[index]
+            if isinstance(marked, Exception) or text(marked[0]) != "replayed":
                 if added is None:
                     return DlqItemResult(item.id, "no-target", SKIP_TEXT["no-target"], note)
                 # The copy is written but its marker is not (cannot happen: the script's
@@ -234,7 +235,7 @@ class Replayer:
                 why = f"copied as {text(added)} but not marked ({marked}): dead letter kept"
                 return DlqItemResult(item.id, "fail", why, note)
             self.dlq_client.execute_command("XDEL", self.dlq, item.id)
-        return DlqItemResult(item.id, "replayed", text(marked[1]), note)  # type: ignore[index]
+        return DlqItemResult(item.id, "replayed", text(marked[1]), note)
 
 
 def _watched_copy(
@@ -244,7 +245,7 @@ def _watched_copy(
     xadd: Sequence[object],
     mark: Sequence[object],
     newest_of: bytes | None = None,
-) -> object:
+) -> Literal["already"] | list[Any] | None:
     """WATCH markers; 'already' if ``dlq_id`` is marked; else MULTI / XADD / mark / EXEC:
     the two replies, or None when EXEC failed because the marker set changed. With
     ``newest_of`` (a copy without a marker field) the id of that stream's newest entry, read
@@ -264,11 +265,12 @@ def _watched_copy(
             cmd("EXEC")  # an empty transaction ends the WATCH
             return "already"
         if newest_of is not None:
+            newest: list[Any] | None
             try:
-                newest = cmd("XREVRANGE", newest_of, "+", "-", "COUNT", 1)
+                newest = reply_array(cmd("XREVRANGE", newest_of, "+", "-", "COUNT", 1))
             except rex.ResponseError:  # not a stream: the XADD fails alike, nothing written
                 newest = None
-            mark = [*mark, newest[0][0] if newest else b""]  # type: ignore[index]
+            mark = [*mark, newest[0][0] if newest else b""]
         cmd("MULTI")  # refused (ACL): raises here, before anything is queued
         c.send_packed_command(c.pack_commands([xadd, mark, ("EXEC",)]))
         c.read_response()  # QUEUED
@@ -290,7 +292,7 @@ def parse_reply(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
     if isinstance(reply, Exception):  # this call failed on the server: nothing of it ran
         fatal(reply)  # an ACL refusal is the whole command's failure (exit 4)
         return [DlqItemResult(item.id, "fail", f"script error: {reply}") for item in items]
-    flat = list(reply)  # type: ignore[call-overload]
+    flat = reply_array(reply)
     out: list[ItemResult] = []
     for n, item in enumerate(items):
         status, detail = text(flat[2 * n]), text(flat[2 * n + 1])

@@ -176,14 +176,14 @@ def apply_requeue(
         mode = "defer"
     else:
         mode = "inline"
-    second_key = dlq if mode == "inline" else plan.stream
+    second_key = dlq if mode == "inline" and dlq is not None else plan.stream
     max_retries = -1 if opts.max_retries is None else opts.max_retries
     reason = opts.reason or ""
     lineage = 0 if opts.no_lineage else 1
     header = (plan.group, REQUEUE_CONSUMER, opts.field_prefix, max_retries, mode, reason, lineage)
 
     later = Later({item.id: item for item in send})
-    run.run(send, run.calls(lua, [plan.stream, second_key], header), later.parse)  # type: ignore[list-item]
+    run.run(send, run.calls(lua, [plan.stream, second_key], header), later.parse)
     out = results + run.results
     notes: list[str] = []
     if later.items and not run.interrupted:
@@ -192,7 +192,7 @@ def apply_requeue(
             max_retries=max_retries, batch_size=batch_size, wide=later.wide,
         )  # fmt: skip
         out += moved
-        run.interrupted = run.interrupted or interrupted
+        run.interrupted = interrupted  # it was not, or this branch would not run
         if later.deferred:
             assert dlq is not None
             notes.append(

@@ -14,6 +14,7 @@ from pelctl.core.executor import LATER, chunks, fatal, pairs, text, wide_note
 from pelctl.core.mutations import ItemResult, Plan, PlanItem, Progress
 from pelctl.core.repairs.run import EntryRun
 from pelctl.redis.connection import Connection
+from pelctl.redis.replies import array as reply_array
 from pelctl.redis.scripts import script
 
 
@@ -89,7 +90,7 @@ def ordered(
                 if status == LATER:
                     continue
                 if status == "take":
-                    d = list(detail)  # type: ignore[call-overload]
+                    d = reply_array(detail)
                     target, owner, deliveries = bytes(d[0]), d[1], int(d[3])
                     pipes[target].execute_command("XADD", where[target], "*", *d[4:])
                     taken[target].append((item.id, owner, deliveries))
@@ -127,7 +128,7 @@ def ordered(
                     fatal(err)
                 lost((w[1] for w in written), f"copy written, ack failed: {err}")
                 continue
-            flat = list(acked)  # type: ignore[call-overload]
+            flat = reply_array(acked)
             for k, (target, entry_id, _owner, _n, new_id) in enumerate(written):
                 status, detail = text(flat[2 * k]), text(flat[2 * k + 1])
                 outcome = "dlq" if target == b"dlq" else "requeued"

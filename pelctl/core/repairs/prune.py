@@ -20,6 +20,7 @@ from pelctl.core.mutations import (
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import array as reply_array
 from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import PelScan
 from pelctl.redis.scripts import DEFAULT_BATCH, DEFAULT_DEPTH, Call, round_trip, script
@@ -58,40 +59,39 @@ def plan_prune(
     items: list[PlanItem] = []
     notes: list[str] = []
     rows = _consumers(conn, stream, group)
-    names = {row[b"name"] for row in rows}
+    facts = liveness.consumer_facts(rows)
+    names = {c.name for c in facts}
     to = options.reassign_to
     from pelctl.core.targets import require_consumer
 
-    known = [row[b"name"] for row in rows]  # type: ignore[misc]
+    known = [c.name for c in facts]
     if targets.consumer is not None:
         require_consumer(conn, stream, group, targets.consumer, names=known)
     if to is not None and not options.create_consumer:
         require_consumer(conn, stream, group, to, option="--reassign-to", names=known,
                          create_flag="--create-consumer")  # fmt: skip
     quiet = [
-        row
-        for row in rows
-        if int(row[b"idle"]) >= options.inactive_ms  # type: ignore[call-overload]
-        and row[b"name"] != to
-        and (targets.consumer is None or row[b"name"] == targets.consumer)
+        c
+        for c in facts
+        if c.idle_ms >= options.inactive_ms
+        and c.name != to
+        and (targets.consumer is None or c.name == targets.consumer)
     ]
     clients = liveness.clients_once(conn, stream)  # one CLIENT LIST at most
     judged = (
         liveness.group_verdicts(
             conn, stream, group, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
         )  # fmt: skip
-        if any(int(row[b"pending"]) for row in quiet)  # type: ignore[call-overload]
+        if any(c.pending for c in quiet)
         else {}
     )
     unknown = 0
-    for row in quiet:
-        name = row[b"name"]
-        idle = int(row[b"idle"])  # type: ignore[call-overload]
-        pending = int(row[b"pending"])  # type: ignore[call-overload]
+    for c in quiet:
+        name, idle, pending = c.name, c.idle_ms, c.pending
         if pending == 0:
             items.append(PlanItem(name, name, idle, 0, "delete"))
             continue
-        verdict = judged[name][1]  # type: ignore[index]
+        verdict = judged[name][1]
         why = f"{verdict.verdict}: {verdict.reason}"
         action, note = "refuse", f"alive ({why})"
         if verdict.verdict == liveness.ACTIVE:
@@ -124,9 +124,13 @@ def plan_prune(
         if to is not None and any(i.action == "reassign+delete" for i in items)
         else None
     )
-    if target is not None and target.verdict in (liveness.DEAD_SUSPECT, liveness.UNKNOWN):
+    if (
+        to is not None
+        and target is not None
+        and target.verdict in (liveness.DEAD_SUSPECT, liveness.UNKNOWN)
+    ):
         notes.append(
-            f"the reassign target {escape(to)} looks {target.verdict} "  # type: ignore[arg-type]
+            f"the reassign target {escape(to)} looks {target.verdict} "
             f"({target.reason}): entries reassigned to it wait until its worker reads them"
         )
     return new_plan(conn, mutation, stream, group, items, targets, options, notes=notes)
@@ -161,7 +165,7 @@ def reassign(
             for reply in replies:
                 if isinstance(reply, Exception):
                     raise reply
-                flat = list(reply)  # type: ignore[call-overload]
+                flat = reply_array(reply)
                 for n in range(0, len(flat), 2):
                     if text(flat[n]) in ("claimed", "ghost"):
                         claimed += 1
@@ -189,7 +193,8 @@ def apply_prune(
                 moved_total += moved
             with redis_errors("consumers prune"):
                 reply = lua.call(client, [plan.stream], [plan.group, item.id, inactive])
-            status, detail = text(reply[0]), text(reply[1])  # type: ignore[index]
+            parts = reply_array(reply)
+            status, detail = text(parts[0]), text(parts[1])
             if status == "deleted":
                 results.append(ItemResult(item.id, "deleted"))
             else:

@@ -13,6 +13,7 @@ from pelctl.core.mutations import Mutation, Options, Targets
 from pelctl.core.pending import iter_pending
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import array as reply_array
 from pelctl.redis.scripts import DEFAULT_DEPTH, Call, round_trip, same_slot, script
 
 
@@ -88,8 +89,9 @@ def probe(
             for reply in round_trip(raw, calls[i : i + DEFAULT_DEPTH]):
                 if isinstance(reply, Exception):
                     raise reply
-                for j in range(0, len(reply), 3):  # type: ignore[arg-type]
-                    out.append((bool(reply[j]), int(reply[j + 1]), bool(reply[j + 2])))  # type: ignore[index]
+                flat = reply_array(reply)
+                for j in range(0, len(flat), 3):
+                    out.append((bool(flat[j]), int(flat[j + 1]), bool(flat[j + 2])))
     for n, held in outside.items():
         exists, retries, _ = out[n]
         out[n] = (exists, retries, held)

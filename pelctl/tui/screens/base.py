@@ -46,6 +46,8 @@ from pelctl.tui.widgets.status_bar import StatusBar
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from textual.notifications import SeverityLevel
+
     from pelctl.tui.session import Session
 
 
@@ -274,7 +276,7 @@ class PollingScreen(Screen):
 
     def on_action_applied(self, message: ActionApplied) -> None:
         outcome = message.outcome
-        severity = "information" if outcome.ok else "warning"
+        severity: SeverityLevel = "information" if outcome.ok else "warning"
         lines = [outcome.message, *outcome.details[:5]]
         title = outcome.request.spec.title
         if outcome.not_audited is not None:

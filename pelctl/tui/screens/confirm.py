@@ -23,7 +23,7 @@ MAX_PLAN_LINES = 14  # the plan's header and rows shown at once (they scroll)
 class PlanTable(DataTable):
     """The plan's first rows, with k9s' keys (j/k, g/G) like every table of the dashboard."""
 
-    BINDINGS = VI_KEYS
+    BINDINGS = [*VI_KEYS]
 
 
 class ConfirmScreen(ModalScreen[bool]):

@@ -56,8 +56,8 @@ def entry_detail(e: DlqEntry | None, now_ms: int, decoded: Decoded | None = UNSE
         if key == "id" and decoded is not None:  # up here: the pane is short; all of it: `v`
             grid.add_row(text("payload"), text(preview(e.fields, width=200, decoded=decoded)))
     grid.add_row("", "")
-    for key, value in e.fields:
-        grid.add_row(text(escape(key)), text(escape(value)))
+    for field_key, field_value in e.fields:
+        grid.add_row(text(escape(field_key)), text(escape(field_value)))
     return grid
 
 

@@ -110,8 +110,9 @@ def detail_view(detail: EntryDetail) -> RenderableType:
         parts.append(Text(""))
         parts.append(_heading(f"{detail.fields_title} ({len(detail.fields)})"))
         grid = _grid()
-        for key, value in detail.fields:
-            key_text, value_text = escape(key[:VALUE_CHARS]), escape(value[: VALUE_CHARS * 4])
+        for field_key, field_value in detail.fields:
+            key_text = escape(field_key[:VALUE_CHARS])
+            value_text = escape(field_value[: VALUE_CHARS * 4])
             grid.add_row(text(_cut(key_text, VALUE_CHARS)), text(_cut(value_text, VALUE_CHARS)))
         parts.append(grid)
     return Group(*parts)

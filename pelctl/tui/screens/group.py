@@ -4,6 +4,8 @@ entries (the most idle ``top_n`` matching the filter), with the operator actions
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from typing import TypedDict, Unpack
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -74,6 +76,16 @@ def scan_note(agg: PelAggregate) -> str:
         f"scan {secs:.2f}s · {fmt_int(agg.server_calls)} calls · "
         f"longest call {agg.max_call_ms:.1f}ms"
     )
+
+
+class _Extra(TypedDict, total=False):
+    """The fields of an :class:`ActionRequest` that an operator action adds."""
+
+    to_consumer: bytes | None
+    consumer: bytes | None
+    dlq: bytes | None
+    reason: str | None
+    assume_dead: bool
 
 
 class GroupScreen(PollingScreen):
@@ -300,7 +312,7 @@ class GroupScreen(PollingScreen):
             return None
         return (key.encode(),), None
 
-    def _request(self, action: str, **extra: object) -> ActionRequest | None:
+    def _request(self, action: str, **extra: Unpack[_Extra]) -> ActionRequest | None:
         target = self._target()
         if target is None:
             return None
@@ -310,7 +322,7 @@ class GroupScreen(PollingScreen):
             expected = self.data.aggregate.matched
         return ActionRequest(
             action, self.stream, self.group, ids=ids, filters=filters, expected=expected, **extra
-        )  # type: ignore[arg-type]
+        )
 
     def _consumer_names(self) -> list[bytes]:
         if not isinstance(self.data, GroupSnapshot):
@@ -443,13 +455,7 @@ class GroupScreen(PollingScreen):
                 (
                     f"Show entries idle ≥ {label}",
                     "filter",
-                    lambda t=threshold: self.set_filters(
-                        PendingFilter(
-                            consumer=self.filters.consumer,
-                            min_idle_ms=t,
-                            min_deliveries=self.filters.min_deliveries,
-                        )
-                    ),
+                    partial(self._show_idle, threshold),
                 )
             )
         out.append(
@@ -464,3 +470,12 @@ class GroupScreen(PollingScreen):
                 spec = ACTIONS[name]
                 out.append((f"{spec.title}…", spec.description, getattr(self, f"action_op_{name}")))
         return out
+
+    def _show_idle(self, min_idle_ms: int) -> None:
+        self.set_filters(
+            PendingFilter(
+                consumer=self.filters.consumer,
+                min_idle_ms=min_idle_ms,
+                min_deliveries=self.filters.min_deliveries,
+            )
+        )

@@ -18,6 +18,7 @@ class TickBox(Checkbox):
     """A checkbox whose state reads in any terminal and in a screen capture: ``X`` when
     ticked, blank when not (Textual's draws an ``X`` either way, only its colour changes)."""
 
+    # A property where Textual declares a class attribute: Checkbox only ever reads it.
     @property
     def BUTTON_INNER(self) -> str:  # type: ignore[override]
         return "X" if self.value else " "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from textual import work
 from textual.app import ComposeResult
@@ -109,6 +110,9 @@ class StreamsScreen(PollingScreen):
             return
         self._load_groups(row.name)
 
+    def _open_dlq(self, stream: bytes) -> None:
+        self.post_message(OpenDlq(stream))
+
     @work(thread=True, group="open", exclusive=True, exit_on_error=False)
     def _load_groups(self, stream: bytes) -> None:
         try:
@@ -177,7 +181,7 @@ class StreamsScreen(PollingScreen):
                         (
                             f"Open DLQ {escape(name)}",
                             "dead-letter view",
-                            lambda n=name: self.post_message(OpenDlq(n)),
+                            partial(self._open_dlq, name),
                         )
                     )
                 else:
@@ -185,7 +189,7 @@ class StreamsScreen(PollingScreen):
                         (
                             f"Open stream {escape(name)}",
                             f"{fmt_int(row.summary.pending)} pending",
-                            lambda n=name: self._load_groups(n),
+                            partial(self._load_groups, name),
                         )
                     )
         return out

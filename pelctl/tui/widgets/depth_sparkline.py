@@ -112,8 +112,10 @@ class DepthSparkline(Vertical):
     DepthSparkline > Sparkline { height: 2; }
     """
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
         self.points: tuple[int, ...] = ()
 
     def compose(self) -> ComposeResult:

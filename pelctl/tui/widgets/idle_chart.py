@@ -33,8 +33,10 @@ class IdleChart(Static):
     IdleChart { height: auto; }
     """
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__("", **kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self, *, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__("", name=name, id=id, classes=classes)
         self.histogram: IdleHistogram | None = None
         self.note = ""
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rich.console import JustifyMethod
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -36,8 +37,10 @@ class Cell(Text):
 
     __slots__ = ("sort_key",)
 
-    def __init__(self, text: str, sort_key: Any, style: Style | str = "", justify: str = "left"):
-        super().__init__(clean(text), style=style, justify=justify, no_wrap=True, end="")  # type: ignore[arg-type]
+    def __init__(
+        self, text: str, sort_key: Any, style: Style | str = "", justify: JustifyMethod = "left"
+    ) -> None:
+        super().__init__(clean(text), style=style, justify=justify, no_wrap=True, end="")
         self.sort_key = sort_key
 
 
@@ -266,7 +269,7 @@ class KeyedTable(DataTable):
         arrow = ""
         if col.key == self.sort_column:
             arrow = ARROW_DOWN if self.sort_reverse else ARROW_UP
-        return Text(clean(col.header) + arrow, justify=col.justify)  # type: ignore[arg-type]
+        return Text(clean(col.header) + arrow, justify=col.justify)
 
     def _cells(self, row: KeyedRow) -> list[Cell]:
         style = self._style_for(row.style)

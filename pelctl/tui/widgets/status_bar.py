@@ -47,8 +47,15 @@ class StatusBar(Static):
     StatusBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
     """
 
-    def __init__(self, crumbs: list[str], **kwargs: object) -> None:
-        super().__init__("", **kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        crumbs: list[str],
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__("", name=name, id=id, classes=classes)
         self.crumbs = crumbs
         self.server = ""
         self.context: str | None = None
