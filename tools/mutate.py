@@ -130,7 +130,7 @@ MODULES: dict[str, Module] = {
     ),
     "scan": Module(
         ("pelctl/redis/scan.py",),
-        ("tests/integration/test_scan.py",),
+        ("tests/unit/test_scan_units.py", "tests/integration/test_scan.py"),
     ),
     "durations": Module(
         ("pelctl/base/durations.py",),

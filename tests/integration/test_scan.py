@@ -238,3 +238,84 @@ def test_every_call_stays_under_the_bound_on_200k(r, conn):
         if not slow:
             break
     assert not attempts[-1], attempts
+
+
+# -- exact paging on small PELs (fast: the scan module's mutation tests run these) ----------
+
+
+def test_fixed_pages_make_exact_calls(r, conn):
+    """10 entries, pages of 3: calls of 3, 3, 3, 1 (a short page ends the range); 9 entries:
+    3, 3, 3 and one empty call to learn that the range is done."""
+    build(r, 10, consumers=(b"c1",))
+    scan = PelScan(conn.raw(S), S, G, page_size=3)
+    pages = list(scan.pages())
+    assert [len(p) for p in pages] == [3, 3, 3, 1]
+    assert ident([row for p in pages for row in p]) == ident(truth(r))
+    assert (scan.stats.calls, scan.stats.rows, scan.stats.max_count) == (4, 10, 3)
+    assert scan.total == 10 and scan.progress() == 1.0
+    r.delete(S)
+    build(r, 9, consumers=(b"c1",))
+    scan = PelScan(conn.raw(S), S, G, page_size=3)
+    assert [len(p) for p in scan.pages()] == [3, 3, 3]
+    assert scan.stats.calls == 4
+
+
+def test_empty_and_inverted_ranges_make_no_call(r, conn):
+    build(r, 5, consumers=(b"c1",), start_ms=1_000)
+    for start, end in ((b"10", b"5"), (b"(+", b"+"), (b"-", b"(-"), (b"(1001-0", b"1001-0")):
+        scan = PelScan(conn.raw(S), S, G, start=start, end=end)
+        assert list(scan.pages()) == []
+        assert scan.stats.calls == 0 and scan.total is None
+    raw = sc.raw(r)
+    for start, end in ((b"1001", b"(1003"), (b"1001", b"(1003-0"), (b"(1000-0", b"1002")):
+        scan = PelScan(conn.raw(S), S, G, start=start, end=end)
+        expected = raw.execute_command("XPENDING", S, G, start, end, 100)
+        assert ident(list(scan.rows())) == ident(expected), (start, end)
+        assert ident(expected) != []
+    scan = PelScan(conn.raw(S), S, G, start=b"(1001", end=b"1003", min_idle_ms=1)
+    idle = [row[0] for row in scan.rows()]
+    assert idle in ([b"1002-0", b"1003-0"], [b"1002-0"], [])  # idle >= 1 ms: time-dependent
+    assert all(i in (b"1002-0", b"1003-0") for i in idle)
+
+
+def test_group_meta_errors_are_exact(r, conn):
+    from pelctl.base.errors import WrongType
+
+    build(r, 3, consumers=(b"c1",))
+    with pytest.raises(StreamNotFound) as err:
+        list(PelScan(conn.raw(b"nope\xff"), b"nope\xff", G).pages())
+    assert err.value.message == "stream nope\\xff not found"
+    with pytest.raises(GroupNotFound) as gerr:
+        list(PelScan(conn.raw(S), S, b"g\xfe").pages())
+    assert gerr.value.message == "NOGROUP No such key 'scan:s' or consumer group 'g\\xfe'"
+    r.set(b"str", b"x")
+    with pytest.raises(WrongType, match="^XPENDING: WRONGTYPE"):
+        list(PelScan(conn.raw(b"str"), b"str", G).pages())
+
+
+def test_group_meta_reads_xinfo_groups(r, conn):
+    from pelctl.redis.scan import group_meta
+
+    build(r, 6, consumers=(b"c1", b"c2"), start_ms=5_000)
+    sc.create_group(r, S, b"other")
+    raw = sc.raw(r)
+    raw.execute_command("XGROUP", "CREATECONSUMER", S, G, b"c3")
+    meta = group_meta(raw, S, G)
+    assert (meta.pending, meta.consumers, meta.last_delivered) == (6, 3, (5_005, 0))
+    assert group_meta(raw, S, b"other") == type(meta)(0, 0, (0, 0))
+
+
+def test_idle_scan_of_a_pel_with_nothing_idle_enough(r, conn):
+    build(r, 50, consumers=(b"c1",))
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, page_size=10)
+    assert list(scan.pages()) == []
+    assert scan.stats.windows >= 1 and scan.progress() == 1.0
+
+
+def test_unfiltered_scan_with_min_idle_filters_client_side(r, conn):
+    ids = build(r, 30, consumers=(b"c1",))[b"c1"]
+    sc.set_idle(r, S, G, b"c1", ids[::3], 7_200_000)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, use_idle_filter=False, page_size=4)
+    rows = collect(scan)
+    assert [row[0] for row in rows] == ids[::3]
+    assert scan.stats.windows == 0 and scan.stats.calls == 8  # 30 rows in pages of 4
