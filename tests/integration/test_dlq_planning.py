@@ -245,3 +245,37 @@ def test_select_by_filters_limit_and_prefix(r, conn) -> None:
     found, missing = dlq_common.select(conn, b"o:dlq", Targets(ids=(b"4000", b"7-0")), "x_")
     assert [(e.id, e.source) for e in found] == [(c, b"o")]
     assert missing == (b"7-0",)
+
+
+def test_replay_notes_cross_slot_targets_and_no_lineage(r, conn, monkeypatch) -> None:
+    """Every pair of keys counts as cross-slot here (the switch a cluster would flip): the
+    note names the first three replayed targets, in order, never a refused one's."""
+    monkeypatch.setenv("PELCTL_FORCE_CROSS_SLOT", "1")
+    r.hset(b"h0", b"a", b"1")
+    for n, target in enumerate((b"s4", b"s2", b"s3", b"s1")):
+        raw(r).execute_command("XADD", target, "*", "seed", "1")
+        add_dead(r, b"o:dlq", target, entry_id=f"{1_000 + n}-0", prefix=b"x_")
+    add_dead(r, b"o:dlq", b"h0", entry_id="2000-0", prefix=b"x_")
+    options = dlq_common.ReplayOptions(no_lineage=True, field_prefix="x_")
+    plan = dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq", dlq_common.DlqTargets(), options)
+    assert [i.action for i in plan.items] == ["replay"] * 4 + ["refuse"]
+    assert plan.notes == (
+        "--no-lineage: each copy is the original fields alone (no x_original_id, "
+        "x_prior_deliveries or x_replayed_from); consumers can deduplicate by content only",
+        "o:dlq and s1, s2, s3 are in different cluster slots: ordered path (copy with a replay "
+        "marker first, then delete from the DLQ); a rerun after a crash skips what was "
+        "already copied",
+    )
+    monkeypatch.delenv("PELCTL_FORCE_CROSS_SLOT")
+    options = dlq_common.ReplayOptions(field_prefix="x_")
+    plan = dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq", dlq_common.DlqTargets(), options)
+    assert plan.count == 4 and plan.notes == ()
+
+
+def test_replay_to_a_new_stream_says_it_creates_it(r, conn) -> None:
+    ids = _dlq(r)
+    options = dlq_common.ReplayOptions(to=b"fresh")
+    plan = dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq", dlq_common.DlqTargets(), options)
+    assert [(i.id, i.owner, i.action, i.note) for i in plan.items] == [
+        (entry_id, b"fresh", "replay", "creates fresh") for entry_id in ids
+    ]
