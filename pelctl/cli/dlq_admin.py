@@ -416,7 +416,7 @@ def purge_cmd(
     from pelctl.base.binary import unescape
     from pelctl.core.dlq.common import DlqTargets
     from pelctl.core.executor import normalize_ids
-    from pelctl.core.mutations import Options
+    from pelctl.core.mutations.model import Options
 
     refuse_empty_prefix(field_prefix)
     f = _filter(source, reason, since, until, older_than)

@@ -67,7 +67,7 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
 
 def _show_dry_run(rt: Runtime, plans: list[Any], single: bool) -> int:
     from pelctl.cli.mutate import show_notes, show_plan_rows
-    from pelctl.core.mutations import dry_run_result
+    from pelctl.core.mutations.api import dry_run_result
     from pelctl.render import dlq as render
 
     out = rt.out

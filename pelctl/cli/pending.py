@@ -101,7 +101,7 @@ def register(app: typer.Typer) -> None:
         refuse_empty("--consumer", consumer)
         group, _ = pick_group(rt, group, group_opt)
         if min_deliveries is not None and below_deliveries is not None:
-            from pelctl.core.mutations import Targets
+            from pelctl.core.mutations.model import Targets
 
             Targets(min_deliveries=min_deliveries, below_deliveries=below_deliveries,
                     every=True).require_some()  # fmt: skip

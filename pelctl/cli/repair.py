@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
         their own: it warns so (JSON: "warnings"); requeue hands entries to any consumer."""
         from pelctl.base.binary import unescape
         from pelctl.cli.mutate import run_mutation
-        from pelctl.core.mutations import Options
+        from pelctl.core.mutations.model import Options
 
         refuse_empty("--to", to)
         refuse_empty("--lock-key", lock_key, "a key pattern")
@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
         For junk only: to retry an entry use requeue, to keep it for later use dlq move."""
         from pelctl.base.binary import unescape
         from pelctl.cli.mutate import run_mutation
-        from pelctl.core.mutations import Options
+        from pelctl.core.mutations.model import Options
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
         group, ids = pick_group(rt, group, group_opt, ids or [])
@@ -172,7 +172,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.cli.mutate import run_mutation
         from pelctl.core.dlq.envelope import default_dlq
         from pelctl.core.executor import check_lineage
-        from pelctl.core.mutations import Options
+        from pelctl.core.mutations.model import Options
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
         refuse_empty("--dlq", dlq, "a stream name")

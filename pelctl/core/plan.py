@@ -42,17 +42,9 @@ from typing import Any
 from pelctl.base.binary import escape, unescape
 from pelctl.base.errors import ConfigError, OperationFailed, PelctlError, UsageError
 from pelctl.base.paths import plan_key_path
-from pelctl.core.mutations import (
-    APPLIED_OUTCOMES,
-    FAILED_OUTCOMES,
-    SKIP_ACTIONS,
-    Options,
-    Plan,
-    PlanItem,
-    Targets,
-    get,
-    planned_outcome,
-)
+from pelctl.core.mutations.declaration import Plan, get
+from pelctl.core.mutations.model import SKIP_ACTIONS, Options, PlanItem, Targets
+from pelctl.core.mutations.outcomes import APPLIED_OUTCOMES, FAILED_OUTCOMES, planned_outcome
 from pelctl.core.targets import require_group, require_stream
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors

@@ -61,7 +61,7 @@ from pelctl.base.errors import (
     StreamNotFound,
     UsageError,
 )
-from pelctl.core.mutations import APPLIED, FAILED, ItemResult
+from pelctl.core.mutations.outcomes import APPLIED, FAILED, ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import PassCounts, PassReport, ReclaimConfig, StreamPass
 from pelctl.reclaim.strategies import State, StreamRun, own_consumer, resolve, run_stream
@@ -520,7 +520,7 @@ class Runner:
         audit_line`). The loop needs no confirmation (it is always yes) and is never
         refused in read-only mode: it then changes nothing and writes no line."""
         from pelctl.core import audit, runner
-        from pelctl.core.mutations import RepairResult
+        from pelctl.core.mutations.outcomes import RepairResult
 
         c = sp.counts
         result = RepairResult(

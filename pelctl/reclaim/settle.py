@@ -31,7 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pelctl.base.errors import ConnectionFailed, OperationFailed
-from pelctl.core.mutations import ItemResult, Options, Plan, PlanItem, Targets
+from pelctl.core.mutations.declaration import Plan
+from pelctl.core.mutations.model import Options, PlanItem, Targets
+from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.reclaim.model import ReclaimConfig
 from pelctl.redis.connection import Connection
 

@@ -18,7 +18,7 @@ from pelctl.core.models import PendingFilter
 from pelctl.render.table import Column
 
 if TYPE_CHECKING:
-    from pelctl.core.mutations import Mutation
+    from pelctl.core.mutations.declaration import Mutation
 
 PREVIEW_ROWS = 50
 

@@ -50,7 +50,7 @@ DETAIL_LIMIT = 20_000
 
 
 def _targets(request: ActionRequest) -> Any:  # core Targets, imported lazily
-    from pelctl.core.mutations import Targets
+    from pelctl.core.mutations.model import Targets
 
     target = request.spec.target
     if target == "consumer":
@@ -68,7 +68,7 @@ def _targets(request: ActionRequest) -> Any:  # core Targets, imported lazily
 
 
 def _options(source: ActionContext, request: ActionRequest) -> Any:
-    from pelctl.core.mutations import Options
+    from pelctl.core.mutations.model import Options
 
     if request.action == "claim":
         return Options(to=request.to_consumer)
@@ -181,7 +181,7 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:
 def apply(source: ActionContext, plan: ActionPlan) -> ActionOutcome:
     """Apply a plan the modal confirmed, through the runner (re-verified, audited)."""
     from pelctl.core import runner
-    from pelctl.core.mutations import Plan
+    from pelctl.core.mutations.declaration import Plan
 
     core_plan = plan.handle
     assert isinstance(core_plan, Plan), "an ActionPlan of this module holds the core plan"

@@ -166,7 +166,8 @@ def test_the_tally_of_the_inspect_scan() -> None:
 
 
 def test_claim_warnings_name_the_equivalent_requeue() -> None:
-    from pelctl.core.mutations import Options, Plan, Targets
+    from pelctl.core.mutations.declaration import Plan
+    from pelctl.core.mutations.model import Options, Targets
 
     plan = Plan("claim", b"orders", b"billing", (), Targets(consumer=b"-x", min_idle_ms=5_400_000),
                 Options(to=b"live"))  # fmt: skip
