@@ -106,7 +106,7 @@ def save_plan(
     warnings: Callable[[bool], list[str]] | None = None,
 ) -> int:
     from pelctl.core import mutations
-    from pelctl.core.plan import save
+    from pelctl.core.plan.file import save
     from pelctl.render import repair as render
 
     saved = save(plan, path)

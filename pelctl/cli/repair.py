@@ -217,7 +217,8 @@ def register(app: typer.Typer) -> None:
         from dataclasses import replace
 
         from pelctl.cli.mutate import confirm_and_apply, gate, show_dry_run
-        from pelctl.core.plan import check_target, load, verify
+        from pelctl.core.plan.checks import check_target, verify
+        from pelctl.core.plan.file import load
 
         if not rt.dry_run:
             rt.require_writable("apply")  # before even reading the file

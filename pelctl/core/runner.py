@@ -32,7 +32,7 @@ from pelctl.core import audit
 from pelctl.core.mutations.api import apply
 from pelctl.core.mutations.declaration import Mutation, Plan
 from pelctl.core.mutations.outcomes import RepairResult
-from pelctl.core.plan import params_json
+from pelctl.core.plan.document import params_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from pelctl.redis.connection import Connection

@@ -54,7 +54,7 @@ def plan_row(plan: Plan, item: PlanItem) -> tuple[str, ...]:
 def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
     """One planned item, as a plan file holds it (docs/schemas/repair-result.json): the
     entry's or consumer's keys and the ``outcome`` applying it will report."""
-    from pelctl.core.plan import item_to_json
+    from pelctl.core.plan.document import item_to_json
 
     return item_to_json(item, plan.mutation.subject == "consumer")
 

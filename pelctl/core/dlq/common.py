@@ -273,8 +273,8 @@ def plan_dlq(
 
 def params(plan: Plan) -> dict[str, Any]:
     """The plan's targets and options for the audit line (DLQ filters and replay options
-    included, which :func:`pelctl.core.plan.params_json` does not know)."""
-    from pelctl.core.plan import params_json
+    included, which :func:`pelctl.core.plan.document.params_json` does not know)."""
+    from pelctl.core.plan.document import params_json
 
     out = params_json(plan)
     t, o = plan.targets, plan.options

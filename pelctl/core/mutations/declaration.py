@@ -95,9 +95,9 @@ class Mutation:
 
     def audit_params(self, plan: Plan) -> dict[str, Any] | None:
         """The plan's targets and options as its audit line records them (``params``).
-        None: those of its plan file (:func:`pelctl.core.plan.params_json`, which the runner
-        calls; this module cannot import it). A declaration with targets or options of its
-        own (the DLQ filters) returns them."""
+        None: those of its plan file (:func:`pelctl.core.plan.document.params_json`, which
+        the runner calls; this module cannot import it). A declaration with targets or options
+        of its own (the DLQ filters) returns them."""
         del plan
         return None
 
