@@ -242,9 +242,10 @@ def register(app: typer.Typer) -> None:
 
 
 def claim_warnings(conn: Any, plan: Any) -> Callable[[bool], list[str]]:
-    """What a claim says besides its result (pelctl.core.liveness.claim_warnings); the
+    """What a claim says besides its result (pelctl.core.advice.claim_warnings); the
     target's verdict is read now, before the claim refreshes its idle time."""
-    from pelctl.core import liveness
+    from pelctl.core import advice
+    from pelctl.core.liveness.signals import target_verdict
 
-    target = liveness.target_verdict(conn, plan.stream, plan.group, plan.options.to)
-    return lambda applied: liveness.claim_warnings(plan, applied=applied, target=target)
+    target = target_verdict(conn, plan.stream, plan.group, plan.options.to)
+    return lambda applied: advice.claim_warnings(plan, applied=applied, target=target)

@@ -19,7 +19,7 @@ from pelctl.core import liveness
 from pelctl.core.cmdline import command_line
 from pelctl.core.dlq.envelope import default_dlq
 from pelctl.core.ghosts import StreamBounds, count_ghosts, stream_bounds
-from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS, ConsumerFacts
+from pelctl.core.liveness.verdict import DEFAULT_DEAD_AFTER_MS, ConsumerFacts
 from pelctl.core.models import (
     POISON_DELIVERIES,
     Advice,

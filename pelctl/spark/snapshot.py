@@ -46,7 +46,7 @@ from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan, gc_paused
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, arrow_schema
 
 if TYPE_CHECKING:
-    from pelctl.core.liveness import Clients
+    from pelctl.core.liveness.verdict import Clients
 
 DEFAULT_DLQ_PREFIX = "_dlq_"
 BATCH_ROWS = 131_072  # rows per Arrow batch / Parquet row group

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from pelctl.core import inspect as ins
-from pelctl.core.liveness import ConsumerFacts
+from pelctl.core.liveness.verdict import ConsumerFacts
 from pelctl.core.models import Advice, ConsumerInfo, IdleCounts
 
 
