@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pelctl.core import liveness as lv
-from pelctl.core.inspect import LivenessTally
+from pelctl.core.health import LivenessTally
 from pelctl.core.liveness.verdict import Clients, ConsumerFacts, Judgement
 
 DEAD_AFTER = 300_000
