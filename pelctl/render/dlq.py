@@ -9,7 +9,8 @@ from typing import Any
 
 from pelctl.base.binary import escape, to_json_text
 from pelctl.base.durations import format_duration_ms
-from pelctl.core.decoders import Decoded, decode
+from pelctl.core.decoders.common import Decoded
+from pelctl.core.decoders.registry import decode
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqStats
 from pelctl.core.models import POISON_DELIVERIES

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pelctl.base.binary import escape, json_text
 from pelctl.base.errors import NotFound, OperationFailed, UsageError
-from pelctl.core.decoders import decode
+from pelctl.core.decoders.registry import decode
 from pelctl.core.models import id_ms
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
