@@ -55,9 +55,9 @@ def spec(action: str) -> ActionSpec:
 
 
 def _declared(name: str) -> Mutation:
-    from pelctl.core import mutations
+    from pelctl.core.mutations.declaration import get
 
-    return mutations.get(name)
+    return get(name)
 
 
 ACTIONS: dict[str, ActionSpec] = {

@@ -90,7 +90,8 @@ def _options(source: ActionContext, request: ActionRequest) -> Any:
 
 
 def plan(source: ActionContext, request: ActionRequest) -> ActionPlan:
-    from pelctl.core import mutations, runner
+    from pelctl.core import runner
+    from pelctl.core.mutations.api import plan as plan_mutation
 
     spec = request.spec
     mutation = spec.declaration
@@ -102,8 +103,8 @@ def plan(source: ActionContext, request: ActionRequest) -> ActionPlan:
     else:
         stream, group = request.stream, request.group or b""
         detail = bool(request.ids) or (request.expected or 0) <= DETAIL_LIMIT
-    core_plan = mutations.plan(conn, mutation.name, stream, group, targets, options,
-                               detail=detail)  # fmt: skip
+    core_plan = plan_mutation(conn, mutation.name, stream, group, targets, options,
+                              detail=detail)  # fmt: skip
     return to_view(request, core_plan)
 
 
