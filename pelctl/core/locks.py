@@ -8,6 +8,7 @@ Light: the Redis layer is imported only by the detection, when it runs."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pelctl.base.errors import UsageError
@@ -63,7 +64,7 @@ def detect_lock_key(
     stream: bytes,
     group: bytes,
     candidates: dict[bytes, list[bytes]],
-    sample: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
+    sample: Sequence[tuple[bytes, bytes]] = (),
     *,
     budget: int = LOCK_DETECT_KEYS,
 ) -> tuple[str | None, int]:

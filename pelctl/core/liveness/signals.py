@@ -8,7 +8,7 @@ facts (:func:`consumer_facts`); :func:`group_verdicts` (prune) and :func:`target
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pelctl.core.liveness.verdict import (
     CLIENT_LIST_DENIED,
@@ -27,6 +27,8 @@ from pelctl.core.liveness.verdict import (
 from pelctl.redis.replies import rows
 
 if TYPE_CHECKING:  # pragma: no cover
+    import redis
+
     from pelctl.redis.connection import Connection
 
 
@@ -54,13 +56,13 @@ def parse_client_list(reply: bytes | str) -> Clients:
     return Clients(frozenset(names), tuple(blocked))
 
 
-def read_clients(raw: object) -> Clients:
+def read_clients(raw: redis.Redis) -> Clients:
     """One ``CLIENT LIST TYPE normal`` on ``raw`` (the node that owns the stream). An ACL
     refusal or an unknown command is an absent signal, not an error."""
     import redis.exceptions as rex
 
     try:
-        reply = raw.execute_command("CLIENT", "LIST", "TYPE", "normal")  # type: ignore[attr-defined]
+        reply = raw.execute_command("CLIENT", "LIST", "TYPE", "normal")
     except rex.NoPermissionError:
         return Clients(missing=CLIENT_LIST_DENIED)
     except rex.ResponseError as err:
@@ -138,17 +140,18 @@ def lock_probe(
     return probe
 
 
-def consumer_facts(rows: Iterable[Mapping[bytes, object]]) -> list[ConsumerFacts]:
-    """``XINFO CONSUMERS`` rows (field maps) as facts."""
+def consumer_facts(rows: Iterable[Mapping[bytes, Any]]) -> list[ConsumerFacts]:
+    """``XINFO CONSUMERS`` rows (field maps: the name is bytes, the counts integers) as
+    facts."""
     out = []
     for row in rows:
         inactive = row.get(b"inactive")
         out.append(
             ConsumerFacts(
-                name=row[b"name"],  # type: ignore[arg-type]
-                pending=int(row[b"pending"]),  # type: ignore[call-overload]
-                idle_ms=int(row[b"idle"]),  # type: ignore[call-overload]
-                inactive_ms=int(inactive) if inactive is not None else None,  # type: ignore[call-overload]
+                name=bytes(row[b"name"]),
+                pending=int(row[b"pending"]),
+                idle_ms=int(row[b"idle"]),
+                inactive_ms=int(inactive) if inactive is not None else None,
             )
         )
     return out

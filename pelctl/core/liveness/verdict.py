@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pelctl.redis.capabilities import Capabilities
 
 DEFAULT_DEAD_AFTER_MS = 300_000
 # "active" means it read (7.2+: tried to read) within a minute, or within --dead-after when
@@ -71,9 +75,9 @@ LockProbe = Callable[[Sequence[ConsumerFacts]], set[bytes]]
 ClientsProbe = Callable[[], Clients]
 
 
-def is_modern(caps: object) -> bool:
+def is_modern(caps: Capabilities) -> bool:
     """7.2 semantics of ``idle`` and ``inactive`` (Redis 7.2+, Valkey)."""
-    return bool(caps.has("consumer_inactive"))  # type: ignore[attr-defined]
+    return caps.has("consumer_inactive")
 
 
 def judge_group(
