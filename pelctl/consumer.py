@@ -54,7 +54,7 @@ from typing import Any
 import redis
 import redis.exceptions as rex
 
-from pelctl.core.mutations import ItemResult
+from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import ReclaimConfig
 from pelctl.reclaim.settle import Settler, Taken

@@ -76,7 +76,7 @@ def prune(
     from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
     from pelctl.cli.mutate import run_mutation
-    from pelctl.core.mutations import Options, Targets
+    from pelctl.core.mutations.model import Options, Targets
 
     refuse_empty("--reassign-to", reassign_to)
     group, _ = pick_group(rt, group, group_opt)

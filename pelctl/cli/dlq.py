@@ -82,7 +82,7 @@ def move(
     from pelctl.base.binary import unescape
     from pelctl.cli.mutate import run_mutation
     from pelctl.core.dlq.envelope import default_dlq
-    from pelctl.core.mutations import Options
+    from pelctl.core.mutations.model import Options
 
     refuse_empty("--dlq", dlq, "a stream name")
     refuse_empty("--lock-key", lock_key, "a key pattern")

@@ -133,7 +133,7 @@ def list_cmd(
     from pelctl.base.errors import UsageError
     from pelctl.cli.dlq_mutate import dlq_keys
     from pelctl.cli.pending import warn_decoders
-    from pelctl.core.decoders import problems
+    from pelctl.core.decoders.registry import problems
     from pelctl.core.dlq.read import iter_entries, require_dlq
     from pelctl.render import dlq as render
 
@@ -192,7 +192,7 @@ def show_cmd(
     UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
     from pelctl.base.binary import escape, unescape
     from pelctl.cli.pending import warn_decoders
-    from pelctl.core.decoders import problems
+    from pelctl.core.decoders.registry import problems
     from pelctl.core.dlq.read import get_entry
     from pelctl.render import dlq as render
 
@@ -416,7 +416,7 @@ def purge_cmd(
     from pelctl.base.binary import unescape
     from pelctl.core.dlq.common import DlqTargets
     from pelctl.core.executor import normalize_ids
-    from pelctl.core.mutations import Options
+    from pelctl.core.mutations.model import Options
 
     refuse_empty_prefix(field_prefix)
     f = _filter(source, reason, since, until, older_than)

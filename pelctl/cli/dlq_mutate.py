@@ -38,10 +38,10 @@ def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list
 def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any,
          options: Any) -> int:  # fmt: skip
     from pelctl.cli.mutate import gate
-    from pelctl.core import mutations
     from pelctl.core.dlq import common as core
+    from pelctl.core.mutations.declaration import get
 
-    mutation = mutations.get(action)
+    mutation = get(action)
     if not rt.dry_run:
         gate(rt, mutation)  # read-only, --yes without a terminal, audit log writable
     # Ids, a filter or --all (a replay: or a DLQ, named or --match): before connecting.
@@ -67,7 +67,7 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
 
 def _show_dry_run(rt: Runtime, plans: list[Any], single: bool) -> int:
     from pelctl.cli.mutate import show_notes, show_plan_rows
-    from pelctl.core.mutations import dry_run_result
+    from pelctl.core.mutations.api import dry_run_result
     from pelctl.render import dlq as render
 
     out = rt.out

@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         group, _ = pick_group(rt, group, group_opt)
         if fix:
             from pelctl.cli.mutate import run_mutation
-            from pelctl.core.mutations import Options, Targets
+            from pelctl.core.mutations.model import Options, Targets
 
             targets = Targets(consumer=unescape(consumer) if consumer else None, limit=limit,
                               every=True)  # fmt: skip

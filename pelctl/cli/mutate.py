@@ -77,14 +77,15 @@ def run_mutation(
     plan_out: str | None = None,
     warnings: Warnings | None = None,
 ) -> int:
-    from pelctl.core import mutations
+    from pelctl.core.mutations.api import plan as plan_mutation
+    from pelctl.core.mutations.declaration import get
 
-    mutation = mutations.get(action)
+    mutation = get(action)
     previewing = rt.dry_run or plan_out is not None
     if not previewing:
         gate(rt, mutation)
     conn = rt.connect()
-    plan = mutations.plan(conn, action, stream, group, targets, options, detail=previewing)
+    plan = plan_mutation(conn, action, stream, group, targets, options, detail=previewing)
     said = warnings(conn, plan) if warnings else None
     if plan_out is not None:
         return save_plan(rt, plan, plan_out, warnings=said)
@@ -105,14 +106,14 @@ def save_plan(
     *,
     warnings: Callable[[bool], list[str]] | None = None,
 ) -> int:
-    from pelctl.core import mutations
-    from pelctl.core.plan import save
+    from pelctl.core.mutations.api import dry_run_result
+    from pelctl.core.plan.file import save
     from pelctl.render import repair as render
 
     saved = save(plan, path)
     said = warnings(False) if warnings and plan.count else []
     if rt.out.fmt in ("json", "ndjson"):
-        doc = render.result_to_json(mutations.dry_run_result(plan))
+        doc = render.result_to_json(dry_run_result(plan))
         doc["plan_file"] = str(saved)
         if said:
             doc["warnings"] = said
@@ -134,10 +135,10 @@ def show_dry_run(
     """The plan of a dry run. In text: the summary first, its notes and warnings right after
     it, then the first rows (every one with ``--all-rows``) and how many more there are;
     JSON, NDJSON, CSV and TSV always hold every row."""
-    from pelctl.core import mutations
+    from pelctl.core.mutations.api import dry_run_result
     from pelctl.render import repair as render
 
-    result = mutations.dry_run_result(plan)
+    result = dry_run_result(plan)
     said = warnings(False) if warnings and plan.count else []
     out = rt.out
     if out.fmt == "json":

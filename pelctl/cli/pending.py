@@ -91,7 +91,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.base.binary import unescape
         from pelctl.base.durations import parse_duration_ms
         from pelctl.base.errors import UsageError
-        from pelctl.core.decoders import problems
+        from pelctl.core.decoders.registry import problems
         from pelctl.core.models import PendingFilter
         from pelctl.core.pending import count_pending, iter_pending
         from pelctl.render import pending as render
@@ -101,7 +101,7 @@ def register(app: typer.Typer) -> None:
         refuse_empty("--consumer", consumer)
         group, _ = pick_group(rt, group, group_opt)
         if min_deliveries is not None and below_deliveries is not None:
-            from pelctl.core.mutations import Targets
+            from pelctl.core.mutations.model import Targets
 
             Targets(min_deliveries=min_deliveries, below_deliveries=below_deliveries,
                     every=True).require_some()  # fmt: skip
@@ -142,7 +142,7 @@ def warn_decoders(rt: Runtime, before: dict[str, str]) -> None:
     """A decoder that failed to load or raised during this command (``before``: the
     problems known when it started): said once, after the output (the entries it would
     have decoded were shown raw, or by the next decoder)."""
-    from pelctl.core.decoders import problems
+    from pelctl.core.decoders.registry import problems
 
     for name, problem in sorted(problems().items()):
         if before.get(name) != problem:

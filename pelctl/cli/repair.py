@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
         their own: it warns so (JSON: "warnings"); requeue hands entries to any consumer."""
         from pelctl.base.binary import unescape
         from pelctl.cli.mutate import run_mutation
-        from pelctl.core.mutations import Options
+        from pelctl.core.mutations.model import Options
 
         refuse_empty("--to", to)
         refuse_empty("--lock-key", lock_key, "a key pattern")
@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
         For junk only: to retry an entry use requeue, to keep it for later use dlq move."""
         from pelctl.base.binary import unescape
         from pelctl.cli.mutate import run_mutation
-        from pelctl.core.mutations import Options
+        from pelctl.core.mutations.model import Options
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
         group, ids = pick_group(rt, group, group_opt, ids or [])
@@ -172,7 +172,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.cli.mutate import run_mutation
         from pelctl.core.dlq.envelope import default_dlq
         from pelctl.core.executor import check_lineage
-        from pelctl.core.mutations import Options
+        from pelctl.core.mutations.model import Options
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
         refuse_empty("--dlq", dlq, "a stream name")
@@ -217,7 +217,8 @@ def register(app: typer.Typer) -> None:
         from dataclasses import replace
 
         from pelctl.cli.mutate import confirm_and_apply, gate, show_dry_run
-        from pelctl.core.plan import check_target, load, verify
+        from pelctl.core.plan.checks import check_target, verify
+        from pelctl.core.plan.file import load
 
         if not rt.dry_run:
             rt.require_writable("apply")  # before even reading the file
@@ -241,9 +242,10 @@ def register(app: typer.Typer) -> None:
 
 
 def claim_warnings(conn: Any, plan: Any) -> Callable[[bool], list[str]]:
-    """What a claim says besides its result (pelctl.core.liveness.claim_warnings); the
+    """What a claim says besides its result (pelctl.core.advice.claim_warnings); the
     target's verdict is read now, before the claim refreshes its idle time."""
-    from pelctl.core import liveness
+    from pelctl.core import advice
+    from pelctl.core.liveness.signals import target_verdict
 
-    target = liveness.target_verdict(conn, plan.stream, plan.group, plan.options.to)
-    return lambda applied: liveness.claim_warnings(plan, applied=applied, target=target)
+    target = target_verdict(conn, plan.stream, plan.group, plan.options.to)
+    return lambda applied: advice.claim_warnings(plan, applied=applied, target=target)

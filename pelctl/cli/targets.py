@@ -140,7 +140,7 @@ def build_targets(
     from pelctl.base.durations import parse_duration_ms
     from pelctl.base.errors import UsageError
     from pelctl.core.executor import normalize_ids
-    from pelctl.core.mutations import Targets
+    from pelctl.core.mutations.model import Targets
 
     if ids and limit is not None:
         raise UsageError("--limit applies to filters, not to explicit ids")

@@ -36,7 +36,7 @@ from typing import Any
 from pelctl.base.binary import escape
 from pelctl.base.errors import NotAudited, OperationFailed
 from pelctl.base.paths import audit_path, state_dir
-from pelctl.core.mutations import RepairResult
+from pelctl.core.mutations.outcomes import RepairResult
 
 MAX_IDS = 1_000
 MAX_FAILED = 100

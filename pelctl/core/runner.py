@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from pelctl.base.errors import EXIT_NOT_AUDITED, EXIT_PARTIAL, NotAudited, ReadOnlyRefused
 from pelctl.core import audit
-from pelctl.core.mutations import Mutation, Plan, RepairResult, apply
-from pelctl.core.plan import params_json
+from pelctl.core.mutations.api import apply
+from pelctl.core.mutations.declaration import Mutation, Plan
+from pelctl.core.mutations.outcomes import RepairResult
+from pelctl.core.plan.document import params_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from pelctl.redis.connection import Connection

@@ -61,7 +61,7 @@ from pelctl.base.errors import (
     StreamNotFound,
     UsageError,
 )
-from pelctl.core.mutations import APPLIED, FAILED, ItemResult
+from pelctl.core.mutations.outcomes import APPLIED, FAILED, ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import PassCounts, PassReport, ReclaimConfig, StreamPass
 from pelctl.reclaim.strategies import State, StreamRun, own_consumer, resolve, run_stream
@@ -403,13 +403,14 @@ class Runner:
         an unknown one (Redis < 7.2, no signal) is warned about and served. Logged when the
         verdict changes. Redis counts a claim as C's activity, so this catches a target
         that was quiet before the loop handed it entries, not one that dies later."""
-        from pelctl.core import liveness
+        from pelctl.core.liveness.signals import target_verdict
+        from pelctl.core.liveness.verdict import DEAD_SUSPECT, DEFAULT_DEAD_AFTER_MS, UNKNOWN
 
         cfg = self.cfg
         if cfg.to is None:
             return True
-        dead_after = max(cfg.idle_ms, liveness.DEFAULT_DEAD_AFTER_MS)
-        verdict = liveness.target_verdict(
+        dead_after = max(cfg.idle_ms, DEFAULT_DEAD_AFTER_MS)
+        verdict = target_verdict(
             conn, sp.stream, cfg.group, cfg.to, dead_after_ms=dead_after, lock_key=cfg.lock_key
         )
         if verdict is None:  # not a consumer of the group: a typo unless asked for
@@ -423,7 +424,7 @@ class Runner:
         seen = (verdict.verdict, verdict.reason)
         changed = self._target_seen.get(sp.stream) != seen
         self._target_seen[sp.stream] = seen
-        if verdict.verdict == liveness.DEAD_SUSPECT:
+        if verdict.verdict == DEAD_SUSPECT:
             sp.skipped = (f"--to {escape(cfg.to)} looks dead ({verdict.reason}): nothing "
                           "handed to it this pass")  # fmt: skip
             event(self.log, logging.WARNING if changed else logging.DEBUG, "target-dead-suspect",
@@ -431,7 +432,7 @@ class Runner:
                   detail="entries claimed to a dead consumer would wait for good: start its "
                   "worker, or use --strategy requeue")  # fmt: skip
             return False
-        if verdict.verdict == liveness.UNKNOWN and changed:
+        if verdict.verdict == UNKNOWN and changed:
             event(self.log, logging.WARNING, "target-liveness-unknown", stream=sp.stream,
                   group=cfg.group, to=cfg.to, reason=verdict.reason,
                   detail="make sure its worker runs and reads its own pending entries "
@@ -520,7 +521,7 @@ class Runner:
         audit_line`). The loop needs no confirmation (it is always yes) and is never
         refused in read-only mode: it then changes nothing and writes no line."""
         from pelctl.core import audit, runner
-        from pelctl.core.mutations import RepairResult
+        from pelctl.core.mutations.outcomes import RepairResult
 
         c = sp.counts
         result = RepairResult(

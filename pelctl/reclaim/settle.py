@@ -31,7 +31,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pelctl.base.errors import ConnectionFailed, OperationFailed
-from pelctl.core.mutations import ItemResult, Options, Plan, PlanItem, Targets
+from pelctl.core.mutations.declaration import Plan
+from pelctl.core.mutations.model import Options, PlanItem, Targets
+from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.reclaim.model import ReclaimConfig
 from pelctl.redis.connection import Connection
 
@@ -132,11 +134,11 @@ class Settler:
     def _apply(
         self, action: str, rows: Sequence[Row], threshold_ms: int | None, options: Options
     ) -> list[ItemResult]:
-        from pelctl.core import mutations
+        from pelctl.core.mutations.api import apply
 
         plan = plan_from_rows(action, self.stream, self.group, rows, threshold_ms=threshold_ms,
                               options=options)  # fmt: skip
-        result = mutations.apply(self.conn, plan)
+        result = apply(self.conn, plan)
         if result.interrupted:
             self._emit(result.items, {bytes(r[0]): int(r[2]) for r in rows})
             raise KeyboardInterrupt

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pelctl.core.mutations import ItemResult
+from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import PassCounts, ReclaimConfig
 from pelctl.reclaim.settle import Settler, Taken

@@ -9,11 +9,14 @@ from typing import Any
 
 from pelctl.base.binary import escape, to_json_text
 from pelctl.base.durations import format_duration_ms
-from pelctl.core.decoders import Decoded, decode
+from pelctl.core.decoders.common import Decoded
+from pelctl.core.decoders.registry import decode
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqStats
 from pelctl.core.models import POISON_DELIVERIES
-from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult, planned_outcome
+from pelctl.core.mutations.declaration import Plan
+from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
+from pelctl.core.mutations.outcomes import RepairResult, planned_outcome
 from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
 from pelctl.render.table import Column, TableData, fmt_int

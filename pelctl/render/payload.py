@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pelctl.base.binary import escape, json_text
-from pelctl.core.decoders import Decoded, decode
+from pelctl.core.decoders.common import Decoded
+from pelctl.core.decoders.registry import decode
 from pelctl.core.models import Fields
 from pelctl.render.table import Column, TableData
 

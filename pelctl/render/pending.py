@@ -10,7 +10,8 @@ from typing import Any
 
 from pelctl.base.binary import escape, to_json_text
 from pelctl.base.durations import format_duration_ms
-from pelctl.core.decoders import Decoded, decode
+from pelctl.core.decoders.common import Decoded
+from pelctl.core.decoders.registry import decode
 from pelctl.core.models import POISON_DELIVERIES, Fields, PendingEntry
 from pelctl.render import payload
 from pelctl.render.table import Column

@@ -8,7 +8,9 @@ from typing import Any
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.audit import failed_list
-from pelctl.core.mutations import SKIP_ACTIONS, Plan, PlanItem, RepairResult
+from pelctl.core.mutations.declaration import Plan
+from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
+from pelctl.core.mutations.outcomes import RepairResult
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): the deliveries go first; owners and notes are
@@ -52,7 +54,7 @@ def plan_row(plan: Plan, item: PlanItem) -> tuple[str, ...]:
 def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
     """One planned item, as a plan file holds it (docs/schemas/repair-result.json): the
     entry's or consumer's keys and the ``outcome`` applying it will report."""
-    from pelctl.core.plan import item_to_json
+    from pelctl.core.plan.document import item_to_json
 
     return item_to_json(item, plan.mutation.subject == "consumer")
 

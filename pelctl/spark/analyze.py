@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from pelctl.base.errors import UsageError
 from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
-from pelctl.core.liveness import DEAD_SUSPECT, DEFAULT_DEAD_AFTER_MS, UNKNOWN
+from pelctl.core.liveness.verdict import DEAD_SUSPECT, DEFAULT_DEAD_AFTER_MS, UNKNOWN
 from pelctl.core.models import POISON_DELIVERIES
 from pelctl.render.histogram import bucket_label
 from pelctl.spark import results as res

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from pelctl.base.binary import escape, json_text
 from pelctl.base.errors import NotFound, OperationFailed, UsageError
-from pelctl.core.decoders import decode
+from pelctl.core.decoders.registry import decode
 from pelctl.core.models import id_ms
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -46,7 +46,7 @@ from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan, gc_paused
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, arrow_schema
 
 if TYPE_CHECKING:
-    from pelctl.core.liveness import Clients
+    from pelctl.core.liveness.verdict import Clients
 
 DEFAULT_DLQ_PREFIX = "_dlq_"
 BATCH_ROWS = 131_072  # rows per Arrow batch / Parquet row group

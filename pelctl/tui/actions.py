@@ -18,7 +18,7 @@ from pelctl.core.models import PendingFilter
 from pelctl.render.table import Column
 
 if TYPE_CHECKING:
-    from pelctl.core.mutations import Mutation
+    from pelctl.core.mutations.declaration import Mutation
 
 PREVIEW_ROWS = 50
 
@@ -55,9 +55,9 @@ def spec(action: str) -> ActionSpec:
 
 
 def _declared(name: str) -> Mutation:
-    from pelctl.core import mutations
+    from pelctl.core.mutations.declaration import get
 
-    return mutations.get(name)
+    return get(name)
 
 
 ACTIONS: dict[str, ActionSpec] = {

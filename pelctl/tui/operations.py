@@ -50,7 +50,7 @@ DETAIL_LIMIT = 20_000
 
 
 def _targets(request: ActionRequest) -> Any:  # core Targets, imported lazily
-    from pelctl.core.mutations import Targets
+    from pelctl.core.mutations.model import Targets
 
     target = request.spec.target
     if target == "consumer":
@@ -68,7 +68,7 @@ def _targets(request: ActionRequest) -> Any:  # core Targets, imported lazily
 
 
 def _options(source: ActionContext, request: ActionRequest) -> Any:
-    from pelctl.core.mutations import Options
+    from pelctl.core.mutations.model import Options
 
     if request.action == "claim":
         return Options(to=request.to_consumer)
@@ -90,7 +90,8 @@ def _options(source: ActionContext, request: ActionRequest) -> Any:
 
 
 def plan(source: ActionContext, request: ActionRequest) -> ActionPlan:
-    from pelctl.core import mutations, runner
+    from pelctl.core import runner
+    from pelctl.core.mutations.api import plan as plan_mutation
 
     spec = request.spec
     mutation = spec.declaration
@@ -102,8 +103,8 @@ def plan(source: ActionContext, request: ActionRequest) -> ActionPlan:
     else:
         stream, group = request.stream, request.group or b""
         detail = bool(request.ids) or (request.expected or 0) <= DETAIL_LIMIT
-    core_plan = mutations.plan(conn, mutation.name, stream, group, targets, options,
-                               detail=detail)  # fmt: skip
+    core_plan = plan_mutation(conn, mutation.name, stream, group, targets, options,
+                              detail=detail)  # fmt: skip
     return to_view(request, core_plan)
 
 
@@ -181,7 +182,7 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:
 def apply(source: ActionContext, plan: ActionPlan) -> ActionOutcome:
     """Apply a plan the modal confirmed, through the runner (re-verified, audited)."""
     from pelctl.core import runner
-    from pelctl.core.mutations import Plan
+    from pelctl.core.mutations.declaration import Plan
 
     core_plan = plan.handle
     assert isinstance(core_plan, Plan), "an ActionPlan of this module holds the core plan"

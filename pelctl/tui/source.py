@@ -20,7 +20,8 @@ from pelctl.base.binary import escape
 from pelctl.base.errors import OperationFailed, PelctlError, StreamNotFound
 from pelctl.core.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
 from pelctl.core.dlq.envelope import DlqEntry, default_dlq
-from pelctl.core.inspect import DEFAULT_DEAD_AFTER_MS, inspect_stream
+from pelctl.core.inspect import inspect_stream
+from pelctl.core.liveness.verdict import DEFAULT_DEAD_AFTER_MS
 from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
 from pelctl.redis.connection import Connection
 

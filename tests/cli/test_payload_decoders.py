@@ -19,6 +19,7 @@ import redis
 
 from pelctl.base.binary import to_json_text
 from pelctl.core import decoders
+from pelctl.core.decoders import registry
 from pelctl.demo import scenario as sc
 from tests.payload_builders import faststream_frame, taskiq_data
 
@@ -217,7 +218,7 @@ def test_entry_points_load_only_when_a_payload_is_shown(cli, plugin, jobs) -> No
     assert cli("dlq", "move", "jobs", "g", "--all", "--yes").exit_code == 0
     assert cli("dlq", "stats", "jobs:dlq").exit_code == 0
     assert "pelctl_test_decoders" not in sys.modules
-    assert decoders._plugins is None  # the installed distributions were never scanned
+    assert registry._plugins is None  # the installed distributions were never scanned
     res = cli("dlq", "list", "jobs:dlq", "-o", "json")
     assert res.exit_code == 0 and "pelctl_test_decoders" in sys.modules
     assert "zz-missing" in res.stderr  # the listing still warns, once

@@ -19,6 +19,7 @@ import pytest
 
 from pelctl.base.paths import audit_path
 from pelctl.core import plan as plans
+from pelctl.core.plan import file as plan_file
 from pelctl.demo import scenario as sc
 from tests.conftest import CliResult
 from tests.integration.repair_support import DEAD, G, S, incident, pel, raw
@@ -180,7 +181,7 @@ def test_a_plan_with_too_many_items_is_refused(cli, redis_server, planned) -> No
 
 def test_plan_out_refuses_a_plan_beyond_the_cap(cli, r, tmp_path, monkeypatch) -> None:
     incident(r)
-    monkeypatch.setattr(plans, "MAX_ITEMS", 10)
+    monkeypatch.setattr(plan_file, "MAX_ITEMS", 10)  # the cap save() reads
     path = tmp_path / "big.json"
     res = cli("ack", "orders", "billing", "--idle", "30m", "--plan-out", str(path))
     refused(res, "the plan has 20 items, more than the 10 a plan file may hold")

@@ -117,7 +117,7 @@ def plan_doc(fuzz_server, tmp_path_factory) -> dict:
 
 
 def _reseal(doc: dict) -> dict:
-    from pelctl.core.plan import seal
+    from pelctl.core.plan.sealing import seal
 
     return seal(doc, PLAN_KEY["PELCTL_PLAN_KEY"].encode())
 

@@ -24,17 +24,10 @@ from typer.testing import CliRunner
 from pelctl.cli.mutate import run_mutation
 from pelctl.cli.options import Runtime, pelctl_command
 from pelctl.core import mutations
-from pelctl.core.mutations import (
-    APPLIED,
-    ItemResult,
-    Mutation,
-    Options,
-    Plan,
-    PlanItem,
-    RepairResult,
-    Targets,
-    build_result,
-)
+from pelctl.core.mutations.api import build_result
+from pelctl.core.mutations.declaration import Mutation, Plan
+from pelctl.core.mutations.model import Options, PlanItem, Targets
+from pelctl.core.mutations.outcomes import APPLIED, ItemResult, RepairResult
 from tests.tui.conftest import make_app, recorder  # noqa: F401 - fixtures
 
 STREAM, GROUP = b"orders", b"billing"

@@ -14,7 +14,7 @@ from pelctl.core import mutations
 from pelctl.core.dlq import common as dlq_common
 from pelctl.core.dlq import copies as dlq_copies
 from pelctl.core.dlq import read as dlq_read
-from pelctl.core.mutations import Options, Targets
+from pelctl.core.mutations.model import Options, Targets
 from pelctl.demo import scenario as sc
 from pelctl.redis.scripts import DEFAULT_BATCH, key_slot, script
 from tests.integration.dlq_builders import (

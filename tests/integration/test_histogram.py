@@ -243,7 +243,7 @@ def test_inspect_idle_counts_longest_and_table(r, conn, cli, monkeypatch):
     expected = tuple(sum(1 for row in rows if row[2] >= t) for t in (MIN, 10 * MIN, HOUR))
     assert expected == (601, 301, 101)
     for full_scan_max in (10_000, 0):  # the whole PEL, then IDLE windows only
-        monkeypatch.setattr("pelctl.core.inspect.FULL_SCAN_MAX", full_scan_max)
+        monkeypatch.setattr("pelctl.core.health.FULL_SCAN_MAX", full_scan_max)
         g = inspect_stream(conn, S, G).groups[0]
         assert g.idle_counts is not None
         assert g.idle_counts.thresholds_ms == (MIN, 10 * MIN, HOUR)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from pelctl.core.inspect import LOCK_DETECT_KEYS, LOCK_PATTERNS, inspect_stream
-from pelctl.core.locks import lock_key
+from pelctl.core.inspect import inspect_stream
+from pelctl.core.locks import LOCK_DETECT_KEYS, LOCK_PATTERNS, lock_key
 from pelctl.demo import scenario as sc
 from pelctl.demo.timeshift import backdate_consumers
 

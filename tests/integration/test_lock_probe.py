@@ -4,7 +4,7 @@ inspect's dead-letter stream report and its missing-group error."""
 
 from __future__ import annotations
 
-from pelctl.core.inspect import LOCK_DETECT_PER_CONSUMER, detect_lock_key
+from pelctl.core.locks import LOCK_DETECT_PER_CONSUMER, detect_lock_key
 
 S, G = b"jobs", b"workers"
 

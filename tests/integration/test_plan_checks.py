@@ -11,6 +11,7 @@ import pytest
 from pelctl.base.errors import GroupNotFound, StreamNotFound
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
+from pelctl.core.plan.checks import _check
 from pelctl.demo import scenario as sc
 from tests.integration.repair_support import ALIVE, DEAD, HOUR, G, S, incident, pel, raw
 
@@ -208,4 +209,4 @@ def test_verify_refused_by_the_acl_names_the_command(r, redis_server) -> None:
 )
 def test_check_of_one_raw_xpending_row(reply: list, threshold: int, reason: str | None) -> None:
     planned = item(b"1-0", b"c", 5_000, 2)
-    assert plans._check(planned, reply, threshold) == reason
+    assert _check(planned, reply, threshold) == reason

@@ -18,7 +18,7 @@ from pelctl.core import mutations as m
 from pelctl.core.dlq import common as dlq_common
 from pelctl.core.dlq import copies as dlq_copies
 from pelctl.core.dlq import replayer as dlq_replayer
-from pelctl.core.mutations import PlanItem
+from pelctl.core.mutations.model import PlanItem
 from pelctl.demo import scenario as sc
 from pelctl.redis.scripts import LUA_UNPACK_MAX, script
 from tests.integration.wide_support import (

@@ -312,7 +312,7 @@ def test_thresholds_and_buckets_come_from_core() -> None:
     """analyze judges as inspect and histogram do: the same poison threshold and dead-after,
     the same delivery buckets and labels (imported, not copied)."""
     from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
-    from pelctl.core.liveness import DEFAULT_DEAD_AFTER_MS
+    from pelctl.core.liveness.verdict import DEFAULT_DEAD_AFTER_MS
     from pelctl.core.models import POISON_DELIVERIES
     from pelctl.render.histogram import bucket_label
     from pelctl.spark.analyze import DELIVERY_BUCKETS, AnalyzeOptions

@@ -1,4 +1,4 @@
-"""Issue 17: the advice (``pelctl.core.inspect.advise``, pure) is a runbook safe to follow in
+"""Issue 17: the advice (``pelctl.core.advice.advise``, pure) is a runbook safe to follow in
 order, on any server: poison to the DLQ before any requeue, one requeue per dead consumer
 (never an ``--idle`` sweep that takes live consumers' entries too), poison left out of every
 requeue, ``--lock-key`` on every repair when lock keys are in use, a consumer holding only
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from pelctl.core.inspect import advise
+from pelctl.core.advice import advise
 from pelctl.core.models import ConsumerInfo, GroupInfo, IdleCounts
 
 MIN = 60_000

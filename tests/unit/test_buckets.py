@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 
 from pelctl.base.errors import UsageError
+from pelctl.core.health import at_least, count_poison, count_thresholds
 from pelctl.core.histogram import (
     DEFAULT_DELIVERY_EDGES,
     DEFAULT_TIME_EDGES_MS,
@@ -21,7 +22,6 @@ from pelctl.core.histogram import (
     count_idle,
     parse_edges,
 )
-from pelctl.core.inspect import at_least, count_poison, count_thresholds
 
 EDGES = (100, 1_000, 60_000)  # buckets [0,100) [100,1000) [1000,60000) [60000,...)
 

@@ -13,7 +13,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pelctl.core import decoders
-from pelctl.core.decoders import MAX_DECODE_BYTES, Decoded, decode
+from pelctl.core.decoders import registry
+from pelctl.core.decoders.common import MAX_DECODE_BYTES, Decoded
+from pelctl.core.decoders.registry import decode
 from tests.payload_builders import faststream_frame
 from tests.payload_builders import taskiq_data as build_taskiq
 
@@ -285,7 +287,7 @@ def test_decoders_are_tried_in_order_and_never_raise(monkeypatch) -> None:
     def broken(fields: Any) -> Any:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(decoders, "_plugins", [("broken", broken), ("odd", lambda f: "text")])
+    monkeypatch.setattr(registry, "_plugins", [("broken", broken), ("odd", lambda f: "text")])
     d = decode(fs(frame({"a": 1})))
     assert d is not None and d.format == "faststream"
     assert decoders.problems() == {

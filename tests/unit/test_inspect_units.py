@@ -8,13 +8,15 @@ from collections import Counter
 
 import pytest
 
+from pelctl.core import advice
 from pelctl.core import inspect as ins
-from pelctl.core.liveness import ConsumerFacts
+from pelctl.core.health import LivenessTally
+from pelctl.core.liveness.verdict import ConsumerFacts
 from pelctl.core.models import Advice, ConsumerInfo, IdleCounts
 
 
 def test_tally_counts_seen_stale_and_poison_per_consumer() -> None:
-    t = ins.LivenessTally(dead_after_ms=1_000)
+    t = LivenessTally(dead_after_ms=1_000)
     t.add([[b"1-0", b"a", 999, 5], [b"2-0", b"a", 1_000, 4], [b"3-0", b"b", 5_000, 1]])
     t.add([[b"4-0", b"b", 0, 6]])
     assert (dict(t.seen), dict(t.stale), dict(t.poison)) == (
@@ -23,16 +25,16 @@ def test_tally_counts_seen_stale_and_poison_per_consumer() -> None:
 
 
 def test_tally_of_an_idle_floored_scan_counts_every_row_stale() -> None:
-    t = ins.LivenessTally(dead_after_ms=1_000, floor=2_000)
+    t = LivenessTally(dead_after_ms=1_000, floor=2_000)
     t.add([[b"1-0", b"a", 2_000, 1], [b"2-0", b"b", 3_000, 1]])
     assert dict(t.stale) == {b"a": 1, b"b": 1}
-    below = ins.LivenessTally(dead_after_ms=1_000, floor=500)
+    below = LivenessTally(dead_after_ms=1_000, floor=500)
     below.add([[b"1-0", b"a", 700, 1], [b"2-0", b"b", 1_000, 1]])
     assert dict(below.stale) == {b"b": 1}
 
 
 def test_fresh() -> None:
-    whole = ins.LivenessTally(dead_after_ms=1_000)
+    whole = LivenessTally(dead_after_ms=1_000)
     whole.add([[b"1-0", b"a", 5_000, 1], [b"2-0", b"a", 10, 1], [b"3-0", b"b", 5_000, 1],
                [b"4-0", b"c", 10, 1]])  # fmt: skip
     assert whole.fresh(b"a", 0) is False  # holds nothing: nothing fresh
@@ -41,18 +43,18 @@ def test_fresh() -> None:
     assert whole.fresh(b"c", 1) is True  # seen once, never stale
     assert whole.fresh(b"zz", 3) is False  # never seen by a whole-PEL scan: nothing fresh
     # a floor at or below dead-after: entries the scan did not see are fresh
-    at = ins.LivenessTally(dead_after_ms=1_000, floor=1_000)
+    at = LivenessTally(dead_after_ms=1_000, floor=1_000)
     at.add([[b"1-0", b"a", 1_500, 1], [b"2-0", b"a", 1_200, 1]])
     assert (at.fresh(b"a", 2), at.fresh(b"a", 5), at.fresh(b"new", 1)) == (False, True, True)
     # a floor above dead-after: entries not seen may be fresh or not
-    above = ins.LivenessTally(dead_after_ms=1_000, floor=5_000)
+    above = LivenessTally(dead_after_ms=1_000, floor=5_000)
     above.add([[b"1-0", b"a", 6_000, 1]])
     assert (above.fresh(b"a", 1), above.fresh(b"a", 2), above.fresh(b"new", 1)) == (
         False, None, None)  # fmt: skip
 
 
 def newest(lock_k: int, page: list) -> dict[bytes, list[bytes]]:
-    t = ins.LivenessTally(dead_after_ms=1_000, lock_k=lock_k)
+    t = LivenessTally(dead_after_ms=1_000, lock_k=lock_k)
     t.add(page)
     return t.candidates()
 
@@ -104,7 +106,7 @@ def test_would_repair() -> None:
     ],
 )  # fmt: skip
 def test_who(per: Counter[bytes], text: str) -> None:
-    assert ins._who(per) == text
+    assert advice._who(per) == text
 
 
 def info(name: bytes, pending: int = 3, idle_ms: int = 300_000, reason: str = "") -> ConsumerInfo:
@@ -112,10 +114,10 @@ def info(name: bytes, pending: int = 3, idle_ms: int = 300_000, reason: str = ""
 
 
 def test_names_and_entries() -> None:
-    assert ins._names([info(b"a"), info(b"b"), info(b"c")]) == "a, b, c"
-    assert ins._names([info(b"a"), info(b"b"), info(b"c"), info(b"d")]) == "a, b, c…"
-    assert ins._names([info(b"a\x00")]) == "a\\x00"
-    assert [ins._entries(n) for n in (0, 1, 2, 1_234)] == [
+    assert advice._names([info(b"a"), info(b"b"), info(b"c")]) == "a, b, c"
+    assert advice._names([info(b"a"), info(b"b"), info(b"c"), info(b"d")]) == "a, b, c…"
+    assert advice._names([info(b"a\x00")]) == "a\\x00"
+    assert [advice._entries(n) for n in (0, 1, 2, 1_234)] == [
         "0 entries", "1 entry", "2 entries", "1,234 entries"]  # fmt: skip
 
 
@@ -126,7 +128,7 @@ BLOCKED = "a client has been blocked in XREADGROUP as long (a BLOCK 0 worker?)"
 
 def test_unknown_advice_for_one_consumer() -> None:
     extra = [("--below-deliveries", "5")]
-    out = ins._unknown_advice(NAMES, [info(b"c1")], extra, "", None, Counter())
+    out = advice._unknown_advice(NAMES, [info(b"c1")], extra, "", None, Counter())
     assert out == [
         Advice(
             f"1 consumer (c1) holds 3 entries in group g, quiet for > 5m00s, liveness unknown"
@@ -136,7 +138,7 @@ def test_unknown_advice_for_one_consumer() -> None:
         )
     ]
     one = info(b"c1", pending=1, reason="blocked-reader since 5m")
-    out = ins._unknown_advice(NAMES, [one], [], ", tail", "lock:{id}", Counter())
+    out = advice._unknown_advice(NAMES, [one], [], ", tail", "lock:{id}", Counter())
     assert out[0].message == (
         f"1 consumer (c1) holds 1 entry in group g, quiet for > 5m00s, liveness unknown"
         f" ({BLOCKED}); once its worker is known to be gone (the process; a client named c1"
@@ -146,7 +148,7 @@ def test_unknown_advice_for_one_consumer() -> None:
 
 def test_unknown_advice_for_several_consumers() -> None:
     unknown = [info(b"c1", 3, 300_000, "blocked-reader"), info(b"c2", 4, 60_000)]
-    out = ins._unknown_advice(NAMES, unknown, [], "", "lock:{id}", Counter({b"c1": 2}))
+    out = advice._unknown_advice(NAMES, unknown, [], "", "lock:{id}", Counter({b"c1": 2}))
     assert out == [
         Advice(
             f"2 consumers (c1, c2) hold 7 entries in group g, quiet for > 1m00s, liveness"
@@ -169,7 +171,7 @@ def test_unknown_advice_for_several_consumers() -> None:
 @pytest.mark.parametrize("n", [5, 6, 7])
 def test_unknown_advice_names_five_then_the_rest(n: int) -> None:
     unknown = [info(f"c{i}".encode()) for i in range(1, n + 1)]
-    out = ins._unknown_advice(NAMES, unknown, [], "", None, Counter())
+    out = advice._unknown_advice(NAMES, unknown, [], "", None, Counter())
     assert len(out) == 1 + min(n, 5) + (n > 5)
     assert [a.message.split(":")[0] for a in out[1:6]] == ["c1", "c2", "c3", "c4", "c5"]
     if n == 6:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pelctl.core import liveness as lv
-from pelctl.core.inspect import LivenessTally
-from pelctl.core.liveness import Clients, ConsumerFacts, Judgement
+from pelctl.core.health import LivenessTally
+from pelctl.core.liveness.verdict import Clients, ConsumerFacts, Judgement
 
 DEAD_AFTER = 300_000
 MIN = 60_000
@@ -166,20 +166,22 @@ def test_the_tally_of_the_inspect_scan() -> None:
 
 
 def test_claim_warnings_name_the_equivalent_requeue() -> None:
-    from pelctl.core.mutations import Options, Plan, Targets
+    from pelctl.core.advice import claim_warnings
+    from pelctl.core.mutations.declaration import Plan
+    from pelctl.core.mutations.model import Options, Targets
 
     plan = Plan("claim", b"orders", b"billing", (), Targets(consumer=b"-x", min_idle_ms=5_400_000),
                 Options(to=b"live"))  # fmt: skip
-    (before,) = lv.claim_warnings(plan, applied=False)
+    (before,) = claim_warnings(plan, applied=False)
     assert before.endswith(
         "to hand them to any healthy consumer instead: pelctl requeue orders billing "
         "--consumer=-x --idle 90m --dry-run"
     )
-    dead, after = lv.claim_warnings(plan, applied=True, target=Judgement("dead-suspect", "x"))
+    dead, after = claim_warnings(plan, applied=True, target=Judgement("dead-suspect", "x"))
     assert dead == "live looks dead-suspect (x): entries claimed to it may never be processed"
     assert after.endswith("pelctl requeue orders billing --consumer live --dry-run")
     ids = Plan("claim", b"s", b"g", (), Targets(ids=(b"1-0", b"2-0")), Options(to=b"c"))
-    assert lv.claim_warnings(ids, applied=False)[0].endswith("pelctl requeue s g 1-0 2-0 --dry-run")
+    assert claim_warnings(ids, applied=False)[0].endswith("pelctl requeue s g 1-0 2-0 --dry-run")
 
 
 def test_analyze_judges_snapshot_rows_with_the_same_decision() -> None:

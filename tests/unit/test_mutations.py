@@ -12,6 +12,7 @@ import pytest
 
 from pelctl.base.errors import EXIT_USAGE, UsageError
 from pelctl.core import mutations as m
+from pelctl.core.mutations import declaration
 
 URL = "redis://h:1/0"
 
@@ -353,8 +354,9 @@ def recorder(monkeypatch: pytest.MonkeyPatch):
     """``test-record`` declared by its provider module, imported lazily by ``get``."""
     for module in m.PROVIDERS:  # declared before the copy, whichever test ran first
         importlib.import_module(module)
-    monkeypatch.setattr(m, "MUTATIONS", dict(m.MUTATIONS))
-    monkeypatch.setattr(m, "PROVIDERS", [*m.PROVIDERS, "tests.unit.mutation_provider"])
+    # the table get() reads is the declaration module's (the package only re-exports it)
+    monkeypatch.setattr(declaration, "MUTATIONS", dict(m.MUTATIONS))
+    monkeypatch.setattr(declaration, "PROVIDERS", [*m.PROVIDERS, "tests.unit.mutation_provider"])
     monkeypatch.delitem(sys.modules, "tests.unit.mutation_provider", raising=False)
     yield
     sys.modules.pop("tests.unit.mutation_provider", None)
@@ -367,10 +369,10 @@ def loaded() -> ModuleType:
 
 
 def test_get_imports_the_providers_on_first_lookup(recorder: None) -> None:
-    assert "test-record" not in m.MUTATIONS
+    assert "test-record" not in declaration.MUTATIONS
     record = m.get("test-record")
     provider = importlib.import_module("tests.unit.mutation_provider")
-    assert record is provider.RECORD and m.MUTATIONS["test-record"] is record
+    assert record is provider.RECORD and declaration.MUTATIONS["test-record"] is record
     assert (record.name, record.verb, record.past, record.dangerous) == (
         "test-record",
         "record",
@@ -391,8 +393,8 @@ def test_get_refuses_an_unknown_name_listing_the_known(recorder: None) -> None:
 
 
 def test_get_with_nothing_declared(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(m, "MUTATIONS", {})
-    monkeypatch.setattr(m, "PROVIDERS", [])
+    monkeypatch.setattr(declaration, "MUTATIONS", {})
+    monkeypatch.setattr(declaration, "PROVIDERS", [])
     with pytest.raises(UsageError) as err:
         m.get("ack")
     assert (err.value.message, err.value.hint) == ("unknown mutation 'ack'", "known: none")

@@ -8,9 +8,11 @@ from typing import Any
 
 import pytest
 
+from pelctl.base.binary import escape
 from pelctl.base.errors import ConfigError, UsageError
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
+from pelctl.core.plan.sealing import _digest
 
 ENTRY = m.Plan(
     action="requeue", stream=b"orders", group=b"billing",
@@ -40,7 +42,7 @@ def doc(plan: m.Plan = ENTRY) -> dict[str, Any]:
     data["targets"]["ids"] = data["targets"].pop("id_count")
     data["options"]["inactive_ms"] = data["options"].pop("consumer_min_idle_ms")
     data["items"] = [
-        {"id": plans.escape(i.id), "owner": plans.escape(i.owner), "idle_ms": i.idle_ms,
+        {"id": escape(i.id), "owner": escape(i.owner), "idle_ms": i.idle_ms,
          "deliveries": i.deliveries, "action": i.action, **({"note": i.note} if i.note else {})}
         for i in plan.items
     ]  # fmt: skip
@@ -344,7 +346,7 @@ def test_the_seal_format_is_stable() -> None:
     data = {"b": [1, None], "a": "é", "seal": {"digest": "ignored"}}
     body = b'{"a":"\\u00e9","b":[1,null]}'
     assert plans.canonical(data) == body
-    assert plans._digest(key, data) == hmac.new(
+    assert _digest(key, data) == hmac.new(
         key, b"pelctl-plan/2\n" + body, hashlib.sha256).hexdigest()  # fmt: skip
     assert plans.key_id(key) == hashlib.sha256(b"pelctl plan key id\0" + key).hexdigest()[:16]
     assert len(plans.key_id(key)) == 16

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqStats
-from pelctl.core.mutations import ItemResult, Plan, PlanItem, RepairResult
+from pelctl.core.mutations.declaration import Plan
+from pelctl.core.mutations.model import PlanItem
+from pelctl.core.mutations.outcomes import ItemResult, RepairResult
 from pelctl.render import dlq as dr
 from pelctl.render.table import TableData
 from tests.unit.render_text import render

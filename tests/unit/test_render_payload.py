@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pelctl.core.decoders import Decoded
+from pelctl.core.decoders.common import Decoded
 from pelctl.render import payload as pl
 from tests.unit.render_text import render
 

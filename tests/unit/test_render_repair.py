@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pelctl.core.mutations import ItemResult, Options, Plan, PlanItem, RepairResult
+from pelctl.core.mutations.declaration import Plan
+from pelctl.core.mutations.model import Options, PlanItem
+from pelctl.core.mutations.outcomes import ItemResult, RepairResult
 from pelctl.render import repair as rr
 from pelctl.render.table import TableData
 from tests.unit.render_text import render

@@ -10,7 +10,8 @@ import pytest
 
 from pelctl.base.errors import NotAudited, OperationFailed, ReadOnlyRefused, UsageError
 from pelctl.core import mutations, runner
-from pelctl.core.mutations import ItemResult, Mutation, RepairResult
+from pelctl.core.mutations.declaration import Mutation
+from pelctl.core.mutations.outcomes import ItemResult, RepairResult
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pelctl"
 

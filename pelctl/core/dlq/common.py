@@ -21,21 +21,11 @@ from pelctl.base.errors import UsageError
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqFilter, iter_entries, read_ids
 from pelctl.core.executor import is_connection_error, normalize_ids
-from pelctl.core.mutations import (
-    APPLIED,
-    ItemResult,
-    Mutation,
-    Options,
-    Plan,
-    PlanItem,
-    Progress,
-    Targets,
-    get,
-    name_list,
-    on_server,
-    status_of,
-)
-from pelctl.core.mutations import plan as plan_mutation
+from pelctl.core.mutations.api import Progress
+from pelctl.core.mutations.api import plan as plan_mutation
+from pelctl.core.mutations.declaration import Mutation, Plan, get, name_list, on_server
+from pelctl.core.mutations.model import Options, PlanItem, Targets
+from pelctl.core.mutations.outcomes import APPLIED, ItemResult, status_of
 from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import DEFAULT_BATCH
 
@@ -283,8 +273,8 @@ def plan_dlq(
 
 def params(plan: Plan) -> dict[str, Any]:
     """The plan's targets and options for the audit line (DLQ filters and replay options
-    included, which :func:`pelctl.core.plan.params_json` does not know)."""
-    from pelctl.core.plan import params_json
+    included, which :func:`pelctl.core.plan.document.params_json` does not know)."""
+    from pelctl.core.plan.document import params_json
 
     out = params_json(plan)
     t, o = plan.targets, plan.options

@@ -33,7 +33,9 @@ from pelctl.core.executor import (
     text,
     wide_note,
 )
-from pelctl.core.mutations import ItemResult, Plan, PlanItem
+from pelctl.core.mutations.declaration import Plan
+from pelctl.core.mutations.model import PlanItem
+from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import array as reply_array

@@ -13,7 +13,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Footer, Input, Static
 
 from pelctl.base.binary import escape
-from pelctl.core.decoders import Decoded, decode
+from pelctl.core.decoders.common import Decoded
+from pelctl.core.decoders.registry import decode
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.models import parse_id
 from pelctl.render import dlq as render

@@ -1,0 +1,101 @@
+"""What a repair targets (:class:`Targets`: ids or the filters of ``pelctl pending``), how
+(:class:`Options`, saved in plan files), and one thing a plan will change (:class:`PlanItem`).
+Plain values: the plan itself and its declaration are in
+:mod:`pelctl.core.mutations.declaration`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pelctl.base.errors import UsageError
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """Explicit ids, or the filters shared with ``pelctl pending``."""
+
+    ids: tuple[bytes, ...] = ()
+    consumer: bytes | None = None
+    min_idle_ms: int | None = None
+    min_deliveries: int | None = None
+    limit: int | None = None
+    every: bool = False  # --all: every pending entry, no filter
+    # --below-deliveries N: only entries delivered fewer than N times (leaves poison out)
+    below_deliveries: int | None = None
+
+    @property
+    def explicit(self) -> bool:
+        return bool(self.ids)
+
+    @property
+    def has_filter(self) -> bool:
+        return (
+            self.consumer is not None
+            or self.min_idle_ms is not None
+            or self.min_deliveries is not None
+            or self.below_deliveries is not None
+        )
+
+    def require_some(self) -> None:
+        """A repair never targets a whole PEL by accident: ids, a filter or ``--all``."""
+        if self.ids and (self.has_filter or self.every):
+            raise UsageError(
+                "give entry ids or filters, not both",
+                hint="filters: --consumer, --idle, --min-deliveries, --below-deliveries, --limit",
+            )
+        if not (self.ids or self.has_filter or self.every):
+            raise UsageError(
+                "no entries targeted: give entry ids or a filter",
+                hint="--consumer C, --idle 1h, --min-deliveries 5 (or --all for every "
+                "pending entry)",
+            )
+        low, high = self.min_deliveries, self.below_deliveries
+        if low is not None and high is not None and low >= high:
+            raise UsageError(
+                f"--min-deliveries {low} and --below-deliveries {high} select nothing",
+                hint="--min-deliveries N keeps entries delivered at least N times, "
+                "--below-deliveries N those delivered fewer than N times",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Parameters of a repair that are not targets (saved in plan files)."""
+
+    to: bytes | None = None  # claim: the consumer receiving the entries
+    dlq: bytes | None = None  # dlq-move / requeue --max-retries: the dead-letter stream
+    reason: str | None = None  # dlq: _dlq_reason
+    lock_key: str | None = None  # pattern with {stream} {group} {id} {consumer}
+    max_retries: int | None = None  # requeue: past this many requeues, to the DLQ
+    field_prefix: str = "_"  # _retry_count, _prior_deliveries, _original_id, _dlq_*
+    # requeue, dlq-replay (and the reclaim loop's copies): the copy carries the entry's
+    # fields alone, no lineage fields (pelctl.core.lineage); no retry count, so no retry limit
+    no_lineage: bool = False
+    inactive_ms: int | None = None  # consumers-prune
+    reassign_to: bytes | None = None  # consumers-prune
+    assume_dead: bool = False  # consumers-prune: also those whose liveness is unknown
+    # claim --to / prune --reassign-to: the receiving consumer may be one the group does not
+    # have yet (the claim creates it); without it an unknown name is refused (a typo)
+    create_consumer: bool = False
+    full: bool = False  # ghosts-fix: check every entry, not only up to max-deleted-entry-id
+
+
+@dataclass(frozen=True, slots=True)
+class PlanItem:
+    """One thing a plan will change: a PEL entry (or, for prune, a consumer).
+
+    For consumers: ``id`` and ``owner`` are the consumer's name, ``idle_ms`` its inactivity
+    and ``deliveries`` the number of entries it holds.
+    """
+
+    id: bytes
+    owner: bytes
+    idle_ms: int
+    deliveries: int
+    action: (
+        str  # requeue | dlq | claim | ack | ack-ghost | delete | reassign+delete | skip | refuse
+    )
+    note: str = ""  # why a skip / refuse, or what a dlq move says
+
+
+SKIP_ACTIONS = frozenset({"skip", "refuse"})
