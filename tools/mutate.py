@@ -51,7 +51,14 @@ MODULES: dict[str, Module] = {
         ),
     ),
     "inspect": Module(
-        ("pelctl/core/inspect.py",),
+        # the report (inspect.py), the PEL health walk (health.py), the advice and the lock
+        # detection: what was pelctl/core/inspect.py before issue 13 split it
+        (
+            "pelctl/core/inspect.py",
+            "pelctl/core/health.py",
+            "pelctl/core/advice.py",
+            "pelctl/core/locks.py",
+        ),
         (
             "tests/unit/test_inspect_units.py",
             "tests/unit/test_buckets.py",
@@ -63,9 +70,28 @@ MODULES: dict[str, Module] = {
             "tests/integration/test_lock_detection.py",
             "tests/integration/test_liveness.py",
         ),
+        only=(
+            "pelctl.core.inspect.*",
+            "pelctl.core.health.*",
+            "pelctl.core.advice.x_advise__mutmut_*",
+            "pelctl.core.advice.x__requeue_tail__mutmut_*",
+            "pelctl.core.advice.x__who__mutmut_*",
+            "pelctl.core.advice.x__names__mutmut_*",
+            "pelctl.core.advice.x__unknown_advice__mutmut_*",
+            "pelctl.core.advice.x__entries__mutmut_*",
+            "pelctl.core.advice.x__idle_at_least__mutmut_*",
+            "pelctl.core.locks.x_detect_lock_key__mutmut_*",
+        ),
+        note="the functions of the former pelctl/core/inspect.py",
     ),
     "mutations": Module(
-        ("pelctl/core/mutations.py",),
+        (
+            "pelctl/core/mutations/__init__.py",
+            "pelctl/core/mutations/api.py",
+            "pelctl/core/mutations/declaration.py",
+            "pelctl/core/mutations/model.py",
+            "pelctl/core/mutations/outcomes.py",
+        ),
         (
             "tests/unit/test_mutations.py",
             "tests/unit/test_repair_units.py",
@@ -73,7 +99,14 @@ MODULES: dict[str, Module] = {
         ),
     ),
     "plan": Module(
-        ("pelctl/core/plan.py",),
+        (
+            "pelctl/core/plan/__init__.py",
+            "pelctl/core/plan/checks.py",
+            "pelctl/core/plan/document.py",
+            "pelctl/core/plan/fields.py",
+            "pelctl/core/plan/file.py",
+            "pelctl/core/plan/sealing.py",
+        ),
         (
             "tests/unit/test_plan_json.py",
             "tests/integration/test_plan_checks.py",
@@ -275,8 +308,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {t}")
         return 0
     if args.show:
-        name = next((n for n in names if (WORK / n / "mutants").exists() and args.show.startswith(
-            MODULES[n].paths[0][:-3].replace("/", "."))), None)  # fmt: skip
+
+        def dotted(path: str) -> str:  # pelctl/core/plan/__init__.py -> pelctl.core.plan.
+            return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") + "."
+
+        name = next((n for n in names if (WORK / n / "mutants").exists() and any(
+            args.show.startswith(dotted(p)) for p in MODULES[n].paths)), None)  # fmt: skip
         if name is None:
             print(f"error: no run holds {args.show!r}", file=sys.stderr)
             return 3
