@@ -319,3 +319,33 @@ def test_unfiltered_scan_with_min_idle_filters_client_side(r, conn):
     rows = collect(scan)
     assert [row[0] for row in rows] == ids[::3]
     assert scan.stats.windows == 0 and scan.stats.calls == 8  # 30 rows in pages of 4
+
+
+def test_idle_windows_with_a_fixed_page_are_sized_from_the_density(r, conn):
+    """With a fixed page the windows never adapt, so their count is arithmetic: 1,000
+    entries 10 ms apart (1,000,000 .. 1,009,990) are 0.1001 entries a millisecond; a 0.03 ms
+    bound aims at 30% of it, 0.009 ms, which is 60 entries at 0.15 µs each: windows of
+    int(60 / 0.1001) = 599 ms, the last starting at 1,000,000 + 16 * 599: 17 windows."""
+    sc.raw(r).execute_command("XGROUP", "CREATE", S, G, "$", "MKSTREAM")
+    pipe = sc.raw(r).pipeline(transaction=False)
+    for i in range(1_000):
+        pipe.execute_command("XADD", S, f"{1_000_000 + 10 * i}-0", "f", "v")
+    pipe.execute()
+    sc.raw(r).execute_command("XGROUP", "SETID", S, G, "0")
+    ids = sc.deliver(r, S, G, b"c1", 1_000)
+    sc.set_idle(r, S, G, b"c1", ids, 7_200_000)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, max_server_ms=0.03,
+                   page_size=2_000)  # fmt: skip
+    rows = collect(scan)
+    assert [row[0] for row in rows] == ids
+    assert scan.stats.windows == 17 and scan.stats.calls == 17
+    assert scan.stats.fallback is None and scan.progress() == 1.0
+
+
+def test_rows_keep_id_order_whatever_the_parallel_ranges(r, conn):
+    build(r, 3_000, start_ms=1_700_000_000_000)
+    expected = [row[0] for row in truth(r)]
+    assert [row[0] for row in PelScan(conn.raw(S), S, G, parallel=3, page_size=200).rows()] == (
+        expected)  # fmt: skip
+    unordered = PelScan(conn.raw(S), S, G, parallel=3, page_size=200).rows(ordered=False)
+    assert sorted(row[0] for row in unordered) == sorted(expected)
