@@ -39,6 +39,10 @@ class Module:
     tests: tuple[str, ...]  # pytest selection (files or node ids)
     only: tuple[str, ...] = ()  # mutant-name globs; () = every function of the files
     note: str = ""
+    # A mutant that loops or waits for a reply that never comes: pytest-timeout's limit per
+    # test (s), and mutmut's CPU-time limit (x the clean run of the mutant's tests).
+    test_timeout: int = 600
+    cpu_multiplier: float = 10.0
 
 
 MODULES: dict[str, Module] = {
@@ -164,6 +168,9 @@ MODULES: dict[str, Module] = {
     "scan": Module(
         ("pelctl/redis/scan.py",),
         ("tests/unit/test_scan_units.py", "tests/integration/test_scan.py"),
+        # a mutated paging loop can wait forever for a reply: no scan test needs 60 s
+        test_timeout=60,
+        cpu_multiplier=3.0,
     ),
     "durations": Module(
         ("pelctl/base/durations.py",),
@@ -200,11 +207,11 @@ def _config(mod: Module) -> str:
         f"only_mutate = {toml_list(mod.paths)}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(mod.tests)}\n"
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", "not slow",'
-        ' "--timeout=600"]\n'
+        f' "--timeout={mod.test_timeout}"]\n'
         # the JSON Schemas of docs/schemas/ check every audit line and JSON output a test makes
         'also_copy = ["docs"]\n'
         "use_git_change_detection = false\n"
-        "timeout_multiplier = 10.0\n"
+        f"timeout_multiplier = {mod.cpu_multiplier}\n"
     )
 
 
