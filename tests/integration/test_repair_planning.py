@@ -375,7 +375,7 @@ def test_prune_refusals_are_exact(r, conn) -> None:
 # -- ghosts --fix ------------------------------------------------------------------------------
 
 
-def _ghosts_scenario(r) -> list[bytes]:
+def _ghosts_scenario(r, fresh: int | None = None) -> list[bytes]:
     """Ten entries, owners alternating DEAD / ALIVE, deliveries 1..10, all idle an hour;
     the six in the middle deleted from the stream (the ghosts returned; the first and last
     two stay, so none of them is below the stream's first entry: "deleted", not "trimmed")."""
@@ -384,7 +384,8 @@ def _ghosts_scenario(r) -> list[bytes]:
     assert sc.deliver(r, S, G, DEAD, 10) == ids
     for n, entry_id in enumerate(ids):
         owner = DEAD if n % 2 == 0 else ALIVE
-        sc.set_idle(r, S, G, owner, [entry_id], HOUR, deliveries=n + 1)
+        idle = 1_000 if n == fresh else HOUR
+        sc.set_idle(r, S, G, owner, [entry_id], idle, deliveries=n + 1)
     raw(r).execute_command("XDEL", S, *ids[2:8])
     return ids
 
@@ -411,8 +412,7 @@ def test_ghosts_plan_item_by_item_with_filters(r, conn) -> None:
 
 
 def test_ghosts_plan_min_idle_skips_and_goes_on(r, conn) -> None:
-    ids = _ghosts_scenario(r)
-    sc.set_idle(r, S, G, DEAD, [ids[2]], 1_000, deliveries=3)  # the first ghost: fresh
+    ids = _ghosts_scenario(r, fresh=2)  # the first ghost was delivered a second ago
     _p, rows = _plan(conn, r, "ghosts-fix", m.Targets(min_idle_ms=HOUR // 2), m.Options())
     assert [row[0] for row in rows] == ids[3:8]
 
