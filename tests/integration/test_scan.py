@@ -336,10 +336,54 @@ def test_idle_windows_with_a_fixed_page_are_sized_from_the_density(r, conn):
     sc.set_idle(r, S, G, b"c1", ids, 7_200_000)
     scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, max_server_ms=0.03,
                    page_size=2_000)  # fmt: skip
-    rows = collect(scan)
+    rows, progress = [], []
+    for page in scan.pages():
+        rows += page
+        progress.append(scan.progress())
     assert [row[0] for row in rows] == ids
     assert scan.stats.windows == 17 and scan.stats.calls == 17
     assert scan.stats.fallback is None and scan.progress() == 1.0
+    # After the page of window k, what is left is from its start (1,000,000 + 599 k) to the
+    # last delivered id (1,009,990), over the span of 9,990 ms.
+    assert progress == [pytest.approx(599 * k / 9_990) for k in range(17)]
+
+
+def _one_per_ms(r, n: int) -> list[bytes]:
+    sc.raw(r).execute_command("XGROUP", "CREATE", S, G, "$", "MKSTREAM")
+    pipe = sc.raw(r).pipeline(transaction=False)
+    for i in range(n):
+        pipe.execute_command("XADD", S, f"{1_000_000 + i}-0", "f", "v")
+    pipe.execute()
+    sc.raw(r).execute_command("XGROUP", "SETID", S, G, "0")
+    ids = sc.deliver(r, S, G, b"c1", n)
+    sc.set_idle(r, S, G, b"c1", ids, 7_200_000)
+    return ids
+
+
+def test_idle_windows_of_one_millisecond_reach_an_exact_end_bound(r, conn):
+    """Windows of 1 ms (a bound far below one entry's cost): the last window starts exactly
+    on the end bound ``1000050-0`` and its entry is read."""
+    ids = _one_per_ms(r, 100)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, max_server_ms=0.0003,
+                   page_size=2_000, end=b"1000050-0")  # fmt: skip
+    assert [row[0] for row in scan.rows()] == ids[:51]
+    assert scan.stats.windows == 51
+
+
+def test_idle_scan_hands_over_after_two_full_pages_not_one(r, conn):
+    """One window holds all 3,000 matching entries (1 a millisecond: 20,000 ms of budget at
+    the default bound): a full page of 2,000 and a short one of 1,000 is no reason to give
+    up the filter; 4,500 (two full pages in a row) is."""
+    ids = _one_per_ms(r, 3_000)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000)
+    assert [len(p) for p in scan.pages()] == [2_000, 1_000]
+    assert scan.stats.fallback is None and scan.stats.windows == 1
+    more = sc.add_entries(r, S, 1_500, start_ms=1_003_000)
+    sc.deliver(r, S, G, b"c1", 1_500)
+    sc.set_idle(r, S, G, b"c1", more, 7_200_000)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000)
+    assert [row[0] for row in scan.rows()] == ids + more
+    assert scan.stats.fallback == "most entries match: unfiltered paging"
 
 
 def test_rows_keep_id_order_whatever_the_parallel_ranges(r, conn):
