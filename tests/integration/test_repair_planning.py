@@ -306,6 +306,20 @@ def test_prune_quiet_consumers_holding_nothing_need_no_verdict(r, conn) -> None:
     backdate_consumers(r, S, {b"a": HOUR, b"b": HOUR})
     _plan, rows = _prune(conn, r, m.Targets(), m.Options(inactive_ms=HOUR // 2))
     assert rows == [(b"a", 0, "delete", ""), (b"b", 0, "delete", "")]
+    assert "client|list" not in _calls(r)  # no verdict needed: no CLIENT LIST (since _prune)
+
+
+def test_prune_notes_only_about_a_target_that_gets_entries(r, conn) -> None:
+    """A --reassign-to target (new, or quiet) is worth a note only when some consumer's
+    entries go to it: here the one consumer selected holds nothing."""
+    _consumers_scenario(r)
+    for options in (
+        m.Options(inactive_ms=HOUR // 2, reassign_to=b"newbie", create_consumer=True),
+        m.Options(inactive_ms=HOUR // 2, reassign_to=b"dead-3", assume_dead=True),
+    ):
+        plan, rows = _prune(conn, r, m.Targets(consumer=b"empty"), options)
+        assert rows == [(b"empty", 0, "delete", "")]
+        assert plan.notes == ()
 
 
 def test_prune_reassign_to_a_new_consumer(r, conn) -> None:
