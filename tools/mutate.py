@@ -9,6 +9,7 @@ tests of that selection that reach the mutated function.
     python tools/mutate.py histogram scan  # some modules
     python tools/mutate.py --list          # the modules and their test selections
     python tools/mutate.py --report        # the table of the last runs, no new run
+    python tools/mutate.py --rerun scan    # its survivors again, with the tests added since
     python tools/mutate.py -j 2 scan       # two mutants at a time (default: one)
 
 The score is killed / (killed + survived + timeout + no tests): a timeout counts against it
@@ -248,6 +249,34 @@ def run(name: str, mod: Module, jobs: int = 1) -> float:
     return elapsed
 
 
+def rerun(name: str, mod: Module, jobs: int = 1) -> float:
+    """Run the last run's mutants that were not killed again, against today's tests (the
+    package copy and every other mutant's result stay): after adding tests for survivors,
+    the score without a full run. The test-to-function map is rebuilt (new tests)."""
+    work = WORK / name
+    s = score(name, mod)
+    names = sorted(s.survived + s.timeout + s.no_tests + s.other)
+    for sub in ("tests", "docs"):
+        shutil.rmtree(work / sub, ignore_errors=True)
+        shutil.copytree(ROOT / sub, work / sub, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (ROOT / "pyproject.toml").read_text()
+    (work / "pyproject.toml").write_text(text + "\n" + _config(mod))
+    (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    print(f"== {name}: {len(names)} mutant(s) not killed, again", flush=True)
+    t0 = time.monotonic()
+    log = work / "mutmut-rerun.log"
+    with log.open("wb") as out:
+        cmd = [str(MUTMUT), "run", "--max-children", str(jobs), *names]
+        proc = subprocess.run(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
+    elapsed = time.monotonic() - t0
+    if proc.returncode != 0:
+        tail = log.read_bytes().decode(errors="replace")[-3000:]
+        raise SystemExit(f"error: mutmut failed for {name} (exit {proc.returncode})\n{tail}")
+    (work / "rerun-elapsed").write_text(f"{elapsed:.0f}\n")
+    return elapsed
+
+
 def score(name: str, mod: Module) -> Score:
     import fnmatch
 
@@ -278,8 +307,9 @@ def report(names: list[str]) -> None:
     for name in names:
         mod = MODULES[name]
         s = score(name, mod)
-        elapsed = WORK / name / "elapsed"
+        elapsed, again = WORK / name / "elapsed", WORK / name / "rerun-elapsed"
         secs = elapsed.read_text().strip() + "s" if elapsed.exists() else "-"
+        secs += f"+{again.read_text().strip()}s" if again.exists() else ""
         pct = f"{100.0 * s.killed / s.total:.1f}%" if s.total else "-"
         rest = len(s.survived) + len(s.timeout) + len(s.no_tests) + len(s.other)
         print(f"{name:<17} {s.killed:>7} {s.total:>6} {pct:>7} {secs:>6}  {rest}")
@@ -294,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("modules", nargs="*", help=f"any of: {', '.join(MODULES)}")
     ap.add_argument("--list", action="store_true", help="list the modules and test selections")
     ap.add_argument("--report", action="store_true", help="print the last runs' scores only")
+    ap.add_argument("--rerun", action="store_true",
+                    help="the last run's survivors again, with today's tests")  # fmt: skip
     ap.add_argument("--show", metavar="MUTANT", help="print one mutant's diff")
     ap.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                     help="mutants tested at a time (mutmut --max-children; default 1)")  # fmt: skip
@@ -325,7 +357,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no run holds {args.show!r}", file=sys.stderr)
             return 3
         return subprocess.run([str(MUTMUT), "show", args.show], cwd=WORK / name).returncode
-    if not args.report:
+    if args.rerun:
+        missing = [n for n in names if not (WORK / n / "mutants").exists()]
+        if missing:
+            print(f"error: no run of {missing[0]!r} to run again", file=sys.stderr)
+            print(f"hint: make mutate MODULE={missing[0]}", file=sys.stderr)
+            return 3
+        for name in names:
+            rerun(name, MODULES[name], args.jobs)
+    elif not args.report:
         t0 = time.monotonic()
         for name in names:
             run(name, MODULES[name], args.jobs)
