@@ -183,8 +183,13 @@ def test_replay_plan_item_by_item(r, conn) -> None:
 def test_replay_of_base_targets_takes_the_named_dlq(r, conn) -> None:
     """Plain ``Targets`` (a plan file, the TUI) have no ``discovered``: a named DLQ."""
     ids = _dlq(r)
+    raw(r).execute_command("XADD", b"o", "*", "seed", "1")
+    raw(r).execute_command("XADD", b"p", "*", "seed", "1")
     plan = mutations.plan(conn, "dlq-replay", b"o:dlq", b"", Targets(), Options())
-    assert [i.id for i in plan.items] == ids
+    assert [(i.id, i.owner, i.action) for i in plan.items] == [
+        (ids[0], b"o", "replay"), (ids[1], b"p", "replay"), (ids[2], b"", "refuse"),
+        (ids[3], b"o", "replay"),
+    ]  # fmt: skip
 
 
 def test_a_discovered_dlq_needs_a_selection_and_refuses_other_sources(r, conn) -> None:
