@@ -168,14 +168,16 @@ def test_replay_plan_item_by_item(r, conn) -> None:
     ids = _dlq(r)
     raw(r).execute_command("XADD", b"o", "*", "seed", "1")
     raw(r).execute_command("XADD", b"p", "*", "seed", "1")
-    targets = dlq_common.DlqTargets(ids=(ids[0], ids[1], ids[2], b"5-5"))
+    targets = dlq_common.DlqTargets(ids=(ids[0], ids[1], ids[2], ids[3], b"5-5"))
     options = dlq_common.ReplayOptions()
     plan, items = _plan(conn, "dlq-replay", targets, options)
     assert items == [
         (ids[0], b"o", 5, "replay", "boom"),
         (ids[1], b"p", 2, "replay", "late"),
         (ids[2], b"", 0, "refuse", "no _dlq_source in the entry: give --to STREAM"),
+        (ids[3], b"o", 1, "replay", "x"),
     ]
+    assert plan.items[3].idle_ms == 0  # dead-lettered "in the future": age 0
     assert (plan.stream, plan.group, plan.missing) == (b"o:dlq", b"", (b"5-5",))
     assert (plan.targets, plan.options) == (targets, options)
 
@@ -284,3 +286,10 @@ def test_replay_to_a_new_stream_says_it_creates_it(r, conn) -> None:
     assert [(i.id, i.owner, i.action, i.note) for i in plan.items] == [
         (entry_id, b"fresh", "replay", "creates fresh") for entry_id in ids
     ]
+
+
+def test_a_replay_without_a_reason_has_an_empty_note(r, conn) -> None:
+    raw(r).execute_command("XADD", b"o", "*", "seed", "1")
+    entry = add_dead(r, b"n:dlq", b"o", entry_id="1-0", reason=b"")
+    plan = dlq_common.plan_dlq(conn, "dlq-replay", b"n:dlq", dlq_common.DlqTargets())
+    assert [(i.id, i.action, i.note) for i in plan.items] == [(entry, "replay", "")]
