@@ -393,3 +393,14 @@ def test_rows_keep_id_order_whatever_the_parallel_ranges(r, conn):
         expected)  # fmt: skip
     unordered = PelScan(conn.raw(S), S, G, parallel=3, page_size=200).rows(ordered=False)
     assert sorted(row[0] for row in unordered) == sorted(expected)
+
+
+def test_plain_paging_progress_is_exact(r, conn):
+    """Entries at 1000 .. 1009 ms, pages of 3, from ``-``: the span is 0 .. 1009 (the last
+    delivered id) and what is left after a page runs from its last id to 1009."""
+    build(r, 10, consumers=(b"c1",), start_ms=1_000)
+    scan = PelScan(conn.raw(S), S, G, page_size=3)
+    progress = []
+    for _page in scan.pages():
+        progress.append(scan.progress())
+    assert progress == [pytest.approx(1 - left / 1_009) for left in (7, 4, 1, 0)]
