@@ -23,8 +23,10 @@ def main() -> None:
 def _report_click_error(err: Exception) -> int:
     name = type(err).__name__
     ctx = getattr(err, "ctx", None)
-    if name == "NoArgsIsHelpError" and ctx is not None:
-        sys.stdout.write(ctx.get_help() + "\n")
+    if name == "NoArgsIsHelpError":
+        # click made the help when it raised this: typer's rich help printed it then (the
+        # message is empty), a plain help is the message. Printed as --help prints it.
+        sys.stdout.write(str(err.format_message()) + "\n")  # type: ignore[attr-defined]
         return 0
     if name == "Abort":
         sys.stderr.write("aborted\n")

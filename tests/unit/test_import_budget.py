@@ -36,19 +36,39 @@ EXCLUDED = (
     "pelctl.cli.spark",
 )
 
+# What ``pelctl --help`` (any help screen) does not print with: no server, no command layer.
+HELP_EXCLUDED = (
+    "redis",
+    "hiredis",
+    "pelctl.redis",
+    "pelctl.core",
+    "pelctl.config",
+    "tabulate",
+    "textual",
+    "pydantic",
+    "pydantic_core",
+    "pyspark",
+    "prometheus_client",
+    "tomllib",
+)
 
-def run_entry_point(argv: list[str], env: dict[str, str]) -> dict:
+
+def run_entry_point(
+    argv: list[str], env: dict[str, str], excluded: tuple[str, ...] = EXCLUDED
+) -> dict:
     """Run ``pelctl ARGV`` through the console entry point in a fresh interpreter; what it
-    printed, its exit code and the excluded modules it had loaded at exit."""
+    printed, its exit code, the excluded modules it had loaded at exit, and whether the
+    objects alive at exit were frozen (pelctl.cli.main: no collections at exit)."""
     code = f"""
-        import atexit, io, json, sys
-        excluded = {EXCLUDED!r}
+        import atexit, gc, io, json, sys
+        excluded = {excluded!r}
         real_stdout, sys.stdout = sys.stdout, io.StringIO()
 
         def report():
             loaded = sorted({{x for x in excluded for m in sys.modules
                               if m == x or m.startswith(x + ".")}})
-            real_stdout.write(json.dumps({{"loaded": loaded, "out": sys.stdout.getvalue()}}))
+            real_stdout.write(json.dumps({{"loaded": loaded, "out": sys.stdout.getvalue(),
+                                           "frozen": gc.get_freeze_count()}}))
             real_stdout.write("\\n")
 
         atexit.register(report)
@@ -246,6 +266,8 @@ def test_plain_coercion_is_typers(redis_server) -> None:
         (["--context", "streams", "inspect", "orders"], {}, ["inspect"]),  # a value, then
         (["dlq", "list", "-o", "json"], {}, ["dlq"]),
         (["--help"], {}, None),
+        (["--help", "streams"], {}, None),  # the root's help lists every command
+        (["-h", "dlq"], {}, None),
         ([], {}, None),
         (["strams"], {}, None),  # click's "No such command", with its suggestions
         (["streams"], {"_PELCTL_COMPLETE": "source_zsh"}, None),
@@ -285,6 +307,11 @@ def test_only_the_named_command_is_built(
 @pytest.mark.parametrize(
     "argv",
     [
+        ["--help"],
+        [],
+        ["--help", "streams"],
+        ["-h", "dlq", "list"],
+        ["--version"],
         ["streams", "--help"],
         ["dlq", "list", "--help"],
         ["consumers"],
@@ -392,3 +419,64 @@ def test_help_loads_neither_markdown_nor_pretty_tracebacks(argv: list[str]) -> N
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result == {"heavy": [], "real": ["rich.markdown", "rich.traceback", True]}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["-h"], [], ["--help", "streams"], ["pending", "--help"], ["dlq", "--help"],
+     ["dlq", "list", "--help"], ["config"]],
+    ids=" ".join,
+)  # fmt: skip
+def test_help_loads_nothing_it_does_not_print_with(argv: list[str]) -> None:
+    """A help screen needs no server: no redis-py, no redis or command layer, no config,
+    none of the output libraries but rich (which prints it)."""
+    found = run_entry_point(argv, {}, HELP_EXCLUDED)
+    assert found["code"] == 0, found["err"]
+    assert "Usage: pelctl" in found["out"]
+    assert found["loaded"] == [], found["loaded"]
+
+
+@pytest.mark.parametrize("group", [[], ["dlq"], ["config"]], ids=" ".join)
+def test_no_arguments_print_the_help_once(group: list[str]) -> None:
+    """``pelctl`` (or a group) alone prints what ``--help`` prints, once: click makes the
+    help when it raises NoArgsIsHelpError (typer's rich help prints it then)."""
+    alone = run_entry_point(group, {})
+    helped = run_entry_point([*group, "--help"], {})
+    assert alone["code"] == helped["code"] == 0
+    assert alone["out"].count("Usage: pelctl") == 1
+    assert alone["out"] == helped["out"]
+
+
+def test_the_root_lists_summaries_and_builds_a_command_when_it_resolves_it(
+    monkeypatch,
+) -> None:
+    """The root's help, a command-name TAB and click's suggestions read every command's
+    summary: typer's command (group) from the same registration, without parameters
+    (subcommands); the root builds the real one when it resolves the name."""
+    import typer.main
+
+    from pelctl.cli.app import app
+    from pelctl.cli.root import command_for
+
+    for name in ("_PELCTL_COMPLETE", "COMP_WORDS", "COMP_CWORD"):
+        monkeypatch.delenv(name, raising=False)
+    whole = typer.main.get_command(app)
+    listing = command_for(["--help"])
+    assert list(listing.commands) == list(whole.commands)
+
+    def shown(cmd) -> tuple:
+        return (type(cmd), cmd.name, cmd.help, cmd.short_help, cmd.get_short_help_str(),
+                cmd.hidden, cmd.deprecated, cmd.rich_help_panel)  # fmt: skip
+
+    for name, summary in listing.commands.items():
+        real = whole.commands[name]
+        assert shown(summary) == shown(real), name
+        assert [p.name for p in summary.params] in ([], ["help"]), name
+        assert getattr(summary, "commands", {}) == {}, name
+    ctx = listing.make_context("pelctl", ["pending", "orders"], resilient_parsing=True)
+    resolved, cmd, rest = listing.resolve_command(ctx, ["pending", "orders", "workers"])
+    assert (resolved, rest) == ("pending", ["orders", "workers"])
+    assert [p.name for p in cmd.params] == [p.name for p in whole.commands["pending"].params]
+    assert listing.commands["pending"] is cmd
+    _, dlq, _ = listing.resolve_command(ctx, ["dlq", "list"])
+    assert sorted(dlq.commands) == sorted(whole.commands["dlq"].commands)
