@@ -46,6 +46,9 @@ def _version_callback(value: bool) -> None:
 
 
 def _root(ctx: typer.Context, **options: Any) -> None:
+    from pelctl.cli.main import resume_collections
+
+    resume_collections()  # the start-up is over: a command runs (pelctl.cli.main)
     version = options.pop("version", False)
     del version
     ctx.obj = {"root_options": {k: options[k] for k in ALL_NAMES}}

@@ -68,12 +68,15 @@ def run_entry_point(
         def report():
             loaded = sorted({{x for x in excluded for m in sys.modules
                               if m == x or m.startswith(x + ".")}})
+            collections = sum(g["collections"] for g in gc.get_stats()) - before
             real_stdout.write(json.dumps({{"loaded": loaded, "out": sys.stdout.getvalue(),
-                                           "frozen": gc.get_freeze_count()}}))
+                                           "frozen": gc.get_freeze_count(),
+                                           "collections": collections}}))
             real_stdout.write("\\n")
 
         atexit.register(report)
         sys.argv = {["pelctl", *argv]!r}
+        before = sum(g["collections"] for g in gc.get_stats())
         from pelctl.cli.main import main
         main()
     """
@@ -492,3 +495,71 @@ def test_the_objects_alive_at_exit_are_frozen(seeded: str, argv: list[str]) -> N
     objects; the other atexit handlers (this test's report, registered before) still run."""
     found = run_entry_point(argv, {"PELCTL_URL": seeded})
     assert found["frozen"] > 10_000, found
+
+
+@pytest.mark.parametrize(
+    ("argv", "env"),
+    [
+        (["--help"], {}),
+        ([], {}),
+        ([], {"_PELCTL_COMPLETE": "zsh_complete", "COMP_WORDS": "pelctl pending ",
+              "COMP_CWORD": "2"}),
+    ],
+    ids=["--help", "no arguments", "stream-name TAB"],
+)  # fmt: skip
+def test_help_and_completion_run_without_collections(
+    seeded: str, argv: list[str], env: dict[str, str]
+) -> None:
+    """The root's help and a TAB end before the root callback: the start-up's pause of the
+    garbage collector (pelctl.cli.main) lasts their whole run."""
+    found = run_entry_point(argv, {"PELCTL_URL": seeded, **env})
+    assert found["code"] == 0, found["err"]
+    assert found["out"].strip()
+    assert found["collections"] == 0
+
+
+def test_a_command_runs_with_the_collector_on(seeded: str) -> None:
+    """The root callback freezes what the start-up made and turns collections back on:
+    the command's own objects are collected as usual."""
+    code = """
+        import gc, io, json, sys
+        sys.argv = ["pelctl", "streams", "-o", "json"]
+        real_stdout, sys.stdout = sys.stdout, io.StringIO()
+        import pelctl.cli.main as m
+        seen = []
+        original = m.resume_collections
+
+        def resume():  # the root callback's call (main's own, after the command, is a no-op)
+            original()
+            if not seen:
+                seen.append((gc.isenabled(), gc.get_freeze_count() > 10_000))
+
+        m.resume_collections = resume
+        import pelctl.cli.root
+        try:
+            m.main()
+        except SystemExit as exit_:
+            code = exit_.code
+        sys.stdout = real_stdout
+        print(json.dumps({"code": code, "seen": seen}))
+    """
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120, check=False,
+                          env={**os.environ, "PELCTL_URL": seeded})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"code": 0, "seen": [[True, True]]}
+
+
+def test_main_in_process_leaves_the_collector_as_it_was(monkeypatch, capsys) -> None:
+    """A caller in-process (tests) gets its collector back on and nothing frozen."""
+    import gc
+
+    from pelctl.cli.main import main
+
+    monkeypatch.setattr(sys, "argv", ["pelctl", "version"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 0
+    assert "pelctl" in capsys.readouterr().out
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
