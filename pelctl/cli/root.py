@@ -18,7 +18,7 @@ import typer.main
 from typer.models import CommandInfo, DefaultPlaceholder, TyperInfo
 
 from pelctl import __version__
-from pelctl.cli import coerce
+from pelctl.cli import coerce, collector
 from pelctl.cli import completion as completion_cmds
 from pelctl.cli.options import ALL_NAMES, PelctlGroup, root_callback_params
 
@@ -46,9 +46,7 @@ def _version_callback(value: bool) -> None:
 
 
 def _root(ctx: typer.Context, **options: Any) -> None:
-    from pelctl.cli.main import resume_collections
-
-    resume_collections()  # the start-up is over: a command runs (pelctl.cli.main)
+    collector.resume()  # the start-up is over: a command runs
     version = options.pop("version", False)
     del version
     ctx.obj = {"root_options": {k: options[k] for k in ALL_NAMES}}

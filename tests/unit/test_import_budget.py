@@ -490,9 +490,10 @@ def test_the_root_lists_summaries_and_builds_a_command_when_it_resolves_it(
     "argv", [["--help"], ["streams", "-o", "json"], ["pending", "--bogus"]], ids=" ".join
 )
 def test_the_objects_alive_at_exit_are_frozen(seeded: str, argv: list[str]) -> None:
-    """pelctl.cli.main freezes what is alive at exit (gc.freeze, in an atexit handler): the
-    interpreter's shutdown then skips its full collections over every imported module's
-    objects; the other atexit handlers (this test's report, registered before) still run."""
+    """pelctl.cli.collector freezes what is alive at exit (gc.freeze, in an atexit
+    handler): the interpreter's shutdown then skips its full collections over every
+    imported module's objects; the other atexit handlers (this test's report, registered
+    before) still run."""
     found = run_entry_point(argv, {"PELCTL_URL": seeded})
     assert found["frozen"] > 10_000, found
 
@@ -511,7 +512,7 @@ def test_help_and_completion_run_without_collections(
     seeded: str, argv: list[str], env: dict[str, str]
 ) -> None:
     """The root's help and a TAB end before the root callback: the start-up's pause of the
-    garbage collector (pelctl.cli.main) lasts their whole run."""
+    garbage collector (pelctl.cli.collector) lasts their whole run."""
     found = run_entry_point(argv, {"PELCTL_URL": seeded, **env})
     assert found["code"] == 0, found["err"]
     assert found["out"].strip()
@@ -525,16 +526,17 @@ def test_a_command_runs_with_the_collector_on(seeded: str) -> None:
         import gc, io, json, sys
         sys.argv = ["pelctl", "streams", "-o", "json"]
         real_stdout, sys.stdout = sys.stdout, io.StringIO()
+        import pelctl.cli.collector as collector
         import pelctl.cli.main as m
         seen = []
-        original = m.resume_collections
+        original = collector.resume
 
         def resume():  # the root callback's call (main's own, after the command, is a no-op)
             original()
             if not seen:
                 seen.append((gc.isenabled(), gc.get_freeze_count() > 10_000))
 
-        m.resume_collections = resume
+        collector.resume = resume
         import pelctl.cli.root
         try:
             m.main()
