@@ -153,23 +153,27 @@ def _listing(root: Any) -> Any:
     typer's own command (group) from the same registration with the parameters left out, so
     its name, help text, panel, hidden and deprecated flags are typer's.
     """
-    options = {"pretty_exceptions_short": app.pretty_exceptions_short,
-               "rich_markup_mode": app.rich_markup_mode}  # fmt: skip
-    for info in app.registered_commands:
-        summary = typer.main.get_command_from_info(_without_params(info), **options)
-        root.add_command(summary)
-        root.builders[summary.name] = functools.partial(
-            typer.main.get_command_from_info, info, **options
+    short, markup = app.pretty_exceptions_short, app.rich_markup_mode
+
+    def command(info: Any) -> Any:
+        return typer.main.get_command_from_info(
+            info, pretty_exceptions_short=short, rich_markup_mode=markup
         )
-    for group in app.registered_groups:
-        summary = typer.main.get_group_from_info(
-            _without_commands(group), suggest_commands=app.suggest_commands, **options
-        )
-        root.add_command(summary)
-        root.builders[summary.name] = functools.partial(
-            typer.main.get_group_from_info, group, suggest_commands=app.suggest_commands,
-            **options,
+
+    def group(info: Any) -> Any:
+        return typer.main.get_group_from_info(
+            info, pretty_exceptions_short=short, rich_markup_mode=markup,
+            suggest_commands=app.suggest_commands,
         )  # fmt: skip
+
+    for info in app.registered_commands:
+        summary = command(_without_params(info))
+        root.add_command(summary)
+        root.builders[summary.name] = functools.partial(command, info)
+    for group_info in app.registered_groups:
+        summary = group(_without_commands(group_info))
+        root.add_command(summary)
+        root.builders[summary.name] = functools.partial(group, group_info)
     return root
 
 

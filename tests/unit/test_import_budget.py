@@ -10,6 +10,7 @@ messages: checked here against typer's pydantic path, parameter by parameter.
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import subprocess
@@ -91,6 +92,16 @@ def run_entry_point(
     found["code"] = proc.returncode
     found["err"] = proc.stderr
     return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _byte_compiled() -> None:
+    """The package byte-compiled, as an install leaves it (``make setup`` does the same):
+    with PYTHONDONTWRITEBYTECODE set and a module edited since, the fresh interpreter would
+    compile it from source before main() runs, and that garbage can start a collection."""
+    import pelctl
+
+    compileall.compile_dir(os.path.dirname(pelctl.__file__), quiet=1)
 
 
 @pytest.fixture
