@@ -37,12 +37,14 @@ EXCLUDED = (
 )
 
 
-def run_entry_point(argv: list[str], env: dict[str, str]) -> dict:
+def run_entry_point(
+    argv: list[str], env: dict[str, str], excluded: tuple[str, ...] = EXCLUDED
+) -> dict:
     """Run ``pelctl ARGV`` through the console entry point in a fresh interpreter; what it
     printed, its exit code and the excluded modules it had loaded at exit."""
     code = f"""
         import atexit, io, json, sys
-        excluded = {EXCLUDED!r}
+        excluded = {excluded!r}
         real_stdout, sys.stdout = sys.stdout, io.StringIO()
 
         def report():
@@ -99,6 +101,30 @@ def test_read_command_with_json_output_stays_in_budget(seeded: str, argv: list[s
             json.loads(line)
     else:
         json.loads(text)
+
+
+# What a requeue does not need: the other repairs (their modules declare them) and the
+# dead-letter readers (a requeue with --max-retries writes dead letters; it never reads them).
+OTHER_REPAIRS = (
+    "pelctl.core.dlq.replay",
+    "pelctl.core.dlq.purge",
+    "pelctl.core.dlq.read",
+    "pelctl.core.dlq.common",
+    "pelctl.core.repairs.prune",
+    "pelctl.core.repairs.ghosts",
+    "pelctl.core.repairs.dlq_move",
+)
+
+
+def test_requeue_with_json_output_stays_in_budget(seeded: str) -> None:
+    """A whole requeue (plan, apply, audit, JSON result) loads none of the excluded modules
+    and none of the other repairs' (issue 15)."""
+    excluded = tuple(x for x in (*EXCLUDED, *OTHER_REPAIRS) if x != "pelctl.cli.repair")
+    argv = ["requeue", "orders", "workers", "--idle", "0", "--yes", "-o", "json"]
+    found = run_entry_point(argv, {"PELCTL_URL": seeded}, excluded)
+    assert found["code"] == 0, found["err"]
+    assert found["loaded"] == [], found["loaded"]
+    assert json.loads(found["out"])["outcomes"] == {"requeued": 1}
 
 
 @pytest.mark.parametrize(
