@@ -65,6 +65,12 @@ class EntryRun:
     ) -> list[object]:
         """The five per-entry arguments; lock keys join ``keys`` (or are checked here)."""
         args: list[object] = []
+        if not self.plan.options.lock_key:  # no lock keys: the five arguments, nothing else
+            threshold = self.threshold
+            for item in items:
+                idle = item.idle_ms if item.idle_ms > threshold else threshold
+                args += (item.id, item.owner, item.deliveries, idle, 0)
+            return args
         for item in items:
             key = self.lock_of(item.id, item.owner)
             index = 0
