@@ -136,6 +136,30 @@ def test_read_command_with_json_output_stays_in_budget(seeded: str, argv: list[s
         json.loads(text)
 
 
+# What a requeue does not need: the other repairs (their modules declare them) and the
+# dead-letter readers (a requeue with --max-retries writes dead letters; it never reads them).
+OTHER_REPAIRS = (
+    "pelctl.core.dlq.replay",
+    "pelctl.core.dlq.purge",
+    "pelctl.core.dlq.read",
+    "pelctl.core.dlq.common",
+    "pelctl.core.repairs.prune",
+    "pelctl.core.repairs.ghosts",
+    "pelctl.core.repairs.dlq_move",
+)
+
+
+def test_requeue_with_json_output_stays_in_budget(seeded: str) -> None:
+    """A whole requeue (plan, apply, audit, JSON result) loads none of the excluded modules
+    and none of the other repairs' (issue 15)."""
+    excluded = tuple(x for x in (*EXCLUDED, *OTHER_REPAIRS) if x != "pelctl.cli.repair")
+    argv = ["requeue", "orders", "workers", "--idle", "0", "--yes", "-o", "json"]
+    found = run_entry_point(argv, {"PELCTL_URL": seeded}, excluded)
+    assert found["code"] == 0, found["err"]
+    assert found["loaded"] == [], found["loaded"]
+    assert json.loads(found["out"])["outcomes"] == {"requeued": 1}
+
+
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
