@@ -22,12 +22,9 @@ read_only = true
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import stat
-import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,6 +80,8 @@ def load_config(path: Path | None = None) -> Config:
     path = path or config_path()
     if not path.exists():
         return Config(path=path, exists=False)
+    import tomllib  # here: without a config file no TOML parser loads (start-up)
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
@@ -289,6 +288,8 @@ def set_current_context(name: str, path: Path | None = None) -> Config:
     the file's mode. An unknown name is a :class:`ConfigError` (exit 2) listing the
     contexts. Returns the configuration as it was before.
     """
+    import tomllib
+
     config = load_config(path)
     if name not in config.contexts:
         known = ", ".join(sorted(config.contexts)) or "none"
@@ -311,6 +312,8 @@ def set_current_context(name: str, path: Path | None = None) -> Config:
 
 
 def _with_current_context(text: str, name: str) -> str:
+    import json
+
     value = json.dumps(name, ensure_ascii=False)  # a JSON string is a TOML basic string
     lines = text.splitlines(keepends=True)
     for i, line in enumerate(lines):
@@ -338,6 +341,8 @@ def _with_current_context(text: str, name: str) -> str:
 
 
 def _replace_file(target: Path, text: str) -> None:
+    import tempfile
+
     mode = stat.S_IMODE(target.stat().st_mode)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:

@@ -6,7 +6,7 @@ dataset unchanged):
 
 - ``pelctl requeue``: the command layer, as ``pelctl requeue S G --idle 30m --yes`` runs it:
   discovery with ``XPENDING IDLE`` in bounded id windows, then batched, pipelined Lua scripts
-  (verify, XCLAIM min-idle to ``pelctl-requeue``, XADD the copy, XACK);
+  (verify, XADD the copy, XACK);
 - ``ref-001 XAUTOCLAIM loop``: the sidecar recovery worker of reference 001, implemented
   faithfully: an ``XAUTOCLAIM`` cursor loop with ``COUNT 10`` (its ``BATCH_SIZE``) into
   ``recovery-worker-01``, each claimed batch processed concurrently (here the processing is

@@ -33,12 +33,12 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
-from typer._click.core import Context, Parameter  # typer vendors click; its public names
+from typer._click.core import Command, Context, Parameter  # typer vendors click; its public names
 from typer._click.shell_completion import (
     CompletionItem,
     ShellComplete,
@@ -112,7 +112,24 @@ def completer(shell: str) -> _Complete:
 
 class RootGroup(PelctlGroup):
     """The root group: pelctl's help, and answers ``_PELCTL_COMPLETE`` requests (before any
-    parsing)."""
+    parsing).
+
+    ``builders``: commands that the root holds as summaries (name and help, for its help and
+    a command-name TAB; pelctl.cli.root) and builds when it resolves one to run it or to
+    complete below it: click reaches a subcommand only through :meth:`resolve_command`.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.builders: dict[str, Callable[[], Command]] = {}
+
+    def resolve_command(
+        self, ctx: Context, args: list[str]
+    ) -> tuple[str | None, Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if name is not None and name in self.builders:
+            cmd = self.commands[name] = self.builders.pop(name)()
+        return name, cmd, rest
 
     def _main_shell_completion(
         self,

@@ -8,23 +8,31 @@ from __future__ import annotations
 
 import sys
 
+from pelctl.cli import collector
+
 
 def main() -> None:
-    from pelctl.cli.root import command_for
-
+    collector.pause()
+    collector.freeze_at_exit()
     try:
+        from pelctl.cli.root import command_for
+
         # What typer's app() does, building only the command the arguments name.
         rv = command_for(sys.argv[1:])(standalone_mode=False)
     except Exception as err:  # noqa: BLE001 - click's exceptions, duck-typed: typer vendors click privately
         sys.exit(_report_click_error(err))
+    finally:
+        collector.end_pause()
     sys.exit(rv if isinstance(rv, int) else 0)
 
 
 def _report_click_error(err: Exception) -> int:
     name = type(err).__name__
     ctx = getattr(err, "ctx", None)
-    if name == "NoArgsIsHelpError" and ctx is not None:
-        sys.stdout.write(ctx.get_help() + "\n")
+    if name == "NoArgsIsHelpError":
+        # click made the help when it raised this: typer's rich help printed it then (the
+        # message is empty), a plain help is the message. Printed as --help prints it.
+        sys.stdout.write(str(err.format_message()) + "\n")  # type: ignore[attr-defined]
         return 0
     if name == "Abort":
         sys.stderr.write("aborted\n")

@@ -162,11 +162,11 @@ def register(app: typer.Typer) -> None:
     ) -> int:
         """Put pending entries back on the stream for any healthy consumer to pick up.
 
-        One script per batch: verify each entry (XCLAIM with min-idle to pelctl's own
-        consumer), XADD its fields plus its lineage (_retry_count +1, _prior_deliveries,
-        _original_id; nothing with --no-lineage), then XACK the old id. No moment exists
-        where an entry is acknowledged but not re-added. Entries whose stream entry is gone
-        (ghosts) are acknowledged and counted as ghost."""
+        One script per batch: verify each entry (still pending, same owner and delivery
+        count, idle at least as planned), XADD its fields plus its lineage
+        (_retry_count +1, _prior_deliveries, _original_id; nothing with --no-lineage), then
+        XACK the old id. No moment exists where an entry is acknowledged but not re-added.
+        Entries whose stream entry is gone (ghosts) are acknowledged and counted as ghost."""
         from pelctl.base.binary import unescape
         from pelctl.base.errors import UsageError
         from pelctl.cli.mutate import run_mutation

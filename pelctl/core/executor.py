@@ -243,10 +243,26 @@ def by_bytes(rows: Sequence[Any], limit: int, size: Callable[[Any], int] | None 
         yield part
 
 
+# The statuses the scripts answer, decoded once (a few words; a reply of 10,000 entries would
+# otherwise decode the same ones 10,000 times).
+_STATUSES: dict[bytes, str] = {}
+
+
+def _status(value: object) -> str:
+    if isinstance(value, bytes):
+        known = _STATUSES.get(value)
+        if known is None:
+            known = text(value)
+            if len(_STATUSES) < 64:
+                _STATUSES[value] = known
+        return known
+    return text(value)
+
+
 def pairs(items: Sequence[PlanItem], reply: object) -> list[tuple[PlanItem, str, object]]:
     """An entry script's reply (a status and a detail per entry) beside its items."""
     flat = reply_array(reply)
-    return [(item, text(flat[2 * n]), flat[2 * n + 1]) for n, item in enumerate(items)]
+    return [(item, _status(s), d) for item, s, d in zip(items, flat[0::2], flat[1::2], strict=True)]
 
 
 def wide_note(values: int) -> str:

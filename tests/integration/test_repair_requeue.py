@@ -61,6 +61,40 @@ def test_requeue_adds_a_copy_then_acks(r, conn) -> None:
     assert b"pelctl-requeue" not in consumers(r)
 
 
+def test_requeue_takes_no_detour_through_a_helper_consumer(r, conn) -> None:
+    """Verify, copy and ack run in one script, so the entry is never taken (XCLAIM) by a
+    helper consumer first: no XCLAIM, no consumer created or deleted (issue 15: the take
+    re-checked what the verify had just checked, at a quarter of the server time)."""
+    incident(r)
+    plan = m.plan(conn, "requeue", S, G, IDLE)
+    r.config_resetstat()
+    result = m.apply(conn, plan)
+    assert result.applied == 20
+    stats = r.info("commandstats")
+    assert stats["cmdstat_xadd"]["calls"] == 20 and stats["cmdstat_xack"]["calls"] >= 20
+    assert "cmdstat_xclaim" not in stats
+    assert not [k for k in stats if k.startswith("cmdstat_xgroup")]
+
+
+def test_a_copy_that_fails_leaves_the_entry_as_it_was(r, conn) -> None:
+    """An XADD the server refuses (here: the dead-letter key is not a stream) is that entry's
+    failure, and the entry is still pending with its owner, delivery count and idle time."""
+    stuck, _ = incident(r, dead=3, alive=0)
+    sc.set_idle(r, S, G, DEAD, stuck, HOUR, 4)
+    r.set(b"orders:dlq", b"not a stream")
+    before = pel(r)
+    plan = m.plan(conn, "requeue", S, G, IDLE, m.Options(max_retries=0))
+    result = m.apply(conn, plan)
+    assert result.applied == 0 and len(result.failed) == 3
+    assert all("WRONGTYPE" in f.detail for f in result.failed)
+    after = pel(r)
+    assert set(after) == set(before)
+    for entry_id, (owner, idle, deliveries) in after.items():
+        assert (owner, deliveries) == (DEAD, 4) and idle >= before[entry_id][1]
+    assert not copies_by_original(r)
+    assert b"pelctl-requeue" not in consumers(r)
+
+
 def test_second_requeue_counts_up_and_keeps_the_original_id(r, conn) -> None:
     stuck, _ = incident(r, dead=3, alive=0)
     m.apply(conn, m.plan(conn, "requeue", S, G, IDLE))

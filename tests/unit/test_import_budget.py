@@ -10,6 +10,7 @@ messages: checked here against typer's pydantic path, parameter by parameter.
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import subprocess
@@ -34,25 +35,49 @@ EXCLUDED = (
     "pelctl.cli.dlq_admin",
     "pelctl.cli.reclaim",
     "pelctl.cli.spark",
+    "tomllib",  # only with a config file to read (there is none here)
+)
+
+# What ``pelctl --help`` (any help screen) does not print with: no server, no command layer.
+HELP_EXCLUDED = (
+    "redis",
+    "hiredis",
+    "pelctl.redis",
+    "pelctl.core",
+    "pelctl.config",
+    "tabulate",
+    "textual",
+    "pydantic",
+    "pydantic_core",
+    "pyspark",
+    "prometheus_client",
+    "tomllib",
 )
 
 
-def run_entry_point(argv: list[str], env: dict[str, str]) -> dict:
+def run_entry_point(
+    argv: list[str], env: dict[str, str], excluded: tuple[str, ...] = EXCLUDED
+) -> dict:
     """Run ``pelctl ARGV`` through the console entry point in a fresh interpreter; what it
-    printed, its exit code and the excluded modules it had loaded at exit."""
+    printed, its exit code, the excluded modules it had loaded at exit, and whether the
+    objects alive at exit were frozen (pelctl.cli.main: no collections at exit)."""
     code = f"""
-        import atexit, io, json, sys
-        excluded = {EXCLUDED!r}
+        import atexit, gc, io, json, sys
+        excluded = {excluded!r}
         real_stdout, sys.stdout = sys.stdout, io.StringIO()
 
         def report():
             loaded = sorted({{x for x in excluded for m in sys.modules
                               if m == x or m.startswith(x + ".")}})
-            real_stdout.write(json.dumps({{"loaded": loaded, "out": sys.stdout.getvalue()}}))
+            collections = sum(g["collections"] for g in gc.get_stats()) - before
+            real_stdout.write(json.dumps({{"loaded": loaded, "out": sys.stdout.getvalue(),
+                                           "frozen": gc.get_freeze_count(),
+                                           "collections": collections}}))
             real_stdout.write("\\n")
 
         atexit.register(report)
         sys.argv = {["pelctl", *argv]!r}
+        before = sum(g["collections"] for g in gc.get_stats())
         from pelctl.cli.main import main
         main()
     """
@@ -67,6 +92,16 @@ def run_entry_point(argv: list[str], env: dict[str, str]) -> dict:
     found["code"] = proc.returncode
     found["err"] = proc.stderr
     return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _byte_compiled() -> None:
+    """The package byte-compiled, as an install leaves it (``make setup`` does the same):
+    with PYTHONDONTWRITEBYTECODE set and a module edited since, the fresh interpreter would
+    compile it from source before main() runs, and that garbage can start a collection."""
+    import pelctl
+
+    compileall.compile_dir(os.path.dirname(pelctl.__file__), quiet=1)
 
 
 @pytest.fixture
@@ -99,6 +134,30 @@ def test_read_command_with_json_output_stays_in_budget(seeded: str, argv: list[s
             json.loads(line)
     else:
         json.loads(text)
+
+
+# What a requeue does not need: the other repairs (their modules declare them) and the
+# dead-letter readers (a requeue with --max-retries writes dead letters; it never reads them).
+OTHER_REPAIRS = (
+    "pelctl.core.dlq.replay",
+    "pelctl.core.dlq.purge",
+    "pelctl.core.dlq.read",
+    "pelctl.core.dlq.common",
+    "pelctl.core.repairs.prune",
+    "pelctl.core.repairs.ghosts",
+    "pelctl.core.repairs.dlq_move",
+)
+
+
+def test_requeue_with_json_output_stays_in_budget(seeded: str) -> None:
+    """A whole requeue (plan, apply, audit, JSON result) loads none of the excluded modules
+    and none of the other repairs' (issue 15)."""
+    excluded = tuple(x for x in (*EXCLUDED, *OTHER_REPAIRS) if x != "pelctl.cli.repair")
+    argv = ["requeue", "orders", "workers", "--idle", "0", "--yes", "-o", "json"]
+    found = run_entry_point(argv, {"PELCTL_URL": seeded}, excluded)
+    assert found["code"] == 0, found["err"]
+    assert found["loaded"] == [], found["loaded"]
+    assert json.loads(found["out"])["outcomes"] == {"requeued": 1}
 
 
 @pytest.mark.parametrize(
@@ -246,6 +305,8 @@ def test_plain_coercion_is_typers(redis_server) -> None:
         (["--context", "streams", "inspect", "orders"], {}, ["inspect"]),  # a value, then
         (["dlq", "list", "-o", "json"], {}, ["dlq"]),
         (["--help"], {}, None),
+        (["--help", "streams"], {}, None),  # the root's help lists every command
+        (["-h", "dlq"], {}, None),
         ([], {}, None),
         (["strams"], {}, None),  # click's "No such command", with its suggestions
         (["streams"], {"_PELCTL_COMPLETE": "source_zsh"}, None),
@@ -285,6 +346,11 @@ def test_only_the_named_command_is_built(
 @pytest.mark.parametrize(
     "argv",
     [
+        ["--help"],
+        [],
+        ["--help", "streams"],
+        ["-h", "dlq", "list"],
+        ["--version"],
         ["streams", "--help"],
         ["dlq", "list", "--help"],
         ["consumers"],
@@ -392,3 +458,145 @@ def test_help_loads_neither_markdown_nor_pretty_tracebacks(argv: list[str]) -> N
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result == {"heavy": [], "real": ["rich.markdown", "rich.traceback", True]}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["-h"], [], ["--help", "streams"], ["pending", "--help"], ["dlq", "--help"],
+     ["dlq", "list", "--help"], ["config"]],
+    ids=" ".join,
+)  # fmt: skip
+def test_help_loads_nothing_it_does_not_print_with(argv: list[str]) -> None:
+    """A help screen needs no server: no redis-py, no redis or command layer, no config,
+    none of the output libraries but rich (which prints it)."""
+    found = run_entry_point(argv, {}, HELP_EXCLUDED)
+    assert found["code"] == 0, found["err"]
+    assert "Usage: pelctl" in found["out"]
+    assert found["loaded"] == [], found["loaded"]
+
+
+@pytest.mark.parametrize("group", [[], ["dlq"], ["config"]], ids=" ".join)
+def test_no_arguments_print_the_help_once(group: list[str]) -> None:
+    """``pelctl`` (or a group) alone prints what ``--help`` prints, once: click makes the
+    help when it raises NoArgsIsHelpError (typer's rich help prints it then)."""
+    alone = run_entry_point(group, {})
+    helped = run_entry_point([*group, "--help"], {})
+    assert alone["code"] == helped["code"] == 0
+    assert alone["out"].count("Usage: pelctl") == 1
+    assert alone["out"] == helped["out"]
+
+
+def test_the_root_lists_summaries_and_builds_a_command_when_it_resolves_it(
+    monkeypatch,
+) -> None:
+    """The root's help, a command-name TAB and click's suggestions read every command's
+    summary: typer's command (group) from the same registration, without parameters
+    (subcommands); the root builds the real one when it resolves the name."""
+    import typer.main
+
+    from pelctl.cli.app import app
+    from pelctl.cli.root import command_for
+
+    for name in ("_PELCTL_COMPLETE", "COMP_WORDS", "COMP_CWORD"):
+        monkeypatch.delenv(name, raising=False)
+    whole = typer.main.get_command(app)
+    listing = command_for(["--help"])
+    assert list(listing.commands) == list(whole.commands)
+
+    def shown(cmd) -> tuple:
+        return (type(cmd), cmd.name, cmd.help, cmd.short_help, cmd.get_short_help_str(),
+                cmd.hidden, cmd.deprecated, cmd.rich_help_panel)  # fmt: skip
+
+    for name, summary in listing.commands.items():
+        real = whole.commands[name]
+        assert shown(summary) == shown(real), name
+        assert [p.name for p in summary.params] in ([], ["help"]), name
+        assert getattr(summary, "commands", {}) == {}, name
+    ctx = listing.make_context("pelctl", ["pending", "orders"], resilient_parsing=True)
+    resolved, cmd, rest = listing.resolve_command(ctx, ["pending", "orders", "workers"])
+    assert (resolved, rest) == ("pending", ["orders", "workers"])
+    assert [p.name for p in cmd.params] == [p.name for p in whole.commands["pending"].params]
+    assert listing.commands["pending"] is cmd
+    _, dlq, _ = listing.resolve_command(ctx, ["dlq", "list"])
+    assert sorted(dlq.commands) == sorted(whole.commands["dlq"].commands)
+
+
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["streams", "-o", "json"], ["pending", "--bogus"]], ids=" ".join
+)
+def test_the_objects_alive_at_exit_are_frozen(seeded: str, argv: list[str]) -> None:
+    """pelctl.cli.collector freezes what is alive at exit (gc.freeze, in an atexit
+    handler): the interpreter's shutdown then skips its full collections over every
+    imported module's objects; the other atexit handlers (this test's report, registered
+    before) still run."""
+    found = run_entry_point(argv, {"PELCTL_URL": seeded})
+    assert found["frozen"] > 10_000, found
+
+
+@pytest.mark.parametrize(
+    ("argv", "env"),
+    [
+        (["--help"], {}),
+        ([], {}),
+        ([], {"_PELCTL_COMPLETE": "zsh_complete", "COMP_WORDS": "pelctl pending ",
+              "COMP_CWORD": "2"}),
+    ],
+    ids=["--help", "no arguments", "stream-name TAB"],
+)  # fmt: skip
+def test_help_and_completion_run_without_collections(
+    seeded: str, argv: list[str], env: dict[str, str]
+) -> None:
+    """The root's help and a TAB end before the root callback: the start-up's pause of the
+    garbage collector (pelctl.cli.collector) lasts their whole run."""
+    found = run_entry_point(argv, {"PELCTL_URL": seeded, **env})
+    assert found["code"] == 0, found["err"]
+    assert found["out"].strip()
+    assert found["collections"] == 0
+
+
+def test_a_command_runs_with_the_collector_on(seeded: str) -> None:
+    """The root callback freezes what the start-up made and turns collections back on:
+    the command's own objects are collected as usual."""
+    code = """
+        import gc, io, json, sys
+        sys.argv = ["pelctl", "streams", "-o", "json"]
+        real_stdout, sys.stdout = sys.stdout, io.StringIO()
+        import pelctl.cli.collector as collector
+        import pelctl.cli.main as m
+        seen = []
+        original = collector.resume
+
+        def resume():  # the root callback's call (main's own, after the command, is a no-op)
+            original()
+            if not seen:
+                seen.append((gc.isenabled(), gc.get_freeze_count() > 10_000))
+
+        collector.resume = resume
+        import pelctl.cli.root
+        try:
+            m.main()
+        except SystemExit as exit_:
+            code = exit_.code
+        sys.stdout = real_stdout
+        print(json.dumps({"code": code, "seen": seen}))
+    """
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120, check=False,
+                          env={**os.environ, "PELCTL_URL": seeded})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"code": 0, "seen": [[True, True]]}
+
+
+def test_main_in_process_leaves_the_collector_as_it_was(monkeypatch, capsys) -> None:
+    """A caller in-process (tests) gets its collector back on and nothing frozen."""
+    import gc
+
+    from pelctl.cli.main import main
+
+    monkeypatch.setattr(sys, "argv", ["pelctl", "version"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 0
+    assert "pelctl" in capsys.readouterr().out
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0

@@ -419,9 +419,20 @@ def test_get_refuses_an_unknown_name_listing_the_known(recorder: None) -> None:
     assert err.value.__cause__ is None and err.value.__suppress_context__
 
 
+def test_each_mutation_is_provided_by_the_module_get_loads_for_it() -> None:
+    """PROVIDED_BY (one module loaded per lookup) names the module that declares each
+    mutation, and every declared mutation has its entry."""
+    for module in m.PROVIDERS:
+        importlib.import_module(module)
+    assert set(m.PROVIDED_BY) == set(m.MUTATIONS)
+    for name, module in m.PROVIDED_BY.items():
+        assert m.MUTATIONS[name].executor.__module__ == module, name
+
+
 def test_get_with_nothing_declared(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(declaration, "MUTATIONS", {})
     monkeypatch.setattr(declaration, "PROVIDERS", [])
+    monkeypatch.setattr(declaration, "PROVIDED_BY", {})
     with pytest.raises(UsageError) as err:
         m.get("ack")
     assert (err.value.message, err.value.hint) == ("unknown mutation 'ack'", "known: none")

@@ -36,6 +36,7 @@ from __future__ import annotations
 from pelctl.core.mutations.api import Progress, apply, build_result, dry_run_result, plan
 from pelctl.core.mutations.declaration import (
     MUTATIONS,
+    PROVIDED_BY,
     PROVIDERS,
     Executor,
     Mutation,
@@ -67,6 +68,7 @@ __all__ = [
     "FAILED_OUTCOMES",
     "MUTATIONS",
     "PLANNED_OUTCOMES",
+    "PROVIDED_BY",
     "PROVIDERS",
     "SKIPPED",
     "SKIP_ACTIONS",

@@ -193,7 +193,21 @@ def declare(mutation: Mutation) -> Mutation:
     return mutation
 
 
+# The module declaring each built-in mutation: a lookup loads only that one (a requeue does
+# not import the dead-letter replay, purge, prune and ghosts modules; issue 15).
+PROVIDED_BY: dict[str, str] = {
+    **dict.fromkeys(("claim", "ack", "requeue"), "pelctl.core.repairs.entries"),
+    "dlq-move": "pelctl.core.repairs.dlq_move",
+    "consumers-prune": "pelctl.core.repairs.prune",
+    "ghosts-fix": "pelctl.core.repairs.ghosts",
+    "dlq-replay": "pelctl.core.dlq.replay",
+    "dlq-purge": "pelctl.core.dlq.purge",
+}
+
+
 def get(name: str) -> Mutation:
+    if name not in MUTATIONS and name in PROVIDED_BY:
+        importlib.import_module(PROVIDED_BY[name])
     if name not in MUTATIONS:
         for module in PROVIDERS:
             importlib.import_module(module)

@@ -34,9 +34,6 @@ from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import script
 
-# pelctl's own consumer: entries pass through it only inside one script.
-REQUEUE_CONSUMER = b"pelctl-requeue"
-
 
 def plan_entries(
     conn: Connection,
@@ -180,7 +177,7 @@ def apply_requeue(
     max_retries = -1 if opts.max_retries is None else opts.max_retries
     reason = opts.reason or ""
     lineage = 0 if opts.no_lineage else 1
-    header = (plan.group, REQUEUE_CONSUMER, opts.field_prefix, max_retries, mode, reason, lineage)
+    header = (plan.group, opts.field_prefix, max_retries, mode, reason, lineage)
 
     later = Later({item.id: item for item in send})
     run.run(send, run.calls(lua, [plan.stream, second_key], header), later.parse)

@@ -12,7 +12,8 @@ re-delivered since the plan is skipped and counted, never stolen.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import redis.exceptions as rex
 
@@ -20,13 +21,14 @@ from pelctl.core.executor import LATER, chunks, fatal, pairs, text
 from pelctl.core.mutations import APPLIED, ItemResult, Plan, PlanItem, Progress
 from pelctl.core.repairs.select import lock_for
 from pelctl.redis.connection import Connection
+from pelctl.redis.scan import gc_paused
 from pelctl.redis.scripts import (
+    AHEAD_DEPTH,
     DEFAULT_BATCH,
-    DEFAULT_DEPTH,
     LUA_UNPACK_MAX,
     Call,
     Script,
-    round_trip,
+    Wire,
     same_slot,
 )
 
@@ -54,6 +56,7 @@ class EntryRun:
         self.done = 0
         self.total = total
         self.interrupted = False
+        self.answered = False  # a round was answered (the script is known to the server)
 
     def min_idle(self, item: PlanItem) -> int:
         return max(self.threshold, item.idle_ms)
@@ -63,6 +66,12 @@ class EntryRun:
     ) -> list[object]:
         """The five per-entry arguments; lock keys join ``keys`` (or are checked here)."""
         args: list[object] = []
+        if not self.plan.options.lock_key:  # no lock keys: the five arguments, nothing else
+            threshold = self.threshold
+            for item in items:
+                idle = item.idle_ms if item.idle_ms > threshold else threshold
+                args += (item.id, item.owner, item.deliveries, idle, 0)
+            return args
         for item in items:
             key = self.lock_of(item.id, item.owner)
             index = 0
@@ -97,61 +106,90 @@ class EntryRun:
         make_call: Callable[[Sequence[PlanItem], dict[bytes, ItemResult]], Call | None],
         parse: Callable[[Sequence[PlanItem], object], list[ItemResult]],
     ) -> None:
-        """Send ``items`` in batches (``make_call``), DEFAULT_DEPTH calls per round trip."""
+        """Send ``items`` in batches (``make_call``), rounds of AHEAD_DEPTH calls, the next
+        round on the wire while the answers of the last one are read (:class:`Wire`): the
+        server runs scripts while Python builds and parses."""
         batches = list(chunks(items, self.batch))
-        i = 0
+        i = 0  # the next batch to send
+        out: deque[list[tuple[Sequence[PlanItem], Call | None, dict]]] = deque()
         try:
-            while i < len(batches):
-                group = batches[i : i + DEFAULT_DEPTH]
-                calls: list[tuple[Sequence[PlanItem], Call | None, dict]] = []
-                for chunk in group:
-                    pre: dict[bytes, ItemResult] = {}
-                    call = make_call(chunk, pre)
-                    calls.append((chunk, call, pre))
-                try:
-                    sent = [c for _, c, _ in calls if c is not None]
-                    replies = iter(round_trip(self.client, sent) if sent else [])
-                except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
-                    for chunk, _call, _pre in calls:
-                        self._fail(chunk, "unknown", f"connection lost mid-batch: {err}")
-                    for chunk in batches[i + len(group) :]:
-                        self._fail(chunk, "fail", "not attempted: connection lost")
-                    return
-                for chunk, call, pre in calls:
-                    sent_items = [it for it in chunk if it.id not in pre]
-                    if call is None:
-                        self.results.extend(pre.values())
-                        continue
-                    reply = next(replies)
-                    later = []
-                    fatal(reply)
-                    if isinstance(reply, Exception):
-                        self.results.extend(pre.values())
-                        self._fail(sent_items, "fail", f"script error: {reply}")
-                    else:
-                        self.results.extend(pre.values())
-                        parsed = parse(sent_items, reply)
-                        later = [r.id for r in parsed if r.outcome == LATER]
-                        self.results.extend(r for r in parsed if r.outcome != LATER)
-                        if later:
-                            # The call reached its byte budget: nothing was done for these;
-                            # they go again in calls of the size this one managed.
-                            ids = set(later)
-                            again = [it for it in sent_items if it.id in ids]
-                            batches.extend(chunks(again, max(1, len(sent_items) - len(ids))))
-                    self.done += len(chunk) - len(later)
-                i += len(group)
-                if self.progress:
-                    self.progress(self.done, self.total)
+            # (No reference cycles among the rounds' lists and results: the cyclic collector's
+            # passes over a CLI's whole heap would cost a quarter of this loop's CPU.)
+            with gc_paused(), Wire(self.client) as wire:
+                while True:
+                    # Two rounds out at most; only one until the first answers came (a
+                    # script the server does not know yet is loaded once, not twice).
+                    while i < len(batches) and len(out) < (2 if self.answered else 1):
+                        group = batches[i : i + AHEAD_DEPTH]
+                        calls: list[tuple[Sequence[PlanItem], Call | None, dict]] = []
+                        for chunk in group:
+                            pre: dict[bytes, ItemResult] = {}
+                            calls.append((chunk, make_call(chunk, pre), pre))
+                        i += len(group)
+                        out.append(calls)
+                        sent = [c for _, c, _ in calls if c is not None]
+                        if sent:
+                            wire.send(sent)
+                    if not out:
+                        break
+                    calls = out[0]  # still out until parsed (an interrupt counts it)
+                    replies = iter(wire.receive() if any(c for _, c, _ in calls) else [])
+                    self.answered = True
+                    self._parse(calls, replies, parse, batches)
+                    out.popleft()
+                    if self.progress:
+                        self.progress(self.done, self.total)
+        except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
+            # What was out may or may not have run; what was not sent did not.
+            for calls in out:
+                for chunk, _call, _pre in calls:
+                    self._fail(chunk, "unknown", f"connection lost mid-batch: {err}")
+            for chunk in batches[i:]:
+                self._fail(chunk, "fail", "not attempted: connection lost")
         except KeyboardInterrupt:
             self.interrupted = True
             answered = {r.id for r in self.results}
+            for calls in out:
+                for chunk, _call, _pre in calls:
+                    self._interrupted(chunk, answered)
             for chunk in batches[i:]:
-                for item in chunk:
-                    if item.id not in answered:
-                        self.results.append(
-                            ItemResult(item.id, "interrupted", "outcome unknown or not attempted")
-                        )
+                self._interrupted(chunk, answered)
+
+    def _parse(
+        self,
+        calls: list[tuple[Sequence[PlanItem], Call | None, dict]],
+        replies: Iterator[object],
+        parse: Callable[[Sequence[PlanItem], object], list[ItemResult]],
+        batches: list[Sequence[PlanItem]],
+    ) -> None:
+        """One round's answers into results; entries a call left ``later`` (its byte budget
+        was spent: nothing was done for them) go again, in calls of the size it managed."""
+        for chunk, call, pre in calls:
+            sent_items = [it for it in chunk if it.id not in pre]
+            self.results.extend(pre.values())
+            if call is None:
+                continue
+            reply = next(replies)
+            later: list[bytes] = []
+            fatal(reply)
+            if isinstance(reply, Exception):
+                self._fail(sent_items, "fail", f"script error: {reply}")
+            else:
+                parsed = parse(sent_items, reply)
+                later = [r.id for r in parsed if r.outcome == LATER]
+                self.results.extend(r for r in parsed if r.outcome != LATER)
+                if later:
+                    ids = set(later)
+                    again = [it for it in sent_items if it.id in ids]
+                    batches.extend(chunks(again, max(1, len(sent_items) - len(ids))))
+            self.done += len(chunk) - len(later)
+
+    def _interrupted(self, chunk: Sequence[PlanItem], answered: set[bytes]) -> None:
+        for item in chunk:
+            if item.id not in answered:
+                self.results.append(
+                    ItemResult(item.id, "interrupted", "outcome unknown or not attempted")
+                )
 
     def _fail(self, items: Iterable[PlanItem], outcome: str, text: str) -> None:
         for item in items:

@@ -14,6 +14,7 @@ from pelctl.core.pending import iter_pending
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import array as reply_array
+from pelctl.redis.scan import gc_paused
 from pelctl.redis.scripts import DEFAULT_DEPTH, Call, round_trip, same_slot, script
 
 
@@ -44,7 +45,8 @@ def pending_rows(
         below_deliveries=targets.below_deliveries,
     )
     entries = iter_pending(conn, stream, group, filters, limit=targets.limit, check=False)
-    return [(e.id, e.consumer, e.idle_ms, e.deliveries) for e in entries], ()
+    with gc_paused():  # rows hold no reference cycles (see gc_paused)
+        return [(e.id, e.consumer, e.idle_ms, e.deliveries) for e in entries], ()
 
 
 def lock_for(plan_like: tuple[str | None, bytes, bytes]) -> Callable[[bytes, bytes], bytes | None]:

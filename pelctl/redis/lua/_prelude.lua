@@ -255,6 +255,21 @@ local function take_and_copy(stream, group, claimer, id, min_idle, e, args)
   return 'copied', added
 end
 
+local function copy_then_ack(stream, group, id, args)
+  -- XADD `args`, and only then XACK the entry verify_entry has just checked in this script
+  -- (still pending, same owner, same delivery count, idle at least its min-idle: the check
+  -- an XCLAIM with min-idle would make, on the same PEL row). Nothing runs between the
+  -- check, the copy and the ack, so no take (XCLAIM to a helper consumer) is needed: there
+  -- is no moment at which the entry is acknowledged but not copied, and an XADD that fails
+  -- leaves the entry exactly as it was (nothing to put back). Returns 'copied' <new id> |
+  -- 'fail' <error>.
+  local added = xadd(args)
+  if type(added) == 'table' and added.err then return 'fail', added.err end
+  -- XACK of a pending entry, in a group that exists (can_ack checked the ACL): it cannot fail.
+  redis.call('XACK', stream, group, id)
+  return 'copied', added
+end
+
 local function replay_copy(target, create, id, first, n, marker_field)
   -- The XADD arguments of a replayed copy: the n prepared field/value strings from
   -- ARGV[first], then the marker field and the dead-letter id (none when the marker field is
