@@ -69,10 +69,12 @@ bench: setup
 
 # Mutation testing (mutmut), not part of `make test` or CI: `make mutate` runs every module
 # in tools/mutate.py; `make mutate MODULE=histogram` (or "histogram scan") only those.
+# One mutant at a time (a shared machine); `make mutate JOBS=2` for more.
 # Scores and survivors: docs/testing.md.
 MODULE ?=
+JOBS ?= 1
 mutate: setup  ## mutation scores of the core modules (see docs/testing.md)
-	$(BIN)/python tools/mutate.py $(MODULE)
+	$(BIN)/python tools/mutate.py --jobs $(JOBS) $(MODULE)
 
 lock:  ## refresh the lock files (needs network)
 	$(BIN)/python -m pip install -q uv

@@ -9,6 +9,8 @@ tests of that selection that reach the mutated function.
     python tools/mutate.py histogram scan  # some modules
     python tools/mutate.py --list          # the modules and their test selections
     python tools/mutate.py --report        # the table of the last runs, no new run
+    python tools/mutate.py --rerun scan    # its survivors again, with the tests added since
+    python tools/mutate.py -j 2 scan       # two mutants at a time (default: one)
 
 The score is killed / (killed + survived + timeout + no tests): a timeout counts against it
 (it is not a kill we can trust), so does a mutant no selected test reaches. Survivors are
@@ -38,6 +40,10 @@ class Module:
     tests: tuple[str, ...]  # pytest selection (files or node ids)
     only: tuple[str, ...] = ()  # mutant-name globs; () = every function of the files
     note: str = ""
+    # A mutant that loops or waits for a reply that never comes: pytest-timeout's limit per
+    # test (s), and mutmut's CPU-time limit (x the clean run of the mutant's tests).
+    test_timeout: int = 600
+    cpu_multiplier: float = 10.0
 
 
 MODULES: dict[str, Module] = {
@@ -50,7 +56,14 @@ MODULES: dict[str, Module] = {
         ),
     ),
     "inspect": Module(
-        ("pelctl/core/inspect.py",),
+        # the report (inspect.py), the PEL health walk (health.py), the advice and the lock
+        # detection: what was pelctl/core/inspect.py before issue 13 split it
+        (
+            "pelctl/core/inspect.py",
+            "pelctl/core/health.py",
+            "pelctl/core/advice.py",
+            "pelctl/core/locks.py",
+        ),
         (
             "tests/unit/test_inspect_units.py",
             "tests/unit/test_buckets.py",
@@ -62,9 +75,28 @@ MODULES: dict[str, Module] = {
             "tests/integration/test_lock_detection.py",
             "tests/integration/test_liveness.py",
         ),
+        only=(
+            "pelctl.core.inspect.*",
+            "pelctl.core.health.*",
+            "pelctl.core.advice.x_advise__mutmut_*",
+            "pelctl.core.advice.x__requeue_tail__mutmut_*",
+            "pelctl.core.advice.x__who__mutmut_*",
+            "pelctl.core.advice.x__names__mutmut_*",
+            "pelctl.core.advice.x__unknown_advice__mutmut_*",
+            "pelctl.core.advice.x__entries__mutmut_*",
+            "pelctl.core.advice.x__idle_at_least__mutmut_*",
+            "pelctl.core.locks.x_detect_lock_key__mutmut_*",
+        ),
+        note="the functions of the former pelctl/core/inspect.py",
     ),
     "mutations": Module(
-        ("pelctl/core/mutations.py",),
+        (
+            "pelctl/core/mutations/__init__.py",
+            "pelctl/core/mutations/api.py",
+            "pelctl/core/mutations/declaration.py",
+            "pelctl/core/mutations/model.py",
+            "pelctl/core/mutations/outcomes.py",
+        ),
         (
             "tests/unit/test_mutations.py",
             "tests/unit/test_repair_units.py",
@@ -72,7 +104,14 @@ MODULES: dict[str, Module] = {
         ),
     ),
     "plan": Module(
-        ("pelctl/core/plan.py",),
+        (
+            "pelctl/core/plan/__init__.py",
+            "pelctl/core/plan/checks.py",
+            "pelctl/core/plan/document.py",
+            "pelctl/core/plan/fields.py",
+            "pelctl/core/plan/file.py",
+            "pelctl/core/plan/sealing.py",
+        ),
         (
             "tests/unit/test_plan_json.py",
             "tests/integration/test_plan_checks.py",
@@ -90,6 +129,7 @@ MODULES: dict[str, Module] = {
         ),
         (
             "tests/unit/test_repair_units.py",
+            "tests/integration/test_repair_planning.py",
             "tests/integration/test_repair_plans.py",
             "tests/integration/test_repair_entries.py",
             "tests/integration/test_repair_consumers.py",
@@ -111,7 +151,11 @@ MODULES: dict[str, Module] = {
             "pelctl/core/dlq/replay.py",
             "pelctl/core/dlq/purge.py",
         ),
-        ("tests/integration/test_dlq_replay.py", "tests/integration/test_dlq_read.py"),
+        (
+            "tests/integration/test_dlq_planning.py",
+            "tests/integration/test_dlq_replay.py",
+            "tests/integration/test_dlq_read.py",
+        ),
         only=(
             "pelctl.core.dlq.read.x_parse_time_bound__mutmut_*",
             "pelctl.core.dlq.common.x_parse_rate__mutmut_*",
@@ -124,7 +168,10 @@ MODULES: dict[str, Module] = {
     ),
     "scan": Module(
         ("pelctl/redis/scan.py",),
-        ("tests/integration/test_scan.py",),
+        ("tests/unit/test_scan_units.py", "tests/integration/test_scan.py"),
+        # a mutated paging loop can wait forever for a reply: no scan test needs 60 s
+        test_timeout=60,
+        cpu_multiplier=3.0,
     ),
     "durations": Module(
         ("pelctl/base/durations.py",),
@@ -161,9 +208,11 @@ def _config(mod: Module) -> str:
         f"only_mutate = {toml_list(mod.paths)}\n"
         f"pytest_add_cli_args_test_selection = {toml_list(mod.tests)}\n"
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", "not slow",'
-        ' "--timeout=600"]\n'
+        f' "--timeout={mod.test_timeout}"]\n'
+        # the JSON Schemas of docs/schemas/ check every audit line and JSON output a test makes
+        'also_copy = ["docs"]\n'
         "use_git_change_detection = false\n"
-        "timeout_multiplier = 10.0\n"
+        f"timeout_multiplier = {mod.cpu_multiplier}\n"
     )
 
 
@@ -176,24 +225,55 @@ def prepare(name: str, mod: Module) -> Path:
     work.mkdir(parents=True)
     shutil.copytree(ROOT / "pelctl", work / "pelctl", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "docs", work / "docs")
     text = (ROOT / "pyproject.toml").read_text()
     (work / "pyproject.toml").write_text(text + "\n" + _config(mod))
     return work
 
 
-def run(name: str, mod: Module) -> float:
+def run(name: str, mod: Module, jobs: int = 1) -> float:
     work = prepare(name, mod)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    cmd = [str(MUTMUT), "run", *mod.only]
+    # mutmut's default is one child per CPU; the machine is shared, so one unless told.
+    cmd = [str(MUTMUT), "run", "--max-children", str(jobs), *mod.only]
     t0 = time.monotonic()
     print(f"== {name}: {' '.join(mod.paths)}  ({len(mod.tests)} test files)", flush=True)
-    proc = subprocess.run(cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    log = work / "mutmut-run.log"  # written as it goes: `tail -f` it to follow a long run
+    with log.open("wb") as out:
+        proc = subprocess.run(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
     elapsed = time.monotonic() - t0
-    (work / "mutmut-run.log").write_bytes(proc.stdout)
     if proc.returncode != 0:
-        tail = proc.stdout.decode(errors="replace")[-3000:]
+        tail = log.read_bytes().decode(errors="replace")[-3000:]
         raise SystemExit(f"error: mutmut failed for {name} (exit {proc.returncode})\n{tail}")
     (work / "elapsed").write_text(f"{elapsed:.0f}\n")
+    return elapsed
+
+
+def rerun(name: str, mod: Module, jobs: int = 1) -> float:
+    """Run the last run's mutants that were not killed again, against today's tests (the
+    package copy and every other mutant's result stay): after adding tests for survivors,
+    the score without a full run. The test-to-function map is rebuilt (new tests)."""
+    work = WORK / name
+    s = score(name, mod)
+    names = sorted(s.survived + s.timeout + s.no_tests + s.other)
+    for sub in ("tests", "docs"):
+        shutil.rmtree(work / sub, ignore_errors=True)
+        shutil.copytree(ROOT / sub, work / sub, ignore=shutil.ignore_patterns("__pycache__"))
+    text = (ROOT / "pyproject.toml").read_text()
+    (work / "pyproject.toml").write_text(text + "\n" + _config(mod))
+    (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    print(f"== {name}: {len(names)} mutant(s) not killed, again", flush=True)
+    t0 = time.monotonic()
+    log = work / "mutmut-rerun.log"
+    with log.open("wb") as out:
+        cmd = [str(MUTMUT), "run", "--max-children", str(jobs), *names]
+        proc = subprocess.run(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
+    elapsed = time.monotonic() - t0
+    if proc.returncode != 0:
+        tail = log.read_bytes().decode(errors="replace")[-3000:]
+        raise SystemExit(f"error: mutmut failed for {name} (exit {proc.returncode})\n{tail}")
+    (work / "rerun-elapsed").write_text(f"{elapsed:.0f}\n")
     return elapsed
 
 
@@ -227,8 +307,9 @@ def report(names: list[str]) -> None:
     for name in names:
         mod = MODULES[name]
         s = score(name, mod)
-        elapsed = WORK / name / "elapsed"
+        elapsed, again = WORK / name / "elapsed", WORK / name / "rerun-elapsed"
         secs = elapsed.read_text().strip() + "s" if elapsed.exists() else "-"
+        secs += f"+{again.read_text().strip()}s" if again.exists() else ""
         pct = f"{100.0 * s.killed / s.total:.1f}%" if s.total else "-"
         rest = len(s.survived) + len(s.timeout) + len(s.no_tests) + len(s.other)
         print(f"{name:<17} {s.killed:>7} {s.total:>6} {pct:>7} {secs:>6}  {rest}")
@@ -243,13 +324,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("modules", nargs="*", help=f"any of: {', '.join(MODULES)}")
     ap.add_argument("--list", action="store_true", help="list the modules and test selections")
     ap.add_argument("--report", action="store_true", help="print the last runs' scores only")
+    ap.add_argument("--rerun", action="store_true",
+                    help="the last run's survivors again, with today's tests")  # fmt: skip
     ap.add_argument("--show", metavar="MUTANT", help="print one mutant's diff")
+    ap.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                    help="mutants tested at a time (mutmut --max-children; default 1)")  # fmt: skip
     args = ap.parse_args(argv)
     names = args.modules or list(MODULES)
     unknown = [n for n in names if n not in MODULES]
     if unknown:
         print(f"error: unknown module {unknown[0]!r}", file=sys.stderr)
         print(f"hint: one of {', '.join(MODULES)}", file=sys.stderr)
+        return 2
+    if args.jobs < 1:
+        print(f"error: --jobs must be at least 1, not {args.jobs}", file=sys.stderr)
         return 2
     if args.list:
         for name in names:
@@ -259,16 +347,28 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {t}")
         return 0
     if args.show:
-        name = next((n for n in names if (WORK / n / "mutants").exists() and args.show.startswith(
-            MODULES[n].paths[0][:-3].replace("/", "."))), None)  # fmt: skip
+
+        def dotted(path: str) -> str:  # pelctl/core/plan/__init__.py -> pelctl.core.plan.
+            return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") + "."
+
+        name = next((n for n in names if (WORK / n / "mutants").exists() and any(
+            args.show.startswith(dotted(p)) for p in MODULES[n].paths)), None)  # fmt: skip
         if name is None:
             print(f"error: no run holds {args.show!r}", file=sys.stderr)
             return 3
         return subprocess.run([str(MUTMUT), "show", args.show], cwd=WORK / name).returncode
-    if not args.report:
+    if args.rerun:
+        missing = [n for n in names if not (WORK / n / "mutants").exists()]
+        if missing:
+            print(f"error: no run of {missing[0]!r} to run again", file=sys.stderr)
+            print(f"hint: make mutate MODULE={missing[0]}", file=sys.stderr)
+            return 3
+        for name in names:
+            rerun(name, MODULES[name], args.jobs)
+    elif not args.report:
         t0 = time.monotonic()
         for name in names:
-            run(name, MODULES[name])
+            run(name, MODULES[name], args.jobs)
         print(f"\nmake mutate: {time.monotonic() - t0:.0f}s for {len(names)} module(s)")
     report(names)
     return 0

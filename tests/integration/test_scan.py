@@ -238,3 +238,169 @@ def test_every_call_stays_under_the_bound_on_200k(r, conn):
         if not slow:
             break
     assert not attempts[-1], attempts
+
+
+# -- exact paging on small PELs (fast: the scan module's mutation tests run these) ----------
+
+
+def test_fixed_pages_make_exact_calls(r, conn):
+    """10 entries, pages of 3: calls of 3, 3, 3, 1 (a short page ends the range); 9 entries:
+    3, 3, 3 and one empty call to learn that the range is done."""
+    build(r, 10, consumers=(b"c1",))
+    scan = PelScan(conn.raw(S), S, G, page_size=3)
+    pages = list(scan.pages())
+    assert [len(p) for p in pages] == [3, 3, 3, 1]
+    assert ident([row for p in pages for row in p]) == ident(truth(r))
+    assert (scan.stats.calls, scan.stats.rows, scan.stats.max_count) == (4, 10, 3)
+    assert scan.total == 10 and scan.progress() == 1.0
+    r.delete(S)
+    build(r, 9, consumers=(b"c1",))
+    scan = PelScan(conn.raw(S), S, G, page_size=3)
+    assert [len(p) for p in scan.pages()] == [3, 3, 3]
+    assert scan.stats.calls == 4
+
+
+def test_empty_and_inverted_ranges_make_no_call(r, conn):
+    build(r, 5, consumers=(b"c1",), start_ms=1_000)
+    for start, end in ((b"10", b"5"), (b"(+", b"+"), (b"-", b"(-"), (b"(1001-0", b"1001-0")):
+        scan = PelScan(conn.raw(S), S, G, start=start, end=end)
+        assert list(scan.pages()) == []
+        assert scan.stats.calls == 0 and scan.total is None
+    raw = sc.raw(r)
+    for start, end in ((b"1001", b"(1003"), (b"1001", b"(1003-0"), (b"(1000-0", b"1002")):
+        scan = PelScan(conn.raw(S), S, G, start=start, end=end)
+        expected = raw.execute_command("XPENDING", S, G, start, end, 100)
+        assert ident(list(scan.rows())) == ident(expected), (start, end)
+        assert ident(expected) != []
+    scan = PelScan(conn.raw(S), S, G, start=b"(1001", end=b"1003", min_idle_ms=1)
+    idle = [row[0] for row in scan.rows()]
+    assert idle in ([b"1002-0", b"1003-0"], [b"1002-0"], [])  # idle >= 1 ms: time-dependent
+    assert all(i in (b"1002-0", b"1003-0") for i in idle)
+
+
+def test_group_meta_errors_are_exact(r, conn):
+    from pelctl.base.errors import WrongType
+
+    build(r, 3, consumers=(b"c1",))
+    with pytest.raises(StreamNotFound) as err:
+        list(PelScan(conn.raw(b"nope\xff"), b"nope\xff", G).pages())
+    assert err.value.message == "stream nope\\xff not found"
+    with pytest.raises(GroupNotFound) as gerr:
+        list(PelScan(conn.raw(S), S, b"g\xfe").pages())
+    assert gerr.value.message == "NOGROUP No such key 'scan:s' or consumer group 'g\\xfe'"
+    r.set(b"str", b"x")
+    with pytest.raises(WrongType, match="^XPENDING: WRONGTYPE"):
+        list(PelScan(conn.raw(b"str"), b"str", G).pages())
+
+
+def test_group_meta_reads_xinfo_groups(r, conn):
+    from pelctl.redis.scan import group_meta
+
+    build(r, 6, consumers=(b"c1", b"c2"), start_ms=5_000)
+    sc.create_group(r, S, b"other")
+    raw = sc.raw(r)
+    raw.execute_command("XGROUP", "CREATECONSUMER", S, G, b"c3")
+    meta = group_meta(raw, S, G)
+    assert (meta.pending, meta.consumers, meta.last_delivered) == (6, 3, (5_005, 0))
+    assert group_meta(raw, S, b"other") == type(meta)(0, 0, (0, 0))
+
+
+def test_idle_scan_of_a_pel_with_nothing_idle_enough(r, conn):
+    build(r, 50, consumers=(b"c1",))
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, page_size=10)
+    assert list(scan.pages()) == []
+    assert scan.stats.windows >= 1 and scan.progress() == 1.0
+
+
+def test_unfiltered_scan_with_min_idle_filters_client_side(r, conn):
+    ids = build(r, 30, consumers=(b"c1",))[b"c1"]
+    sc.set_idle(r, S, G, b"c1", ids[::3], 7_200_000)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, use_idle_filter=False, page_size=4)
+    rows = collect(scan)
+    assert [row[0] for row in rows] == ids[::3]
+    assert scan.stats.windows == 0 and scan.stats.calls == 8  # 30 rows in pages of 4
+
+
+def test_idle_windows_with_a_fixed_page_are_sized_from_the_density(r, conn):
+    """With a fixed page the windows never adapt, so their count is arithmetic: 1,000
+    entries 10 ms apart (1,000,000 .. 1,009,990) are 0.1001 entries a millisecond; a 0.03 ms
+    bound aims at 30% of it, 0.009 ms, which is 60 entries at 0.15 µs each: windows of
+    int(60 / 0.1001) = 599 ms, the last starting at 1,000,000 + 16 * 599: 17 windows."""
+    sc.raw(r).execute_command("XGROUP", "CREATE", S, G, "$", "MKSTREAM")
+    pipe = sc.raw(r).pipeline(transaction=False)
+    for i in range(1_000):
+        pipe.execute_command("XADD", S, f"{1_000_000 + 10 * i}-0", "f", "v")
+    pipe.execute()
+    sc.raw(r).execute_command("XGROUP", "SETID", S, G, "0")
+    ids = sc.deliver(r, S, G, b"c1", 1_000)
+    sc.set_idle(r, S, G, b"c1", ids, 7_200_000)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, max_server_ms=0.03,
+                   page_size=2_000)  # fmt: skip
+    rows, progress = [], []
+    for page in scan.pages():
+        rows += page
+        progress.append(scan.progress())
+    assert [row[0] for row in rows] == ids
+    assert scan.stats.windows == 17 and scan.stats.calls == 17
+    assert scan.stats.fallback is None and scan.progress() == 1.0
+    # After the page of window k, what is left is from its start (1,000,000 + 599 k) to the
+    # last delivered id (1,009,990), over the span of 9,990 ms.
+    assert progress == [pytest.approx(599 * k / 9_990) for k in range(17)]
+
+
+def _one_per_ms(r, n: int) -> list[bytes]:
+    sc.raw(r).execute_command("XGROUP", "CREATE", S, G, "$", "MKSTREAM")
+    pipe = sc.raw(r).pipeline(transaction=False)
+    for i in range(n):
+        pipe.execute_command("XADD", S, f"{1_000_000 + i}-0", "f", "v")
+    pipe.execute()
+    sc.raw(r).execute_command("XGROUP", "SETID", S, G, "0")
+    ids = sc.deliver(r, S, G, b"c1", n)
+    sc.set_idle(r, S, G, b"c1", ids, 7_200_000)
+    return ids
+
+
+def test_idle_windows_of_one_millisecond_reach_an_exact_end_bound(r, conn):
+    """Windows of 1 ms (a bound far below one entry's cost): the last window starts exactly
+    on the end bound ``1000050-0`` and its entry is read."""
+    ids = _one_per_ms(r, 100)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, max_server_ms=0.0003,
+                   page_size=2_000, end=b"1000050-0")  # fmt: skip
+    assert [row[0] for row in scan.rows()] == ids[:51]
+    assert scan.stats.windows == 51
+
+
+def test_idle_scan_hands_over_after_two_full_pages_not_one(r, conn):
+    """One window holds all 3,000 matching entries (1 a millisecond: 20,000 ms of budget at
+    the default bound): a full page of 2,000 and a short one of 1,000 is no reason to give
+    up the filter; 4,500 (two full pages in a row) is."""
+    ids = _one_per_ms(r, 3_000)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000)
+    assert [len(p) for p in scan.pages()] == [2_000, 1_000]
+    assert scan.stats.fallback is None and scan.stats.windows == 1
+    more = sc.add_entries(r, S, 1_500, start_ms=1_003_000)
+    sc.deliver(r, S, G, b"c1", 1_500)
+    sc.set_idle(r, S, G, b"c1", more, 7_200_000)
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000)
+    assert [row[0] for row in scan.rows()] == ids + more
+    assert scan.stats.fallback == "most entries match: unfiltered paging"
+
+
+def test_rows_keep_id_order_whatever_the_parallel_ranges(r, conn):
+    build(r, 3_000, start_ms=1_700_000_000_000)
+    expected = [row[0] for row in truth(r)]
+    assert [row[0] for row in PelScan(conn.raw(S), S, G, parallel=3, page_size=200).rows()] == (
+        expected)  # fmt: skip
+    unordered = PelScan(conn.raw(S), S, G, parallel=3, page_size=200).rows(ordered=False)
+    assert sorted(row[0] for row in unordered) == sorted(expected)
+
+
+def test_plain_paging_progress_is_exact(r, conn):
+    """Entries at 1000 .. 1009 ms, pages of 3, from ``-``: the span is 0 .. 1009 (the last
+    delivered id) and what is left after a page runs from its last id to 1009."""
+    build(r, 10, consumers=(b"c1",), start_ms=1_000)
+    scan = PelScan(conn.raw(S), S, G, page_size=3)
+    progress = []
+    for _page in scan.pages():
+        progress.append(scan.progress())
+    assert progress == [pytest.approx(1 - left / 1_009) for left in (7, 4, 1, 0)]

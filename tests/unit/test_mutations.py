@@ -346,6 +346,33 @@ def test_dry_run_result() -> None:
     )  # fmt: skip
 
 
+def test_dry_run_of_a_prune_counts_the_entries_it_would_reassign() -> None:
+    items = (m.PlanItem(b"c1", b"c1", 9, 20, "reassign+delete", "to c9 (dead-suspect: x)"),
+             m.PlanItem(b"c2", b"c2", 9, 0, "delete"),
+             m.PlanItem(b"c3", b"c3", 9, 7, "refuse", "alive"),
+             m.PlanItem(b"c4", b"c4", 9, 3, "reassign+delete"),
+             m.PlanItem(b"c5", b"c5", 9, 1, "made-up"))  # fmt: skip
+    p = a_plan("consumers-prune", items, options=m.Options(inactive_ms=1, reassign_to=b"c9"))
+    result = m.dry_run_result(p)
+    assert result.extra == (("reassigned", 23),)
+    assert result.items == (
+        m.ItemResult(b"c1", "deleted", "to c9 (dead-suspect: x)"),
+        m.ItemResult(b"c2", "deleted"), m.ItemResult(b"c3", "refused", "alive"),
+        m.ItemResult(b"c4", "deleted"), m.ItemResult(b"c5", "made-up"),
+    )  # fmt: skip
+    # without --reassign-to, or for entries, there is nothing reassigned to count
+    assert m.dry_run_result(a_plan("consumers-prune", items[1:3])).extra == ()
+    entries = a_plan("claim", (item(b"1-0", b"c1", "reassign+delete"),),
+                     options=m.Options(to=b"x", reassign_to=b"y"))  # fmt: skip
+    assert m.dry_run_result(entries).extra == ()
+
+
+def test_title_names_a_groupless_plan_by_its_stream() -> None:
+    assert m.get("ack").title(a_plan("ack", ())) == "ack"
+    purge = m.Plan("dlq-purge", b"o\xff:dlq", b"", ())
+    assert m.get("dlq-purge").title(purge) == "dlq-purge of o\\xff:dlq"
+
+
 # -- the dispatcher --------------------------------------------------------------------------
 
 
