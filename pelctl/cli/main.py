@@ -32,6 +32,8 @@ def _report_click_error(err: Exception) -> int:
     if name == "NoArgsIsHelpError":
         # click made the help when it raised this: typer's rich help printed it then (the
         # message is empty), a plain help is the message. Printed as --help prints it.
+        # (Matched by name, not by class: that needs no click import here, so the checker
+        # only knows an Exception, which has no format_message.)
         sys.stdout.write(str(err.format_message()) + "\n")  # type: ignore[attr-defined]
         return 0
     if name == "Abort":
