@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from pelctl.base.errors import GroupNotFound, StreamNotFound
+from pelctl.base.errors import ConnectionFailed, GroupNotFound, StreamNotFound
 from pelctl.demo import scenario as sc
 from pelctl.redis.scan import MAX_PAGE, PelScan, parse_key
 
@@ -404,3 +404,214 @@ def test_plain_paging_progress_is_exact(r, conn):
     for _page in scan.pages():
         progress.append(scan.progress())
     assert progress == [pytest.approx(1 - left / 1_009) for left in (7, 4, 1, 0)]
+
+
+# -- the cost model on an injected clock ---------------------------------------------------
+# ``pelctl.redis.scan`` reads time only through ``time.perf_counter``: the tests replace it
+# with a clock that moves only when a reply is read, by a cost the test gives each command
+# (a PING costs ``pings[i]`` ms; an XPENDING ``base + per_row * rows`` ms). The scan's own
+# connection records what it sends, so page sizes and windows are compared call by call
+# with values computed by hand in each test's docstring.
+
+
+class _Clock:
+    def __init__(self, pings=(2.0, 3.0, 1.0), base=2.0, per_row=0.008, idle=()):
+        self.now = 1_000.0  # seconds
+        self.pings = list(pings)
+        self.base, self.per_row = base, per_row
+        self.idle = list(idle)  # the round trip of each XPENDING IDLE call, in order
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def cost_ms(self, args, reply) -> float:
+        name = str(args[0]).upper() if args else ""
+        if name == "PING":
+            return self.pings.pop(0) if self.pings else 50.0
+        if name == "XPENDING" and "IDLE" in args and self.idle:
+            return self.idle.pop(0)
+        if name == "XPENDING":
+            return self.base + self.per_row * len(reply)
+        return 0.0
+
+
+class _Recorder:
+    """Wraps the connections a client's pool hands out: every command sent (``sent``) and
+    the clock moved as each reply is read."""
+
+    def __init__(self, monkeypatch, raw, clock: _Clock) -> None:
+        from types import SimpleNamespace
+
+        from pelctl.redis import scan as scan_module
+
+        monkeypatch.setattr(scan_module, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+        self.sent: list[list] = []
+        self.clock = clock
+        pool = raw.connection_pool
+        real_get = pool.get_connection
+        self.conns: list = []
+
+        def get_connection(*a, **kw):
+            c = real_get(*a, **kw)
+            if c not in self.conns:
+                self._wrap(monkeypatch, c)
+                self.conns.append(c)
+            return c
+
+        monkeypatch.setattr(pool, "get_connection", get_connection)
+
+    def _wrap(self, monkeypatch, c) -> None:
+        from collections import deque
+
+        pending: deque = deque()
+        send, read, disconnect = c.send_command, c.read_response, c.disconnect
+
+        def send_command(*args, **kw):
+            self.sent.append(list(args))
+            pending.append(args)
+            return send(*args, **kw)
+
+        def read_response(*a, **kw):
+            reply = read(*a, **kw)
+            args = pending.popleft() if pending else None
+            self.clock.now += self.clock.cost_ms(args, reply) / 1000.0
+            return reply
+
+        def drop(*a, **kw):
+            pending.clear()
+            return disconnect(*a, **kw)
+
+        monkeypatch.setattr(c, "send_command", send_command)
+        monkeypatch.setattr(c, "read_response", read_response)
+        monkeypatch.setattr(c, "disconnect", drop)
+
+    def counts(self) -> list[int]:
+        """The COUNT of every XPENDING range call, in order."""
+        out = []
+        for args in self.sent:
+            if str(args[0]).upper() == "XPENDING":
+                i = 5 if "IDLE" in args else 3
+                out.append(int(args[i + 2]))
+        return out
+
+    def windows(self) -> list[tuple[bytes, bytes]]:
+        return [(a[5], a[6]) for a in self.sent if "IDLE" in a]
+
+    def pings(self) -> int:
+        return sum(1 for a in self.sent if str(a[0]).upper() == "PING")
+
+
+def test_plain_page_sizes_follow_the_calibrated_cost(r, conn, monkeypatch):
+    """PINGs of 2 and 3 ms: latency 2 (the smaller of two). A call costs 2 ms + 9 µs a row;
+    target 5 ms (half of 10). Calibration (serial, COUNT 1000): 11 - 2 = 9 ms, 9 µs a row,
+    next COUNT 5000 / 9 = 555. Pipelined calls are timed by their read (2 ms + the rows),
+    which only raises the estimate: 555 rows read in 6.995 ms -> 12.6 µs -> 396, and so on
+    to 333. The 9th call is serial again (a calibration every 8): 333 rows, 2.997 ms, 9 µs
+    -> 555 (growth at most x2: 666)."""
+    build(r, 6_000, consumers=(b"c1",))
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(per_row=0.009))
+    scan = PelScan(raw, S, G, max_server_ms=10)
+    rows = [row for page in scan.pages() for row in page]
+    assert ident(rows) == ident(truth(r))
+    assert rec.counts() == [1000, 555, 396, 355, 341, 336, 334, 333, 333,
+                            333, 555, 396, 355, 341, 336]  # fmt: skip
+    assert rec.pings() == 2
+    st = scan.stats
+    assert (st.calls, st.rows, st.calibrations, st.max_count, st.page_size) == (
+        15, 6_000, 2, 1_000, 336)  # fmt: skip
+    assert st.latency_ms == pytest.approx(2.0, rel=1e-9)
+    assert st.max_call_ms == pytest.approx(9.0, rel=1e-9)
+    assert st.total_call_ms == pytest.approx(78.21700879779239, rel=1e-9)
+
+
+def test_the_fifty_row_learning_threshold(r, conn, monkeypatch):
+    """1,050 entries: the calibration call reads 1,000 (8 µs a row -> COUNT 625), the
+    pipelined one exactly 50 in 2.4 ms: 48 µs a row, learnt (50 rows are enough), so the
+    next size would be 5000 / 48 = 104; its server time is 48 µs x 50 = 2.4 ms. 50 rows in
+    a serial call are enough too: the size becomes 625. PINGs of 0 ms: latency 0."""
+    build(r, 1_050, consumers=(b"c1",))
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock())
+    scan = PelScan(raw, S, G, max_server_ms=10)
+    assert sum(len(p) for p in scan.pages()) == 1_050
+    assert rec.counts() == [1000, 624]  # 5000 / 8.0000000000x: the clock's float rounding
+    assert scan.stats.page_size == 104
+    assert scan.stats.total_call_ms == pytest.approx(10.4, rel=1e-9)
+    r.delete(S)
+    build(r, 50, consumers=(b"c1",))
+    rec.clock.pings = [0.0, 0.0]
+    scan = PelScan(raw, S, G, max_server_ms=10)
+    assert sum(len(p) for p in scan.pages()) == 50
+    # 2 + 0.4 ms with no latency to subtract: 2.4 ms for 50 rows, 48 µs -> 104
+    assert scan.stats.latency_ms == 0.0
+    assert scan.stats.page_size == 104
+    assert scan.stats.max_call_ms == pytest.approx(2.4, rel=1e-9)
+
+
+def test_idle_windows_follow_the_measured_cost(r, conn, monkeypatch):
+    """1,000 entries at 1000000 .. 1000999 ms, all idle; bound 0.2501 ms, so a window aims at
+    0.3 x 0.2501 = 0.07503 ms, 0.07503 / 0.15 µs = 500.2 entries; the density is 1000 / 999
+    a ms: the first window is int(499.7) = 499 ms. PINGs 0.1 / 0.2: latency 0.1. Its call
+    takes 0.25 ms (0.15 of server time): x 0.5002 -> 249 ms; the next 0.11 (0.01, counted as
+    0.05): x 1.5006, at most x 1.5 -> 373 ms, past the top: the last window ends at ``+``."""
+    ids = _one_per_ms(r, 1_000)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=(0.25, 0.11, 0.6)))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.2501)
+    assert [row[0] for row in scan.rows()] == ids
+    top = b"-18446744073709551615"
+    assert rec.windows() == [(b"1000000-0", b"1000498" + top), (b"1000499-0", b"1000747" + top),
+                             (b"1000748-0", b"+")]  # fmt: skip
+    assert rec.counts() == [1, 2000, 2000, 2000]  # the first id, then the windows
+    st = scan.stats
+    assert (st.calls, st.windows, st.calibrations, st.fallback) == (3, 3, 3, None)
+    assert st.max_call_ms == pytest.approx(0.5, rel=1e-9)
+    assert st.total_call_ms == pytest.approx(0.66, rel=1e-9)
+
+
+def test_dense_ids_hand_over_to_unfiltered_paging(r, conn, monkeypatch):
+    """10 entries a ms apart, a bound of 0.0003 ms: windows of 1 ms. The first one's call
+    takes 1 ms, more than the bound although it is one ms wide: the scan hands over to
+    unfiltered paging from the next ms (1000001) and reads the other 9 rows there."""
+    ids = _one_per_ms(r, 10)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=(1.1,)))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.0003)
+    rows, progress = [], []
+    for page in scan.pages():
+        rows += page
+        progress.append(scan.progress())
+    assert [row[0] for row in rows] == ids
+    assert progress == [0.0, 1.0]
+    assert rec.windows() == [(b"1000000-0", b"1000000-18446744073709551615")]
+    assert rec.counts() == [1, 2000, 1000]
+    assert scan.stats.fallback == "dense ids at 1000001: unfiltered paging"
+
+
+def test_a_dropped_connection_is_reconnected_and_read_again(r, conn, monkeypatch):
+    """The scan's connection is killed (CLIENT KILL) after pages 3 and 6 of 10, each time
+    with the next page's request in flight: the engine reconnects, sends it again and
+    returns every row once; the re-sent call is not a calibration. A third drop is an
+    error (two retries)."""
+    build(r, 1_000, consumers=(b"c1",))
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock())
+
+    def scan_and_kill(after):
+        scan = PelScan(raw, S, G, page_size=100)
+        rows = []
+        for i, page in enumerate(scan.pages()):
+            rows += page
+            if i in after:
+                sc.raw(r).execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        return scan, rows
+
+    scan, rows = scan_and_kill((2, 5))
+    assert ident(rows) == ident(truth(r))
+    assert len({row[0] for row in rows}) == 1_000
+    assert rec.counts() == [100] * 13  # 10 pages, the empty end, 2 sent again
+    assert scan.stats.calibrations == 2  # pages 1 and 10 (after 8 pipelined), not the re-sent
+    assert scan.stats.calls == 11
+    with pytest.raises(ConnectionFailed, match="XPENDING: connection lost"):
+        scan_and_kill((2, 5, 8))
