@@ -615,3 +615,59 @@ def test_a_dropped_connection_is_reconnected_and_read_again(r, conn, monkeypatch
     assert scan.stats.calls == 11
     with pytest.raises(ConnectionFailed, match="XPENDING: connection lost"):
         scan_and_kill((2, 5, 8))
+
+
+def test_unordered_parallel_ranges_are_split_exactly(r, conn, monkeypatch):
+    """900 entries at 1000 .. 1899 ms, 3 ranges, pages of 200, unordered. After the first
+    page (to 1199-0) the rest, 1199-1 .. +, is cut in half by id ms up to the top (1899):
+    1199 .. 1548 and 1549 .. +; a full page of the first range (to 1399-0) cuts its rest
+    again: 1399-1 .. 1473 and 1474 .. 1548. Progress is the share of 1000 .. 1899 ms read."""
+    build(r, 900, consumers=(b"c1",), start_ms=1_000)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock())
+    scan = PelScan(raw, S, G, parallel=3, page_size=200)
+    rows, progress = [], []
+    for page in scan.pages(ordered=False):
+        rows += page
+        progress.append(round(scan.progress(), 6))
+    assert sorted(ident(rows)) == sorted(ident(truth(r)))
+    top = b"-18446744073709551615"
+    assert [(a[3], a[4], a[5]) for a in rec.sent if a[0] == "XPENDING"] == [
+        (b"-", b"+", 200),
+        (b"1199-1", b"1548" + top, 200),
+        (b"1549-0", b"+", 200),
+        (b"1399-1", b"1473" + top, 200),
+        (b"1474-0", b"1548" + top, 200),
+        (b"1748-1", b"+", 200),
+    ]
+    assert progress == [0.631912, 0.737757, 0.842549, 0.881517, 0.920484, 1.0]
+    assert scan.stats.calibrations == 1  # the first call; the rest pipelined
+
+
+def test_progress_within_explicit_bounds(r, conn):
+    """Entries at 1000 .. 1009 ms, from 1002-5 to 1008-0, pages of 3: the span is 1002 ..
+    1008 ms; after the first page (1003, 1004, 1005) 1005-1 .. 1008 is left: 3 of 6 ms."""
+    build(r, 10, consumers=(b"c1",), start_ms=1_000)
+    scan = PelScan(conn.raw(S), S, G, page_size=3, start=b"1002-5", end=b"1008-0")
+    progress = [scan.progress() for _page in scan.pages()]
+    assert progress == [0.5, 1.0]
+
+
+def test_pages_edges(r, conn):
+    """``pages()`` is ordered by default; a range of one id (start == end) reads that entry;
+    a PEL of exactly one entry is read; an empty PEL is done (progress 1.0)."""
+    build(r, 900, consumers=(b"c1",), start_ms=1_000)
+    pages = list(PelScan(conn.raw(S), S, G, parallel=3, page_size=200).pages())
+    keys = [parse_key(row[0]) for page in pages for row in page]
+    assert keys == sorted(keys) and len(keys) == 900
+    scan = PelScan(conn.raw(S), S, G, start=b"1005-0", end=b"1005-0")
+    assert [row[0] for row in scan.rows()] == [b"1005-0"]
+    r.delete(S)
+    build(r, 1, consumers=(b"c1",), start_ms=1_000)
+    assert [row[0] for row in PelScan(conn.raw(S), S, G).rows()] == [b"1000-0"]
+    r.delete(S)
+    sc.add_entries(r, S, 3)
+    sc.create_group(r, S, G)
+    scan = PelScan(conn.raw(S), S, G)
+    assert list(scan.pages()) == []
+    assert scan.progress() == 1.0 and scan.total == 0
