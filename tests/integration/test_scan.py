@@ -671,3 +671,33 @@ def test_pages_edges(r, conn):
     scan = PelScan(conn.raw(S), S, G)
     assert list(scan.pages()) == []
     assert scan.progress() == 1.0 and scan.total == 0
+
+
+def test_a_full_page_in_each_of_two_windows_is_no_hand_over(r, conn, monkeypatch):
+    """6,000 entries a ms apart, all matching; bound 1.5 ms: 0.45 ms / 0.15 µs = 3,000
+    entries, at 6000 / 5999 a ms a window of 2,999 ms: a full page of 2,000 and a short one
+    of 999. Its calls cost 0.44 ms (0.54 - 0.1 latency): x 0.45 / 0.44, the next window is
+    3,067 ms, past the top: a full page again and the last 1,001. Two full pages in a row
+    hand over, two in separate windows do not: two windows, no fallback."""
+    ids = _one_per_ms(r, 6_000)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=[0.54] * 5))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=1.5)
+    assert [len(p) for p in scan.pages()] == [2_000, 999, 2_000, 1_001]
+    assert scan.stats.fallback is None and scan.stats.windows == 2
+    top = b"-18446744073709551615"
+    assert rec.windows() == [(b"1000000-0", b"1002998" + top), (b"1001999-1", b"1002998" + top),
+                             (b"1002999-0", b"+"), (b"1004998-1", b"+")]  # fmt: skip
+    assert [row[0] for row in PelScan(raw, S, G, min_idle_ms=3_600_000).rows()] == ids
+
+
+def test_the_first_window_of_a_narrow_range_uses_the_whole_pel_density(r, conn, monkeypatch):
+    """10 entries pending, a range of 1000000 .. 1000001 (1 ms of span): 10 entries a ms;
+    bound 0.0075 ms: 0.00225 ms / 0.15 µs = 15 entries, a window of int(1.5) = 1 ms."""
+    _one_per_ms(r, 10)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=(0.1, 0.1)))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.0075, end=b"1000001")
+    assert [row[0] for row in scan.rows()] == [b"1000000-0", b"1000001-0"]
+    assert rec.windows() == [(b"1000000-0", b"1000000-18446744073709551615"),
+                             (b"1000001-0", b"1000001-18446744073709551615")]  # fmt: skip
