@@ -467,6 +467,8 @@ class _Recorder:
         send, read, disconnect = c.send_command, c.read_response, c.disconnect
 
         def send_command(*args, **kw):
+            # a runaway loop (a window that never advances) fails here instead of hanging
+            assert len(self.sent) < 5_000, "more than 5,000 calls: the scan does not advance"
             self.sent.append(list(args))
             pending.append(args)
             return send(*args, **kw)
@@ -701,3 +703,54 @@ def test_the_first_window_of_a_narrow_range_uses_the_whole_pel_density(r, conn, 
     assert [row[0] for row in scan.rows()] == [b"1000000-0", b"1000001-0"]
     assert rec.windows() == [(b"1000000-0", b"1000000-18446744073709551615"),
                              (b"1000001-0", b"1000001-18446744073709551615")]  # fmt: skip
+
+
+def test_windows_of_one_ms_never_shrink_below_one(r, conn, monkeypatch):
+    """5 entries at 1000000 .. 1000004 ms (density 5 / 4), bound 0.001 ms: 0.0003 ms / 0.15
+    µs = 2 entries, a window of int(1.6) = 1 ms. Each call's server time (counted as at least
+    0.05 ms) is far above the 0.0003 ms aimed at, yet under nothing that hands over: x 0.25,
+    int(0.25) = 0, and a window is at least 1 ms. The last window ends on the last delivered
+    ms (1000004), so it reaches ``+`` and no call goes past it."""
+    ids = _one_per_ms(r, 5)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=[0.1008] * 5))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.001)
+    assert [row[0] for row in scan.rows()] == ids
+    top = b"-18446744073709551615"
+    assert rec.windows() == [(b"1000000-0", b"1000000" + top), (b"1000001-0", b"1000001" + top),
+                             (b"1000002-0", b"1000002" + top), (b"1000003-0", b"1000003" + top),
+                             (b"1000004-0", b"+")]  # fmt: skip
+    assert scan.stats.fallback is None
+
+
+def test_a_hand_over_does_not_keep_what_the_windows_measured(r, conn, monkeypatch):
+    """4,010 matching entries in one window: two full pages of 2,000 hand over; the IDLE
+    calls (1 ms of server time for 2,000 rows) teach the page size nothing, so the first
+    unfiltered call, 10 rows (too few to learn from), leaves the page size at 1,000."""
+    ids = _one_per_ms(r, 4_010)
+    raw = conn.raw(S)
+    _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=(1.1, 1.1)))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000)
+    assert [len(p) for p in scan.pages()] == [2_000, 2_000, 10]
+    assert scan.stats.fallback == "most entries match: unfiltered paging"
+    assert scan.stats.page_size == 1_000
+    assert [row[0] for row in PelScan(raw, S, G).rows()] == ids
+
+
+def test_scans_give_their_connection_back(r, conn):
+    """Plain and IDLE scans, run to the end, return their connection to the pool: ten scans
+    in a row leave the server with as many clients as one."""
+    _one_per_ms(r, 50)
+    raw = conn.raw(S)
+
+    def clients() -> int:
+        return int(sc.raw(r).execute_command("INFO", "clients").split(b"connected_clients:")[1]
+                   .split(b"\r\n")[0])  # fmt: skip
+
+    list(PelScan(raw, S, G).rows())
+    list(PelScan(raw, S, G, min_idle_ms=3_600_000).rows())
+    before = clients()
+    for _ in range(5):
+        assert len(list(PelScan(raw, S, G).rows())) == 50
+        assert len(list(PelScan(raw, S, G, min_idle_ms=3_600_000).rows())) == 50
+    assert clients() == before
