@@ -754,3 +754,26 @@ def test_scans_give_their_connection_back(r, conn):
         assert len(list(PelScan(raw, S, G).rows())) == 50
         assert len(list(PelScan(raw, S, G, min_idle_ms=3_600_000).rows())) == 50
     assert clients() == before
+
+
+def test_a_full_page_ending_just_before_the_end_bound(r, conn):
+    """Ids 5-1 .. 5-10, to 5-4 in pages of 3: the first page ends on 5-3, whose next id is
+    the end bound itself: it is still read."""
+    raw = sc.raw(r)
+    for seq in range(1, 11):
+        raw.execute_command("XADD", S, f"5-{seq}", "f", "v")
+    sc.create_group(r, S, G)
+    sc.deliver(r, S, G, b"c1", 10)
+    scan = PelScan(conn.raw(S), S, G, page_size=3, end=b"5-4")
+    assert [row[0] for row in scan.rows()] == [b"5-1", b"5-2", b"5-3", b"5-4"]
+
+
+def test_a_cost_below_one_microsecond_a_row(r, conn, monkeypatch):
+    """0.45 µs a row, a bound of 1 ms (0.5 ms aimed at): 1,000 rows in 0.45 ms of server time
+    make the next page 0.5 ms / 0.45 µs = 1,111 rows."""
+    build(r, 1_500, consumers=(b"c1",))
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(per_row=0.00045))
+    scan = PelScan(raw, S, G, max_server_ms=1)
+    assert sum(len(p) for p in scan.pages()) == 1_500
+    assert rec.counts()[:2] == [1000, 1111]
