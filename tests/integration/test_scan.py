@@ -777,3 +777,29 @@ def test_a_cost_below_one_microsecond_a_row(r, conn, monkeypatch):
     scan = PelScan(raw, S, G, max_server_ms=1)
     assert sum(len(p) for p in scan.pages()) == 1_500
     assert rec.counts()[:2] == [1000, 1111]
+
+
+def test_a_window_grows_at_most_half_again(r, conn, monkeypatch):
+    """20,000 entries a ms apart, bound 1.5 ms: a first window of int(3000 x 19999 / 20000)
+    = 2,999 ms. Its calls cost 0.1 ms of server time, 4.5 times less than the 0.45 aimed
+    at: the next window grows by 1.5 only, to int(4498.5) = 4,498 ms."""
+    _one_per_ms(r, 20_000)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=[0.2] * 4))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=1.5)
+    assert sum(len(p) for p in scan.pages()) == 20_000
+    top = b"-18446744073709551615"
+    assert rec.windows()[:3] == [(b"1000000-0", b"1002998" + top),
+                                 (b"1001999-1", b"1002998" + top),
+                                 (b"1002999-0", b"1007496" + top)]  # fmt: skip
+
+
+def test_unlearnt_pages_count_no_server_time(r, conn, monkeypatch):
+    """Pages of 3 are too small to learn a cost from (under 50 rows): the calibration call
+    counts its 3 x 8 µs = 0.024 ms, the pipelined ones nothing."""
+    build(r, 10, consumers=(b"c1",))
+    raw = conn.raw(S)
+    _Recorder(monkeypatch, raw, _Clock())
+    scan = PelScan(raw, S, G, page_size=3)
+    assert sum(len(p) for p in scan.pages()) == 10
+    assert scan.stats.total_call_ms == pytest.approx(0.024, rel=1e-6)
