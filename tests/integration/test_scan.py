@@ -803,3 +803,18 @@ def test_unlearnt_pages_count_no_server_time(r, conn, monkeypatch):
     scan = PelScan(raw, S, G, page_size=3)
     assert sum(len(p) for p in scan.pages()) == 10
     assert scan.stats.total_call_ms == pytest.approx(0.024, rel=1e-6)
+
+
+def test_a_hand_over_keeps_id_order_with_parallel_ranges(r, conn, monkeypatch):
+    """``parallel=3`` with an IDLE filter: after the hand-over (two full pages of 2,000)
+    the remaining 6,000 entries are paged in id order (pages of 555 from the injected
+    clock's 9 µs a row), as ``pages()`` promises, not split into parallel ranges."""
+    ids = _one_per_ms(r, 10_000)
+    raw = conn.raw(S)
+    rec = _Recorder(
+        monkeypatch, raw, _Clock(pings=(0.1, 0.2, 2.0, 3.0), idle=(1.1, 1.1), per_row=0.009)
+    )
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, parallel=3)
+    assert [row[0] for row in scan.rows()] == ids
+    assert scan.stats.fallback == "most entries match: unfiltered paging"
+    assert rec.counts()[:5] == [1, 2000, 2000, 1000, 555]
