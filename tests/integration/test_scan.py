@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from pelctl.base.errors import GroupNotFound, StreamNotFound
+from pelctl.base.errors import ConnectionFailed, GroupNotFound, StreamNotFound
 from pelctl.demo import scenario as sc
 from pelctl.redis.scan import MAX_PAGE, PelScan, parse_key
 
@@ -404,3 +404,417 @@ def test_plain_paging_progress_is_exact(r, conn):
     for _page in scan.pages():
         progress.append(scan.progress())
     assert progress == [pytest.approx(1 - left / 1_009) for left in (7, 4, 1, 0)]
+
+
+# -- the cost model on an injected clock ---------------------------------------------------
+# ``pelctl.redis.scan`` reads time only through ``time.perf_counter``: the tests replace it
+# with a clock that moves only when a reply is read, by a cost the test gives each command
+# (a PING costs ``pings[i]`` ms; an XPENDING ``base + per_row * rows`` ms). The scan's own
+# connection records what it sends, so page sizes and windows are compared call by call
+# with values computed by hand in each test's docstring.
+
+
+class _Clock:
+    def __init__(self, pings=(2.0, 3.0, 1.0), base=2.0, per_row=0.008, idle=()):
+        self.now = 1_000.0  # seconds
+        self.pings = list(pings)
+        self.base, self.per_row = base, per_row
+        self.idle = list(idle)  # the round trip of each XPENDING IDLE call, in order
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def cost_ms(self, args, reply) -> float:
+        name = str(args[0]).upper() if args else ""
+        if name == "PING":
+            return self.pings.pop(0) if self.pings else 50.0
+        if name == "XPENDING" and "IDLE" in args and self.idle:
+            return self.idle.pop(0)
+        if name == "XPENDING":
+            return self.base + self.per_row * len(reply)
+        return 0.0
+
+
+class _Recorder:
+    """Wraps the connections a client's pool hands out: every command sent (``sent``) and
+    the clock moved as each reply is read."""
+
+    def __init__(self, monkeypatch, raw, clock: _Clock) -> None:
+        from types import SimpleNamespace
+
+        from pelctl.redis import scan as scan_module
+
+        monkeypatch.setattr(scan_module, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+        self.sent: list[list] = []
+        self.clock = clock
+        pool = raw.connection_pool
+        real_get = pool.get_connection
+        self.conns: list = []
+
+        def get_connection(*a, **kw):
+            c = real_get(*a, **kw)
+            if c not in self.conns:
+                self._wrap(monkeypatch, c)
+                self.conns.append(c)
+            return c
+
+        monkeypatch.setattr(pool, "get_connection", get_connection)
+
+    def _wrap(self, monkeypatch, c) -> None:
+        from collections import deque
+
+        pending: deque = deque()
+        send, read, disconnect = c.send_command, c.read_response, c.disconnect
+
+        def send_command(*args, **kw):
+            # a runaway loop (a window that never advances) fails here instead of hanging
+            assert len(self.sent) < 5_000, "more than 5,000 calls: the scan does not advance"
+            self.sent.append(list(args))
+            pending.append(args)
+            return send(*args, **kw)
+
+        def read_response(*a, **kw):
+            reply = read(*a, **kw)
+            args = pending.popleft() if pending else None
+            self.clock.now += self.clock.cost_ms(args, reply) / 1000.0
+            return reply
+
+        def drop(*a, **kw):
+            pending.clear()
+            return disconnect(*a, **kw)
+
+        monkeypatch.setattr(c, "send_command", send_command)
+        monkeypatch.setattr(c, "read_response", read_response)
+        monkeypatch.setattr(c, "disconnect", drop)
+
+    def counts(self) -> list[int]:
+        """The COUNT of every XPENDING range call, in order."""
+        out = []
+        for args in self.sent:
+            if str(args[0]).upper() == "XPENDING":
+                i = 5 if "IDLE" in args else 3
+                out.append(int(args[i + 2]))
+        return out
+
+    def windows(self) -> list[tuple[bytes, bytes]]:
+        return [(a[5], a[6]) for a in self.sent if "IDLE" in a]
+
+    def pings(self) -> int:
+        return sum(1 for a in self.sent if str(a[0]).upper() == "PING")
+
+
+def test_plain_page_sizes_follow_the_calibrated_cost(r, conn, monkeypatch):
+    """PINGs of 2 and 3 ms: latency 2 (the smaller of two). A call costs 2 ms + 9 µs a row;
+    target 5 ms (half of 10). Calibration (serial, COUNT 1000): 11 - 2 = 9 ms, 9 µs a row,
+    next COUNT 5000 / 9 = 555. Pipelined calls are timed by their read (2 ms + the rows),
+    which only raises the estimate: 555 rows read in 6.995 ms -> 12.6 µs -> 396, and so on
+    to 333. The 9th call is serial again (a calibration every 8): 333 rows, 2.997 ms, 9 µs
+    -> 555 (growth at most x2: 666)."""
+    build(r, 6_000, consumers=(b"c1",))
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(per_row=0.009))
+    scan = PelScan(raw, S, G, max_server_ms=10)
+    rows = [row for page in scan.pages() for row in page]
+    assert ident(rows) == ident(truth(r))
+    assert rec.counts() == [1000, 555, 396, 355, 341, 336, 334, 333, 333,
+                            333, 555, 396, 355, 341, 336]  # fmt: skip
+    assert rec.pings() == 2
+    st = scan.stats
+    assert (st.calls, st.rows, st.calibrations, st.max_count, st.page_size) == (
+        15, 6_000, 2, 1_000, 336)  # fmt: skip
+    assert st.latency_ms == pytest.approx(2.0, rel=1e-9)
+    assert st.max_call_ms == pytest.approx(9.0, rel=1e-9)
+    assert st.total_call_ms == pytest.approx(78.21700879779239, rel=1e-9)
+
+
+def test_the_fifty_row_learning_threshold(r, conn, monkeypatch):
+    """1,050 entries: the calibration call reads 1,000 (8 µs a row -> COUNT 625), the
+    pipelined one exactly 50 in 2.4 ms: 48 µs a row, learnt (50 rows are enough), so the
+    next size would be 5000 / 48 = 104; its server time is 48 µs x 50 = 2.4 ms. 50 rows in
+    a serial call are enough too: the size becomes 625. PINGs of 0 ms: latency 0."""
+    build(r, 1_050, consumers=(b"c1",))
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock())
+    scan = PelScan(raw, S, G, max_server_ms=10)
+    assert sum(len(p) for p in scan.pages()) == 1_050
+    assert rec.counts() == [1000, 624]  # 5000 / 8.0000000000x: the clock's float rounding
+    assert scan.stats.page_size == 104
+    assert scan.stats.total_call_ms == pytest.approx(10.4, rel=1e-9)
+    r.delete(S)
+    build(r, 50, consumers=(b"c1",))
+    rec.clock.pings = [0.0, 0.0]
+    scan = PelScan(raw, S, G, max_server_ms=10)
+    assert sum(len(p) for p in scan.pages()) == 50
+    # 2 + 0.4 ms with no latency to subtract: 2.4 ms for 50 rows, 48 µs -> 104
+    assert scan.stats.latency_ms == 0.0
+    assert scan.stats.page_size == 104
+    assert scan.stats.max_call_ms == pytest.approx(2.4, rel=1e-9)
+
+
+def test_idle_windows_follow_the_measured_cost(r, conn, monkeypatch):
+    """1,000 entries at 1000000 .. 1000999 ms, all idle; bound 0.2501 ms, so a window aims at
+    0.3 x 0.2501 = 0.07503 ms, 0.07503 / 0.15 µs = 500.2 entries; the density is 1000 / 999
+    a ms: the first window is int(499.7) = 499 ms. PINGs 0.1 / 0.2: latency 0.1. Its call
+    takes 0.25 ms (0.15 of server time): x 0.5002 -> 249 ms; the next 0.11 (0.01, counted as
+    0.05): x 1.5006, at most x 1.5 -> 373 ms, past the top: the last window ends at ``+``."""
+    ids = _one_per_ms(r, 1_000)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=(0.25, 0.11, 0.6)))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.2501)
+    assert [row[0] for row in scan.rows()] == ids
+    top = b"-18446744073709551615"
+    assert rec.windows() == [(b"1000000-0", b"1000498" + top), (b"1000499-0", b"1000747" + top),
+                             (b"1000748-0", b"+")]  # fmt: skip
+    assert rec.counts() == [1, 2000, 2000, 2000]  # the first id, then the windows
+    st = scan.stats
+    assert (st.calls, st.windows, st.calibrations, st.fallback) == (3, 3, 3, None)
+    assert st.max_call_ms == pytest.approx(0.5, rel=1e-9)
+    assert st.total_call_ms == pytest.approx(0.66, rel=1e-9)
+
+
+def test_dense_ids_hand_over_to_unfiltered_paging(r, conn, monkeypatch):
+    """10 entries a ms apart, a bound of 0.0003 ms: windows of 1 ms. The first one's call
+    takes 1 ms, more than the bound although it is one ms wide: the scan hands over to
+    unfiltered paging from the next ms (1000001) and reads the other 9 rows there."""
+    ids = _one_per_ms(r, 10)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=(1.1,)))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.0003)
+    rows, progress = [], []
+    for page in scan.pages():
+        rows += page
+        progress.append(scan.progress())
+    assert [row[0] for row in rows] == ids
+    assert progress == [0.0, 1.0]
+    assert rec.windows() == [(b"1000000-0", b"1000000-18446744073709551615")]
+    assert rec.counts() == [1, 2000, 1000]
+    assert scan.stats.fallback == "dense ids at 1000001: unfiltered paging"
+
+
+def test_a_dropped_connection_is_reconnected_and_read_again(r, conn, monkeypatch):
+    """The scan's connection is killed (CLIENT KILL) after pages 3 and 6 of 10, each time
+    with the next page's request in flight: the engine reconnects, sends it again and
+    returns every row once; the re-sent call is not a calibration. A third drop is an
+    error (two retries)."""
+    build(r, 1_000, consumers=(b"c1",))
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock())
+
+    def scan_and_kill(after):
+        scan = PelScan(raw, S, G, page_size=100)
+        rows = []
+        for i, page in enumerate(scan.pages()):
+            rows += page
+            if i in after:
+                sc.raw(r).execute_command("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        return scan, rows
+
+    scan, rows = scan_and_kill((2, 5))
+    assert ident(rows) == ident(truth(r))
+    assert len({row[0] for row in rows}) == 1_000
+    assert rec.counts() == [100] * 13  # 10 pages, the empty end, 2 sent again
+    assert scan.stats.calibrations == 2  # pages 1 and 10 (after 8 pipelined), not the re-sent
+    assert scan.stats.calls == 11
+    with pytest.raises(ConnectionFailed, match="XPENDING: connection lost"):
+        scan_and_kill((2, 5, 8))
+
+
+def test_unordered_parallel_ranges_are_split_exactly(r, conn, monkeypatch):
+    """900 entries at 1000 .. 1899 ms, 3 ranges, pages of 200, unordered. After the first
+    page (to 1199-0) the rest, 1199-1 .. +, is cut in half by id ms up to the top (1899):
+    1199 .. 1548 and 1549 .. +; a full page of the first range (to 1399-0) cuts its rest
+    again: 1399-1 .. 1473 and 1474 .. 1548. Progress is the share of 1000 .. 1899 ms read."""
+    build(r, 900, consumers=(b"c1",), start_ms=1_000)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock())
+    scan = PelScan(raw, S, G, parallel=3, page_size=200)
+    rows, progress = [], []
+    for page in scan.pages(ordered=False):
+        rows += page
+        progress.append(round(scan.progress(), 6))
+    assert sorted(ident(rows)) == sorted(ident(truth(r)))
+    top = b"-18446744073709551615"
+    assert [(a[3], a[4], a[5]) for a in rec.sent if a[0] == "XPENDING"] == [
+        (b"-", b"+", 200),
+        (b"1199-1", b"1548" + top, 200),
+        (b"1549-0", b"+", 200),
+        (b"1399-1", b"1473" + top, 200),
+        (b"1474-0", b"1548" + top, 200),
+        (b"1748-1", b"+", 200),
+    ]
+    assert progress == [0.631912, 0.737757, 0.842549, 0.881517, 0.920484, 1.0]
+    assert scan.stats.calibrations == 1  # the first call; the rest pipelined
+
+
+def test_progress_within_explicit_bounds(r, conn):
+    """Entries at 1000 .. 1009 ms, from 1002-5 to 1008-0, pages of 3: the span is 1002 ..
+    1008 ms; after the first page (1003, 1004, 1005) 1005-1 .. 1008 is left: 3 of 6 ms."""
+    build(r, 10, consumers=(b"c1",), start_ms=1_000)
+    scan = PelScan(conn.raw(S), S, G, page_size=3, start=b"1002-5", end=b"1008-0")
+    progress = [scan.progress() for _page in scan.pages()]
+    assert progress == [0.5, 1.0]
+
+
+def test_pages_edges(r, conn):
+    """``pages()`` is ordered by default; a range of one id (start == end) reads that entry;
+    a PEL of exactly one entry is read; an empty PEL is done (progress 1.0)."""
+    build(r, 900, consumers=(b"c1",), start_ms=1_000)
+    pages = list(PelScan(conn.raw(S), S, G, parallel=3, page_size=200).pages())
+    keys = [parse_key(row[0]) for page in pages for row in page]
+    assert keys == sorted(keys) and len(keys) == 900
+    scan = PelScan(conn.raw(S), S, G, start=b"1005-0", end=b"1005-0")
+    assert [row[0] for row in scan.rows()] == [b"1005-0"]
+    r.delete(S)
+    build(r, 1, consumers=(b"c1",), start_ms=1_000)
+    assert [row[0] for row in PelScan(conn.raw(S), S, G).rows()] == [b"1000-0"]
+    r.delete(S)
+    sc.add_entries(r, S, 3)
+    sc.create_group(r, S, G)
+    scan = PelScan(conn.raw(S), S, G)
+    assert list(scan.pages()) == []
+    assert scan.progress() == 1.0 and scan.total == 0
+
+
+def test_a_full_page_in_each_of_two_windows_is_no_hand_over(r, conn, monkeypatch):
+    """6,000 entries a ms apart, all matching; bound 1.5 ms: 0.45 ms / 0.15 µs = 3,000
+    entries, at 6000 / 5999 a ms a window of 2,999 ms: a full page of 2,000 and a short one
+    of 999. Its calls cost 0.44 ms (0.54 - 0.1 latency): x 0.45 / 0.44, the next window is
+    3,067 ms, past the top: a full page again and the last 1,001. Two full pages in a row
+    hand over, two in separate windows do not: two windows, no fallback."""
+    ids = _one_per_ms(r, 6_000)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=[0.54] * 5))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=1.5)
+    assert [len(p) for p in scan.pages()] == [2_000, 999, 2_000, 1_001]
+    assert scan.stats.fallback is None and scan.stats.windows == 2
+    top = b"-18446744073709551615"
+    assert rec.windows() == [(b"1000000-0", b"1002998" + top), (b"1001999-1", b"1002998" + top),
+                             (b"1002999-0", b"+"), (b"1004998-1", b"+")]  # fmt: skip
+    assert [row[0] for row in PelScan(raw, S, G, min_idle_ms=3_600_000).rows()] == ids
+
+
+def test_the_first_window_of_a_narrow_range_uses_the_whole_pel_density(r, conn, monkeypatch):
+    """10 entries pending, a range of 1000000 .. 1000001 (1 ms of span): 10 entries a ms;
+    bound 0.0075 ms: 0.00225 ms / 0.15 µs = 15 entries, a window of int(1.5) = 1 ms."""
+    _one_per_ms(r, 10)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=(0.1, 0.1)))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.0075, end=b"1000001")
+    assert [row[0] for row in scan.rows()] == [b"1000000-0", b"1000001-0"]
+    assert rec.windows() == [(b"1000000-0", b"1000000-18446744073709551615"),
+                             (b"1000001-0", b"1000001-18446744073709551615")]  # fmt: skip
+
+
+def test_windows_of_one_ms_never_shrink_below_one(r, conn, monkeypatch):
+    """5 entries at 1000000 .. 1000004 ms (density 5 / 4), bound 0.001 ms: 0.0003 ms / 0.15
+    µs = 2 entries, a window of int(1.6) = 1 ms. Each call's server time (counted as at least
+    0.05 ms) is far above the 0.0003 ms aimed at, yet under nothing that hands over: x 0.25,
+    int(0.25) = 0, and a window is at least 1 ms. The last window ends on the last delivered
+    ms (1000004), so it reaches ``+`` and no call goes past it."""
+    ids = _one_per_ms(r, 5)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=[0.1008] * 5))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.001)
+    assert [row[0] for row in scan.rows()] == ids
+    top = b"-18446744073709551615"
+    assert rec.windows() == [(b"1000000-0", b"1000000" + top), (b"1000001-0", b"1000001" + top),
+                             (b"1000002-0", b"1000002" + top), (b"1000003-0", b"1000003" + top),
+                             (b"1000004-0", b"+")]  # fmt: skip
+    assert scan.stats.fallback is None
+
+
+def test_a_hand_over_does_not_keep_what_the_windows_measured(r, conn, monkeypatch):
+    """4,010 matching entries in one window: two full pages of 2,000 hand over; the IDLE
+    calls (1 ms of server time for 2,000 rows) teach the page size nothing, so the first
+    unfiltered call, 10 rows (too few to learn from), leaves the page size at 1,000."""
+    ids = _one_per_ms(r, 4_010)
+    raw = conn.raw(S)
+    _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=(1.1, 1.1)))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000)
+    assert [len(p) for p in scan.pages()] == [2_000, 2_000, 10]
+    assert scan.stats.fallback == "most entries match: unfiltered paging"
+    assert scan.stats.page_size == 1_000
+    assert [row[0] for row in PelScan(raw, S, G).rows()] == ids
+
+
+def test_scans_give_their_connection_back(r, conn):
+    """Plain and IDLE scans, run to the end, return their connection to the pool: ten scans
+    in a row leave the server with as many clients as one."""
+    _one_per_ms(r, 50)
+    raw = conn.raw(S)
+
+    def clients() -> int:
+        return int(sc.raw(r).execute_command("INFO", "clients").split(b"connected_clients:")[1]
+                   .split(b"\r\n")[0])  # fmt: skip
+
+    list(PelScan(raw, S, G).rows())
+    list(PelScan(raw, S, G, min_idle_ms=3_600_000).rows())
+    before = clients()
+    for _ in range(5):
+        assert len(list(PelScan(raw, S, G).rows())) == 50
+        assert len(list(PelScan(raw, S, G, min_idle_ms=3_600_000).rows())) == 50
+    assert clients() == before
+
+
+def test_a_full_page_ending_just_before_the_end_bound(r, conn):
+    """Ids 5-1 .. 5-10, to 5-4 in pages of 3: the first page ends on 5-3, whose next id is
+    the end bound itself: it is still read."""
+    raw = sc.raw(r)
+    for seq in range(1, 11):
+        raw.execute_command("XADD", S, f"5-{seq}", "f", "v")
+    sc.create_group(r, S, G)
+    sc.deliver(r, S, G, b"c1", 10)
+    scan = PelScan(conn.raw(S), S, G, page_size=3, end=b"5-4")
+    assert [row[0] for row in scan.rows()] == [b"5-1", b"5-2", b"5-3", b"5-4"]
+
+
+def test_a_cost_below_one_microsecond_a_row(r, conn, monkeypatch):
+    """0.45 µs a row, a bound of 1 ms (0.5 ms aimed at): 1,000 rows in 0.45 ms of server time
+    make the next page 0.5 ms / 0.45 µs = 1,111 rows."""
+    build(r, 1_500, consumers=(b"c1",))
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(per_row=0.00045))
+    scan = PelScan(raw, S, G, max_server_ms=1)
+    assert sum(len(p) for p in scan.pages()) == 1_500
+    assert rec.counts()[:2] == [1000, 1111]
+
+
+def test_a_window_grows_at_most_half_again(r, conn, monkeypatch):
+    """20,000 entries a ms apart, bound 1.5 ms: a first window of int(3000 x 19999 / 20000)
+    = 2,999 ms. Its calls cost 0.1 ms of server time, 4.5 times less than the 0.45 aimed
+    at: the next window grows by 1.5 only, to int(4498.5) = 4,498 ms."""
+    _one_per_ms(r, 20_000)
+    raw = conn.raw(S)
+    rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=[0.2] * 4))
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=1.5)
+    assert sum(len(p) for p in scan.pages()) == 20_000
+    top = b"-18446744073709551615"
+    assert rec.windows()[:3] == [(b"1000000-0", b"1002998" + top),
+                                 (b"1001999-1", b"1002998" + top),
+                                 (b"1002999-0", b"1007496" + top)]  # fmt: skip
+
+
+def test_unlearnt_pages_count_no_server_time(r, conn, monkeypatch):
+    """Pages of 3 are too small to learn a cost from (under 50 rows): the calibration call
+    counts its 3 x 8 µs = 0.024 ms, the pipelined ones nothing."""
+    build(r, 10, consumers=(b"c1",))
+    raw = conn.raw(S)
+    _Recorder(monkeypatch, raw, _Clock())
+    scan = PelScan(raw, S, G, page_size=3)
+    assert sum(len(p) for p in scan.pages()) == 10
+    assert scan.stats.total_call_ms == pytest.approx(0.024, rel=1e-6)
+
+
+def test_a_hand_over_keeps_id_order_with_parallel_ranges(r, conn, monkeypatch):
+    """``parallel=3`` with an IDLE filter: after the hand-over (two full pages of 2,000)
+    the remaining 6,000 entries are paged in id order (pages of 555 from the injected
+    clock's 9 µs a row), as ``pages()`` promises, not split into parallel ranges."""
+    ids = _one_per_ms(r, 10_000)
+    raw = conn.raw(S)
+    rec = _Recorder(
+        monkeypatch, raw, _Clock(pings=(0.1, 0.2, 2.0, 3.0), idle=(1.1, 1.1), per_row=0.009)
+    )
+    scan = PelScan(raw, S, G, min_idle_ms=3_600_000, parallel=3)
+    assert [row[0] for row in scan.rows()] == ids
+    assert scan.stats.fallback == "most entries match: unfiltered paging"
+    assert rec.counts()[:5] == [1, 2000, 2000, 1000, 555]
