@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import POISON_DELIVERIES, PendingEntry, PendingFilter
+from pelctl.core.pending import filtered_scan
 from pelctl.redis.errors import redis_errors
-from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
+from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
 
 # Upper edges (exclusive) of the idle buckets; the last bucket is open.
 IDLE_EDGES_MS: tuple[int, ...] = (
@@ -190,16 +191,7 @@ def aggregate_pel(
     agg = PelAggregator(filters, top_n, edges_ms, total_pending=int(summary[0] or 0))
     if not agg.total_pending:
         return agg.snapshot(complete=True)
-    scan = PelScan(
-        raw,
-        stream,
-        group,
-        consumer=filters.consumer,
-        min_idle_ms=filters.min_idle_ms,
-        start=filters.start,
-        end=filters.end,
-        max_server_ms=max_server_ms,
-    )
+    scan = filtered_scan(raw, stream, group, filters, max_server_ms)
     last_publish = time.perf_counter()
     for page in scan.pages():
         if should_stop is not None and should_stop():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from pelctl.core.models import Fields, PendingEntry, PendingFilter
 from pelctl.core.targets import require_consumer, require_group
@@ -10,6 +11,26 @@ from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import field_pairs
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
+
+if TYPE_CHECKING:  # pragma: no cover
+    import redis
+
+
+def filtered_scan(
+    raw: redis.Redis, stream: bytes, group: bytes, filters: PendingFilter, max_server_ms: float
+) -> PelScan:
+    """The scan of the PEL rows ``filters`` can select on the server (consumer, idle floor,
+    id range); the delivery-count bounds are applied to its rows by the caller."""
+    return PelScan(
+        raw,
+        stream,
+        group,
+        consumer=filters.consumer,
+        min_idle_ms=filters.min_idle_ms,
+        start=filters.start,
+        end=filters.end,
+        max_server_ms=max_server_ms,
+    )
 
 
 def iter_pending(
@@ -30,16 +51,7 @@ def iter_pending(
         if filters.consumer is not None:
             require_consumer(conn, stream, group, filters.consumer)
     raw = conn.raw(stream)
-    scan = PelScan(
-        raw,
-        stream,
-        group,
-        consumer=filters.consumer,
-        min_idle_ms=filters.min_idle_ms,
-        start=filters.start,
-        end=filters.end,
-        max_server_ms=max_server_ms,
-    )
+    scan = filtered_scan(raw, stream, group, filters, max_server_ms)
     remaining = limit
     min_deliveries = filters.min_deliveries
     below = filters.below_deliveries
