@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -231,22 +232,31 @@ def prepare(name: str, mod: Module) -> Path:
     return work
 
 
-def run(name: str, mod: Module, jobs: int = 1) -> float:
-    work = prepare(name, mod)
+ELAPSED = {"run": "elapsed", "rerun": "rerun-elapsed"}  # the file each kind of run leaves
+
+
+def _mutmut(name: str, work: Path, jobs: int, mutants: Sequence[str], label: str) -> float:
+    """``mutmut run`` of ``mutants`` in ``work``, its output in ``mutmut-<label>.log`` (written
+    as it goes: `tail -f` it to follow a long run), its time in ``work/<label>-elapsed``."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     # mutmut's default is one child per CPU; the machine is shared, so one unless told.
-    cmd = [str(MUTMUT), "run", "--max-children", str(jobs), *mod.only]
+    cmd = [str(MUTMUT), "run", "--max-children", str(jobs), *mutants]
     t0 = time.monotonic()
-    print(f"== {name}: {' '.join(mod.paths)}  ({len(mod.tests)} test files)", flush=True)
-    log = work / "mutmut-run.log"  # written as it goes: `tail -f` it to follow a long run
+    log = work / f"mutmut-{label}.log"
     with log.open("wb") as out:
         proc = subprocess.run(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
     elapsed = time.monotonic() - t0
     if proc.returncode != 0:
         tail = log.read_bytes().decode(errors="replace")[-3000:]
         raise SystemExit(f"error: mutmut failed for {name} (exit {proc.returncode})\n{tail}")
-    (work / "elapsed").write_text(f"{elapsed:.0f}\n")
+    (work / ELAPSED[label]).write_text(f"{elapsed:.0f}\n")
     return elapsed
+
+
+def run(name: str, mod: Module, jobs: int = 1) -> float:
+    work = prepare(name, mod)
+    print(f"== {name}: {' '.join(mod.paths)}  ({len(mod.tests)} test files)", flush=True)
+    return _mutmut(name, work, jobs, mod.only, "run")
 
 
 def rerun(name: str, mod: Module, jobs: int = 1) -> float:
@@ -262,19 +272,8 @@ def rerun(name: str, mod: Module, jobs: int = 1) -> float:
     text = (ROOT / "pyproject.toml").read_text()
     (work / "pyproject.toml").write_text(text + "\n" + _config(mod))
     (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     print(f"== {name}: {len(names)} mutant(s) not killed, again", flush=True)
-    t0 = time.monotonic()
-    log = work / "mutmut-rerun.log"
-    with log.open("wb") as out:
-        cmd = [str(MUTMUT), "run", "--max-children", str(jobs), *names]
-        proc = subprocess.run(cmd, cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT)
-    elapsed = time.monotonic() - t0
-    if proc.returncode != 0:
-        tail = log.read_bytes().decode(errors="replace")[-3000:]
-        raise SystemExit(f"error: mutmut failed for {name} (exit {proc.returncode})\n{tail}")
-    (work / "rerun-elapsed").write_text(f"{elapsed:.0f}\n")
-    return elapsed
+    return _mutmut(name, work, jobs, names, "rerun")
 
 
 def score(name: str, mod: Module) -> Score:
@@ -307,7 +306,7 @@ def report(names: list[str]) -> None:
     for name in names:
         mod = MODULES[name]
         s = score(name, mod)
-        elapsed, again = WORK / name / "elapsed", WORK / name / "rerun-elapsed"
+        elapsed, again = (WORK / name / ELAPSED[k] for k in ("run", "rerun"))
         secs = elapsed.read_text().strip() + "s" if elapsed.exists() else "-"
         secs += f"+{again.read_text().strip()}s" if again.exists() else ""
         pct = f"{100.0 * s.killed / s.total:.1f}%" if s.total else "-"
