@@ -115,6 +115,7 @@ MODULES: dict[str, Module] = {
         ),
         (
             "tests/unit/test_plan_json.py",
+            "tests/unit/test_plan_file.py",
             "tests/integration/test_plan_checks.py",
             "tests/integration/test_repair_plans.py",
             "tests/cli/test_plan_trust.py",

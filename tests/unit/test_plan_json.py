@@ -4,6 +4,7 @@ message (``load`` shows it after "is not a valid pelctl plan: "), and a plan rou
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -83,7 +84,10 @@ def refused(data: Any) -> str:
 
 def edit(path: str, value: Any, plan: m.Plan = ENTRY) -> dict[str, Any]:
     """The plan's JSON with one field set (``items.0.owner``); ``...`` deletes it."""
-    data = doc(plan)
+    return put(doc(plan), path, value)
+
+
+def put(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     *head, last = path.split(".")
     where: Any = data
     for part in head:
@@ -430,3 +434,118 @@ def test_load_refusals_are_exact(monkeypatch, tmp_path) -> None:
     )
     path.write_bytes(plans.dumps(plans.seal({**doc(), "name": "é"})))
     assert "é" in path.read_text(encoding="utf-8")  # the file keeps text as written
+
+
+# -- version 3 items -------------------------------------------------------------------------
+
+
+def v3(path: str, value: Any, plan: m.Plan = ENTRY) -> dict[str, Any]:
+    """The plan's version 3 JSON (what pelctl writes today) with one field set, as ``edit``."""
+    return put(copy.deepcopy(plans.to_json(plan)), path, value)
+
+
+ENTRY_KEYS = "consumer, deliveries, id, idle_ms, note, outcome"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (v3("items.0", "1-0"), "every item must be an object"),
+        (v3("items.0.k" + "x" * 50, 1),
+         f"item key 'k{'x' * 39}' is not one a plan item has ({ENTRY_KEYS})"),
+        (v3("items.0.owner", "c1"), f"item key 'owner' is not one a plan item has ({ENTRY_KEYS})"),
+        (v3("items.0.outcome", ...), 'a version 3 plan item has an "outcome"'),
+        (v3("items.0.outcome", 5), "item outcome '5' is not an outcome name"),
+        (v3("items.0.outcome", None), "item outcome 'None' is not an outcome name"),
+        (v3("items.0.outcome", "Requeued"), "item outcome 'Requeued' is not an outcome name"),
+        (v3("items.0.outcome", "r" * 41), f"item outcome '{'r' * 40}' is not an outcome name"),
+        (v3("items.0.outcome", "reassigned"), "item outcome 'reassigned' is not one a plan makes"),
+        (v3("items.0.outcome", "fail"), "item outcome 'fail' is not one a plan makes"),
+        (v3("items.0.outcome", "unknown"), "item outcome 'unknown' is not one a plan makes"),
+        (v3("items.0.outcome", "claimed"), "item outcome 'claimed' is not one this repair makes"),
+        (v3("items.1.note", "n" * 50),
+         f"item outcome 'alive' does not match its note '{'n' * 40}'"),
+        (v3("items.0.consumer", ""), "\"consumer\" must be a name, not ''"),
+        (v3("items.0.consumer", ...), '"consumer" must be a name, not None'),
+        (v3("items.0.consumer", "", PRUNE), "\"consumer\" must be a name, not ''"),
+        (v3("items.1.consumer", ..., PRUNE), '"consumer" must be a name, not None'),
+        (v3("options.reassign_to", None, PRUNE),
+         "a consumer holding entries is deleted only with --reassign-to"),
+        (v3("options.to", "", replace(ENTRY, action="claim", items=())),
+         'claim needs options "to"'),
+    ],
+)  # fmt: skip
+def test_version_3_refusals_are_exact(data: Any, message: str) -> None:
+    assert refused(data) == message
+
+
+def test_version_3_items_read_back() -> None:
+    data = plans.to_json(ENTRY)
+    assert data["items"] == [
+        {"id": "1-0", "consumer": "c1", "idle_ms": 5_000, "deliveries": 2,
+         "outcome": "requeued", "note": ""},
+        {"id": "2-0", "consumer": "c\\xff", "idle_ms": 6_000, "deliveries": 1,
+         "outcome": "alive", "note": "alive"},
+    ]  # fmt: skip
+    # a skip without a reason is written "skip", with no note
+    skip = v3("items.1.outcome", "skip")
+    skip["items"][1]["note"] = ""
+    assert plans.from_json(skip).items[1] == m.PlanItem(b"2-0", b"c\xff", 6_000, 1, "skip")
+    # a prune's "deleted": plain for an idle consumer holding nothing, with --reassign-to for
+    # one holding entries
+    assert [i.action for i in plans.from_json(plans.to_json(PRUNE)).items] == [
+        "delete", "reassign+delete"]  # fmt: skip
+    # item_to_json writes an entry unless told the item is a consumer
+    assert plans.item_to_json(ENTRY.items[1]) == data["items"][1]
+    assert plans.item_to_json(PRUNE.items[1], True) == {
+        "consumer": "w\\x002",
+        "idle_ms": 70_000,
+        "pending": 3,
+        "outcome": "deleted",
+        "note": "",
+    }
+
+
+def test_a_version_2_item_without_an_action() -> None:
+    assert refused(edit("items.0.action", ...)) == (
+        'a version 2 plan item has an "action" (version 3 items have an "outcome")'
+    )
+
+
+def test_check_seal_names_the_plan_by_default(monkeypatch) -> None:
+    monkeypatch.setenv(plans.KEY_ENV, KEY_A)
+    with pytest.raises(plans.PlanRefused) as err:
+        plans.check_seal(doc())
+    assert err.value.message == ("the plan is not sealed: pelctl apply only runs plans it sealed")
+
+
+def test_sealing_again_replaces_the_seal_and_puts_it_last() -> None:
+    key = KEY_A.encode()
+    old = {"seal": {"alg": "x", "digest": "old"}, "format": "pelctl-plan", "items": []}
+    sealed = plans.seal(old, key)
+    assert list(sealed) == ["format", "items", "seal"]
+    assert sealed["seal"] == {"alg": "HMAC-SHA256", "key_id": plans.key_id(key),
+                              "digest": _digest(key, old)}  # fmt: skip
+
+
+def test_a_plan_that_cannot_be_sealed_never_matches_a_seal(monkeypatch, tmp_path) -> None:
+    """A plan holding a value JSON cannot hold (NaN) has no digest: an empty one in its seal
+    must not pass for it, and a digest of any text is refused, not a crash."""
+    monkeypatch.setenv(plans.KEY_ENV, KEY_A)
+    sealed = plans.seal(plans.to_json(ENTRY))
+    changed = "the plan was changed after it was made: its seal does not match"
+    forged = {**sealed, "group": "other", "extra": float("nan"),
+              "seal": {**sealed["seal"], "digest": ""}}  # fmt: skip
+    assert seal_refusal(forged) == (changed, plans.NARROW_HINT)
+    for digest in ("é", "\ud800", sealed["seal"]["digest"] + "é"):
+        odd = {**sealed, "seal": {**sealed["seal"], "digest": digest}}
+        assert seal_refusal(odd) == (changed, plans.NARROW_HINT)
+    # the same, from a file (json reads NaN)
+    path = tmp_path / "p.json"
+    path.write_bytes(plans.dumps(forged))
+    assert b"NaN" in path.read_bytes()
+    with pytest.raises(plans.PlanRefused) as err:
+        plans.load(path)
+    assert (
+        err.value.message == f"plan {path} was changed after it was made: its seal does not match"
+    )

@@ -178,7 +178,7 @@ def from_json(data: Any) -> Plan:
         create_consumer=read_bool(o, "create_consumer"),
     )
     for needed in mutation.needs:
-        if getattr(options, needed) in (None, ""):
+        if getattr(options, needed) in (None, "", b""):  # names are bytes
             raise ValueError(f'{action} needs options "{needed}"')
     if options.reassign_to is None and any(i.action == "reassign+delete" for i in items):
         raise ValueError("a consumer holding entries is deleted only with --reassign-to")

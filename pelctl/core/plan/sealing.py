@@ -157,8 +157,11 @@ def check_seal(doc: dict[str, Any], source: str = "the plan") -> None:
     try:
         expected = _digest(key, doc)
     except (TypeError, ValueError):  # NaN or a value JSON cannot hold: not what was sealed
-        expected = ""
-    if hmac.compare_digest(expected, mark["digest"]):
+        expected = None
+    given = mark["digest"]
+    # no digest matches a plan that cannot be sealed (not even ""); compare_digest takes only
+    # ASCII text
+    if expected is not None and given.isascii() and hmac.compare_digest(expected, given):
         return
     theirs = str(mark.get("key_id") or "")
     if theirs != key_id(key):
