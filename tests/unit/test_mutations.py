@@ -448,6 +448,7 @@ def test_plan_refuses_missing_options_then_hands_everything_to_the_planner(
         (m.Options(to=b"w"), "reason"),
         (m.Options(reason="", to=b"w"), "reason"),
         (m.Options(reason="why"), "to"),
+        (m.Options(reason="why", to=b""), "to"),  # names are bytes: an empty one is refused too
     ]:
         with pytest.raises(UsageError) as err:
             m.plan("conn", "test-record", b"s", b"g", targets, options)

@@ -99,7 +99,7 @@ def plan(
     retry count, lock held) so the plan shows the exact per-item action (dry runs)."""
     mutation = get(action)
     for name in mutation.needs:
-        if getattr(options, name) in (None, ""):
+        if getattr(options, name) in (None, "", b""):  # names are bytes
             raise UsageError(f"{action} needs --{name.replace('_', '-')}")
     return mutation.planner(conn, mutation, stream, group, targets, options, detail=detail)
 
