@@ -429,6 +429,20 @@ def test_each_mutation_is_provided_by_the_module_get_loads_for_it() -> None:
         assert m.MUTATIONS[name].executor.__module__ == module, name
 
 
+def test_get_loads_only_the_module_that_provides_the_name(
+    recorder: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name in PROVIDED_BY loads its own module only (a requeue does not import the DLQ
+    commands' modules); a name in no provider's table falls back to loading them all."""
+    other = "tests.unit.mutation_provider_unloaded"
+    monkeypatch.setattr(declaration, "PROVIDERS", [other, "tests.unit.mutation_provider"])
+    monkeypatch.setattr(declaration, "PROVIDED_BY", {"test-record": "tests.unit.mutation_provider"})
+    assert m.get("test-record") is sys.modules["tests.unit.mutation_provider"].RECORD
+    assert other not in sys.modules  # would raise ModuleNotFoundError if it were imported
+    with pytest.raises(ModuleNotFoundError):  # the fallback: every provider module
+        m.get("nope")
+
+
 def test_get_with_nothing_declared(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(declaration, "MUTATIONS", {})
     monkeypatch.setattr(declaration, "PROVIDERS", [])
