@@ -179,11 +179,15 @@ def test_binary_names_round_trip(r, conn):
 def test_stopping_early_leaves_the_connection_clean(r, conn):
     build(r, 20_000, start_ms=1_700_000_000_000)
     raw = conn.raw(S)
+    same = raw.execute_command("CLIENT", "ID")  # the pool's one connection, the scan's too
     for ordered in (True, False):
         pages = PelScan(raw, S, G).pages(ordered=ordered)
         first = next(pages)
         assert first
         pages.close()  # replies may still be in flight: they are drained, not leaked
+        # Drained, not dropped: the pool hands back the same connection with nothing unread
+        # (redis-py would reconnect one that still has data, or PING would read a stale page).
+        assert raw.execute_command("CLIENT", "ID") == same
         assert raw.execute_command("PING") == b"PONG"
         assert len(raw.execute_command("XPENDING", S, G, "-", "+", 5)) == 5
 
