@@ -160,7 +160,7 @@ def test_a_given_pattern_is_probed_on_each_consumers_newest_entries(r, conn) -> 
         assert verdicts(result) == {b"w-0": ("active", "lock-held")}
 
 
-def test_one_read_of_the_stream_bounds_and_of_the_groups(r, conn) -> None:
+def test_one_read_of_the_stream_bounds_a_report(r, conn) -> None:
     """Three groups, each with entries to walk and a deleted entry to count as a ghost: the
     stream's bounds (XINFO STREAM) are read once for the whole report, not once a group."""
     ids = sc.add_entries(r, S, 10)
