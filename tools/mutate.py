@@ -75,6 +75,9 @@ MODULES: dict[str, Module] = {
             "tests/integration/test_read_commands.py",
             "tests/integration/test_lock_detection.py",
             "tests/integration/test_liveness.py",
+            "tests/integration/test_pel_health.py",
+            "tests/integration/test_inspect_report.py",
+            "tests/topologies/test_valkey_inspect.py",
         ),
         only=(
             "pelctl.core.inspect.*",

@@ -66,3 +66,26 @@ def test_inspect_reports_the_dead_letter_stream_and_a_missing_group(r, conn) -> 
         "group nope not found on stream jobs",
         "see its groups: pelctl inspect jobs",
     )
+
+
+def test_a_server_gone_during_the_search_is_named() -> None:
+    """The lock search's keys go out in one pipeline: a lost server is a connection error
+    that names it (``EXISTS: ...``), not a bare redis-py exception."""
+    import pytest
+
+    from pelctl.base.errors import ConnectionFailed
+    from pelctl.redis.connection import connect
+    from pelctl.redis.settings import ConnectionSettings
+    from tests.conftest import start_redis
+
+    server = start_redis()
+    try:
+        conn = connect(ConnectionSettings(url=server.url))
+    finally:
+        server.stop()
+    try:
+        with pytest.raises(ConnectionFailed) as err:
+            detect_lock_key(conn, S, G, {b"c": [b"1-0"]})
+    finally:
+        conn.close()
+    assert err.value.message.startswith("EXISTS: cannot connect: ")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from pelctl.core.advice import advise
-from pelctl.core.models import ConsumerInfo, GroupInfo, IdleCounts
+from pelctl.core.models import Advice, ConsumerInfo, GroupInfo, IdleCounts, PendingEntry
 
 MIN = 60_000
 
@@ -105,3 +105,135 @@ def test_unknown_consumers_are_hedged_one_at_a_time() -> None:
         ("b", "pelctl requeue s billing --consumer b --below-deliveries 5 --dry-run"),
     ]
     assert "(2 poison suspects among them)" in advice[3].message
+
+
+# -- the rest of the runbook, word for word (issue 16: mutation survivors of `advise`) --------
+
+HOUR = 60 * MIN
+UNKNOWN = "unknown"
+OLD = "below Redis 7.2 idle does not refresh while a worker waits in XREADGROUP"
+
+
+def bare(lag: int | None = None, consumers: tuple[ConsumerInfo, ...] = (), **kw) -> GroupInfo:
+    """A group as `inspect --no-pel-scan` sees it: no idle counts unless given."""
+    return GroupInfo(b"g", len(consumers), sum(c.pending for c in consumers), b"0-0", None,
+                     lag, consumers, **kw)  # fmt: skip
+
+
+def test_a_lag_without_consumers() -> None:
+    assert advise(b"s", [bare(lag=1)], None) == [Advice("group g has a lag of 1 and no consumers")]
+    assert advise(b"s", [bare(lag=12_345)], None) == [
+        Advice("group g has a lag of 12,345 and no consumers")
+    ]
+    # nothing to say: no lag (0, or unknown before Redis 7), or consumers to read it
+    assert advise(b"s", [bare(lag=0), bare(lag=None)], None) == []
+    busy = consumer("c", 0, 1_000, "active", "recent-read")
+    assert advise(b"s", [bare(lag=7, consumers=(busy,))], None) == []
+
+
+def test_ghosts() -> None:
+    for n, text in ((1, "1 pending entry"), (2, "2 pending entries"),
+                    (1_234, "1,234 pending entries")):  # fmt: skip
+        assert advise(b"s", [bare(ghosts=n)], None) == [
+            Advice(f"group g has {text} whose stream entry is gone (ghosts)", "pelctl ghosts s g")
+        ]
+    assert advise(b"s", [bare(ghosts=0)], None) == []
+
+
+def hours(n: int, thresholds: tuple[int, ...] = (MIN, 10 * MIN, HOUR)) -> IdleCounts:
+    """Idle counts with ``n`` entries idle at least the last threshold (and every other)."""
+    return IdleCounts(thresholds, (n,) * len(thresholds), n)
+
+
+def test_entries_idle_over_an_hour() -> None:
+    for n, text in ((1, "1 entry"), (2, "2 entries"), (3_000, "3,000 entries")):
+        assert advise(b"s", [bare(idle_counts=hours(n))], None) == [
+            Advice(f"group g has {text} idle > 1h", "pelctl pending s g --idle 1h")
+        ]
+    assert advise(b"s", [bare(idle_counts=hours(0))], None) == []
+    # counts without a 1h threshold say nothing about an hour
+    assert advise(b"s", [bare(idle_counts=hours(4, (MIN, 10 * MIN)))], None) == []
+
+
+def test_entries_idle_over_an_hour_are_left_to_the_consumer_advice() -> None:
+    dead = consumer("d", 3, 2 * HOUR, DEAD, "inactive-over-threshold")
+    (only,) = advise(b"s", [bare(consumers=(dead,), idle_counts=hours(3))], None)
+    assert only.command == "pelctl requeue s g --consumer d --dry-run"
+    quiet = consumer("q", 3, 2 * HOUR, UNKNOWN, "no-signal-below-7.2")
+    (only,) = advise(b"s", [bare(consumers=(quiet,), idle_counts=hours(3))], None)
+    assert only.command == "pelctl requeue s g --consumer q --dry-run"
+
+
+def entry(n: int, deliveries: int) -> PendingEntry:
+    return PendingEntry(f"{n}-0".encode(), b"c", HOUR, deliveries)
+
+
+POISON_HEAD = (
+    "group g has {} delivered 5+ times, poison suspects: quarantine them in the dead-letter "
+    "stream first, before any requeue"
+)
+
+
+def test_poison_seen_in_the_oldest_entries_without_a_scan() -> None:
+    """`--no-pel-scan`: no idle counts, so poison suspects are counted among the oldest
+    entries read (5 deliveries or more); no scan, so nobody is named as their holder."""
+    oldest = (entry(1, 4), entry(2, 5), entry(3, 1), entry(4, 9))
+    assert advise(b"s", [bare(oldest=oldest)], None) == [
+        Advice(POISON_HEAD.format("2 entries"),
+               "pelctl dlq move s g --min-deliveries 5 --dry-run"),
+    ]  # fmt: skip
+    # the same with a lock pattern: it rides along, and the message says so
+    lock = "lock:{id}"
+    assert advise(b"s", [bare(oldest=oldest[:2])], None, lock_by={b"g": lock}) == [
+        Advice(POISON_HEAD.format("1 entry") + "; lock-held entries are skipped",
+               f"pelctl dlq move s g --min-deliveries 5 --lock-key '{lock}' --dry-run"),
+    ]  # fmt: skip
+    assert advise(b"s", [bare(oldest=(entry(1, 4),))], None) == []
+
+
+def test_exactly_five_dead_consumers_are_all_named() -> None:
+    dead = tuple(consumer(f"w-{n}", 2, HOUR, DEAD, "inactive-over-threshold") for n in range(5))
+    advice = advise(b"s", [bare(consumers=dead)], None)
+    assert [a.command for a in advice] == [
+        f"pelctl requeue s g --consumer w-{n} --dry-run" for n in range(5)
+    ]
+
+
+def test_who_is_left_once_the_poison_is_quarantined() -> None:
+    """A consumer is requeued (or offered, unknown) unless all it holds is poison; one entry
+    held and no poison is still one to requeue."""
+    all_poison = consumer("p", 4, 20 * MIN, UNKNOWN, "no-signal-below-7.2")
+    one = consumer("o", 1, 20 * MIN, UNKNOWN, "no-signal-below-7.2")
+    dead_one = consumer("d", 1, 2 * HOUR, DEAD, "inactive-over-threshold")
+    counts = IdleCounts((MIN,), (6,), 6, None, 4)
+    g = bare(consumers=(all_poison, one, dead_one), idle_counts=counts)
+    advice = advise(b"s", [g], None, poison_by={b"g": Counter({b"p": 4})})
+    assert advice == [
+        Advice(POISON_HEAD.format("4 entries").replace("suspects:", "suspects held by p (4):"),
+               "pelctl dlq move s g --min-deliveries 5 --dry-run"),
+        Advice("consumer d holds 1 entry in group g, unseen for > 2h00m (dead suspect: "
+               "inactive-over-threshold); requeue them, poison suspects left out "
+               "(--below-deliveries 5)",
+               "pelctl requeue s g --consumer d --below-deliveries 5 --dry-run"),
+        Advice(f"1 consumer (o) holds 1 entry in group g, quiet for > 20m00s, liveness unknown "
+               f"({OLD}); once its worker is known to be gone (the process; a client named o "
+               "in CLIENT LIST; inspect --lock-key), requeue its entries, poison suspects left "
+               "out (--below-deliveries 5):",
+               "pelctl requeue s g --consumer o --below-deliveries 5 --dry-run"),
+    ]  # fmt: skip
+
+
+def test_unknown_liveness_with_a_lock_pattern_and_poison() -> None:
+    """The hedged advice carries the requeue's tail and, a lock pattern being known, does
+    not send the operator to look for one."""
+    quiet = consumer("q", 6, 20 * MIN, UNKNOWN, "no-signal-below-7.2")
+    g = bare(consumers=(quiet,), idle_counts=IdleCounts((MIN,), (6,), 6, None, 1))
+    lock = "lock:{stream}:{id}"
+    advice = advise(b"s", [g], None, lock_by={b"g": lock})
+    assert advice[1] == Advice(
+        f"1 consumer (q) holds 6 entries in group g, quiet for > 20m00s, liveness unknown "
+        f"({OLD}); once its worker is known to be gone (the process; a client named q in "
+        "CLIENT LIST), requeue its entries, poison suspects left out (--below-deliveries 5) "
+        "and lock-held entries skipped (--lock-key):",
+        f"pelctl requeue s g --consumer q --below-deliveries 5 --lock-key '{lock}' --dry-run",
+    )  # fmt: skip
