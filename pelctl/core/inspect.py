@@ -24,7 +24,7 @@ from pelctl.core.liveness.verdict import (
     is_modern,
     judge_group,
 )
-from pelctl.core.locks import LOCK_DETECT_KEYS, LOCK_DETECT_PER_CONSUMER, detect_lock_key
+from pelctl.core.locks import LOCK_DETECT_KEYS, detect_lock_key
 from pelctl.core.models import (
     POISON_DELIVERIES,
     ConsumerInfo,
@@ -129,8 +129,10 @@ def inspect_stream(
         entries_read = row.get(b"entries-read")
         idle_counts, ghosts = None, None
         lock_key = given_lock
-        probe_k = (LOCK_PROBES_PER_CONSUMER if lock_key
-                   else LOCK_DETECT_PER_CONSUMER if detect_locks else 0)  # fmt: skip
+        # The walk keeps each consumer's newest ids for the lock probes: as many for a
+        # pattern the search may find as for a given one ("used like a given one"); the
+        # search itself looks at LOCK_DETECT_PER_CONSUMER of them.
+        probe_k = LOCK_PROBES_PER_CONSUMER if lock_key or detect_locks else 0
         tally = LivenessTally(dead_after_ms, probe_k)
         if pel_scan:
             idle_counts, ghosts = pel_health(

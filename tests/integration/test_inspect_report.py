@@ -188,3 +188,20 @@ def test_the_server_time_bound_reaches_both_walks(r, conn) -> None:
     result = inspect_stream(conn, S, detect_locks=False, max_server_ms=0.001)
     assert result.groups[0].ghosts == 1
     assert delta(before, calls(r))["xpending"] >= 1 + 2 * 17  # the report's own XPENDING + walks
+
+
+def test_a_pattern_found_is_probed_like_a_given_one(r, conn) -> None:
+    """A pattern inspect finds itself is then used like a given one (the docstring's
+    promise): w-1's lock on its newest entry reveals the pattern; w-0's lock on its 10th
+    newest of 40 (past the 4 newest the search looks at) makes it alive, as it does with
+    ``--lock-key``. (It was unknown: the walk kept only the search's 4 newest per consumer.)"""
+    sc.create_group(r, S, G, "$")
+    ids = quiet(r, G, b"w-0", 40)
+    other = quiet(r, G, b"w-1", 2)
+    r.set(lock_key(PATTERN, S, G, other[-1], b"w-1"), b"1", px=60_000)
+    r.set(lock_key(PATTERN, S, G, ids[-10], b"w-0"), b"1", px=60_000)
+    given = verdicts(inspect_stream(conn, S, lock_key=PATTERN))
+    found = inspect_stream(conn, S)
+    assert given == {b"w-0": ("active", "lock-held"), b"w-1": ("active", "lock-held")}
+    assert verdicts(found) == given
+    assert not any("--consumer w-0" in c for c in commands(found))
