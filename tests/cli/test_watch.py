@@ -166,6 +166,7 @@ class Watcher:
 
 def test_a_server_that_goes_away_and_comes_back(r) -> None:
     server = start_redis()
+    w: Watcher | None = None
     try:
         client = server.client()
         sc.add_entries(client, b"s", 10)
@@ -194,6 +195,9 @@ def test_a_server_that_goes_away_and_comes_back(r) -> None:
         assert "Traceback" not in stderr and "interrupted" not in stderr
         assert all(m["records"] in (3, 4) for m in w.markers() if "error" not in m)
     finally:
+        if w is not None and w.proc.poll() is None:  # a failed wait: no watcher left behind
+            w.proc.kill()
+            w.proc.wait(10)
         server.stop()
 
 
@@ -221,6 +225,8 @@ def test_a_terminal_is_redrawn_in_place_and_ctrl_c_exits_0(redis_server, pel) ->
             if not sent and b"(frame 3)" in out:
                 os.write(fd, b"\x03")  # Ctrl-C, through the terminal's line discipline
                 sent = True
+        if not sent:  # no third frame by the deadline: fail, do not wait for it forever
+            os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
     finally:
         os.close(fd)
