@@ -33,6 +33,14 @@ from tests.support.tools import in_ci
 
 pytest_plugins = ["tests.support.fakes"]  # the redis84 fixture (fakeredis as Redis 8.4)
 
+# The processes the tests start get Ctrl-C as a user's shell gives it. A run started in the
+# background of a non-interactive shell (`nohup ... &`, `(... &)`) has SIGINT ignored, and
+# every child would inherit that: pelctl would never see the Ctrl-C the watch and kill tests
+# send (they failed, or passed for the wrong reason). A handler in this process, unlike
+# SIG_IGN, is reset to the default in each child when it execs.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @dataclass
 class RedisServer:
