@@ -98,9 +98,9 @@ def plan(
     """Read-only: what ``action`` would change. ``detail`` also probes each entry (ghost,
     retry count, lock held) so the plan shows the exact per-item action (dry runs)."""
     mutation = get(action)
-    for name in mutation.needs:
-        if getattr(options, name) in (None, "", b""):  # names are bytes
-            raise UsageError(f"{action} needs --{name.replace('_', '-')}")
+    name = mutation.missing_need(options)
+    if name is not None:
+        raise UsageError(f"{action} needs --{name.replace('_', '-')}")
     return mutation.planner(conn, mutation, stream, group, targets, options, detail=detail)
 
 

@@ -86,6 +86,12 @@ class Mutation:
     # The outcome of an explicit id that was not there when planned (dry runs and apply).
     missing_outcome: ClassVar[str] = "not-pending"
 
+    def missing_need(self, options: Options) -> str | None:
+        """The first of :attr:`needs` that ``options`` leave unset or empty (names are bytes:
+        ``b""`` is as empty as ``""``), or None. The dispatcher and the plan file reader both
+        refuse on it."""
+        return next((n for n in self.needs if getattr(options, n) in (None, "", b"")), None)
+
     def title(self, plan: Plan) -> str:
         """The mutation as messages name it: ``ack``; ``dlq-purge of orders:dlq`` for a plan
         without a group (a dead-letter stream's: the stream is the whole target)."""

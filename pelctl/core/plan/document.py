@@ -177,9 +177,9 @@ def from_json(data: Any) -> Plan:
         assume_dead=read_bool(o, "assume_dead"),
         create_consumer=read_bool(o, "create_consumer"),
     )
-    for needed in mutation.needs:
-        if getattr(options, needed) in (None, "", b""):  # names are bytes
-            raise ValueError(f'{action} needs options "{needed}"')
+    needed = mutation.missing_need(options)
+    if needed is not None:
+        raise ValueError(f'{action} needs options "{needed}"')
     if options.reassign_to is None and any(i.action == "reassign+delete" for i in items):
         raise ValueError("a consumer holding entries is deleted only with --reassign-to")
     from pelctl.core.executor import check_lineage
