@@ -528,6 +528,39 @@ def render_completion(shell: str) -> str:
     return script(shell)
 
 
+SUMMARY_FIELDS = ("name", "help", "short_help", "rich_help_panel", "hidden", "deprecated",
+                  "is_group")  # fmt: skip
+SUMMARY_TYPE = "tuple[tuple[str, str | None, str | None, str | None, bool, bool, bool], ...]"
+
+
+def render_summaries(root_cmd: Any = None) -> str:
+    """``pelctl/cli/_summaries.py``: every top-level command and command group of the app,
+    in the root's order, as typer built it (name, ``help`` and ``short_help``: what the
+    root's command panel and a command-name TAB show, panel, hidden, deprecated, group or
+    not). The root lists them without importing a command module (pelctl.cli.root)."""
+    root_cmd = root_cmd if root_cmd is not None else load_app_command()
+    lines = [
+        '"""The root\'s listing of every command, read by pelctl.cli.root without importing',
+        "a command module (issue 15). Generated from pelctl.cli.app by",
+        f'`{GENERATED_BY}` (`make docs`): do not edit."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "# ruff: noqa: E501",
+        "# One record a command, in the root's order:",
+        f"# {', '.join(SUMMARY_FIELDS)}.",
+        "# fmt: off",
+        f"SUMMARIES: {SUMMARY_TYPE} = (",
+    ]
+    for name, cmd in root_cmd.commands.items():
+        panel, is_group = getattr(cmd, "rich_help_panel", None), hasattr(cmd, "list_commands")
+        record = (name, cmd.help, cmd.short_help, panel, bool(cmd.hidden), bool(cmd.deprecated),
+                  is_group)  # fmt: skip
+        lines.append(f"    ({', '.join(repr(v) for v in record)}),")
+    lines += [")", "# fmt: on", ""]
+    return "\n".join(lines)
+
+
 # -- entry point ----------------------------------------------------------------------------
 
 
@@ -539,6 +572,7 @@ def generate(root: Command | None = None) -> dict[str, str]:
         "completions/pelctl.bash": render_completion("bash"),
         "completions/pelctl.zsh": render_completion("zsh"),
         "completions/pelctl.fish": render_completion("fish"),
+        "pelctl/cli/_summaries.py": render_summaries(),
     }
 
 

@@ -2,7 +2,8 @@
 modules on demand (issue 15: start-up).
 
 ``pelctl ARGS`` (pelctl.cli.main) imports and builds only the command the arguments name:
-:func:`command_for`. pelctl.cli.app registers every module (``--help``, docs, tests).
+:func:`command_for`; the root's own help lists every command from pelctl.cli._summaries
+(generated), importing none. pelctl.cli.app registers every module (docs, tests).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Annotated, Any
 
 import typer
 import typer.main
-from typer.models import CommandInfo, DefaultPlaceholder, TyperInfo
+from typer.models import CommandInfo, DefaultPlaceholder
 
 from pelctl import __version__
 from pelctl.cli import coerce, collector
 from pelctl.cli import completion as completion_cmds
-from pelctl.cli.options import ALL_NAMES, PelctlGroup, root_callback_params
+from pelctl.cli.options import ALL_NAMES, PelctlCommand, PelctlGroup, root_callback_params
 
 coerce.install()  # typer's value coercion without loading pydantic for plain values
 
@@ -119,28 +120,36 @@ def command_for(args: list[str]) -> Any:  # a click group
     start unless told otherwise (a fifth of a read command's start-up). The name is found by
     the root group's own option parser (root options and their values skipped, nothing
     run); help, completion of a command name, and a name that is not a command (click's
-    "No such command" with its suggestions) get every command as its summary
-    (:func:`_listing`).
+    "No such command" with its suggestions) get every command as its summary, without
+    importing a command module (:func:`_listing`).
     """
     trimmed = copy.copy(app)
     trimmed.registered_commands, trimmed.registered_groups = [], []
     root = typer.main.get_group(trimmed)  # what get_command builds: a callback, no completion
     name = _command_name(root, _completion_words() if _completing() else args)
-    register(MODULES_OF.get(name or "", MODULES))
-    commands = [c for c in app.registered_commands if _name(c) == name]
-    groups = [g for g in app.registered_groups if _name(g) == name]
-    if not name or not (commands or groups):
+    built = _build(name) if name is not None and name in MODULES_OF else None
+    if built is None:
         return _listing(root)
-    for info in commands:
-        root.add_command(typer.main.get_command_from_info(
-            info, pretty_exceptions_short=app.pretty_exceptions_short,
-            rich_markup_mode=app.rich_markup_mode))  # fmt: skip
-    for group_info in groups:
-        root.add_command(typer.main.get_group_from_info(
-            group_info, pretty_exceptions_short=app.pretty_exceptions_short,
-            rich_markup_mode=app.rich_markup_mode,
-            suggest_commands=app.suggest_commands))  # fmt: skip
+    root.add_command(built)
     return root
+
+
+def _build(name: str) -> Any | None:  # a click command (group)
+    """The command (group) ``name`` built in full from its registration, its modules
+    imported and registered first; None if no module registers it."""
+    register(MODULES_OF.get(name, MODULES))
+    for info in app.registered_commands:
+        if _name(info) == name:
+            return typer.main.get_command_from_info(
+                info, pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode)  # fmt: skip
+    for group_info in app.registered_groups:
+        if _name(group_info) == name:
+            return typer.main.get_group_from_info(
+                group_info, pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+                suggest_commands=app.suggest_commands)  # fmt: skip
+    return None
 
 
 def _listing(root: Any) -> Any:
@@ -148,59 +157,30 @@ def _listing(root: Any) -> Any:
     a command-name TAB and click's "No such command" suggestions read), each built in full
     only if the root resolves it to run it or complete below it (RootGroup.resolve_command).
 
-    Building a command is reading its signature (the parameters, their annotations): for
-    all ~35 commands about a fifth of ``pelctl --help``'s CPU time (issue 15). A summary is
-    typer's own command (group) from the same registration with the parameters left out, so
-    its name, help text, panel, hidden and deprecated flags are typer's.
+    The summaries are ``pelctl.cli._summaries``, generated from the whole app by
+    ``make docs`` (typer's own help strings, panels and flags, in the root's order), so the
+    root lists every command without importing any command module or reading any signature
+    (about a tenth of ``pelctl --help``, issue 15); tests/cli/test_generated.py fails when
+    the file is stale.
     """
-    short, markup = app.pretty_exceptions_short, app.rich_markup_mode
+    from pelctl.cli._summaries import SUMMARIES
 
-    def command(info: Any) -> Any:
-        return typer.main.get_command_from_info(
-            info, pretty_exceptions_short=short, rich_markup_mode=markup
-        )
-
-    def group(info: Any) -> Any:
-        return typer.main.get_group_from_info(
-            info, pretty_exceptions_short=short, rich_markup_mode=markup,
-            suggest_commands=app.suggest_commands,
-        )  # fmt: skip
-
-    for info in app.registered_commands:
-        summary = command(_without_params(info))
-        root.add_command(summary)
-        root.builders[summary.name] = functools.partial(command, info)
-    for group_info in app.registered_groups:
-        summary = group(_without_commands(group_info))
-        root.add_command(summary)
-        root.builders[summary.name] = functools.partial(group, group_info)
+    markup = app.rich_markup_mode
+    for name, help_, short_help, panel, hidden, deprecated, is_group in SUMMARIES:
+        kind = PelctlGroup if is_group else PelctlCommand
+        root.add_command(kind(name=name, help=help_, short_help=short_help, hidden=hidden,
+                              deprecated=deprecated, rich_help_panel=panel,
+                              rich_markup_mode=markup))  # fmt: skip
+        root.builders[name] = functools.partial(_built, name)
     return root
 
 
-def _without_params(info: CommandInfo) -> CommandInfo:
-    """The registration of a command with a callback that takes nothing and has the
-    command's name and docstring (typer's name and help come from them)."""
-    original = info.callback
-    assert original is not None
-
-    def summary() -> None:
-        raise RuntimeError("a command's summary is never run")
-
-    summary.__name__ = summary.__qualname__ = original.__name__
-    summary.__doc__ = original.__doc__
-    shown = copy.copy(info)
-    shown.callback = summary
-    return shown
-
-
-def _without_commands(info: TyperInfo) -> TyperInfo:
-    """The registration of a command group with its commands left out."""
-    sub = copy.copy(info.typer_instance)
-    assert sub is not None
-    sub.registered_commands, sub.registered_groups = [], []
-    shown = copy.copy(info)
-    shown.typer_instance = sub
-    return shown
+def _built(name: str) -> Any:  # a click command (group)
+    """The command a summary stands for, built (RootGroup.builders)."""
+    cmd = _build(name)
+    if cmd is None:  # _summaries.py names a command no module registers: stale
+        raise RuntimeError(f"no module registers {name!r}: run `make docs`")
+    return cmd
 
 
 def _name(info: Any) -> str | None:  # a typer CommandInfo or TyperInfo
