@@ -13,6 +13,7 @@ from __future__ import annotations
 import compileall
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -519,6 +520,133 @@ def test_the_root_lists_summaries_and_builds_a_command_when_it_resolves_it(
     assert listing.commands["pending"] is cmd
     _, dlq, _ = listing.resolve_command(ctx, ["dlq", "list"])
     assert sorted(dlq.commands) == sorted(whole.commands["dlq"].commands)
+
+
+# A TAB on an empty command name, as each shell asks (tests/cli/test_completion.py).
+NAME_TAB = {
+    "bash": {"_PELCTL_COMPLETE": "bash_complete", "COMP_WORDS": "pelctl ", "COMP_CWORD": "1"},
+    "zsh": {"_PELCTL_COMPLETE": "zsh_complete", "COMP_WORDS": "pelctl ", "COMP_CWORD": "1"},
+    "fish": {"_PELCTL_COMPLETE": "fish_complete", "COMP_WORDS": "pelctl ", "COMP_CWORD": ""},
+}
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "code"),
+    [
+        (["--help"], {}, 0),
+        ([], {}, 0),
+        (["-h", "streams"], {}, 0),
+        (["strams"], {}, 2),  # click's "No such command", with its suggestions
+        ([], NAME_TAB["zsh"], 0),
+    ],
+    ids=["--help", "no arguments", "-h streams", "strams", "command-name TAB"],
+)
+def test_the_root_listing_imports_no_command_module(
+    argv: list[str], env: dict[str, str], code: int
+) -> None:
+    """The root's own help, click's "No such command" and a TAB on a command name list
+    every command from pelctl.cli._summaries: no command module is imported (issue 15).
+    (pelctl.cli.completion is also the home of the root group itself: always loaded.)"""
+    from pelctl.cli.root import MODULES
+
+    modules = tuple(f"pelctl.cli.{m}" for m in MODULES if m != "completion")
+    found = run_entry_point(argv, env, modules)
+    assert found["code"] == code, found["err"]
+    assert found["out"].strip() or "Did you mean 'streams'" in found["err"]
+    assert found["loaded"] == [], found["loaded"]
+
+
+def _root_run(argv: list[str], env: dict[str, str], whole: bool) -> tuple[int, str, str]:
+    """``pelctl ARGV`` through the entry point in a fresh interpreter, with the listing of
+    pelctl.cli._summaries or (``whole``) typer's tree of every registered command."""
+    code = f"""
+        import sys
+        import typer.main
+        import pelctl.cli.root as root
+        if {whole!r}:
+            import pelctl.cli.app as cli_app
+            root.command_for = lambda args: typer.main.get_command(cli_app.app)
+        sys.argv = {["pelctl", *argv]!r}
+        from pelctl.cli.main import main
+        main()
+    """
+    terminal = ("COLUMNS", "LINES", "TERM", "NO_COLOR", "FORCE_COLOR", "PY_COLORS",
+                "GITHUB_ACTIONS", "TERMINAL_WIDTH", "COLORTERM")  # fmt: skip
+    base = {k: v for k, v in os.environ.items() if k not in terminal and not k.startswith("_")}
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120, check=False, env={**base, **env})  # fmt: skip
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"COLUMNS": "80", "TERM": "dumb"},
+        {"COLUMNS": "60", "TERM": "xterm-256color", "FORCE_COLOR": "1"},
+        {"COLUMNS": "132", "TERM": "xterm-256color", "FORCE_COLOR": "1", "NO_COLOR": "1"},
+        {"COLUMNS": "100", "TERM": "xterm-256color", "FORCE_COLOR": "1", "COLORTERM": "truecolor"},
+    ],
+    ids=["80 plain", "60 color", "132 NO_COLOR", "100 truecolor"],
+)
+def test_the_root_help_is_the_whole_apps(env: dict[str, str]) -> None:
+    """``pelctl --help`` from the generated summaries prints byte for byte what typer prints
+    with every command registered, at any width, in colour or not."""
+    listed, whole = _root_run(["--help"], env, False), _root_run(["--help"], env, True)
+    assert listed[0] == 0, listed[2]
+    assert listed == whole
+    assert ("\x1b[" in listed[1]) == ("FORCE_COLOR" in env)  # NO_COLOR: styles, no colours
+    assert ("\x1b[33m" in listed[1] or "\x1b[1;33m" in listed[1]) == (
+        "FORCE_COLOR" in env and "NO_COLOR" not in env
+    )
+    text = re.sub(r"\x1b\[[0-9;]*m", "", listed[1])
+    for name in ("streams", "reclaim", "dlq", "audit", "analyze"):
+        assert f" {name} " in text, name
+
+
+@pytest.mark.parametrize("shell", sorted(NAME_TAB))
+def test_a_command_name_tab_lists_what_the_whole_app_lists(shell: str) -> None:
+    """Every command, with its help where the shell shows it (zsh, fish)."""
+    import typer.main
+
+    from pelctl.cli.app import app
+
+    listed = _root_run([], NAME_TAB[shell], False)
+    assert listed == _root_run([], NAME_TAB[shell], True)
+    assert listed[0] == 0, listed[2]
+    lines = listed[1].splitlines()
+    for name in typer.main.get_command(app).commands:
+        assert name in lines or any(line.split("\t")[0] == f"plain,{name}" for line in lines)
+    described = "Every stream with its length, groups, pending, lag and oldest pending age"
+    assert (described in listed[1]) == (shell != "bash")
+
+
+def test_every_command_is_suggested_for_its_typo(monkeypatch) -> None:
+    """click's "No such command ... Did you mean" from the summaries is the whole app's,
+    for a typo of every command (the suggestions come from the listing's names)."""
+    import typer.main
+    from typer._click.exceptions import UsageError  # typer vendors click
+
+    from pelctl.cli.app import app
+    from pelctl.cli.root import command_for
+
+    for name in ("_PELCTL_COMPLETE", "COMP_WORDS", "COMP_CWORD"):
+        monkeypatch.delenv(name, raising=False)
+    whole = typer.main.get_command(app)
+    names = [n for n, c in whole.commands.items() if not c.hidden]
+    assert len(names) >= 20
+
+    def message(root, typo: str) -> str:
+        ctx = root.make_context("pelctl", [typo])
+        with pytest.raises(UsageError) as raised:
+            root.resolve_command(ctx, [typo])
+        return raised.value.format_message()
+
+    for name in names:
+        typo = name[:-1]  # "stream", "dl", "analyz", ...
+        listed = message(command_for([typo]), typo)
+        assert listed == message(whole, typo), name
+        assert listed.startswith(f"No such command '{typo}'."), listed
+        assert f"'{name}'" in listed, listed
 
 
 @pytest.mark.parametrize(
