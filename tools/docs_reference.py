@@ -563,6 +563,7 @@ def render_words(root_cmd: Any = None) -> str:
             for opt in p.secondary_opts:
                 options[opt] = (p.name, 0, False, bool(p.multiple))
         settings = (cmd.allow_interspersed_args, cmd.ignore_unknown_options)
+        options = dict(sorted(options.items()))  # (click makes the help option from a set)
         commands[path] = (is_group, settings, subs, options, tuple(arguments))
         for name in subs:
             sub = cmd.get_command(ctx, name)
