@@ -22,7 +22,10 @@ every command that takes one gets it, new ones included:
   there are no completions and nothing is printed: a TAB never fails loudly.
 
 Why this is fast: only typer and pelctl's CLI modules load for a TAB, never rich, tabulate,
-textual or pyspark; redis-py and the redis layer load only when a name is completed.
+textual or pyspark; redis-py and the redis layer load only when a name is completed. A TAB on
+a name is answered before typer loads at all, when the words parse for certain
+(pelctl/cli/quicktab.py, with the same lookups and the same lines); this module answers the
+rest. The shells' words and lines and the lookups are written once, in quicktab.
 """
 
 from __future__ import annotations
