@@ -22,18 +22,17 @@ every command that takes one gets it, new ones included:
   there are no completions and nothing is printed: a TAB never fails loudly.
 
 Why this is fast: only typer and pelctl's CLI modules load for a TAB, never rich, tabulate,
-textual or pyspark; redis-py and the redis layer load only when a name is completed.
+textual or pyspark; redis-py and the redis layer load only when a name is completed. A TAB on
+a name is answered before typer loads at all, when the words parse for certain
+(pelctl/cli/quicktab.py, with the same lookups and the same lines); this module answers the
+rest. The shells' words and lines and the lookups are written once, in quicktab.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, MutableMapping
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -44,35 +43,22 @@ from typer._click.shell_completion import (
     ShellComplete,
     _resolve_context,
     _resolve_incomplete,
-    split_arg_string,
 )
 from typer.core import TyperCommand, TyperGroup
 
+from pelctl.cli import quicktab
 from pelctl.cli.options import PelctlCommand, PelctlGroup
+from pelctl.cli.quicktab import (
+    COMPLETE_VAR,
+    CONNECTION_KEYS,
+    BashState,
+    Item,
+    name_kind_of,
+)
 
 PROG = "pelctl"
-COMPLETE_VAR = "_PELCTL_COMPLETE"
-TIMEOUT_S = 0.5  # one server reply (and the connect)
-BUDGET_S = 1.5  # the whole name lookup, connecting included
-SCAN_COUNT = 1000
-MAX_SCAN_CALLS = 20  # SCAN calls a TAB may make (COUNT 1000 each: 20,000 keys looked at)
-MAX_NAMES = 200
-HELP_WIDTH = 80
-
-# Which parameters take names, by parameter name; (command path) -> {name: kind} overrides.
-NAME_KINDS = {
-    "stream": "stream", "streams": "stream", "dlq": "stream", "source": "stream",
-    "group": "group", "group_opt": "group", "consumer": "consumer", "to": "consumer",
-    "reassign_to": "consumer",
-    "context": "context",
-}  # fmt: skip
-NAME_KINDS_BY_COMMAND: dict[tuple[str, ...], dict[str, str]] = {
-    ("dlq", "replay"): {"to": "stream"},  # replay --to: another stream
-    ("config", "use-context"): {"name": "context"},
-}
 FILE_PARAMS = frozenset({"tls_ca", "tls_cert", "tls_key", "plan_out", "html", "file"})
 DIR_PARAMS = frozenset({"out", "directory"})
-_CONNECTION_KEYS = ("url", "context", "tls_ca", "tls_cert", "tls_key", "tls_insecure", "cluster")
 
 
 class Shell(StrEnum):
@@ -173,6 +159,20 @@ class _Complete(ShellComplete):
     """What every shell shares: name completion, and values after ``--option=`` given back
     with the option so the shell can replace the whole word."""
 
+    _state = BashState()
+
+    def get_completion_args(self) -> tuple[list[str], str]:
+        args, incomplete, self._state = quicktab.completion_args(self.name, os.environ)
+        return args, incomplete
+
+    def format_completion(self, item: CompletionItem) -> str:
+        return quicktab.format_item(self.name, self._state, Item(item.value, item.type, item.help))
+
+    def complete(self) -> str:
+        args, incomplete = self.get_completion_args()
+        lines = (self.format_completion(i) for i in self.get_completions(args, incomplete))
+        return "\n".join(line for line in lines if line)
+
     def source_vars(self) -> dict[str, Any]:
         return {"complete_func": self.func_name, "complete_var": self.complete_var,
                 "prog_name": self.prog_name}  # fmt: skip
@@ -218,56 +218,11 @@ complete -o nosort -F %(complete_func)s %(prog_name)s
 
 
 class BashComplete(_Complete):
-    """bash: the words come from ``COMP_LINE`` up to the cursor (bash's ``COMP_WORDS`` are
-    split at ``:`` and ``=``, so ``orders:dlq`` or ``--url=redis://h:1`` would be several
-    words). Bash replaces only the part of the word after its last word-break character;
-    each candidate is given from there, shell-escaped. Without ``COMP_LINE`` (a direct
-    call) ``COMP_WORDS``/``COMP_CWORD`` are used as click does."""
+    """bash: the words from ``COMP_LINE`` up to the cursor, each candidate given from the
+    last word-break character, shell-escaped (:func:`pelctl.cli.quicktab.completion_args`)."""
 
     name = "bash"
     source_template = BASH_SOURCE
-    _keep = ""  # the part of the current word that bash does not replace
-    _quoted = False
-
-    def get_completion_args(self) -> tuple[list[str], str]:
-        line = os.environ.get("COMP_LINE")
-        if line is None:
-            cwords = split_arg_string(os.environ.get("COMP_WORDS", ""))
-            cword = int(os.environ.get("COMP_CWORD", len(cwords)))
-            return cwords[1:cword], cwords[cword] if cword < len(cwords) else ""
-        try:
-            line = line[: int(os.environ.get("COMP_POINT", len(line)))]
-        except ValueError:
-            pass
-        words = split_arg_string(line)
-        if not line or line[-1].isspace():
-            args, incomplete = words[1:], ""
-        else:
-            args, incomplete = words[1:-1], words[-1] if words else ""
-        raw = re.split(r"\s", line)[-1]  # the current word as typed (quotes and all)
-        self._quoted = any(q in raw for q in "'\"\\")
-        breaks = os.environ.get("COMP_WORDBREAKS", "\"'><=;|&(:")
-        replaced = re.split(f"[{re.escape(breaks)}]", raw)[-1] if breaks else raw
-        if not self._quoted and incomplete.endswith(replaced):
-            self._keep = incomplete[: len(incomplete) - len(replaced)]
-        return args, incomplete
-
-    def format_completion(self, item: CompletionItem) -> str:
-        if item.type != "plain":
-            return f"{item.type},"
-        value = item.value
-        if self._keep:
-            if not value.startswith(self._keep):
-                return ""
-            value = value[len(self._keep) :]
-        if not self._quoted:
-            value = re.sub(r"""([\s'"\\$`!&|;()<>*?\[\]{}#~^])""", r"\\\1", value)
-        return f"plain,{value}"
-
-    def complete(self) -> str:
-        args, incomplete = self.get_completion_args()
-        lines = (self.format_completion(i) for i in self.get_completions(args, incomplete))
-        return "\n".join(line for line in lines if line)
 
 
 ZSH_SOURCE = r"""
@@ -324,16 +279,6 @@ class ZshComplete(_Complete):
     def func_name(self) -> str:
         return f"_{self.prog_name}"  # the file's name in $fpath: the function autoloaded
 
-    def get_completion_args(self) -> tuple[list[str], str]:
-        cwords = split_arg_string(os.environ.get("COMP_WORDS", ""))
-        cword = int(os.environ.get("COMP_CWORD", len(cwords)))
-        return cwords[1:cword], cwords[cword] if cword < len(cwords) else ""
-
-    def format_completion(self, item: CompletionItem) -> str:
-        help_ = _one_line(item.help) or "_"
-        value = item.value.replace(":", r"\:") if help_ != "_" else item.value
-        return f"{item.type}\n{value}\n{help_}"
-
 
 FISH_SOURCE = r"""
 # fish completion for %(prog_name)s:
@@ -363,37 +308,9 @@ class FishComplete(_Complete):
     name = "fish"
     source_template = FISH_SOURCE
 
-    def get_completion_args(self) -> tuple[list[str], str]:
-        cwords = split_arg_string(os.environ.get("COMP_WORDS", ""))
-        incomplete = os.environ.get("COMP_CWORD", "")
-        if incomplete:
-            incomplete = (split_arg_string(incomplete) or [""])[0]
-        args = cwords[1:]
-        if incomplete and args and args[-1] == incomplete:
-            args.pop()  # the token being completed is in both
-        return args, incomplete
-
-    def format_completion(self, item: CompletionItem) -> str:
-        help_ = _one_line(item.help)
-        if help_:
-            return f"{item.type},{item.value}\t{help_}"
-        return f"{item.type},{item.value}"
-
 
 SHELLS: dict[str, type[_Complete]] = {"bash": BashComplete, "zsh": ZshComplete,
                                       "fish": FishComplete}  # fmt: skip
-
-
-def _one_line(text: str | None) -> str:
-    """A help text as a menu description: its first sentence, one line, short."""
-    if not text:
-        return ""
-    line = " ".join(text.split("\n\n", 1)[0].split())
-    match = re.search(r"(?<=[.!?])\s", line)
-    if match:
-        line = line[: match.start()]
-    line = line.rstrip(".")
-    return line if len(line) <= HELP_WIDTH else line[: HELP_WIDTH - 1].rstrip() + "…"
 
 
 # -- what a parameter completes to ---------------------------------------------------------
@@ -410,7 +327,7 @@ def command_path(ctx: Context) -> tuple[str, ...]:
 def name_kind(ctx: Context, param: Parameter) -> str | None:
     """``stream``, ``group``, ``consumer``, ``context``, ``file``, ``dir`` or None."""
     name = param.name or ""
-    kind = NAME_KINDS_BY_COMMAND.get(command_path(ctx), {}).get(name) or NAME_KINDS.get(name)
+    kind = name_kind_of(command_path(ctx), name)
     if kind:
         return kind
     metavar = str(getattr(param, "metavar", None) or "").upper()
@@ -440,19 +357,11 @@ def _items(ctx: Context, obj: Any, value: str, values: Context) -> list[Completi
 
 
 def complete_names(kind: str, ctx: Context, incomplete: str) -> list[CompletionItem]:
-    """Live names for ``kind`` starting with ``incomplete`` (escaped as pelctl prints and
-    reads them); an empty list on any error, and within ``BUDGET_S``."""
-    try:
-        if kind == "context":
-            return _contexts(incomplete)
-        with _deadline(BUDGET_S):
-            conn, default_group = _connect(_connection_options(ctx))
-            try:
-                return _lookup(kind, conn, ctx, incomplete, default_group)
-            finally:
-                conn.close()
-    except Exception:  # noqa: BLE001 - no server, no permission, no config: no completions
-        return []
+    """Live names for ``kind`` starting with ``incomplete`` (:func:`quicktab.complete_names`),
+    the parameters and connection options read from ``ctx``."""
+    values = {"params": ctx.params, "connection": _connection_options(ctx)}
+    return [CompletionItem(i.value, type=i.type, help=i.help)
+            for i in quicktab.complete_names(kind, values, incomplete)]  # fmt: skip
 
 
 def _connection_options(ctx: Context) -> dict[str, Any]:
@@ -464,132 +373,8 @@ def _connection_options(ctx: Context) -> dict[str, Any]:
         c = c.parent
     merged: dict[str, Any] = {}
     for c in reversed(chain):
-        for key in _CONNECTION_KEYS:
+        for key in CONNECTION_KEYS:
             value = c.params.get(key)
             if value not in (None, False):
                 merged[key] = value
     return merged
-
-
-def _connect(o: dict[str, Any]) -> tuple[Any, str | None]:
-    """A pelctl Connection and the context's default group."""
-    from dataclasses import replace
-
-    from pelctl.config import load_config, resolve_settings
-    from pelctl.redis.connection import connect
-
-    settings = resolve_settings(
-        url=o.get("url"), context=o.get("context"), tls_ca=o.get("tls_ca"),
-        tls_cert=o.get("tls_cert"), tls_key=o.get("tls_key"),
-        tls_insecure=bool(o.get("tls_insecure")), cluster=o.get("cluster"),
-        config=load_config(),
-    )  # fmt: skip
-    settings = replace(settings.with_client_name("complete"), socket_timeout=TIMEOUT_S)
-    return connect(settings), settings.default_group
-
-
-def _lookup(
-    kind: str, conn: Any, ctx: Context, incomplete: str, default_group: str | None
-) -> list[CompletionItem]:
-    from pelctl.base.binary import escape, unescape
-
-    params = ctx.params
-    if kind == "stream":
-        return [CompletionItem(n) for n in _streams(conn, incomplete)]
-    given = params.get("stream")
-    if given is None:  # "" is a name: the empty stream
-        given = params.get("streams")
-    streams = [given] if isinstance(given, str) else list(given or ())
-    if not streams:
-        return []  # the stream comes first: nothing to ask yet
-    if kind == "group":
-        found: dict[str, int] = {}
-        for stream in streams[:5]:
-            for row in _rows(conn, "GROUPS", unescape(stream)):
-                found.setdefault(escape(row[b"name"]), int(row.get(b"pending") or 0))
-        return [CompletionItem(name, help=f"{pending:,} pending")
-                for name, pending in sorted(found.items())
-                if name.startswith(incomplete)]  # fmt: skip
-    group = params.get("group")
-    if group is None:  # GROUP or -g/--group, else the context's
-        group = params.get("group_opt")
-    if group is None:
-        group = default_group
-    if kind != "consumer" or group is None:
-        return []
-    items: dict[str, str] = {}
-    for stream in streams[:5]:
-        for row in _rows(conn, "CONSUMERS", unescape(stream), unescape(group)):
-            pending = int(row.get(b"pending") or 0)
-            idle_s = int(row.get(b"idle") or 0) // 1000
-            items.setdefault(escape(row[b"name"]), f"{pending:,} pending, idle {idle_s:,}s")
-    return [CompletionItem(name, help=text) for name, text in sorted(items.items())
-            if name.startswith(incomplete)]  # fmt: skip
-
-
-def _streams(conn: Any, incomplete: str) -> list[str]:
-    """Stream names starting with ``incomplete``: SCAN MATCH on the part typed before any
-    backslash escape (the rest is matched here, on the escaped names), bounded."""
-    from pelctl.base.binary import escape
-
-    literal = incomplete.split("\\", 1)[0].encode("utf-8", "surrogateescape")
-    pattern = re.sub(rb"([*?\[\]\\])", rb"\\\1", literal) + b"*"
-    found: set[bytes] = set()
-    calls = 0
-    for node in conn.primaries():
-        cursor: Any = b"0"
-        while calls < MAX_SCAN_CALLS and len(found) < MAX_NAMES:
-            cursor, keys = node.execute_command("SCAN", cursor, "MATCH", pattern,
-                                                "COUNT", SCAN_COUNT, "TYPE", "stream")  # fmt: skip
-            calls += 1
-            found.update(keys)
-            if cursor in (b"0", 0, "0"):
-                break
-    return sorted(n for n in (escape(k) for k in found) if n.startswith(incomplete))
-
-
-def _rows(conn: Any, what: str, *keys: bytes) -> list[dict[bytes, Any]]:
-    from pelctl.redis.replies import rows
-
-    reply = conn.raw(keys[0]).execute_command("XINFO", what, *keys)
-    return rows(reply)
-
-
-def _contexts(incomplete: str) -> list[CompletionItem]:
-    from pelctl.config import load_config
-    from pelctl.redis.url import redact
-
-    try:
-        config = load_config()
-    except Exception:  # noqa: BLE001
-        return []
-    return [
-        CompletionItem(name, help=c.description or (redact(c.url) if c.url else None))
-        for name, c in sorted(config.contexts.items())
-        if name.startswith(incomplete)
-    ]
-
-
-class _OutOfTime(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """Raise :class:`_OutOfTime` after ``seconds`` (main thread, POSIX; else no deadline):
-    DNS, a sentinel, a cluster's discovery and redis-py's retries included."""
-    main = threading.current_thread() is threading.main_thread()
-    if not hasattr(signal, "setitimer") or not main:
-        yield
-        return
-
-    def expired(_signum: int, _frame: object) -> None:
-        raise _OutOfTime
-
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
