@@ -101,8 +101,9 @@ def _target(args: list[str], incomplete: str) -> tuple[str, dict[str, Any]] | No
     """(kind, the parameters parsed by level) when ``incomplete`` is a live name's value."""
     from pelctl.cli._words import COMMANDS, UNSURE
 
-    if incomplete.startswith("-") or "--" in args:
-        return None  # an option being typed, or after "--": the typer path
+    if incomplete.startswith("-") or incomplete == "=" or "--" in args:
+        return None  # an option being typed, a lone "=" (click completes "" and gives the
+        # "=" back: _resolve_incomplete), or after "--": the typer path
     path: tuple[str, ...] = ()
     levels: list[dict[str, Any]] = []
     rest = list(args)

@@ -159,6 +159,7 @@ LEFT_TO_TYPER = [
     "pelctl nosuchcommand ",
     "pelctl completion ",
     "pelctl pending --output ",
+    "pelctl pending =",  # click completes "" for a lone "=" (and gives the "=" back)
 ]
 
 
