@@ -44,7 +44,7 @@ from typer._click.shell_completion import (
     _resolve_context,
     _resolve_incomplete,
 )
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from pelctl.cli import quicktab
 from pelctl.cli.options import PelctlCommand, PelctlGroup
@@ -181,9 +181,10 @@ class _Complete(ShellComplete):
         ctx = _resolve_context(self.cli, self.ctx_args, self.prog_name, args)
         obj, value = _resolve_incomplete(ctx, args, incomplete)
         values = ctx
-        if isinstance(obj, Parameter) and args and args[-1] in (*obj.opts, *obj.secondary_opts):
+        if isinstance(obj, TyperOption) and args and args[-1] in (*obj.opts, *obj.secondary_opts):
             # An option waiting for its value stops the parse there: the arguments before it
-            # (the stream of a --consumer) are read again without it.
+            # (the stream of a --consumer) are read again without it. Only an option: an
+            # argument's opts are its name (a stream named "group" before GROUP).
             values = _resolve_context(self.cli, self.ctx_args, self.prog_name, args[:-1])
         items = _items(ctx, obj, value, values)
         if value == incomplete or not incomplete.endswith(value):

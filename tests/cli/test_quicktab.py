@@ -43,12 +43,16 @@ def _server_url(redis_server, monkeypatch) -> None:
 @pytest.fixture
 def names(r) -> None:
     """Streams orders, 'with space', 'glob*[name]' and orders:dlq; groups billing (consumers
-    billing-1, billing-2) and shipping on orders."""
+    billing-1, billing-2) and shipping on orders; a stream named ``group`` (group billing,
+    consumer ``consumer``)."""
     sc.add_entries(r, b"orders", 5)
     sc.create_group(r, b"orders", b"billing")
     sc.create_group(r, b"orders", b"shipping")
     sc.deliver(r, b"orders", b"billing", b"billing-1", 2)
     sc.deliver(r, b"orders", b"billing", b"billing-2", 1)
+    sc.add_entries(r, b"group", 2)
+    sc.create_group(r, b"group", b"billing")
+    sc.deliver(r, b"group", b"billing", b"consumer", 1)
     for key in (b"orders:dlq", b"with space", b"glob*[name]"):
         sc.add_entries(r, key, 1)
 
@@ -134,6 +138,7 @@ MUST_ANSWER = [
     "pelctl claim orders billing --to billing-",
     "pelctl claim orders billing 1-0 2-0 --to ",
     "pelctl ack orders ",
+    "pelctl pending group b",  # a stream named as the next argument: its groups
 ]
 
 LEFT_TO_TYPER = [

@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pelctl.cli import _words, quicktab
+from pelctl.demo import scenario as sc
 from tests.cli.test_quicktab import _fast_path, _server_url, _steady, _typer_path, names
 from tests.fuzz.conftest import FUZZ, count
 
@@ -33,7 +34,7 @@ PATHS = sorted(_words.COMMANDS)
 URL = "{url}"  # the session server's URL, filled in per test
 
 LIVE = ["orders", "billing", "billing-1", "billing-2", "shipping", "orders:dlq", "with space",
-        "glob*[name]", "local", "down"]  # fmt: skip
+        "glob*[name]", "local", "down", "group", "stream", "consumer", "to"]  # fmt: skip
 ODD = ["x", "5m", "1-0", "", "0", "*", "é", "a=b", "\\x00", "nosuch", "1-0 2-0", "a'b", "$x"]
 DASHY = ["-", "-x", "-v", "--", "-1", "--group", "-g", "--help", "-h", "-vv", "--url"]
 PARTIAL = ["", "o", "ord", "orders", "orders:", "b", "billing", "billing-", "s", "w", "with",
@@ -128,8 +129,9 @@ def _targets() -> list[tuple[tuple[str, ...], int | str]]:
 
 
 TARGETS = _targets()
-GIVEN = {"stream": "orders", "streams": "orders", "group": "billing", "group_opt": "billing",
-         "consumer": "billing-1", "dlq": "orders:dlq", "source": "orders"}  # fmt: skip
+GIVEN = {"stream": ["orders", "group"], "streams": ["orders"], "group": ["billing", "stream"],
+         "group_opt": ["billing"], "consumer": ["billing-1", "consumer"], "dlq": ["orders:dlq"],
+         "source": ["orders"]}  # fmt: skip
 SAFE_ROOT = [["--no-color"], ["-v"], ["--verbose"], ["--cluster"], ["--no-cluster"],
              ["--url", URL], ["--context", "local"], ["--read-only"], ["-y"]]  # fmt: skip
 
@@ -145,7 +147,7 @@ def name_lines(draw) -> str:
     for name, nargs in arguments[:upto]:
         if nargs != 1:
             break
-        given_args.append(shlex.quote(GIVEN.get(name, "x")))
+        given_args.append(shlex.quote(draw(st.sampled_from(GIVEN.get(name, ["x"])))))
     if not isinstance(target, int):
         given_args = given_args[: max(0, len(arguments) - 1)]  # never every argument
     flags = [s for s, (_n, nv, fl, _m) in options.items() if nv == 0 and fl is not None
@@ -161,7 +163,8 @@ def name_lines(draw) -> str:
     tokens += placed
     if not isinstance(target, int):
         tokens.append(target)
-    tokens.append(draw(st.sampled_from(["", "o", "b", "billing-", "s", "l", "ord", "'with sp"])))
+    partial = ["", "o", "b", "billing-", "s", "l", "ord", "'with sp", "g", "c"]
+    tokens.append(draw(st.sampled_from(partial)))
     return " ".join(["pelctl", *tokens])
 
 
@@ -184,6 +187,14 @@ def _check(line: str, tally: Counter[str]) -> list[str]:
 
 
 @pytest.fixture
+def parameter_names(r) -> None:
+    """Names that are parameters' names: besides the stream ``group`` of ``names`` (group
+    billing, consumer ``consumer``), its group ``stream`` and a stream ``stream``."""
+    sc.create_group(r, b"group", b"stream")
+    sc.add_entries(r, b"stream", 1)
+
+
+@pytest.fixture
 def contexts(redis_server) -> None:
     path = Path(os.environ["XDG_CONFIG_HOME"]) / "pelctl" / "config.toml"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -191,7 +202,7 @@ def contexts(redis_server) -> None:
     path.chmod(0o600)
 
 
-@pytest.mark.usefixtures("names", "contexts")
+@pytest.mark.usefixtures("names", "parameter_names", "contexts")
 def test_the_fast_path_answers_as_typer_on_any_line(redis_server) -> None:
     tally: Counter[str] = Counter()
 
@@ -207,7 +218,7 @@ def test_the_fast_path_answers_as_typer_on_any_line(redis_server) -> None:
     assert tally["lines"] >= 3 * 100
 
 
-@pytest.mark.usefixtures("names", "contexts")
+@pytest.mark.usefixtures("names", "parameter_names", "contexts")
 def test_the_fast_path_answers_as_typer_at_name_positions(redis_server) -> None:
     tally: Counter[str] = Counter()
 
