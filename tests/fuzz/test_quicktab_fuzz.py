@@ -202,34 +202,29 @@ def contexts(redis_server) -> None:
     path.chmod(0o600)
 
 
-@pytest.mark.usefixtures("names", "parameter_names", "contexts")
-def test_the_fast_path_answers_as_typer_on_any_line(redis_server) -> None:
+def _fuzz(strategy, examples: int, label: str, url: str) -> Counter[str]:
+    """Both paths on ``examples`` lines drawn from ``strategy``, in the three shells."""
     tally: Counter[str] = Counter()
 
-    @FUZZ.__class__(FUZZ, max_examples=1500)
-    @given(line=random_lines())
+    @FUZZ.__class__(FUZZ, max_examples=examples)
+    @given(line=strategy)
     def prop(line: str) -> None:
-        count("quicktab (any line, 3 shells)")
-        line = line.replace(URL, redis_server.url)
-        wrong = _check(line, tally)
+        count(label)
+        wrong = _check(line.replace(URL, url), tally)
         assert not wrong, "\n".join(wrong)
 
     prop()
+    return tally
+
+
+@pytest.mark.usefixtures("names", "parameter_names", "contexts")
+def test_the_fast_path_answers_as_typer_on_any_line(redis_server) -> None:
+    tally = _fuzz(random_lines(), 1500, "quicktab (any line, 3 shells)", redis_server.url)
     assert tally["lines"] >= 3 * 100
 
 
 @pytest.mark.usefixtures("names", "parameter_names", "contexts")
 def test_the_fast_path_answers_as_typer_at_name_positions(redis_server) -> None:
-    tally: Counter[str] = Counter()
-
-    @FUZZ.__class__(FUZZ, max_examples=400)
-    @given(line=name_lines())
-    def prop(line: str) -> None:
-        count("quicktab (name positions, 3 shells)")
-        line = line.replace(URL, redis_server.url)
-        wrong = _check(line, tally)
-        assert not wrong, "\n".join(wrong)
-
-    prop()
+    tally = _fuzz(name_lines(), 400, "quicktab (name positions, 3 shells)", redis_server.url)
     assert tally["answered"] >= 0.3 * tally["lines"], tally  # not a vacuous comparison
     assert tally["names"] >= 0.1 * tally["lines"], tally  # and names were printed
