@@ -73,26 +73,34 @@ def command():  # the click command tree, built once (~0.1 s a build)
     return typer.main.get_command(app)
 
 
-def complete(line: str, shell: str = "bash", env: dict[str, str] | None = None) -> list[str]:
-    """What the app answers for ``line`` (cursor at the end), as the shell's script would
-    ask; values only."""
-    cli = command()
-    words = shlex.split(line) + ([""] if not line or line[-1] == " " else [])
-    given = {
+def shell_env(line: str, shell: str) -> dict[str, str]:
+    """The variables the shell's script sets for ``line`` (cursor at the end)."""
+    words = quicktab.split_words(line) + ([""] if not line or line[-1] == " " else [])
+    return {
         "bash": {"COMP_LINE": line, "COMP_POINT": str(len(line)), "COMP_WORDBREAKS": WORDBREAKS},
         "zsh": {"COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)},
         "fish": {"COMP_WORDS": line, "COMP_CWORD": words[-1]},
     }[shell]
+
+
+def typer_answer(line: str, shell: str = "bash", env: dict[str, str] | None = None) -> str:
+    """What the app (typer's command tree) prints for ``line``, as the shell's script asks."""
     saved = dict(os.environ)
-    os.environ.update({**given, **(env or {})})
+    os.environ.update({**shell_env(line, shell), **(env or {})})
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out):
-            assert completion.shell_complete(cli, {}, f"complete_{shell}") == 0
+            assert completion.shell_complete(command(), {}, f"complete_{shell}") == 0
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    text = out.getvalue()
+    return out.getvalue()
+
+
+def complete(line: str, shell: str = "bash", env: dict[str, str] | None = None) -> list[str]:
+    """What the app answers for ``line`` (cursor at the end), as the shell's script would
+    ask; values only."""
+    text = typer_answer(line, shell, env)
     if shell == "zsh":
         rows = text.split("\n")
         return [rows[i + 1].replace("\\:", ":") for i in range(0, len(rows) - 2, 3)]

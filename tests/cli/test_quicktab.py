@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from pelctl.cli import _words, completion, quicktab
+from pelctl.cli import _words, quicktab
 from pelctl.demo import scenario as sc
-from tests.cli.test_completion import WORDBREAKS, command
+from tests.cli.test_completion import shell_env, typer_answer
 
 VALUES = {"stream": "orders", "streams": "orders", "group": "billing", "group_opt": "billing"}
 
@@ -58,26 +58,11 @@ def names(r) -> None:
 
 
 def _environ(line: str, shell: str) -> dict[str, str]:
-    words = quicktab.split_words(line) + ([""] if not line or line[-1] == " " else [])
-    given = {
-        "bash": {"COMP_LINE": line, "COMP_POINT": str(len(line)), "COMP_WORDBREAKS": WORDBREAKS},
-        "zsh": {"COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)},
-        "fish": {"COMP_WORDS": line, "COMP_CWORD": words[-1]},
-    }[shell]
-    return {**os.environ, **given, quicktab.COMPLETE_VAR: f"complete_{shell}"}
+    return {**os.environ, **shell_env(line, shell), quicktab.COMPLETE_VAR: f"complete_{shell}"}
 
 
 def _typer_path(line: str, shell: str) -> str:
-    saved = dict(os.environ)
-    os.environ.update(_environ(line, shell))
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out):
-            assert completion.shell_complete(command(), {}, f"complete_{shell}") == 0
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return out.getvalue()
+    return typer_answer(line, shell)
 
 
 def _fast_path(line: str, shell: str) -> tuple[bool, str]:
