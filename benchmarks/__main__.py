@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         ".venv/bin/pelctl), interleaved with this one",
     )
     parser.add_argument("--no-save", action="store_true", help="do not write results/*.json")
-    args = parser.parse_args(argv)  # fmt: skip
+    args = parser.parse_args(argv)
     sizes = tuple(sorted(int(x.replace("_", "")) for x in args.sizes.split(",") if x.strip()))
     chosen = [c.strip() for c in args.cases.split(",") if c.strip()]
     unknown = [c for c in chosen if c not in cases]
@@ -55,12 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, CaseResult] = {}
     t0 = time.perf_counter()
     try:
-        ctx = Context(server, sizes, args.repeat, reuse=args.reuse, log=log,
-                      before=args.before)  # fmt: skip
+        ctx = Context(server, sizes, args.repeat, reuse=args.reuse, log=log, before=args.before)
         for size in sizes:
             ds = ctx.dataset(size)
-            log(f"dataset {ds.label}: {ds.consumers} consumers, {ds.idle:,} idle 1h, "
-                f"built in {ds.build_s:.1f} s")  # fmt: skip
+            log(
+                f"dataset {ds.label}: {ds.consumers} consumers, {ds.idle:,} idle 1h, "
+                f"built in {ds.build_s:.1f} s"
+            )
         for name in chosen:
             log(f"case {name}")
             try:
@@ -69,8 +70,10 @@ def main(argv: list[str] | None = None) -> int:
                 import traceback
 
                 traceback.print_exc()
-                results[name] = CaseResult(checks=[Check(f"case {name} ran", None, 0)],
-                                           notes=[f"case {name} failed: {err!r}"])  # fmt: skip
+                results[name] = CaseResult(
+                    checks=[Check(f"case {name} ran", None, 0)],
+                    notes=[f"case {name} failed: {err!r}"],
+                )
     finally:
         server.close()
     info["load_avg_end"] = report._load()

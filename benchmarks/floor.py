@@ -121,8 +121,9 @@ def _measure(server: BenchServer, repeat: int) -> None:
         server.client.config_resetstat()
         c0 = cpu_ms()
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200,
-                              check=False)  # fmt: skip
+        proc = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=1200, check=False
+        )
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             raise RuntimeError(f"{cmd[:3]} exited {proc.returncode}: {proc.stderr[-400:]}")
@@ -145,10 +146,20 @@ def _measure(server: BenchServer, repeat: int) -> None:
     idle_n = ds.idle
     bare, _ = median([sys.executable, "-c", BARE_CODE, server.url], lambda _out: None)
 
-    pelctl_cmd = [_pelctl(), "requeue", stream.decode(), group.decode(), "--idle",
-                  f"{THRESHOLD_MS // 60_000}m", "--yes", "-o", "json"]  # fmt: skip
-    pelctl, pelctl_cpu = median(pelctl_cmd, lambda out: exactly(idle_n)(
-        str(json.loads(out)["outcomes"].get("requeued", 0))))  # fmt: skip
+    pelctl_cmd = [
+        _pelctl(),
+        "requeue",
+        stream.decode(),
+        group.decode(),
+        "--idle",
+        f"{THRESHOLD_MS // 60_000}m",
+        "--yes",
+        "-o",
+        "json",
+    ]
+    pelctl, pelctl_cpu = median(
+        pelctl_cmd, lambda out: exactly(idle_n)(str(json.loads(out)["outcomes"].get("requeued", 0)))
+    )
     process(pelctl_cmd)  # one more run, for its commands' server time
     discovery_and_verify = usec("xpending")
     scripts = usec("evalsha")
@@ -156,8 +167,9 @@ def _measure(server: BenchServer, repeat: int) -> None:
     # One XPENDING IDLE pass over the whole PEL, and requeue.lua over its rows.
     restore()
     server.client.config_resetstat()
-    rows = raw.execute_command("XPENDING", stream, group, "IDLE", THRESHOLD_MS, "-", "+",
-                               idle_n * 2)  # fmt: skip
+    rows = raw.execute_command(
+        "XPENDING", stream, group, "IDLE", THRESHOLD_MS, "-", "+", idle_n * 2
+    )
     one_pass = usec("xpending")
     prelude = (LUA_DIR / "_prelude.lua").read_text()
     requeue = server.client.script_load(prelude + "\n" + (LUA_DIR / "requeue.lua").read_text())
@@ -166,8 +178,7 @@ def _measure(server: BenchServer, repeat: int) -> None:
         entries = []
         for row in rows[i : i + 100]:
             entries += [row[0], row[1], row[3], THRESHOLD_MS, 0]
-        raw.execute_command("EVALSHA", requeue, 1, stream, group, "_", -1, "none", "", 1,
-                            *entries)  # fmt: skip
+        raw.execute_command("EVALSHA", requeue, 1, stream, group, "_", -1, "none", "", 1, *entries)
     plan_scripts = usec("evalsha")
 
     # Discovery inside the script, by a process that does nothing else.
@@ -178,14 +189,34 @@ def _measure(server: BenchServer, repeat: int) -> None:
     last_id = dict(zip(last[0::2], last[1::2], strict=False))[b"last-generated-id"]
     lo_ms, hi_ms = int(first.split(b"-")[0]), int(last_id.split(b"-")[0])
     windows = max(1, math.ceil(SIZE / 50_000))
-    proto_cmd = [sys.executable, "-c", PROTOTYPE, server.url, stream.decode(), group.decode(),
-                 sha, str(lo_ms), str(hi_ms), str(windows), str(THRESHOLD_MS)]  # fmt: skip
+    proto_cmd = [
+        sys.executable,
+        "-c",
+        PROTOTYPE,
+        server.url,
+        stream.decode(),
+        group.decode(),
+        sha,
+        str(lo_ms),
+        str(hi_ms),
+        str(windows),
+        str(THRESHOLD_MS),
+    ]
     proto, proto_cpu = median(proto_cmd, exactly(idle_n))
 
     refs = {}
     for ref in ("ref001", "ref002"):
-        wall, _cpu, out = process([sys.executable, "-m", "benchmarks.refs", ref, server.url,
-                                   stream.decode(), group.decode()])  # fmt: skip
+        wall, _cpu, out = process(
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.refs",
+                ref,
+                server.url,
+                stream.decode(),
+                group.decode(),
+            ]
+        )
         exactly(idle_n)(out)
         refs[ref] = wall
     restore()
@@ -196,25 +227,35 @@ def _measure(server: BenchServer, repeat: int) -> None:
     print(f"load average {os.getloadavg()}; medians of {repeat} runs; server time from INFO\n")
     print("| what | time | ratio vs ref-001 / ref-002 |")
     print("| --- | --- | --- |")
-    print(f"| reference 001, whole process | {refs['ref001']:.3f} s | needs ≤ {need10:.3f} s for "
-          "10x |")  # fmt: skip
-    print(f"| reference 002, whole process | {refs['ref002']:.3f} s | needs ≤ {need25:.3f} s for "
-          "25x |")  # fmt: skip
+    print(
+        f"| reference 001, whole process | {refs['ref001']:.3f} s | needs ≤ {need10:.3f} s for "
+        "10x |"
+    )
+    print(
+        f"| reference 002, whole process | {refs['ref002']:.3f} s | needs ≤ {need25:.3f} s for "
+        "25x |"
+    )
     print(f"| yardstick: bare redis-py process (connect + ping) | {bare:.3f} s | |")
-    print(f"| pelctl requeue, whole process | {pelctl:.3f} s | {refs['ref001'] / pelctl:.2f}x / "
-          f"{refs['ref002'] / pelctl:.2f}x |")  # fmt: skip
-    print(f"| ... the server's main thread meanwhile | {pelctl_cpu:.0f} ms "
-          f"(XPENDING: discovery and verify {discovery_and_verify:.0f} ms, scripts "
-          f"{scripts:.0f} ms) | |")  # fmt: skip
+    print(
+        f"| pelctl requeue, whole process | {pelctl:.3f} s | {refs['ref001'] / pelctl:.2f}x / "
+        f"{refs['ref002'] / pelctl:.2f}x |"
+    )
+    print(
+        f"| ... the server's main thread meanwhile | {pelctl_cpu:.0f} ms "
+        f"(XPENDING: discovery and verify {discovery_and_verify:.0f} ms, scripts "
+        f"{scripts:.0f} ms) | |"
+    )
     print(f"| one XPENDING IDLE pass over the PEL (server) | {one_pass:.0f} ms | |")
     print(f"| requeue.lua over the {idle_n:,} (server) | {plan_scripts:.0f} ms | |")
     print(
         f"| plan and verify: floor = yardstick + both | {plan_floor:.3f} s | "
         f"{refs['ref001'] / plan_floor:.2f}x / {refs['ref002'] / plan_floor:.2f}x at best |"
     )
-    print(f"| discovery in the script: a process doing only that, whole | {proto:.3f} s "
-          f"(server {proto_cpu:.0f} ms) | {refs['ref001'] / proto:.2f}x / "
-          f"{refs['ref002'] / proto:.2f}x at best |")  # fmt: skip
+    print(
+        f"| discovery in the script: a process doing only that, whole | {proto:.3f} s "
+        f"(server {proto_cpu:.0f} ms) | {refs['ref001'] / proto:.2f}x / "
+        f"{refs['ref002'] / proto:.2f}x at best |"
+    )
 
 
 if __name__ == "__main__":

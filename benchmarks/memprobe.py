@@ -50,8 +50,9 @@ def main(argv: list[str]) -> int:
         peak = (
             _status("VmHWM") if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         )
-        print(json.dumps({"rss_growth": max(0, peak - before), "rss_before": before,
-                          "max_rss": peak}))  # fmt: skip
+        print(
+            json.dumps({"rss_growth": max(0, peak - before), "rss_before": before, "max_rss": peak})
+        )
         return 0
     import tracemalloc
 

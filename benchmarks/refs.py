@@ -21,8 +21,9 @@ def ref001(r: Any, stream: bytes, group: bytes) -> int:  # a raw redis.Redis
     cursor = b"0-0"
     done = 0
     while True:
-        reply = r.execute_command("XAUTOCLAIM", stream, group, "recovery-worker-01",
-                                  THRESHOLD_MS, cursor, "COUNT", 10)  # fmt: skip
+        reply = r.execute_command(
+            "XAUTOCLAIM", stream, group, "recovery-worker-01", THRESHOLD_MS, cursor, "COUNT", 10
+        )
         cursor, messages = reply[0], reply[1]
         live = [msg for msg in messages if msg and msg[1] is not None]
         if live:
@@ -43,8 +44,7 @@ def ref002(r: Any, stream: bytes, group: bytes) -> int:  # a raw redis.Redis
     repeated until nothing idle is left."""
     done = 0
     while True:
-        pending = r.execute_command("XPENDING", stream, group, "IDLE", THRESHOLD_MS,
-                                    "-", "+", 50)  # fmt: skip
+        pending = r.execute_command("XPENDING", stream, group, "IDLE", THRESHOLD_MS, "-", "+", 50)
         if not pending:
             return done
         for row in pending:

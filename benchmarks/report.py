@@ -69,8 +69,10 @@ def fmt_s(s: float | None) -> str:
 
 def table(case: str, rows: list[Row]) -> list[str]:
     """Markdown table of one case: every size, every contender."""
-    head = ("| size | contender | median | min | vs bold row | peak mem (tracemalloc) | "
-            "RSS growth | longest call | calls |")  # fmt: skip
+    head = (
+        "| size | contender | median | min | vs bold row | peak mem (tracemalloc) | "
+        "RSS growth | longest call | calls |"
+    )
     lines = [f"### {case}", "", head, "|" + "---|" * 9]
     by_size: dict[tuple[int, str], list[Row]] = {}
     for row in rows:
@@ -99,8 +101,9 @@ def checks(items: list[Check]) -> list[str]:
     for c in items:
         value = "-" if c.value is None else f"{c.value:.2f}{c.unit}"
         op = "≤" if c.lower_is_better else "≥"
-        lines.append(f"| {c.name} | {value} | {op} {c.limit:g}{c.unit} | "
-                     f"{'ok' if c.ok else 'MISSED'} |")  # fmt: skip
+        lines.append(
+            f"| {c.name} | {value} | {op} {c.limit:g}{c.unit} | {'ok' if c.ok else 'MISSED'} |"
+        )
     return lines
 
 

@@ -42,9 +42,20 @@ from pelctl.redis.url import (
 )
 
 _CONTEXT_KEYS = {
-    "url", "username", "password", "password_env", "tls_ca", "tls_cert", "tls_key",
-    "tls_insecure", "group", "read_only", "cluster", "description", "lock_key",
-}  # fmt: skip
+    "url",
+    "username",
+    "password",
+    "password_env",
+    "tls_ca",
+    "tls_cert",
+    "tls_key",
+    "tls_insecure",
+    "group",
+    "read_only",
+    "cluster",
+    "description",
+    "lock_key",
+}
 _BOOL_KEYS = {"tls_insecure", "read_only", "cluster"}
 _PATH_KEYS = {"tls_ca", "tls_cert", "tls_key"}  # "~/..." is expanded
 
@@ -126,9 +137,12 @@ def load_config(path: Path | None = None) -> Config:
     if current is not None and not isinstance(current, str):
         raise ConfigError(f"{path}: current-context must be a string")
     return Config(
-        path=path, exists=True, current_context=current, contexts=contexts,
+        path=path,
+        exists=True,
+        current_context=current,
+        contexts=contexts,
         warnings=tuple(warnings),
-    )  # fmt: skip
+    )
 
 
 def resolve_settings(
@@ -205,8 +219,9 @@ def resolve_settings(
     if ctx is not None and own is None:
         left_out = _secret_keys(ctx)
         if left_out:
-            listed = ", ".join(left_out[:-1]) + " and " + left_out[-1] if left_out[1:] else (
-                left_out[0])  # fmt: skip
+            listed = (
+                ", ".join(left_out[:-1]) + " and " + left_out[-1] if left_out[1:] else (left_out[0])
+            )
             warnings.append(
                 f"context {ctx.name}: its {listed} "
                 f"{'is' if len(left_out) == 1 else 'are'} not used with "
@@ -243,8 +258,19 @@ def resolve_settings(
 
 def _secret_keys(ctx: Context) -> list[str]:
     """What a context holds that belongs to its own server only (shown by key name)."""
-    return [key for key in ("username", "password", "password_env", "tls_ca", "tls_cert",
-                            "tls_key", "tls_insecure") if getattr(ctx, key)]  # fmt: skip
+    return [
+        key
+        for key in (
+            "username",
+            "password",
+            "password_env",
+            "tls_ca",
+            "tls_cert",
+            "tls_key",
+            "tls_insecure",
+        )
+        if getattr(ctx, key)
+    ]
 
 
 def _timeout_from_env(env: dict[str, str]) -> float:
@@ -294,8 +320,7 @@ def set_current_context(name: str, path: Path | None = None) -> Config:
     if name not in config.contexts:
         known = ", ".join(sorted(config.contexts)) or "none"
         where = config.path if config.exists else f"{config.path} (no such file)"
-        raise ConfigError(f"no context named {name!r} in {where}",
-                          hint=f"known contexts: {known}")  # fmt: skip
+        raise ConfigError(f"no context named {name!r} in {where}", hint=f"known contexts: {known}")
     target = config.path.resolve()  # a dotfiles symlink stays a symlink
     text = target.read_bytes().decode("utf-8")  # line endings as they are (CRLF kept)
     new_text = _with_current_context(text, name)

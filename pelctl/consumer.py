@@ -158,19 +158,24 @@ class ReliableConsumer:
         self.block_ms = max(0, _ms(block))
         default_sweep = min(self.min_idle_ms / 2, 5_000) / 1000
         self.sweep_interval_s = (
-            max(0.01, _ms(sweep_interval) / 1000) if sweep_interval is not None
+            max(0.01, _ms(sweep_interval) / 1000)
+            if sweep_interval is not None
             else max(0.05, default_sweep)
-        )  # fmt: skip
+        )
         self.log = logger or log
         self.stats = ConsumerStats()
         self._bstream, self._bgroup, self._bme = _text(stream), _text(group), _text(consumer)
         kwargs = getattr(client, "connection_pool", None)
         self._decode = bool(getattr(kwargs, "connection_kwargs", {}).get("decode_responses"))
         self.cfg = ReclaimConfig(
-            streams=(self._bstream,), group=self._bgroup, idle_ms=self.min_idle_ms,
-            max_deliveries=max_deliveries, dlq=_text(dlq) if dlq is not None else None,
-            reason=dlq_reason, field_prefix=field_prefix,
-        )  # fmt: skip
+            streams=(self._bstream,),
+            group=self._bgroup,
+            idle_ms=self.min_idle_ms,
+            max_deliveries=max_deliveries,
+            dlq=_text(dlq) if dlq is not None else None,
+            reason=dlq_reason,
+            field_prefix=field_prefix,
+        )
         if metrics is True:
             from pelctl.reclaim.metrics import ReclaimMetrics
 
@@ -217,9 +222,17 @@ class ReliableConsumer:
     def run(self) -> None:
         """Iterate until :meth:`stop`. Connection errors are logged and retried with a
         capped backoff; handler errors leave the entry pending and go on."""
-        event(self.log, logging.INFO, "consumer-start", stream=self._bstream,
-              group=self._bgroup, consumer=self._bme, mode=self.mode,
-              min_idle_ms=self.min_idle_ms, max_deliveries=self.cfg.max_deliveries)  # fmt: skip
+        event(
+            self.log,
+            logging.INFO,
+            "consumer-start",
+            stream=self._bstream,
+            group=self._bgroup,
+            consumer=self._bme,
+            mode=self.mode,
+            min_idle_ms=self.min_idle_ms,
+            max_deliveries=self.cfg.max_deliveries,
+        )
         failures = 0
         while not self.stopping:
             try:
@@ -231,8 +244,9 @@ class ReliableConsumer:
                 self.stats.errors["connection"] = self.stats.errors.get("connection", 0) + 1
                 if self.metrics is not None:
                     self.metrics.error("connection")
-                event(self.log, logging.WARNING, "redis-unavailable", error=str(err),
-                      retry_in_s=delay)  # fmt: skip
+                event(
+                    self.log, logging.WARNING, "redis-unavailable", error=str(err), retry_in_s=delay
+                )
                 self._stop.wait(delay)
         event(self.log, logging.INFO, "consumer-stopped", **self._stat_fields())
 
@@ -247,8 +261,13 @@ class ReliableConsumer:
                 if "syntax" not in text and "unknown" not in text and "wrong number" not in text:
                     raise
                 # The server has no XREADGROUP ... CLAIM (before 8.4, Valkey): nothing ran.
-                event(self.log, logging.INFO, "claim-unsupported", error=str(err),
-                      detail="falling back to an XAUTOCLAIM cursor plus XREADGROUP >")  # fmt: skip
+                event(
+                    self.log,
+                    logging.INFO,
+                    "claim-unsupported",
+                    error=str(err),
+                    detail="falling back to an XAUTOCLAIM cursor plus XREADGROUP >",
+                )
                 self.mode = "autoclaim"
                 return self.run_once()
             self._maybe_sweep_ghosts()
@@ -277,9 +296,15 @@ class ReliableConsumer:
             return []
         t0 = time.perf_counter()
         reply = self.raw.execute_command(
-            "XAUTOCLAIM", self.stream, self.group, self.consumer, self.min_idle_ms, self._cursor,
-            "COUNT", self.count,
-        )  # fmt: skip
+            "XAUTOCLAIM",
+            self.stream,
+            self.group,
+            self.consumer,
+            self.min_idle_ms,
+            self._cursor,
+            "COUNT",
+            self.count,
+        )
         self._cursor = _text(reply[0])
         if self._cursor == b"0-0":
             self._next_sweep = now + self.sweep_interval_s
@@ -362,9 +387,16 @@ class ReliableConsumer:
             self.stats.failed += 1
             if self.metrics is not None:
                 self.metrics.add(self._bstream, self._bgroup, "failed")
-            event(self.log, logging.WARNING, "handler-failed", stream=self._bstream, id=t.id,
-                  delivery=message.delivery, max_deliveries=self.cfg.max_deliveries,
-                  error=f"{type(err).__name__}: {err}")  # fmt: skip
+            event(
+                self.log,
+                logging.WARNING,
+                "handler-failed",
+                stream=self._bstream,
+                id=t.id,
+                delivery=message.delivery,
+                max_deliveries=self.cfg.max_deliveries,
+                error=f"{type(err).__name__}: {err}",
+            )
             return
         acked = int(self.raw.execute_command("XACK", self.stream, self.group, t.id))
         self.stats.handled += 1
@@ -382,8 +414,13 @@ class ReliableConsumer:
         elif item.outcome == "ghost":
             self.stats.ghosts += 1
             field_name = "ghosts"
-        elif item.outcome in ("not-pending", "owner-changed", "redelivered", "not-idle",
-                              "dlq-duplicate"):  # fmt: skip
+        elif item.outcome in (
+            "not-pending",
+            "owner-changed",
+            "redelivered",
+            "not-idle",
+            "dlq-duplicate",
+        ):
             self.stats.duplicate_acks += 1
             field_name = "duplicate_acks"
         else:
@@ -393,12 +430,20 @@ class ReliableConsumer:
             self.metrics.add(self._bstream, self._bgroup, field_name)
         level = logging.WARNING if item.outcome == "dlq" else logging.ERROR
         if item.outcome not in ("dlq", "ghost") and field_name == "failed":
-            event(self.log, level, "dlq-failed", id=item.id, outcome=item.outcome,
-                  detail=item.detail)  # fmt: skip
+            event(
+                self.log, level, "dlq-failed", id=item.id, outcome=item.outcome, detail=item.detail
+            )
         elif item.outcome == "dlq":
-            event(self.log, level, "dead-lettered", stream=self._bstream, id=item.id,
-                  dlq=self.cfg.dlq_for(self._bstream), dlq_id=item.detail,
-                  reason=self.cfg.dlq_reason)  # fmt: skip
+            event(
+                self.log,
+                level,
+                "dead-lettered",
+                stream=self._bstream,
+                id=item.id,
+                dlq=self.cfg.dlq_for(self._bstream),
+                dlq_id=item.detail,
+                reason=self.cfg.dlq_reason,
+            )
 
     def _ghost(self, entry_id: bytes) -> None:
         self.stats.ghosts += 1
@@ -413,9 +458,16 @@ class ReliableConsumer:
             return
         try:
             reply = self.raw.execute_command(
-                "XAUTOCLAIM", self.stream, self.group, GHOST_SWEEPER, NEVER_IDLE,
-                self._sweep_cursor, "COUNT", GHOST_SWEEP_COUNT, "JUSTID",
-            )  # fmt: skip
+                "XAUTOCLAIM",
+                self.stream,
+                self.group,
+                GHOST_SWEEPER,
+                NEVER_IDLE,
+                self._sweep_cursor,
+                "COUNT",
+                GHOST_SWEEP_COUNT,
+                "JUSTID",
+            )
         except rex.ResponseError:
             self._next_sweep = now + 60  # no XAUTOCLAIM here: try again later
             return
@@ -460,9 +512,14 @@ class ReliableConsumer:
 
     def _stat_fields(self) -> dict[str, Any]:
         s = self.stats
-        return {"handled": s.handled, "failed": s.failed, "reclaimed": s.reclaimed,
-                "dead_lettered": s.dead_lettered, "duplicate_acks": s.duplicate_acks,
-                "ghosts": s.ghosts}  # fmt: skip
+        return {
+            "handled": s.handled,
+            "failed": s.failed,
+            "reclaimed": s.reclaimed,
+            "dead_lettered": s.dead_lettered,
+            "duplicate_acks": s.duplicate_acks,
+            "ghosts": s.ghosts,
+        }
 
 
 __all__ = ["ConsumerStats", "Message", "ReliableConsumer"]

@@ -231,8 +231,9 @@ def _annotation_name(p: Any) -> str:
     return _TYPE_LABELS.get(name, name.upper())
 
 
-def _value_label(p: Any, choices: tuple[str, ...], is_path: bool, takes_value: bool,
-                 count: bool) -> str:  # fmt: skip
+def _value_label(
+    p: Any, choices: tuple[str, ...], is_path: bool, takes_value: bool, count: bool
+) -> str:
     if count:
         return "repeatable"
     if not takes_value:
@@ -465,8 +466,10 @@ def _command_section(cmd: Command, globals_: list[Param], level: int) -> list[st
     if cmd.subcommands:
         lines += ["**Commands**", "", "| Command | Description |", "| --- | --- |"]
         for sub in cmd.subcommands:
-            lines.append(f"| [{md_code(sub.name)}](#{anchor(sub.name)}) | "
-                         f"{md_text(sub.summary, table=True)} |")  # fmt: skip
+            lines.append(
+                f"| [{md_code(sub.name)}](#{anchor(sub.name)}) | "
+                f"{md_text(sub.summary, table=True)} |"
+            )
         lines.append("")
         for sub in cmd.subcommands:
             lines += _command_section(sub, globals_, level + 1)
@@ -489,8 +492,10 @@ def render_markdown(root: Command) -> str:
     lines += _help_block(root.help)
     lines += ["```text", usage(root), "```", ""]
     if root.help_opts:
-        lines += [f"{' / '.join(md_code(o) for o in root.help_opts)} on any command shows its "
-                  "help.", ""]  # fmt: skip
+        lines += [
+            f"{' / '.join(md_code(o) for o in root.help_opts)} on any command shows its help.",
+            "",
+        ]
     for panel, params in _panels(root_only, DEFAULT_OPTION_PANEL):
         lines += [f"**{md_text(panel)}** (of `{PROG}` itself, before any command)", ""]
         lines += _options_table(params) + [""]
@@ -500,8 +505,9 @@ def render_markdown(root: Command) -> str:
         lines += [f"**{md_text(panel)}**", "", "| Command | Description |", "| --- | --- |"]
         for top in cmds:
             for c in top.walk():
-                lines.append(f"| [{md_code(c.name)}](#{anchor(c.name)}) | "
-                             f"{md_text(c.summary, table=True)} |")  # fmt: skip
+                lines.append(
+                    f"| [{md_code(c.name)}](#{anchor(c.name)}) | {md_text(c.summary, table=True)} |"
+                )
         lines.append("")
     if globals_:
         lines += [
@@ -534,8 +540,15 @@ def render_completion(shell: str) -> str:
     return script(shell)
 
 
-SUMMARY_FIELDS = ("name", "help", "short_help", "rich_help_panel", "hidden", "deprecated",
-                  "is_group")  # fmt: skip
+SUMMARY_FIELDS = (
+    "name",
+    "help",
+    "short_help",
+    "rich_help_panel",
+    "hidden",
+    "deprecated",
+    "is_group",
+)
 SUMMARY_TYPE = "tuple[tuple[str, str | None, str | None, str | None, bool, bool, bool], ...]"
 
 
@@ -560,8 +573,15 @@ def render_summaries(root_cmd: Any = None) -> str:
     ]
     for name, cmd in root_cmd.commands.items():
         panel, is_group = getattr(cmd, "rich_help_panel", None), hasattr(cmd, "list_commands")
-        record = (name, cmd.help, cmd.short_help, panel, bool(cmd.hidden), bool(cmd.deprecated),
-                  is_group)  # fmt: skip
+        record = (
+            name,
+            cmd.help,
+            cmd.short_help,
+            panel,
+            bool(cmd.hidden),
+            bool(cmd.deprecated),
+            is_group,
+        )
         lines.append(f"    ({', '.join(repr(v) for v in record)}),")
     lines += [")", "# fmt: on", ""]
     return "\n".join(lines)

@@ -316,8 +316,12 @@ def report(names: list[str]) -> None:
         pct = f"{100.0 * s.killed / s.total:.1f}%" if s.total else "-"
         rest = len(s.survived) + len(s.timeout) + len(s.no_tests) + len(s.other)
         print(f"{name:<17} {s.killed:>7} {s.total:>6} {pct:>7} {secs:>6}  {rest}")
-        for label, keys in (("survived", s.survived), ("timeout", s.timeout),
-                            ("no tests", s.no_tests), ("not run", s.other)):  # fmt: skip
+        for label, keys in (
+            ("survived", s.survived),
+            ("timeout", s.timeout),
+            ("no tests", s.no_tests),
+            ("not run", s.other),
+        ):
             for key in sorted(keys):
                 print(f"    {label}: {key}")
 
@@ -327,11 +331,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("modules", nargs="*", help=f"any of: {', '.join(MODULES)}")
     ap.add_argument("--list", action="store_true", help="list the modules and test selections")
     ap.add_argument("--report", action="store_true", help="print the last runs' scores only")
-    ap.add_argument("--rerun", action="store_true",
-                    help="the last run's survivors again, with today's tests")  # fmt: skip
+    ap.add_argument(
+        "--rerun", action="store_true", help="the last run's survivors again, with today's tests"
+    )
     ap.add_argument("--show", metavar="MUTANT", help="print one mutant's diff")
-    ap.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
-                    help="mutants tested at a time (mutmut --max-children; default 1)")  # fmt: skip
+    ap.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="mutants tested at a time (mutmut --max-children; default 1)",
+    )
     args = ap.parse_args(argv)
     names = args.modules or list(MODULES)
     unknown = [n for n in names if n not in MODULES]
@@ -354,8 +365,15 @@ def main(argv: list[str] | None = None) -> int:
         def dotted(path: str) -> str:  # pelctl/core/plan/__init__.py -> pelctl.core.plan.
             return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") + "."
 
-        name = next((n for n in names if (WORK / n / "mutants").exists() and any(
-            args.show.startswith(dotted(p)) for p in MODULES[n].paths)), None)  # fmt: skip
+        name = next(
+            (
+                n
+                for n in names
+                if (WORK / n / "mutants").exists()
+                and any(args.show.startswith(dotted(p)) for p in MODULES[n].paths)
+            ),
+            None,
+        )
         if name is None:
             print(f"error: no run holds {args.show!r}", file=sys.stderr)
             return 3

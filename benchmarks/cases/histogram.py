@@ -155,22 +155,35 @@ def run(ctx: Context) -> CaseResult:
         if size == max(ctx.sizes):
             p = rows[BASELINE]
             result.checks += [
-                Check(f"{ds.label}: redis-py loop / pelctl (≥ 2x)",
-                      _ratio(rows["redis-py loop"], p), 2.0, lower_is_better=False),
-                Check(f"{ds.label}: pelctl / raw floor (≤ 1.3x)",
-                      _ratio(p, rows["raw floor"]), 1.3),
-                Check(f"{ds.label}: longest pelctl call (SLOWLOG, ≤ 10 ms)",
-                      p.longest_call_ms, 10.0, unit=" ms"),
-                Check(f"{ds.label}: pelctl calls over 10 ms (SLOWLOG)", float(len(over)), 0.0,
-                      unit=""),
-            ]  # fmt: skip
+                Check(
+                    f"{ds.label}: redis-py loop / pelctl (≥ 2x)",
+                    _ratio(rows["redis-py loop"], p),
+                    2.0,
+                    lower_is_better=False,
+                ),
+                Check(
+                    f"{ds.label}: pelctl / raw floor (≤ 1.3x)", _ratio(p, rows["raw floor"]), 1.3
+                ),
+                Check(
+                    f"{ds.label}: longest pelctl call (SLOWLOG, ≤ 10 ms)",
+                    p.longest_call_ms,
+                    10.0,
+                    unit=" ms",
+                ),
+                Check(
+                    f"{ds.label}: pelctl calls over 10 ms (SLOWLOG)", float(len(over)), 0.0, unit=""
+                ),
+            ]
     if len(by_size) >= 2:
         small, large = min(by_size), max(by_size)
         ps, pl = by_size[small][BASELINE], by_size[large][BASELINE]
         result.checks.append(
-            Check(f"pelctl peak memory (tracemalloc) {large:,} / {small:,} (≤ 1.3x)",
-                  (pl.peak_mem or 0) / max(ps.peak_mem or 1, 1), 1.3)
-        )  # fmt: skip
+            Check(
+                f"pelctl peak memory (tracemalloc) {large:,} / {small:,} (≤ 1.3x)",
+                (pl.peak_mem or 0) / max(ps.peak_mem or 1, 1),
+                1.3,
+            )
+        )
         result.notes.append(
             f"pelctl RSS growth {large:,} / {small:,}: "
             f"{(pl.rss_growth or 0) / max(ps.rss_growth or 1, 1):.2f}x (whole-process high-water "

@@ -33,8 +33,10 @@ def first_line(url: str, stream: str, group: str) -> float:
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [*_pelctl(), "pending", stream, group, "--all", "-o", "ndjson"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(url),
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=_env(url),
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     elapsed = time.perf_counter() - t0
@@ -51,8 +53,11 @@ def full_run(url: str, stream: str, group: str) -> tuple[float, int, int]:
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [*_pelctl(), "pending", stream, group, "--all", "-o", "ndjson"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(url), bufsize=1 << 20,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=_env(url),
+        bufsize=1 << 20,
+    )
     assert proc.stdout is not None
     lines = 0
     for _ in proc.stdout:
@@ -105,25 +110,45 @@ def run(ctx: Context) -> CaseResult:
         total, lines, peak = full_run(url, s, g)
         assert lines == size, (lines, size)
         peaks[size] = peak
-        result.rows.append(Row("pending --all", size, "first line (process start)", starts,
-                               baseline=True))  # fmt: skip
-        result.rows.append(Row("pending --all", size, "first entry, in process", engine,
-                               note="after imports and connect: the scan's share"))  # fmt: skip
-        result.rows.append(Row("pending --all", size, "pelctl --help", helps,
-                               note="start-up alone: Python + CLI imports, no Redis"))  # fmt: skip
+        result.rows.append(
+            Row("pending --all", size, "first line (process start)", starts, baseline=True)
+        )
+        result.rows.append(
+            Row(
+                "pending --all",
+                size,
+                "first entry, in process",
+                engine,
+                note="after imports and connect: the scan's share",
+            )
+        )
+        result.rows.append(
+            Row(
+                "pending --all",
+                size,
+                "pelctl --help",
+                helps,
+                note="start-up alone: Python + CLI imports, no Redis",
+            )
+        )
         note = f"{lines:,} lines, process max RSS {peak / 2**20:.1f} MB"
-        result.rows.append(Row("pending --all", size, "whole PEL, NDJSON to a pipe", [total],
-                               note=note))  # fmt: skip
+        result.rows.append(
+            Row("pending --all", size, "whole PEL, NDJSON to a pipe", [total], note=note)
+        )
         if size == max(ctx.sizes):
             med = sorted(starts)[len(starts) // 2]
-            result.checks.append(Check(f"{ds.label}: first line after (≤ 0.5 s)", med, 0.5,
-                                       unit=" s"))  # fmt: skip
+            result.checks.append(
+                Check(f"{ds.label}: first line after (≤ 0.5 s)", med, 0.5, unit=" s")
+            )
     if len(peaks) >= 2:
         small, large = min(peaks), max(peaks)
         result.checks.append(
-            Check(f"process max RSS {large:,} / {small:,} (flat: ≤ 1.3x)",
-                  peaks[large] / peaks[small], 1.3)
-        )  # fmt: skip
+            Check(
+                f"process max RSS {large:,} / {small:,} (flat: ≤ 1.3x)",
+                peaks[large] / peaks[small],
+                1.3,
+            )
+        )
     return result
 
 

@@ -63,10 +63,26 @@ def prepare_process(url: str, stream: bytes, group: bytes) -> Callable[[], int]:
 
     def run() -> int:
         out = subprocess.run(
-            [*cmd, "reclaim", stream.decode(), "-g", group.decode(), "--idle",
-             f"{THRESHOLD_MS}ms", "--once", "-o", "json", "--log-format", "json"],
-            capture_output=True, text=True, env=env, check=True, timeout=600,
-        )  # fmt: skip
+            [
+                *cmd,
+                "reclaim",
+                stream.decode(),
+                "-g",
+                group.decode(),
+                "--idle",
+                f"{THRESHOLD_MS}ms",
+                "--once",
+                "-o",
+                "json",
+                "--log-format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=600,
+        )
         return int(json.loads(out.stdout)["requeued"])
 
     return run
@@ -132,8 +148,14 @@ def _one_size(ctx: Context, size: int, result: CaseResult) -> None:
         mine = sorted(times[MINE])[len(times[MINE]) // 2]
         for name, limit in TARGETS.items():
             ratio = min(times[name]) / mine if mine else None
-            result.checks.append(Check(f"{ds.label}: reclaim --once vs {name} (≥ {limit:g}x)",
-                                       ratio, limit, lower_is_better=False))  # fmt: skip
+            result.checks.append(
+                Check(
+                    f"{ds.label}: reclaim --once vs {name} (≥ {limit:g}x)",
+                    ratio,
+                    limit,
+                    lower_is_better=False,
+                )
+            )
         process = min(times[PROCESS])
         result.notes.append(
             f"{ds.label}: as a process (start-up, imports, connection, audit line included) "

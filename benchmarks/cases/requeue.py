@@ -51,8 +51,9 @@ def prepare_pelctl(url: str, stream: bytes, group: bytes) -> Callable[[], int]:
     conn = connect(ConnectionSettings(url=url, client_name="pelctl:bench:requeue"))
 
     def run() -> int:
-        plan = mutations.plan(conn, "requeue", stream, group,
-                              mutations.Targets(min_idle_ms=THRESHOLD_MS))  # fmt: skip
+        plan = mutations.plan(
+            conn, "requeue", stream, group, mutations.Targets(min_idle_ms=THRESHOLD_MS)
+        )
         result = mutations.apply(conn, plan)
         return result.outcome_counts().get("requeued", 0)
 
@@ -129,8 +130,14 @@ def _one_size(ctx: Context, size: int, result: CaseResult) -> None:
         mine = sorted(times["pelctl requeue"])[len(times["pelctl requeue"]) // 2]
         for name, limit in TARGETS.items():
             ratio = min(times[name]) / mine if mine else None
-            result.checks.append(Check(f"{ds.label}: pelctl requeue vs {name} (≥ {limit:g}x)",
-                                       ratio, limit, lower_is_better=False))  # fmt: skip
+            result.checks.append(
+                Check(
+                    f"{ds.label}: pelctl requeue vs {name} (≥ {limit:g}x)",
+                    ratio,
+                    limit,
+                    lower_is_better=False,
+                )
+            )
 
 
 def _probe(server, fn: Callable[[], int]) -> tuple[float, int, str]:
@@ -143,18 +150,21 @@ def _probe(server, fn: Callable[[], int]) -> tuple[float, int, str]:
         server.slowlog_stop()
     # Commands run inside a script are logged too (with their own name): keep top-level ones.
     scripts = sorted(us for us, args in entries if bytes(args[0]).upper() == b"EVALSHA")
-    scans = sorted(us for us, args in entries if bytes(args[0]).upper() == b"XPENDING"
-                   and len(args) > 4)  # fmt: skip
+    scans = sorted(
+        us for us, args in entries if bytes(args[0]).upper() == b"XPENDING" and len(args) > 4
+    )
     top = [us for us, _ in entries]
     longest = (max(top) / 1000.0) if top else 0.0
 
     def pct(values: list[int], q: float) -> float:
         return values[min(len(values) - 1, int(len(values) * q))] / 1000.0 if values else 0.0
 
-    note = (f"{len(scripts)} scripts (median {pct(scripts, 0.5):.1f} ms, p99 "
-            f"{pct(scripts, 0.99):.1f} ms, max {pct(scripts, 1.0):.1f} ms); "
-            f"longest XPENDING {pct(scans, 1.0):.1f} ms. Maxima include the host's "
-            "scheduling noise (load average in the header)")  # fmt: skip
+    note = (
+        f"{len(scripts)} scripts (median {pct(scripts, 0.5):.1f} ms, p99 "
+        f"{pct(scripts, 0.99):.1f} ms, max {pct(scripts, 1.0):.1f} ms); "
+        f"longest XPENDING {pct(scans, 1.0):.1f} ms. Maxima include the host's "
+        "scheduling noise (load average in the header)"
+    )
     return longest, len(scripts), note
 
 

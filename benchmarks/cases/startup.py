@@ -38,8 +38,12 @@ from benchmarks.harness import Case, CaseResult, Check, Context, Row, interleave
 from benchmarks.refs import THRESHOLD_MS
 
 BARE = "bare redis-py script (connect + ping)"
-FIXED, HELP, OPTS, NAMES = ("fixed cost", "--help", "completion: options TAB",
-                            "completion: stream-name TAB")  # fmt: skip
+FIXED, HELP, OPTS, NAMES = (
+    "fixed cost",
+    "--help",
+    "completion: options TAB",
+    "completion: stream-name TAB",
+)
 BARE_CODE = "import sys, redis; redis.Redis.from_url(sys.argv[1]).ping()"
 
 
@@ -51,8 +55,11 @@ def _pelctl() -> str:
 
 
 def _env(url: str, state: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PELCTL_", "REDIS", "_PELCTL", "COMP_"))}  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PELCTL_", "REDIS", "_PELCTL", "COMP_"))
+    }
     env.update(PELCTL_URL=url, XDG_STATE_HOME=state, XDG_CONFIG_HOME=state, **extra)
     return env
 
@@ -62,20 +69,24 @@ def _runner(cmd: list[str], env: dict[str, str], check: Callable[[str], bool]) -
     checked = [False]
 
     def run() -> str:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600,
-                              check=False)  # fmt: skip
+        proc = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=600, check=False
+        )
         if not checked[0]:
             if proc.returncode != 0 or not check(proc.stdout):
-                raise RuntimeError(f"{cmd!r} exited {proc.returncode}: "
-                                   f"{(proc.stdout + proc.stderr)[-500:]}")  # fmt: skip
+                raise RuntimeError(
+                    f"{cmd!r} exited {proc.returncode}: {(proc.stdout + proc.stderr)[-500:]}"
+                )
             checked[0] = True
         return proc.stdout
 
     return run
 
 
-COMPILE = ("import compileall, os, pelctl; "
-           "compileall.compile_dir(os.path.dirname(pelctl.__file__), quiet=1)")  # fmt: skip
+COMPILE = (
+    "import compileall, os, pelctl; "
+    "compileall.compile_dir(os.path.dirname(pelctl.__file__), quiet=1)"
+)
 
 
 def _byte_compile(exe: str) -> None:
@@ -113,22 +124,36 @@ def _startup(ctx: Context, result: CaseResult, state: str) -> None:
     env = _env(url, state)
 
     def completing(line: str) -> dict[str, str]:
-        return _env(url, state, _PELCTL_COMPLETE="zsh_complete", COMP_WORDS=line,
-                    COMP_CWORD=str(len(line.split(" ")) - 1))  # fmt: skip
+        return _env(
+            url,
+            state,
+            _PELCTL_COMPLETE="zsh_complete",
+            COMP_WORDS=line,
+            COMP_CWORD=str(len(line.split(" ")) - 1),
+        )
 
     contenders: dict[tuple[str, str], Callable] = {
         (FIXED, BARE): _runner([sys.executable, "-c", BARE_CODE, url], env, lambda _: True),
     }
     for name, exe in _peers(ctx).items():
         contenders[(FIXED, name)] = _runner(
-            [exe, "streams", "--match", "none*", "-o", "json"], env,
-            lambda out: json.loads(out) == [])  # fmt: skip
+            [exe, "streams", "--match", "none*", "-o", "json"],
+            env,
+            lambda out: json.loads(out) == [],
+        )
         contenders[(HELP, name)] = _runner([exe, "--help"], env, lambda out: "Usage" in out)
-        probe = subprocess.run([exe], env=completing("pelctl pending --"), capture_output=True,
-                               timeout=120, check=False)  # fmt: skip
+        probe = subprocess.run(
+            [exe],
+            env=completing("pelctl pending --"),
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
         if probe.returncode != 0:  # before the live completion: static scripts, no Python
-            result.notes.append(f"{name} ({exe}) answers no _PELCTL_COMPLETE (its TAB ran no "
-                                "pelctl process): no completion rows")  # fmt: skip
+            result.notes.append(
+                f"{name} ({exe}) answers no _PELCTL_COMPLETE (its TAB ran no "
+                "pelctl process): no completion rows"
+            )
             continue
         contenders[(OPTS, name)] = _runner(
             [exe], completing("pelctl pending --"), lambda out: "--group" in out.split("\n")
@@ -149,15 +174,29 @@ def _startup(ctx: Context, result: CaseResult, state: str) -> None:
     # The yardstick is one row; every measure's ratio is against it.
     bare = medians[(FIXED, BARE)]
     for measure in (HELP, OPTS, NAMES):
-        result.rows.append(Row("startup", 0, BARE, times[f"{FIXED}\0{BARE}"], baseline=True,
-                               group=measure, note="the same runs"))  # fmt: skip
+        result.rows.append(
+            Row(
+                "startup",
+                0,
+                BARE,
+                times[f"{FIXED}\0{BARE}"],
+                baseline=True,
+                group=measure,
+                note="the same runs",
+            )
+        )
     for name in _peers(ctx):
         mine = medians[(FIXED, name)] / bare
         if name == "pelctl":
             result.checks.append(Check("fixed cost vs bare redis-py script (≤ 1.4x)", mine, 1.4))
             for measure in (HELP, OPTS, NAMES):
-                result.checks.append(Check(f"{measure} vs bare redis-py script (< 1x)",
-                                           medians[(measure, name)] / bare, 1.0))  # fmt: skip
+                result.checks.append(
+                    Check(
+                        f"{measure} vs bare redis-py script (< 1x)",
+                        medians[(measure, name)] / bare,
+                        1.0,
+                    )
+                )
         else:
             result.notes.append(f"{name} ({ctx.before}): fixed cost {mine:.2f}x the bare script")
 
@@ -181,8 +220,10 @@ def _requeue(ctx: Context, result: CaseResult, state: str) -> None:
     for name, exe in _peers(ctx).items():
         cmd = [exe, "requeue", stream, group, "--idle", idle, "--yes", "-o", "json"]
         commands[f"{name} requeue"] = (cmd, requeued_pelctl)
-    for ref, label in (("ref001", "ref-001 XAUTOCLAIM loop"),
-                       ("ref002", "ref-002 XACK/XRANGE/XADD loop")):  # fmt: skip
+    for ref, label in (
+        ("ref001", "ref-001 XAUTOCLAIM loop"),
+        ("ref002", "ref-002 XACK/XRANGE/XADD loop"),
+    ):
         cmd = [sys.executable, "-m", "benchmarks.refs", ref, url, stream, group]
         commands[f"{label}, own process"] = (cmd, lambda out: int(out.strip()))
     times: dict[str, list[float]] = {name: [] for name in commands}
@@ -193,8 +234,9 @@ def _requeue(ctx: Context, result: CaseResult, state: str) -> None:
         cmd, count = commands[name]
         restore()
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200,
-                              cwd=cwd, check=False)  # fmt: skip
+        proc = subprocess.run(
+            cmd, env=env, capture_output=True, text=True, timeout=1200, cwd=cwd, check=False
+        )
         times[name].append(time.perf_counter() - t0)
         if proc.returncode != 0:
             raise RuntimeError(f"{name} exited {proc.returncode}: {proc.stderr[-500:]}")
@@ -202,8 +244,10 @@ def _requeue(ctx: Context, result: CaseResult, state: str) -> None:
 
     pelctls = [n for n in commands if n.endswith(" requeue")]
     refs = [n for n in commands if n not in pelctls]
-    ctx.log(f"  startup/requeue {ds.label}: {', '.join(pelctls)} x {ctx.repeat}, "
-            "each reference once, every one a process of its own")  # fmt: skip
+    ctx.log(
+        f"  startup/requeue {ds.label}: {', '.join(pelctls)} x {ctx.repeat}, "
+        "each reference once, every one a process of its own"
+    )
     try:
         for name in pelctls:
             timed(name)  # warm-up (page cache, script cache); not kept
@@ -237,8 +281,9 @@ def _requeue(ctx: Context, result: CaseResult, state: str) -> None:
         median = runs[len(runs) // 2]
         for ref, limit in zip(refs, (10.0, 25.0), strict=True):
             ratio = min(times[ref]) / median if median else None
-            check = Check(f"{ds.label}: {name} vs {ref} (≥ {limit:g}x)", ratio, limit,
-                          lower_is_better=False)  # fmt: skip
+            check = Check(
+                f"{ds.label}: {name} vs {ref} (≥ {limit:g}x)", ratio, limit, lower_is_better=False
+            )
             if name == "pelctl requeue":
                 result.checks.append(check)
             else:

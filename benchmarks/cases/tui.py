@@ -47,8 +47,9 @@ class MachineStalls:
     the machine ran nothing (perf_counter is CLOCK_MONOTONIC, comparable across processes)."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", _HEARTBEAT],
-                                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _HEARTBEAT], stdout=subprocess.PIPE, text=True
+        )
 
     def windows(self) -> list[tuple[float, float]]:
         self.proc.kill()
@@ -89,8 +90,14 @@ async def _presses(url: str, stream: bytes, group: bytes, n: int) -> dict:
 
     source = RedisSource.connect(ConnectionSettings(url=url, read_only=True))
     recorder = Recorder()
-    app = PelctlApp(source, stream=stream, group=group, refresh_s=REFRESH_S, top_n=TOP_N,
-                    theme_name="pelctl-dark")  # fmt: skip
+    app = PelctlApp(
+        source,
+        stream=stream,
+        group=group,
+        refresh_s=REFRESH_S,
+        top_n=TOP_N,
+        theme_name="pelctl-dark",
+    )
     latencies: list[float] = []
     presses: list[tuple[float, float]] = []
     try:
@@ -114,15 +121,22 @@ async def _presses(url: str, stream: bytes, group: bytes, n: int) -> dict:
                 seen = len(recorder.of(DataTable.RowHighlighted))
                 t0 = time.perf_counter()
                 await pilot.press("down" if len(latencies) % 8 < 6 else "up")
-                await _wait(lambda s=seen: len(recorder.of(DataTable.RowHighlighted)) > s,
-                            "the row move", timeout=30)  # fmt: skip
+                await _wait(
+                    lambda s=seen: len(recorder.of(DataTable.RowHighlighted)) > s,
+                    "the row move",
+                    timeout=30,
+                )
                 t1 = recorder.of(DataTable.RowHighlighted)[seen][0]
                 latencies.append((t1 - t0) * 1000.0)
                 presses.append((t0, t1))
                 await pilot.pause()
             started = len([m for _t, m in recorder.of(RefreshStarted)])
-            return {"latencies": latencies, "presses": presses, "refreshes": started,
-                    "skipped": screen.skipped}  # fmt: skip
+            return {
+                "latencies": latencies,
+                "presses": presses,
+                "refreshes": started,
+                "skipped": screen.skipped,
+            }
     finally:
         source.close()
 
@@ -140,32 +154,59 @@ def run(ctx: Context) -> CaseResult:
             windows = stalls.windows()
         lat, presses = got["latencies"], got["presses"]
         machine = [
-            i for i, (t0, t1) in enumerate(presses)
+            i
+            for i, (t0, t1) in enumerate(presses)
             if lat[i] >= KEY_BUDGET_MS and any(a < t1 and b > t0 for a, b in windows)
-        ]  # fmt: skip
+        ]
         own = sorted(x for i, x in enumerate(lat) if i not in machine)
         p95 = own[min(len(own) - 1, int(len(own) * 0.95))] if own else None
         note = "no presses"
         if own:
-            note = (f"{len(lat)} presses over {got['refreshes']} refreshes ({got['skipped']} "
-                    f"ticks skipped); p95 {p95:.1f} ms, max {max(own):.1f} ms")  # fmt: skip
-        result.rows.append(Row("tui", size, "key press -> row moved, during a refresh",
-                               [x / 1000.0 for x in own], baseline=True, note=note))  # fmt: skip
+            note = (
+                f"{len(lat)} presses over {got['refreshes']} refreshes ({got['skipped']} "
+                f"ticks skipped); p95 {p95:.1f} ms, max {max(own):.1f} ms"
+            )
+        result.rows.append(
+            Row(
+                "tui",
+                size,
+                "key press -> row moved, during a refresh",
+                [x / 1000.0 for x in own],
+                baseline=True,
+                note=note,
+            )
+        )
         result.notes.append(
             f"{ds.label}: the machine stalled {len(windows)} time(s) during the run (seen by a "
             f"separate process); presses over budget inside a stall, left out: "
             f"{[round(lat[i]) for i in machine]}"
         )
         if size == max(ctx.sizes):
-            result.checks.append(Check(f"{ds.label}: slowest key press during a refresh "
-                                       f"(≤ {KEY_BUDGET_MS:g} ms)", max(own) if own else None,
-                                       KEY_BUDGET_MS, unit=" ms"))  # fmt: skip
-            result.checks.append(Check(f"{ds.label}: presses during machine stalls "
-                                       f"(≤ {MAX_MACHINE_STALLS})", float(len(machine)),
-                                       MAX_MACHINE_STALLS, unit=""))  # fmt: skip
-            result.checks.append(Check(f"{ds.label}: presses measured (≥ {n})",
-                                       float(len(lat)), n, unit="",
-                                       lower_is_better=False))  # fmt: skip
+            result.checks.append(
+                Check(
+                    f"{ds.label}: slowest key press during a refresh (≤ {KEY_BUDGET_MS:g} ms)",
+                    max(own) if own else None,
+                    KEY_BUDGET_MS,
+                    unit=" ms",
+                )
+            )
+            result.checks.append(
+                Check(
+                    f"{ds.label}: presses during machine stalls (≤ {MAX_MACHINE_STALLS})",
+                    float(len(machine)),
+                    MAX_MACHINE_STALLS,
+                    unit="",
+                )
+            )
+            result.checks.append(
+                Check(
+                    f"{ds.label}: presses measured (≥ {n})",
+                    float(len(lat)),
+                    n,
+                    unit="",
+                    lower_is_better=False,
+                )
+            )
     return result
 
 

@@ -8,8 +8,9 @@ import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
 
-audit_app = typer.Typer(help="The audit log of mutations (JSON lines, mode 0600).",
-                        no_args_is_help=True)  # fmt: skip
+audit_app = typer.Typer(
+    help="The audit log of mutations (JSON lines, mode 0600).", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -43,14 +44,16 @@ def tail(
     # Narrow terminals (docs/output.md): the server, the user, then the skipped count go
     # first; names are shortened.
     columns = (
-        Column("time", "TIME"), Column("user", "USER", priority=2),
+        Column("time", "TIME"),
+        Column("user", "USER", priority=2),
         Column("command", "COMMAND"),
         Column("target", "STREAM/GROUP", shrinkable=True, min_width=16),
-        Column("matched", "MATCHED", "right"), Column("applied", "APPLIED", "right"),
+        Column("matched", "MATCHED", "right"),
+        Column("applied", "APPLIED", "right"),
         Column("skipped", "SKIPPED", "right", priority=1),
         Column("failed", "FAILED", "right"),
         Column("server", "SERVER", priority=3, shrinkable=True, min_width=16),
-    )  # fmt: skip
+    )
 
     def rows(items):
         for r in items:
@@ -60,12 +63,16 @@ def tail(
             count = res.get("failed_count", res.get("failed", ""))
             failed = "error" if r.get("error") else str(count)
             row = (
-                str(r.get("time", "")), str(r.get("user", "")),
+                str(r.get("time", "")),
+                str(r.get("user", "")),
                 str(r.get("action", r.get("command", ""))),
-                f"{r.get('stream', '')}/{r.get('group', '')}", f"{res.get('matched', 0):,}",
-                f"{res.get('applied', 0):,}", f"{res.get('skipped', 0):,}", failed,
+                f"{r.get('stream', '')}/{r.get('group', '')}",
+                f"{res.get('matched', 0):,}",
+                f"{res.get('applied', 0):,}",
+                f"{res.get('skipped', 0):,}",
+                failed,
                 str(r.get("server", "")),
-            )  # fmt: skip
+            )
             yield row, r, ("red" if failed not in ("0", "") else None)
 
     if not records and not follow and not out.machine:

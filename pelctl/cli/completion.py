@@ -136,8 +136,10 @@ def shell_complete(cli: Any, ctx_args: MutableMapping[str, Any], instruction: st
     shell, action = (first, second) if first in SHELLS else (second, first)
     comp_cls = SHELLS.get(shell)
     if comp_cls is None or action not in ("source", "complete"):
-        sys.stderr.write(f"error: unknown completion instruction {instruction!r}\n"
-                         f"hint: one of complete_bash, complete_zsh, complete_fish\n")  # fmt: skip
+        sys.stderr.write(
+            f"error: unknown completion instruction {instruction!r}\n"
+            f"hint: one of complete_bash, complete_zsh, complete_fish\n"
+        )
         return 1
     comp = comp_cls(cli, ctx_args, PROG, COMPLETE_VAR)
     if action == "source":
@@ -174,8 +176,11 @@ class _Complete(ShellComplete):
         return "\n".join(line for line in lines if line)
 
     def source_vars(self) -> dict[str, Any]:
-        return {"complete_func": self.func_name, "complete_var": self.complete_var,
-                "prog_name": self.prog_name}  # fmt: skip
+        return {
+            "complete_func": self.func_name,
+            "complete_var": self.complete_var,
+            "prog_name": self.prog_name,
+        }
 
     def get_completions(self, args: list[str], incomplete: str) -> list[CompletionItem]:
         ctx = _resolve_context(self.cli, self.ctx_args, self.prog_name, args)
@@ -190,8 +195,10 @@ class _Complete(ShellComplete):
         if value == incomplete or not incomplete.endswith(value):
             return items
         prefix = incomplete[: len(incomplete) - len(value)]  # "--output=" of "--output=js"
-        return [CompletionItem(prefix + i.value, type=i.type, help=i.help)
-                if i.type == "plain" else i for i in items]  # fmt: skip
+        return [
+            CompletionItem(prefix + i.value, type=i.type, help=i.help) if i.type == "plain" else i
+            for i in items
+        ]
 
 
 BASH_SOURCE = r"""
@@ -310,8 +317,11 @@ class FishComplete(_Complete):
     source_template = FISH_SOURCE
 
 
-SHELLS: dict[str, type[_Complete]] = {"bash": BashComplete, "zsh": ZshComplete,
-                                      "fish": FishComplete}  # fmt: skip
+SHELLS: dict[str, type[_Complete]] = {
+    "bash": BashComplete,
+    "zsh": ZshComplete,
+    "fish": FishComplete,
+}
 
 
 # -- what a parameter completes to ---------------------------------------------------------
@@ -361,8 +371,10 @@ def complete_names(kind: str, ctx: Context, incomplete: str) -> list[CompletionI
     """Live names for ``kind`` starting with ``incomplete`` (:func:`quicktab.complete_names`),
     the parameters and connection options read from ``ctx``."""
     values = {"params": ctx.params, "connection": _connection_options(ctx)}
-    return [CompletionItem(i.value, type=i.type, help=i.help)
-            for i in quicktab.complete_names(kind, values, incomplete)]  # fmt: skip
+    return [
+        CompletionItem(i.value, type=i.type, help=i.help)
+        for i in quicktab.complete_names(kind, values, incomplete)
+    ]
 
 
 def _connection_options(ctx: Context) -> dict[str, Any]:

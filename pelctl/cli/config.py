@@ -81,12 +81,17 @@ def _list_contexts(rt: Runtime) -> None:
             "group": c.group,
             "read_only": c.read_only,
             "description": c.description,
-        }  # fmt: skip
+        }
         for c in cfg.contexts.values()
     ]
-    cols = (Column("current", " "), Column("name", "NAME"), Column("url", "URL"),
-            Column("group", "GROUP"), Column("read_only", "READ-ONLY"),
-            Column("description", "DESCRIPTION"))  # fmt: skip
+    cols = (
+        Column("current", " "),
+        Column("name", "NAME"),
+        Column("url", "URL"),
+        Column("group", "GROUP"),
+        Column("read_only", "READ-ONLY"),
+        Column("description", "DESCRIPTION"),
+    )
     rows = [
         (
             "*" if c.name == cfg.current_context else "",
@@ -95,7 +100,7 @@ def _list_contexts(rt: Runtime) -> None:
             c.group or "-",
             "yes" if c.read_only else "no",
             c.description or "",
-        )  # fmt: skip
+        )
         for c in cfg.contexts.values()
     ]
     caption = None if rows else f"no contexts in {cfg.path}"
@@ -118,9 +123,10 @@ def current_context(rt: Runtime) -> None:
         rt.out.line(name)
     if name is None:
         where = cfg.path if cfg.exists else f"{cfg.path} (no such file)"
-        raise OperationFailed(f"no current-context in {where}",
-                              hint="choose one: pelctl config use-context NAME "
-                              "(pelctl config contexts lists them)")  # fmt: skip
+        raise OperationFailed(
+            f"no current-context in {where}",
+            hint="choose one: pelctl config use-context NAME (pelctl config contexts lists them)",
+        )
     _note_override(rt, name)
 
 
@@ -136,8 +142,13 @@ def use_context(
     for warning in before.warnings:
         rt.warn(warning)
     if rt.out.fmt in ("json", "ndjson"):
-        rt.out.document({"current_context": name, "previous": before.current_context,
-                         "config_file": str(before.path)})  # fmt: skip
+        rt.out.document(
+            {
+                "current_context": name,
+                "previous": before.current_context,
+                "config_file": str(before.path),
+            }
+        )
     else:
         rt.out.line(f"switched to context {name} (in {before.path})")
     _note_override(rt, name)

@@ -18,8 +18,7 @@ from pelctl.cli.targets import (
     refuse_empty,
 )
 
-consumers_app = typer.Typer(help="Consumers of a group: prune the dead ones.",
-                            no_args_is_help=True)  # fmt: skip
+consumers_app = typer.Typer(help="Consumers of a group: prune the dead ones.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -39,7 +38,7 @@ def prune(
             rich_help_panel=REPAIR_PANEL,
             show_default=False,
         ),
-    ],  # fmt: skip
+    ],
     group: GroupArg = None,
     group_opt: RepairGroupOpt = None,
     reassign_to: Annotated[
@@ -51,7 +50,7 @@ def prune(
             rich_help_panel=REPAIR_PANEL,
             show_default=False,
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     create_consumer: CreateConsumerOpt = False,
     assume_dead: Annotated[
         bool,
@@ -86,5 +85,12 @@ def prune(
         assume_dead=assume_dead,
         create_consumer=create_consumer,
     )
-    return run_mutation(rt, "consumers-prune", unescape(stream), unescape(group), Targets(),
-                        options, plan_out=plan_out)  # fmt: skip
+    return run_mutation(
+        rt,
+        "consumers-prune",
+        unescape(stream),
+        unescape(group),
+        Targets(),
+        options,
+        plan_out=plan_out,
+    )

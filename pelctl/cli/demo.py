@@ -61,11 +61,12 @@ def status(rt: Runtime) -> int:
                 "running": state is not None,
                 "url": state.url if state else None,
                 "pid": state.pid if state else None,
-            }  # fmt: skip
+            }
         )
     elif state:
-        rt.out.pairs([("running", "yes"), ("url", state.url), ("pid", str(state.pid)),
-                      ("dir", state.dir)])  # fmt: skip
+        rt.out.pairs(
+            [("running", "yes"), ("url", state.url), ("pid", str(state.pid)), ("dir", state.dir)]
+        )
     else:
         rt.out.line("not running (start it with: pelctl demo up)")
     return 0 if state else 1

@@ -63,7 +63,7 @@ def move(
             rich_help_panel=REPAIR_PANEL,
             show_default=False,
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     reason: Annotated[
         str,
         typer.Option("--reason", help="Why (saved as _dlq_reason).", rich_help_panel=REPAIR_PANEL),
@@ -92,7 +92,9 @@ def move(
     targets = build_targets(ids, consumer, idle, min_deliveries, limit, every, below_deliveries)
     s = unescape(stream)
     options = Options(
-        dlq=unescape(dlq) if dlq else default_dlq(s), reason=reason, lock_key=lock_key,
+        dlq=unescape(dlq) if dlq else default_dlq(s),
+        reason=reason,
+        lock_key=lock_key,
         field_prefix=field_prefix,
-    )  # fmt: skip
+    )
     return run_mutation(rt, "dlq-move", s, unescape(group), targets, options, plan_out=plan_out)

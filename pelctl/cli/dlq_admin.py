@@ -30,45 +30,81 @@ DEFAULT_LIMIT = 100
 
 DlqArg = Annotated[
     Optional[str],
-    typer.Argument(help="Dead-letter stream (default: every stream named *:dlq; any other "
-                   "must be named).", show_default=False, metavar="DLQ"),
-]  # fmt: skip
+    typer.Argument(
+        help="Dead-letter stream (default: every stream named *:dlq; any other must be named).",
+        show_default=False,
+        metavar="DLQ",
+    ),
+]
 MatchOpt = Annotated[
     Optional[str],
-    typer.Option("--match", "-m", help="Without DLQ: only dead-letter streams matching this "
-                 "glob.", rich_help_panel=TARGETS_PANEL, show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--match",
+        "-m",
+        help="Without DLQ: only dead-letter streams matching this glob.",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
+    ),
+]
 SourceOpt = Annotated[
     Optional[str],
-    typer.Option("--source", "-s", help="Only entries from this source stream (_dlq_source; "
-                 "a glob with * ? [).", rich_help_panel=TARGETS_PANEL, show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--source",
+        "-s",
+        help="Only entries from this source stream (_dlq_source; a glob with * ? [).",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
+    ),
+]
 ReasonOpt = Annotated[
     Optional[str],
-    typer.Option("--reason", "-r", help="Only entries whose _dlq_reason contains TEXT "
-                 "(case-insensitive).", rich_help_panel=TARGETS_PANEL, show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--reason",
+        "-r",
+        help="Only entries whose _dlq_reason contains TEXT (case-insensitive).",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
+    ),
+]
 SinceOpt = Annotated[
     Optional[str],
-    typer.Option("--since", help="Only entries dead-lettered since then: a duration ago (2h), "
-                 "an ISO time (2025-01-31T14:00Z) or a stream id.",
-                 rich_help_panel=TARGETS_PANEL, show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--since",
+        help="Only entries dead-lettered since then: a duration ago (2h), "
+        "an ISO time (2025-01-31T14:00Z) or a stream id.",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
+    ),
+]
 UntilOpt = Annotated[
     Optional[str],
-    typer.Option("--until", help="Only entries dead-lettered until then (same forms as "
-                 "--since).", rich_help_panel=TARGETS_PANEL, show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--until",
+        help="Only entries dead-lettered until then (same forms as --since).",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
+    ),
+]
 LimitOpt = Annotated[
     Optional[int],
-    typer.Option("--limit", "-n", min=1, help="At most N entries.",
-                 rich_help_panel=TARGETS_PANEL, show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--limit",
+        "-n",
+        min=1,
+        help="At most N entries.",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
+    ),
+]
 IdOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--id", help="Only this DLQ entry id (repeatable).",
-                 rich_help_panel=TARGETS_PANEL, show_default=False),
-]  # fmt: skip
+    typer.Option(
+        "--id",
+        help="Only this DLQ entry id (repeatable).",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -76,8 +112,13 @@ def register(app: typer.Typer) -> None:
     del app
 
 
-def _filter(source: str | None, reason: str | None, since: str | None, until: str | None,
-            older_than: str | None = None) -> Any:  # fmt: skip
+def _filter(
+    source: str | None,
+    reason: str | None,
+    since: str | None,
+    until: str | None,
+    older_than: str | None = None,
+) -> Any:
     from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
     from pelctl.core.dlq.read import DlqFilter, parse_time_bound
@@ -119,7 +160,7 @@ def list_cmd(
         typer.Option(
             "--all", "-A", help="Every matching entry, streamed.", rich_help_panel=TARGETS_PANEL
         ),
-    ] = False,  # fmt: skip
+    ] = False,
     newest: Annotated[
         bool, typer.Option("--newest", help="Newest first (XREVRANGE) instead of id order.")
     ] = False,
@@ -151,24 +192,28 @@ def list_cmd(
         for key in keys:
             if left is not None and left <= 0:
                 return
-            for e in iter_entries(conn, key, f, limit=left, newest_first=newest,
-                                  prefix=field_prefix, check=False):  # fmt: skip
+            for e in iter_entries(
+                conn, key, f, limit=left, newest_first=newest, prefix=field_prefix, check=False
+            ):
                 if left is not None:
                     left -= 1
                 yield e
 
     with_dlq = dlq is None
     known = problems()
-    shown = rt.out.stream(render.entry_columns(with_dlq),
-                          render.entry_items(entries(), with_dlq=with_dlq))  # fmt: skip
+    shown = rt.out.stream(
+        render.entry_columns(with_dlq), render.entry_items(entries(), with_dlq=with_dlq)
+    )
     warn_decoders(rt, known)
     if not rt.out.machine:
         total = sum(lengths.values())
         if not keys:
             rt.info("no dead-letter streams found")
         elif cap is not None and shown == cap and total > shown:
-            rt.info(f"showing {shown:,} of {total:,} dead-letter entries (before filters); "
-                    "use --limit N or --all")  # fmt: skip
+            rt.info(
+                f"showing {shown:,} of {total:,} dead-letter entries (before filters); "
+                "use --limit N or --all"
+            )
         elif shown == 0:
             rt.info("no entries" + (" match the filters" if f.active and total else ""))
     return 0
@@ -266,9 +311,11 @@ def stats_cmd(
         return 0
     if rt.out.fmt in ("csv", "tsv"):
         doc = render.stats_json(s)
-        records = [{"kind": kind[3:], "key": k, "count": n}
-                   for kind in ("by_dlq", "by_source", "by_reason", "by_hour")
-                   for k, n in doc[kind].items()]  # fmt: skip
+        records = [
+            {"kind": kind[3:], "key": k, "count": n}
+            for kind in ("by_dlq", "by_source", "by_reason", "by_hour")
+            for k, n in doc[kind].items()
+        ]
         from pelctl.render.table import TableData
 
         rt.out.table(TableData(()), records)
@@ -303,7 +350,7 @@ def replay_cmd(
             rich_help_panel=REPAIR_PANEL,
             show_default=False,
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     rate: Annotated[
         Optional[str],
         typer.Option(
@@ -313,7 +360,7 @@ def replay_cmd(
             rich_help_panel=REPAIR_PANEL,
             show_default=False,
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     strip_envelope: Annotated[
         bool,
         typer.Option(
@@ -321,7 +368,7 @@ def replay_cmd(
             help="Remove the _dlq_* envelope from the replayed copy (default), or keep it.",
             rich_help_panel=REPAIR_PANEL,
         ),
-    ] = True,  # fmt: skip
+    ] = True,
     keep_retries: Annotated[
         bool,
         typer.Option(
@@ -329,7 +376,7 @@ def replay_cmd(
             help="Keep _retry_count on the copy (default: removed, the count restarts).",
             rich_help_panel=REPAIR_PANEL,
         ),
-    ] = False,  # fmt: skip
+    ] = False,
     every: Annotated[
         bool,
         typer.Option(
@@ -338,7 +385,7 @@ def replay_cmd(
             help="Every entry of every *:dlq stream (needed when no DLQ, id or filter is given).",
             rich_help_panel=TARGETS_PANEL,
         ),
-    ] = False,  # fmt: skip
+    ] = False,
     match: MatchOpt = None,
     field_prefix: FieldPrefixOpt = "_",
     no_lineage: NoLineageOpt = False,
@@ -364,14 +411,22 @@ def replay_cmd(
     refuse_empty_prefix(field_prefix)
     f = _filter(source, reason, since, until)
     targets = DlqTargets(
-        ids=normalize_ids(unescape(i) for i in ids or ()), limit=limit, source=f.source,
-        reason=f.reason, start=f.start, end=f.end, every=every,
-    )  # fmt: skip
+        ids=normalize_ids(unescape(i) for i in ids or ()),
+        limit=limit,
+        source=f.source,
+        reason=f.reason,
+        start=f.start,
+        end=f.end,
+        every=every,
+    )
     options = ReplayOptions(
-        to=unescape(to) if to is not None else None, field_prefix=field_prefix,
+        to=unescape(to) if to is not None else None,
+        field_prefix=field_prefix,
         rate=parse_rate(rate) if rate is not None else None,
-        keep_envelope=not strip_envelope, keep_retries=keep_retries, no_lineage=no_lineage,
-    )  # fmt: skip
+        keep_envelope=not strip_envelope,
+        keep_retries=keep_retries,
+        no_lineage=no_lineage,
+    )
     options.check()  # before connecting
     from pelctl.cli.dlq_mutate import run
 
@@ -391,7 +446,7 @@ def purge_cmd(
             rich_help_panel=TARGETS_PANEL,
             show_default=False,
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     source: SourceOpt = None,
     reason: ReasonOpt = None,
     since: SinceOpt = None,
@@ -405,7 +460,7 @@ def purge_cmd(
             help="Every entry (needed when no id or filter is given).",
             rich_help_panel=TARGETS_PANEL,
         ),
-    ] = False,  # fmt: skip
+    ] = False,
     match: MatchOpt = None,
     field_prefix: FieldPrefixOpt = "_",
 ) -> int:
@@ -421,9 +476,14 @@ def purge_cmd(
     refuse_empty_prefix(field_prefix)
     f = _filter(source, reason, since, until, older_than)
     targets = DlqTargets(
-        ids=normalize_ids(unescape(i) for i in ids or ()), limit=limit, every=every,
-        source=f.source, reason=f.reason, start=f.start, end=f.end,
-    )  # fmt: skip
+        ids=normalize_ids(unescape(i) for i in ids or ()),
+        limit=limit,
+        every=every,
+        source=f.source,
+        reason=f.reason,
+        start=f.start,
+        end=f.end,
+    )
     from pelctl.cli.dlq_mutate import run
 
     return run(rt, "dlq-purge", dlq, match, targets, Options(field_prefix=field_prefix))

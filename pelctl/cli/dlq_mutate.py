@@ -35,8 +35,9 @@ def dlq_keys(conn: Any, dlq: str | None, match: str | None, prefix: str) -> list
     return [d.key for d in discover(conn, unescape(match) if match else None, prefix)]
 
 
-def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any,
-         options: Any) -> int:  # fmt: skip
+def run(
+    rt: Runtime, action: str, dlq: str | None, match: str | None, targets: Any, options: Any
+) -> int:
     from pelctl.cli.mutate import gate
     from pelctl.core.dlq import common as core
     from pelctl.core.mutations.declaration import get
@@ -55,11 +56,11 @@ def run(rt: Runtime, action: str, dlq: str | None, match: str | None, targets: A
     if not single and isinstance(targets, core.DlqTargets):
         # Found by discovery, not named: only entries of the DLQ's own stream are replayed.
         # Chosen with --match and nothing narrower: every entry of those (the user's pick).
-        every = targets.every or (match is not None and not targets.ids
-                                  and not targets.filter.active)  # fmt: skip
+        every = targets.every or (
+            match is not None and not targets.ids and not targets.filter.active
+        )
         targets = replace(targets, discovered=True, every=every)
-    plans = [core.plan_dlq(conn, action, key, targets, options, detail=rt.dry_run)
-             for key in keys]  # fmt: skip
+    plans = [core.plan_dlq(conn, action, key, targets, options, detail=rt.dry_run) for key in keys]
     if rt.dry_run:
         return _show_dry_run(rt, plans, single)
     return _apply(rt, conn, plans, single)
@@ -147,14 +148,20 @@ class ReplayProgress:
                 speed = task.finished_speed or task.speed
                 return Text(f"{speed:,.0f}/s" if speed else "", style="progress.data.speed")
 
-        console = Console(stderr=True, no_color=self.no_color, highlight=False, markup=False,
-                          emoji=False)  # fmt: skip
+        console = Console(
+            stderr=True, no_color=self.no_color, highlight=False, markup=False, emoji=False
+        )
         self._progress = Progress(
-            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
             Rate(),
             TimeRemainingColumn(),
-            console=console, transient=True, redirect_stdout=False, redirect_stderr=False,
-        )  # fmt: skip
+            console=console,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
         self._progress.start()
         self._task = self._progress.add_task(self.description, total=total)
 
@@ -179,9 +186,12 @@ def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:
     from pelctl.core import runner
 
     no_color = bool(rt.options.get("no_color"))
-    cli = surface(rt, lambda plans: _confirm(rt, plans),
-                  lambda p: ReplayProgress(f"{p.mutation.verb} {escape(p.stream)}", no_color),
-                  stopped=lambda results: _show_results(rt, list(results), single))  # fmt: skip
+    cli = surface(
+        rt,
+        lambda plans: _confirm(rt, plans),
+        lambda p: ReplayProgress(f"{p.mutation.verb} {escape(p.stream)}", no_color),
+        stopped=lambda results: _show_results(rt, list(results), single),
+    )
     outcome = runner.execute(conn, plans, cli)
     if outcome.aborted:
         rt.info("aborted: nothing changed")
@@ -202,12 +212,22 @@ def _show_results(rt: Runtime, results: list[Any], single: bool) -> None:
         out.document(docs[0] if single else render.combined_json(docs, results[0].action, False))
         return
     if out.fmt in ("csv", "tsv"):
-        out.table(TableData(()), [
-            {"action": d["action"], "dlq": d["dlq"], "dry_run": False, "matched": d["matched"],
-             "applied": d["applied"], "skipped": d["skipped"],
-             "failed_count": d["failed_count"], "interrupted": d["interrupted"]}
-            for d in docs
-        ])  # fmt: skip
+        out.table(
+            TableData(()),
+            [
+                {
+                    "action": d["action"],
+                    "dlq": d["dlq"],
+                    "dry_run": False,
+                    "matched": d["matched"],
+                    "applied": d["applied"],
+                    "skipped": d["skipped"],
+                    "failed_count": d["failed_count"],
+                    "interrupted": d["interrupted"],
+                }
+                for d in docs
+            ],
+        )
         return
     for result in results:
         out.message(render.result_summary(result))

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
                 help="Only entries held by this consumer (one of the "
                 "group: an unknown name is exit 3).",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
         full: Annotated[
             bool,
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
                 "--full",
                 help="Check every entry against the stream, not only ids up to the stream's "
                 "max-deleted-entry-id (needed for streams loaded from a pre-7.0 RDB file).",
-            ),  # fmt: skip
+            ),
         ] = False,
         count_only: Annotated[
             bool, typer.Option("--count", help="Only the counts (trimmed, deleted, total).")
@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
                 "--max-server-ms",
                 min=0.5,
                 help="Bound on each server call's time (page size adapts).",
-            ),  # fmt: skip
+            ),
         ] = 10.0,
         fix: Annotated[
             bool,
@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
                 help="Clear the ghosts from the PEL (a repair: confirmation, "
                 "--dry-run, --yes, audit log).",
                 rich_help_panel="Repair",
-            ),  # fmt: skip
+            ),
         ] = False,
     ) -> int | None:
         """PEL entries whose stream entry is gone, with their owner, idle and deliveries.
@@ -89,10 +89,12 @@ def register(app: typer.Typer) -> None:
             from pelctl.cli.mutate import run_mutation
             from pelctl.core.mutations.model import Options, Targets
 
-            targets = Targets(consumer=unescape(consumer) if consumer else None, limit=limit,
-                              every=True)  # fmt: skip
-            return run_mutation(rt, "ghosts-fix", unescape(stream), unescape(group), targets,
-                                Options(full=full))  # fmt: skip
+            targets = Targets(
+                consumer=unescape(consumer) if consumer else None, limit=limit, every=True
+            )
+            return run_mutation(
+                rt, "ghosts-fix", unescape(stream), unescape(group), targets, Options(full=full)
+            )
         from pelctl.cli.progress import ScanProgress
 
         conn = rt.connect()
@@ -100,10 +102,15 @@ def register(app: typer.Typer) -> None:
         stats = GhostStats()
         bar = ScanProgress("ghosts", unit="pending entries read", no_color=rt.out.no_color)
         ghosts = iter_ghosts(
-            conn, s, g, consumer=unescape(consumer) if consumer else None, full=full,
-            max_server_ms=max_server_ms, stats=stats,
+            conn,
+            s,
+            g,
+            consumer=unescape(consumer) if consumer else None,
+            full=full,
+            max_server_ms=max_server_ms,
+            stats=stats,
             progress=bar.update if bar.enabled else None,
-        )  # fmt: skip
+        )
         out = rt.out
         if count_only:
             with bar:

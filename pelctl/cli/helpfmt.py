@@ -166,9 +166,13 @@ def _print_globals(params: list[Any], metavars: Mapping[str, str]) -> None:
     from rich.text import Text
 
     console = Console(
-        width=rich_utils.MAX_WIDTH, force_terminal=rich_utils.FORCE_TERMINAL,
-        color_system=rich_utils.COLOR_SYSTEM, highlight=False, markup=False, emoji=False,
-    )  # fmt: skip
+        width=rich_utils.MAX_WIDTH,
+        force_terminal=rich_utils.FORCE_TERMINAL,
+        color_system=rich_utils.COLOR_SYSTEM,
+        highlight=False,
+        markup=False,
+        emoji=False,
+    )
     names = [Text(_label(p, metavars), style=rich_utils.STYLE_OPTION) for p in params]
     console.print(
         Panel(

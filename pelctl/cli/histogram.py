@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
                 help="What to count: idle time, delivery count, owner, or age (now minus "
                 "the id's timestamp).",
                 case_sensitive=False,
-            ),  # fmt: skip
+            ),
         ] = HistogramBy.idle,
         buckets: Annotated[
             Optional[str],
@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
                 "whole numbers for deliveries (2,5,10). Buckets are [lo, hi). "
                 "Default: log scale.",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
         top: Annotated[
             Optional[int],
@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
                 min=1,
                 help="--by consumer: the N largest owners, the rest in one bucket.",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
         max_server_ms: Annotated[
             float,
@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
                 "--max-server-ms",
                 min=0.5,
                 help="Bound on each server call's time (page size adapts).",
-            ),  # fmt: skip
+            ),
         ] = 10.0,
     ) -> None:
         """Distribution of a group's pending entries, with exact counts; bars on a terminal.
@@ -84,9 +84,15 @@ def register(app: typer.Typer) -> None:
         s, g = unescape(stream), unescape(group)
         with ScanProgress(f"histogram by {by_name}", no_color=rt.out.no_color) as bar:
             result = histogram(
-                conn, s, g, by_name, edges, top=top, max_server_ms=max_server_ms,
+                conn,
+                s,
+                g,
+                by_name,
+                edges,
+                top=top,
+                max_server_ms=max_server_ms,
                 progress=bar.update if bar.enabled else None,
-            )  # fmt: skip
+            )
         out = rt.out
         if out.fmt == "json":
             out.document(render.to_json(result))

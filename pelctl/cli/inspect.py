@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
             typer.Argument(
                 help="Only this group (or -g/--group; default: all, or the context's group).",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
         group_opt: Annotated[
             Optional[str],
@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
                 help="Only this group (the same as the GROUP argument).",
                 show_default=False,
                 metavar="GROUP",
-            ),  # fmt: skip
+            ),
         ] = None,
         oldest: Annotated[
             int, typer.Option("--oldest", min=0, max=1000, help="Oldest entries per group.")
@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
                 "--dead-after",
                 help="Quiet this long while holding entries: a dead suspect (below Redis "
                 "7.2 only with another signal, else 'unknown': docs/frameworks.md).",
-            ),  # fmt: skip
+            ),
         ] = "5m",
         lock_key: Annotated[
             Optional[str],
@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
                 "({group} {consumer} too): its holder is alive, the advice skips locked "
                 "entries. Default: the context's, else common patterns, sampled.",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
     ) -> None:
         """One stream in depth: groups, consumers, oldest pending entries and advice.
@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
                     "stream": render.escape(result.stream),
                     "group": render.escape(g.name),
                     **render.consumer_json(c),
-                }  # fmt: skip
+                }
                 for g in result.groups
                 for c in g.consumers
             ]

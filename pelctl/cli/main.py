@@ -88,8 +88,7 @@ def suggest_options(typed: str, ctx: object) -> list[str]:
         return []
     found = [n for n in names if _MEANT.get(word) == n]
     found += [n for n in names if n.startswith(word) and n not in found]
-    found += [n for n in difflib.get_close_matches(word, names, n=3, cutoff=0.6)
-              if n not in found]  # fmt: skip
+    found += [n for n in difflib.get_close_matches(word, names, n=3, cutoff=0.6) if n not in found]
     return [f"--{n}" for n in found[:3]]
 
 

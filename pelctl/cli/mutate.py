@@ -52,8 +52,12 @@ def _ready(rt: Runtime, mutation: Any) -> None:
         )
 
 
-def surface(rt: Runtime, confirm: Callable[[Any], bool], progress: Callable[[Any], Any],
-            stopped: Callable[[Any], None] | None = None) -> Any:  # fmt: skip
+def surface(
+    rt: Runtime,
+    confirm: Callable[[Any], bool],
+    progress: Callable[[Any], Any],
+    stopped: Callable[[Any], None] | None = None,
+) -> Any:
     """The CLI as the runner's :class:`~pelctl.core.runner.Surface`."""
     from pelctl.core.runner import Surface
 
@@ -162,8 +166,9 @@ def show_dry_run(
         out.message(header)
     out.message(f"dry run, nothing changed: {render.plan_summary(plan)}")
     show_notes(rt, plan.notes, said)
-    show_plan_rows(rt, render.plan_columns(plan), render.plan_rows(plan),
-                   len(plan.items) + len(plan.missing))  # fmt: skip
+    show_plan_rows(
+        rt, render.plan_columns(plan), render.plan_rows(plan), len(plan.items) + len(plan.missing)
+    )
     return 0
 
 
@@ -245,8 +250,9 @@ def confirm_and_apply(
     """Run ``plan`` through the runner (confirm, apply, audit) and print its result."""
     from pelctl.core import runner
 
-    cli = surface(rt, lambda plans: confirm(rt, plans[0], preface),
-                  lambda p: _Progress(p.mutation.name))  # fmt: skip
+    cli = surface(
+        rt, lambda plans: confirm(rt, plans[0], preface), lambda p: _Progress(p.mutation.name)
+    )
     outcome = runner.execute(conn, [plan], cli, plan_file=plan_file)
     if outcome.aborted:
         rt.info("aborted: nothing changed")

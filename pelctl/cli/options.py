@@ -48,64 +48,221 @@ def _param(name: str, annotation: Any, default: Any) -> inspect.Parameter:
 
 
 COMMON_PARAMS: list[inspect.Parameter] = [
-    _param("url", Annotated[Optional[str], typer.Option(
-        "--url", help="Redis URL (redis://, rediss://, unix://, redis+sentinel://). "
-        "Env: PELCTL_URL, REDIS_URL. Put no password here on shared machines: use "
-        "REDISCLI_AUTH, --askpass or a context.", rich_help_panel=CONNECTION_PANEL,
-        show_default=False, metavar="URL")], None),
-    _param("context", Annotated[Optional[str], typer.Option(
-        "--context", help="Named context from the config file (env: PELCTL_CONTEXT).",
-        rich_help_panel=CONNECTION_PANEL, show_default=False, metavar="NAME")], None),
-    _param("askpass", Annotated[bool, typer.Option(
-        "--askpass", help="Prompt for the password (read from stdin without a terminal).",
-        rich_help_panel=CONNECTION_PANEL)], False),
-    _param("tls_ca", Annotated[Optional[str], typer.Option(
-        "--tls-ca", help="CA bundle for rediss://.", rich_help_panel=CONNECTION_PANEL,
-        show_default=False, metavar="FILE")], None),
-    _param("tls_cert", Annotated[Optional[str], typer.Option(
-        "--tls-cert", help="Client certificate for rediss://.",
-        rich_help_panel=CONNECTION_PANEL, show_default=False, metavar="FILE")], None),
-    _param("tls_key", Annotated[Optional[str], typer.Option(
-        "--tls-key", help="Client key for rediss://.", rich_help_panel=CONNECTION_PANEL,
-        show_default=False, metavar="FILE")], None),
-    _param("tls_insecure", Annotated[bool, typer.Option(
-        "--tls-insecure", help="Skip TLS certificate verification (prints a warning).",
-        rich_help_panel=CONNECTION_PANEL)], False),
-    _param("cluster", Annotated[Optional[bool], typer.Option(
-        "--cluster/--no-cluster", help="Force Redis Cluster mode on or off (default: detect).",
-        rich_help_panel=CONNECTION_PANEL, show_default=False)], None),
-    _param("output", Annotated[Optional[OutputFormat], typer.Option(
-        "-o", "--output", help="Output format (default: table on a terminal; in pipes plain, "
-        "or ndjson for commands that stream entries).",
-        rich_help_panel=OUTPUT_PANEL, show_default=False, case_sensitive=False)], None),
-    _param("no_color", Annotated[bool, typer.Option(
-        "--no-color", help="No colours (also NO_COLOR).", rich_help_panel=OUTPUT_PANEL)], False),
-    _param("verbose", Annotated[int, typer.Option(
-        "-v", "--verbose", count=True, help="More detail; tracebacks on errors.",
-        rich_help_panel=OUTPUT_PANEL)], 0),
-    _param("read_only", Annotated[bool, typer.Option(
-        "--read-only", help="Refuse every mutation (also PELCTL_READ_ONLY=1 or the context).",
-        rich_help_panel=SAFETY_PANEL)], False),
-]  # fmt: skip
+    _param(
+        "url",
+        Annotated[
+            Optional[str],
+            typer.Option(
+                "--url",
+                help="Redis URL (redis://, rediss://, unix://, redis+sentinel://). "
+                "Env: PELCTL_URL, REDIS_URL. Put no password here on shared machines: use "
+                "REDISCLI_AUTH, --askpass or a context.",
+                rich_help_panel=CONNECTION_PANEL,
+                show_default=False,
+                metavar="URL",
+            ),
+        ],
+        None,
+    ),
+    _param(
+        "context",
+        Annotated[
+            Optional[str],
+            typer.Option(
+                "--context",
+                help="Named context from the config file (env: PELCTL_CONTEXT).",
+                rich_help_panel=CONNECTION_PANEL,
+                show_default=False,
+                metavar="NAME",
+            ),
+        ],
+        None,
+    ),
+    _param(
+        "askpass",
+        Annotated[
+            bool,
+            typer.Option(
+                "--askpass",
+                help="Prompt for the password (read from stdin without a terminal).",
+                rich_help_panel=CONNECTION_PANEL,
+            ),
+        ],
+        False,
+    ),
+    _param(
+        "tls_ca",
+        Annotated[
+            Optional[str],
+            typer.Option(
+                "--tls-ca",
+                help="CA bundle for rediss://.",
+                rich_help_panel=CONNECTION_PANEL,
+                show_default=False,
+                metavar="FILE",
+            ),
+        ],
+        None,
+    ),
+    _param(
+        "tls_cert",
+        Annotated[
+            Optional[str],
+            typer.Option(
+                "--tls-cert",
+                help="Client certificate for rediss://.",
+                rich_help_panel=CONNECTION_PANEL,
+                show_default=False,
+                metavar="FILE",
+            ),
+        ],
+        None,
+    ),
+    _param(
+        "tls_key",
+        Annotated[
+            Optional[str],
+            typer.Option(
+                "--tls-key",
+                help="Client key for rediss://.",
+                rich_help_panel=CONNECTION_PANEL,
+                show_default=False,
+                metavar="FILE",
+            ),
+        ],
+        None,
+    ),
+    _param(
+        "tls_insecure",
+        Annotated[
+            bool,
+            typer.Option(
+                "--tls-insecure",
+                help="Skip TLS certificate verification (prints a warning).",
+                rich_help_panel=CONNECTION_PANEL,
+            ),
+        ],
+        False,
+    ),
+    _param(
+        "cluster",
+        Annotated[
+            Optional[bool],
+            typer.Option(
+                "--cluster/--no-cluster",
+                help="Force Redis Cluster mode on or off (default: detect).",
+                rich_help_panel=CONNECTION_PANEL,
+                show_default=False,
+            ),
+        ],
+        None,
+    ),
+    _param(
+        "output",
+        Annotated[
+            Optional[OutputFormat],
+            typer.Option(
+                "-o",
+                "--output",
+                help="Output format (default: table on a terminal; in pipes plain, "
+                "or ndjson for commands that stream entries).",
+                rich_help_panel=OUTPUT_PANEL,
+                show_default=False,
+                case_sensitive=False,
+            ),
+        ],
+        None,
+    ),
+    _param(
+        "no_color",
+        Annotated[
+            bool,
+            typer.Option(
+                "--no-color", help="No colours (also NO_COLOR).", rich_help_panel=OUTPUT_PANEL
+            ),
+        ],
+        False,
+    ),
+    _param(
+        "verbose",
+        Annotated[
+            int,
+            typer.Option(
+                "-v",
+                "--verbose",
+                count=True,
+                help="More detail; tracebacks on errors.",
+                rich_help_panel=OUTPUT_PANEL,
+            ),
+        ],
+        0,
+    ),
+    _param(
+        "read_only",
+        Annotated[
+            bool,
+            typer.Option(
+                "--read-only",
+                help="Refuse every mutation (also PELCTL_READ_ONLY=1 or the context).",
+                rich_help_panel=SAFETY_PANEL,
+            ),
+        ],
+        False,
+    ),
+]
 
 MUTATION_PARAMS: list[inspect.Parameter] = [
-    _param("dry_run", Annotated[bool, typer.Option(
-        "--dry-run", help="Print the exact plan and change nothing.",
-        rich_help_panel=SAFETY_PANEL)], False),
-    _param("yes", Annotated[bool, typer.Option(
-        "-y", "--yes", help="Do not ask for confirmation (needed without a terminal).",
-        rich_help_panel=SAFETY_PANEL)], False),
-    _param("all_rows", Annotated[bool, typer.Option(
-        "--all-rows", help=f"A dry run in text shows every row, not the first "
-        f"{DRY_RUN_ROWS} (JSON, NDJSON, CSV and TSV always hold every row).",
-        rich_help_panel=SAFETY_PANEL)], False),
-]  # fmt: skip
+    _param(
+        "dry_run",
+        Annotated[
+            bool,
+            typer.Option(
+                "--dry-run",
+                help="Print the exact plan and change nothing.",
+                rich_help_panel=SAFETY_PANEL,
+            ),
+        ],
+        False,
+    ),
+    _param(
+        "yes",
+        Annotated[
+            bool,
+            typer.Option(
+                "-y",
+                "--yes",
+                help="Do not ask for confirmation (needed without a terminal).",
+                rich_help_panel=SAFETY_PANEL,
+            ),
+        ],
+        False,
+    ),
+    _param(
+        "all_rows",
+        Annotated[
+            bool,
+            typer.Option(
+                "--all-rows",
+                help=f"A dry run in text shows every row, not the first "
+                f"{DRY_RUN_ROWS} (JSON, NDJSON, CSV and TSV always hold every row).",
+                rich_help_panel=SAFETY_PANEL,
+            ),
+        ],
+        False,
+    ),
+]
 
 # The shared options in a command's help are listed by name in one "Global options" panel
 # (pelctl/cli/helpfmt.py), with these value names; their full help above is what
 # `pelctl --help` and the docs show.
-GLOBAL_METAVARS = {"url": "URL", "context": "NAME", "tls_ca": "FILE", "tls_cert": "FILE",
-                   "tls_key": "FILE", "output": "FORMAT"}  # fmt: skip
+GLOBAL_METAVARS = {
+    "url": "URL",
+    "context": "NAME",
+    "tls_ca": "FILE",
+    "tls_cert": "FILE",
+    "tls_key": "FILE",
+    "output": "FORMAT",
+}
 COMMON_HELP = {p.name: p.annotation.__metadata__[0].help for p in COMMON_PARAMS}
 
 COMMON_NAMES = [p.name for p in COMMON_PARAMS]
@@ -121,8 +278,9 @@ class Runtime:
         self.options = options
         self.command = command
         fmt = options.get("output")
-        self.out = _make_output(fmt.value if fmt else None, options.get("no_color", False),
-                                pipe_default)  # fmt: skip
+        self.out = _make_output(
+            fmt.value if fmt else None, options.get("no_color", False), pipe_default
+        )
         self.verbose = int(options.get("verbose") or 0)
         self._settings: ConnectionSettings | None = None
         self._conn: Connection | None = None
@@ -158,11 +316,17 @@ class Runtime:
             if o.get("askpass"):
                 password = _ask_password()
             settings = resolve_settings(
-                url=o.get("url"), context=o.get("context"), password=password,
-                tls_ca=o.get("tls_ca"), tls_cert=o.get("tls_cert"), tls_key=o.get("tls_key"),
-                tls_insecure=bool(o.get("tls_insecure")), cluster=o.get("cluster"),
-                read_only=bool(o.get("read_only")), config=config,
-            )  # fmt: skip
+                url=o.get("url"),
+                context=o.get("context"),
+                password=password,
+                tls_ca=o.get("tls_ca"),
+                tls_cert=o.get("tls_cert"),
+                tls_key=o.get("tls_key"),
+                tls_insecure=bool(o.get("tls_insecure")),
+                cluster=o.get("cluster"),
+                read_only=bool(o.get("read_only")),
+                config=config,
+            )
             for warning in settings.warnings:  # TLS verification off, credentials left out
                 self.warn(warning)
             self._settings = settings.with_client_name(self.command)

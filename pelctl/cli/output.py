@@ -51,9 +51,12 @@ class Output:
 
             # No markup, no :emoji: codes: strings are data, shown as they are (Text objects).
             self._console = Console(
-                no_color=self.no_color, highlight=False, soft_wrap=not self.is_tty,
-                markup=False, emoji=False,
-            )  # fmt: skip
+                no_color=self.no_color,
+                highlight=False,
+                soft_wrap=not self.is_tty,
+                markup=False,
+                emoji=False,
+            )
         return self._console
 
     @property
@@ -151,8 +154,9 @@ class Output:
                     out.flush()
             return n
         if self.fmt in ("csv", "tsv"):
-            writer = csv.writer(out, delimiter="," if self.fmt == "csv" else "\t",
-                                lineterminator="\n")  # fmt: skip
+            writer = csv.writer(
+                out, delimiter="," if self.fmt == "csv" else "\t", lineterminator="\n"
+            )
             for _row, record, _style in items:
                 if n == 0:
                     writer.writerow([csv_cell(k) for k in record])
@@ -223,19 +227,24 @@ class Output:
                 widths[-1] = 0  # never pad a left-aligned last column
 
             def plain(cells: Sequence[str]) -> list[str]:
-                return [cell.rjust(w) if c.justify == "right" else cell.ljust(w)
-                        for c, w, cell in zip(columns, widths, cells, strict=False)]  # fmt: skip
+                return [
+                    cell.rjust(w) if c.justify == "right" else cell.ljust(w)
+                    for c, w, cell in zip(columns, widths, cells, strict=False)
+                ]
 
             return plain
 
         width = self.console.width
-        layout = fit(columns, natural_widths(columns, sample, cells_of), width, gap=2,
-                     measure=cells_of)  # fmt: skip
+        layout = fit(
+            columns, natural_widths(columns, sample, cells_of), width, gap=2, measure=cells_of
+        )
         slack = max(0, width - layout.width(2))
         last = len(layout.keep) - 1
         shown = enumerate(zip(layout.keep, layout.widths, strict=True))
-        plan = [(i, columns[i].shrinkable, columns[i].justify == "right", w, k == last)
-                for k, (i, w) in shown]  # fmt: skip
+        plan = [
+            (i, columns[i].shrinkable, columns[i].justify == "right", w, k == last)
+            for k, (i, w) in shown
+        ]
 
         def fitted(cells: Sequence[str]) -> list[str]:
             spare = slack
@@ -277,8 +286,13 @@ class Output:
         from rich.text import Text
 
         rows = [_clean_row(row) for row in data.rows]
-        layout = fit(data.columns, natural_widths(data.columns, rows, cells_of),
-                     self.console.width, gap=3, measure=cells_of)  # fmt: skip
+        layout = fit(
+            data.columns,
+            natural_widths(data.columns, rows, cells_of),
+            self.console.width,
+            gap=3,
+            measure=cells_of,
+        )
         # Title and caption on lines of their own: wrapped at the terminal's width, not
         # at the (maybe narrower) table's.
         if data.title:
@@ -287,17 +301,22 @@ class Output:
         for i, w in zip(layout.keep, layout.widths, strict=True):
             c = data.columns[i]
             if layout.fits:
-                t.add_column(_text(c.header), justify=c.justify, style=c.style,
-                             width=w, no_wrap=True,
-                             overflow="ellipsis" if c.shrinkable else "fold")  # fmt: skip
+                t.add_column(
+                    _text(c.header),
+                    justify=c.justify,
+                    style=c.style,
+                    width=w,
+                    no_wrap=True,
+                    overflow="ellipsis" if c.shrinkable else "fold",
+                )
             else:  # rich squeezes: headers and text wrap (a column is never cropped away)
                 ident = c.key == "id" or c.key.endswith("_id")
-                t.add_column(_text(c.header), justify=c.justify, style=c.style,
-                             no_wrap=ident)  # fmt: skip
+                t.add_column(_text(c.header), justify=c.justify, style=c.style, no_wrap=ident)
         styles = data.row_styles or [None] * len(rows)
         for row, style in zip(rows, styles, strict=False):
-            t.add_row(*(Text(row[i]) if i < len(row) else Text("") for i in layout.keep),
-                      style=style)  # fmt: skip
+            t.add_row(
+                *(Text(row[i]) if i < len(row) else Text("") for i in layout.keep), style=style
+            )
         self.console.print(t)
         if data.caption:
             self.console.print(_text(data.caption))
@@ -318,14 +337,15 @@ class Output:
                 tablefmt=_TABULATE[self.fmt],
                 colalign=align,
                 disable_numparse=True,
-            )  # fmt: skip
+            )
         )
         if data.caption:
             self.line(clean(data.caption))
 
     def _delimited(self, records: Sequence[dict[str, Any]], header: bool) -> None:
-        writer = csv.writer(sys.stdout, delimiter="," if self.fmt == "csv" else "\t",
-                            lineterminator="\n")  # fmt: skip
+        writer = csv.writer(
+            sys.stdout, delimiter="," if self.fmt == "csv" else "\t", lineterminator="\n"
+        )
         # The columns are every key of any record, in first-seen order: a key only some
         # records have (a cluster row's node, a missing entry's target) keeps its own column
         # and is empty elsewhere, never shifting the cells of the others.

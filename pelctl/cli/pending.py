@@ -29,7 +29,7 @@ def register(app: typer.Typer) -> None:
                 help="Only entries held by this consumer (one of the "
                 "group: an unknown name is exit 3).",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
         idle: Annotated[
             Optional[str],
@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
                 "--idle",
                 help="Only entries idle at least this long (30s, 5m, 1h).",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
         min_deliveries: Annotated[
             Optional[int],
@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
                 min=1,
                 help="Only entries delivered at least N times.",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
         below_deliveries: Annotated[
             Optional[int],
@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
                 min=1,
                 help="Only entries delivered fewer than N times.",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
         limit: Annotated[
             Optional[int],
@@ -65,7 +65,7 @@ def register(app: typer.Typer) -> None:
                 min=1,
                 help=f"At most N entries (default {DEFAULT_LIMIT}).",
                 show_default=False,
-            ),  # fmt: skip
+            ),
         ] = None,
         all_entries: Annotated[
             bool, typer.Option("--all", "-A", help="Every matching entry, streamed.")
@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
                 "--max-server-ms",
                 min=0.5,
                 help="Bound on each server call's time (page size adapts).",
-            ),  # fmt: skip
+            ),
         ] = 10.0,
     ) -> None:
         """List pending entries in id order: id, consumer, idle, deliveries (and fields).
@@ -103,8 +103,9 @@ def register(app: typer.Typer) -> None:
         if min_deliveries is not None and below_deliveries is not None:
             from pelctl.core.mutations.model import Targets
 
-            Targets(min_deliveries=min_deliveries, below_deliveries=below_deliveries,
-                    every=True).require_some()  # fmt: skip
+            Targets(
+                min_deliveries=min_deliveries, below_deliveries=below_deliveries, every=True
+            ).require_some()
         filters = PendingFilter(
             consumer=unescape(consumer) if consumer else None,
             min_idle_ms=parse_duration_ms(idle) if idle is not None else None,
@@ -115,9 +116,14 @@ def register(app: typer.Typer) -> None:
         conn = rt.connect()
         s, g = unescape(stream), unescape(group)
         entries = iter_pending(
-            conn, s, g, filters, limit=cap, with_payload=with_payload,
+            conn,
+            s,
+            g,
+            filters,
+            limit=cap,
+            with_payload=with_payload,
             max_server_ms=max_server_ms,
-        )  # fmt: skip
+        )
         if all_entries:
             from pelctl.cli.progress import wanted
 
@@ -134,8 +140,10 @@ def register(app: typer.Typer) -> None:
         if cap is not None and shown == cap and not rt.out.machine:
             total = count_pending(conn, s, g)
             if total > shown:
-                rt.info(f"showing {shown:,} of {total:,} pending (before filters); "
-                        "use --limit N or --all")  # fmt: skip
+                rt.info(
+                    f"showing {shown:,} of {total:,} pending (before filters); "
+                    "use --limit N or --all"
+                )
 
 
 def warn_decoders(rt: Runtime, before: dict[str, str]) -> None:

@@ -80,8 +80,9 @@ class ScanProgress:
 
         from pelctl.base.binary import clean
 
-        console = Console(stderr=True, no_color=self.no_color, highlight=False, markup=False,
-                          emoji=False)  # fmt: skip
+        console = Console(
+            stderr=True, no_color=self.no_color, highlight=False, markup=False, emoji=False
+        )
         self._progress = Progress(
             TextColumn("{task.description}", markup=False),
             BarColumn(),

@@ -40,11 +40,17 @@ HELP_WIDTH = 80
 
 # Which parameters take names, by parameter name; (command path) -> {name: kind} overrides.
 NAME_KINDS = {
-    "stream": "stream", "streams": "stream", "dlq": "stream", "source": "stream",
-    "group": "group", "group_opt": "group", "consumer": "consumer", "to": "consumer",
+    "stream": "stream",
+    "streams": "stream",
+    "dlq": "stream",
+    "source": "stream",
+    "group": "group",
+    "group_opt": "group",
+    "consumer": "consumer",
+    "to": "consumer",
     "reassign_to": "consumer",
     "context": "context",
-}  # fmt: skip
+}
 NAME_KINDS_BY_COMMAND: dict[tuple[str, ...], dict[str, str]] = {
     ("dlq", "replay"): {"to": "stream"},  # replay --to: another stream
     ("config", "use-context"): {"name": "context"},
@@ -320,11 +326,15 @@ def _connect(o: dict[str, Any]) -> tuple[Any, str | None]:
     from pelctl.redis.connection import connect
 
     settings = resolve_settings(
-        url=o.get("url"), context=o.get("context"), tls_ca=o.get("tls_ca"),
-        tls_cert=o.get("tls_cert"), tls_key=o.get("tls_key"),
-        tls_insecure=bool(o.get("tls_insecure")), cluster=o.get("cluster"),
+        url=o.get("url"),
+        context=o.get("context"),
+        tls_ca=o.get("tls_ca"),
+        tls_cert=o.get("tls_cert"),
+        tls_key=o.get("tls_key"),
+        tls_insecure=bool(o.get("tls_insecure")),
+        cluster=o.get("cluster"),
         config=load_config(),
-    )  # fmt: skip
+    )
     settings = replace(settings.with_client_name("complete"), socket_timeout=TIMEOUT_S)
     return connect(settings), settings.default_group
 
@@ -347,9 +357,11 @@ def _lookup(
         for stream in streams[:5]:
             for row in _rows(conn, "GROUPS", unescape(stream)):
                 found.setdefault(escape(row[b"name"]), int(row.get(b"pending") or 0))
-        return [Item(name, help=f"{pending:,} pending")
-                for name, pending in sorted(found.items())
-                if name.startswith(incomplete)]  # fmt: skip
+        return [
+            Item(name, help=f"{pending:,} pending")
+            for name, pending in sorted(found.items())
+            if name.startswith(incomplete)
+        ]
     group = params.get("group")
     if group is None:  # GROUP or -g/--group, else the context's
         group = params.get("group_opt")
@@ -363,8 +375,9 @@ def _lookup(
             pending = int(row.get(b"pending") or 0)
             idle_s = int(row.get(b"idle") or 0) // 1000
             items.setdefault(escape(row[b"name"]), f"{pending:,} pending, idle {idle_s:,}s")
-    return [Item(name, help=text) for name, text in sorted(items.items())
-            if name.startswith(incomplete)]  # fmt: skip
+    return [
+        Item(name, help=text) for name, text in sorted(items.items()) if name.startswith(incomplete)
+    ]
 
 
 def _streams(conn: Any, incomplete: str) -> list[str]:
@@ -379,8 +392,9 @@ def _streams(conn: Any, incomplete: str) -> list[str]:
     for node in conn.primaries():
         cursor: Any = b"0"
         while calls < MAX_SCAN_CALLS and len(found) < MAX_NAMES:
-            cursor, keys = node.execute_command("SCAN", cursor, "MATCH", pattern,
-                                                "COUNT", SCAN_COUNT, "TYPE", "stream")  # fmt: skip
+            cursor, keys = node.execute_command(
+                "SCAN", cursor, "MATCH", pattern, "COUNT", SCAN_COUNT, "TYPE", "stream"
+            )
             calls += 1
             found.update(keys)
             if cursor in (b"0", 0, "0"):

@@ -338,13 +338,22 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
             server = metrics.serve(o["metrics_port"], o["metrics_addr"])
             bound = server.server_address  # what the socket is bound to, not what was asked
             logs.event(log, 20, "metrics", addr=bound[0], port=bound[1])
-        runner = Runner(cfg, lambda: connect(settings), log=log, metrics=metrics,
-                        server=settings.redacted_url, context=settings.context,
-                        secrets=settings.secrets, wait_for_targets=o["wait_for_group"],
-                        summary_every_s=summary_s, max_passes=o["max_passes"])  # fmt: skip
+        runner = Runner(
+            cfg,
+            lambda: connect(settings),
+            log=log,
+            metrics=metrics,
+            server=settings.redacted_url,
+            context=settings.context,
+            secrets=settings.secrets,
+            wait_for_targets=o["wait_for_group"],
+            summary_every_s=summary_s,
+            max_passes=o["max_passes"],
+        )
         if cfg.max_deliveries is None:
-            logs.event(log, 30, "no-delivery-limit",
-                       detail="--max-deliveries 0: poison is retried forever")  # fmt: skip
+            logs.event(
+                log, 30, "no-delivery-limit", detail="--max-deliveries 0: poison is retried forever"
+            )
         if cfg.no_lineage:
             from pelctl.core.lineage import no_lineage_note
 
@@ -386,11 +395,21 @@ def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) 
     if out.fmt in ("json", "ndjson"):
         out.document(summary)
         return
-    keys = ("scanned", "requeued", "claimed", "dead_lettered", "skipped_alive",
-            "duplicate_acks", "ghosts", "failed")  # fmt: skip
+    keys = (
+        "scanned",
+        "requeued",
+        "claimed",
+        "dead_lettered",
+        "skipped_alive",
+        "duplicate_acks",
+        "ghosts",
+        "failed",
+    )
     if out.fmt in ("csv", "tsv"):
-        records = [{k: v for k, v in s.items() if k not in ("error", "skipped_reason")}
-                   for s in summary["streams"]]  # fmt: skip
+        records = [
+            {k: v for k, v in s.items() if k not in ("error", "skipped_reason")}
+            for s in summary["streams"]
+        ]
         for s in report.streams:
             if s.skipped:
                 rt.warn(f"{escape(s.stream)}: {s.skipped}")
@@ -400,21 +419,29 @@ def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) 
     # Narrow terminals (docs/output.md): duplicate acks, skipped and ghosts go first (the
     # line below the table counts the first two); the name is shortened.
     dropped_first = {"duplicate_acks": 3, "skipped_alive": 2, "ghosts": 1}
-    columns = (Column("stream", "STREAM", shrinkable=True, min_width=12),) + tuple(
-        Column(k, k.upper().replace("_", " "), justify="right", priority=dropped_first.get(k, 0))
-        for k in keys
-    ) + (Column("pel_depth", "PEL", justify="right"),)  # fmt: skip
+    columns = (
+        (Column("stream", "STREAM", shrinkable=True, min_width=12),)
+        + tuple(
+            Column(
+                k, k.upper().replace("_", " "), justify="right", priority=dropped_first.get(k, 0)
+            )
+            for k in keys
+        )
+        + (Column("pel_depth", "PEL", justify="right"),)
+    )
     rows = []
     for s in report.streams:
         c = s.counts
-        rows.append((escape(s.stream), *(fmt_int(getattr(c, k)) for k in keys),
-                     fmt_int(s.depth)))  # fmt: skip
+        rows.append((escape(s.stream), *(fmt_int(getattr(c, k)) for k in keys), fmt_int(s.depth)))
     flags = (", no lineage" if no_lineage else "") + (", read-only" if report.read_only else "")
     title = f"reclaim --once ({strategy}{flags})"
     out.table(TableData(columns, rows, title=title), [])
     t = report.totals
-    done = [f"{t.requeued:,} requeued", f"{t.claimed:,} claimed",
-            f"{t.dead_lettered:,} dead-lettered"]  # fmt: skip
+    done = [
+        f"{t.requeued:,} requeued",
+        f"{t.claimed:,} claimed",
+        f"{t.dead_lettered:,} dead-lettered",
+    ]
     tail = f" {verb}" if verb else ""
     out.message(
         f"{t.scanned:,} idle entries found: {', '.join(done)}{tail}; {t.skipped_alive:,} "

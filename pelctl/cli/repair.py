@@ -77,11 +77,18 @@ def register(app: typer.Typer) -> None:
         refuse_empty("--lock-key", lock_key, "a key pattern")
         group, ids = pick_group(rt, group, group_opt, ids or [])
         lock_key = lock_key or rt.settings().lock_key
-        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every,
-                                below_deliveries)  # fmt: skip
+        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every, below_deliveries)
         options = Options(to=unescape(to), lock_key=lock_key, create_consumer=create_consumer)
-        return run_mutation(rt, "claim", unescape(stream), unescape(group), targets, options,
-                            plan_out=plan_out, warnings=claim_warnings)  # fmt: skip
+        return run_mutation(
+            rt,
+            "claim",
+            unescape(stream),
+            unescape(group),
+            targets,
+            options,
+            plan_out=plan_out,
+            warnings=claim_warnings,
+        )
 
     @pelctl_command(app, "ack", mutation="ack", rich_help_panel=PANEL)
     def ack(
@@ -109,10 +116,16 @@ def register(app: typer.Typer) -> None:
         refuse_empty("--lock-key", lock_key, "a key pattern")
         group, ids = pick_group(rt, group, group_opt, ids or [])
         lock_key = lock_key or rt.settings().lock_key
-        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every,
-                                below_deliveries)  # fmt: skip
-        return run_mutation(rt, "ack", unescape(stream), unescape(group), targets,
-                            Options(lock_key=lock_key), plan_out=plan_out)  # fmt: skip
+        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every, below_deliveries)
+        return run_mutation(
+            rt,
+            "ack",
+            unescape(stream),
+            unescape(group),
+            targets,
+            Options(lock_key=lock_key),
+            plan_out=plan_out,
+        )
 
     @pelctl_command(app, "requeue", mutation="requeue", rich_help_panel=PANEL)
     def requeue(
@@ -137,7 +150,7 @@ def register(app: typer.Typer) -> None:
                 rich_help_panel=REPAIR_PANEL,
                 show_default=False,
             ),
-        ] = None,  # fmt: skip
+        ] = None,
         dlq: Annotated[
             Optional[str],
             typer.Option(
@@ -146,7 +159,7 @@ def register(app: typer.Typer) -> None:
                 rich_help_panel=REPAIR_PANEL,
                 show_default=False,
             ),
-        ] = None,  # fmt: skip
+        ] = None,
         reason: Annotated[
             Optional[str],
             typer.Option(
@@ -155,7 +168,7 @@ def register(app: typer.Typer) -> None:
                 rich_help_panel=REPAIR_PANEL,
                 show_default=False,
             ),
-        ] = None,  # fmt: skip
+        ] = None,
         field_prefix: FieldPrefixOpt = "_",
         no_lineage: NoLineageOpt = False,
         plan_out: PlanOutOpt = None,
@@ -178,23 +191,27 @@ def register(app: typer.Typer) -> None:
         refuse_empty("--dlq", dlq, "a stream name")
         refuse_empty_prefix(field_prefix)
         if (dlq or reason) and max_retries is None:
-            raise UsageError("--dlq and --reason go with --max-retries",
-                             hint="to quarantine entries now, use: pelctl dlq move")  # fmt: skip
+            raise UsageError(
+                "--dlq and --reason go with --max-retries",
+                hint="to quarantine entries now, use: pelctl dlq move",
+            )
         group, ids = pick_group(rt, group, group_opt, ids or [])
         lock_key = lock_key or rt.settings().lock_key
-        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every,
-                                below_deliveries)  # fmt: skip
+        targets = build_targets(ids, consumer, idle, min_deliveries, limit, every, below_deliveries)
         s = unescape(stream)
         dlq_key = None
         if max_retries is not None:
             dlq_key = unescape(dlq) if dlq else default_dlq(s)
         options = Options(
-            lock_key=lock_key, max_retries=max_retries, dlq=dlq_key, reason=reason,
-            field_prefix=field_prefix, no_lineage=no_lineage,
-        )  # fmt: skip
+            lock_key=lock_key,
+            max_retries=max_retries,
+            dlq=dlq_key,
+            reason=reason,
+            field_prefix=field_prefix,
+            no_lineage=no_lineage,
+        )
         check_lineage(options)  # before connecting
-        return run_mutation(rt, "requeue", s, unescape(group), targets, options,
-                            plan_out=plan_out)  # fmt: skip
+        return run_mutation(rt, "requeue", s, unescape(group), targets, options, plan_out=plan_out)
 
     @pelctl_command(app, "apply", mutation=FROM_PLAN_FILE, rich_help_panel=PANEL)
     def apply_cmd(

@@ -55,9 +55,7 @@ def _root(ctx: typer.Context, **options: Any) -> None:
 
 _ROOT_SIGNATURE = inspect.Signature(
     [
-        inspect.Parameter(
-            "ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context
-        ),  # fmt: skip
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
         inspect.Parameter(
             "version",
             inspect.Parameter.KEYWORD_ONLY,
@@ -69,7 +67,7 @@ _ROOT_SIGNATURE = inspect.Signature(
                     is_eager=True,
                     help="Print the version and exit.",
                 ),
-            ],  # fmt: skip
+            ],
             default=False,
         ),
         *root_callback_params(),
@@ -83,20 +81,47 @@ app.callback()(_root)
 # The command modules, in the order their commands are registered (the order of --help),
 # and the modules each top-level command needs (tests/unit/test_import_budget.py checks
 # that this table names every command, and enough modules for each).
-MODULES = ("streams", "inspect", "pending", "histogram", "ghosts", "config", "demo", "version",
-           "tui", "completion",
-           "repair", "dlq", "dlq_admin", "consumers", "audit",  # the repairs (SPEC §3, §5)
-           "spark",  # fleet analytics on Spark (SPEC §9)
-           "reclaim")  # the reclaim loop (SPEC §7)  # fmt: skip
+MODULES = (
+    "streams",
+    "inspect",
+    "pending",
+    "histogram",
+    "ghosts",
+    "config",
+    "demo",
+    "version",
+    "tui",
+    "completion",
+    "repair",
+    "dlq",
+    "dlq_admin",
+    "consumers",
+    "audit",  # the repairs (SPEC §3, §5)
+    "spark",  # fleet analytics on Spark (SPEC §9)
+    "reclaim",
+)  # the reclaim loop (SPEC §7)
 MODULES_OF = {
-    "streams": ("streams",), "inspect": ("inspect",), "pending": ("pending",),
-    "histogram": ("histogram",), "ghosts": ("ghosts",), "config": ("config",),
-    "demo": ("demo",), "version": ("version",), "tui": ("tui",),
+    "streams": ("streams",),
+    "inspect": ("inspect",),
+    "pending": ("pending",),
+    "histogram": ("histogram",),
+    "ghosts": ("ghosts",),
+    "config": ("config",),
+    "demo": ("demo",),
+    "version": ("version",),
+    "tui": ("tui",),
     "completion": ("completion",),
-    "claim": ("repair",), "ack": ("repair",), "requeue": ("repair",), "apply": ("repair",),
-    "dlq": ("dlq", "dlq_admin"), "consumers": ("consumers",), "audit": ("audit",),
-    "snapshot": ("spark",), "analyze": ("spark",), "reclaim": ("reclaim",),
-}  # fmt: skip
+    "claim": ("repair",),
+    "ack": ("repair",),
+    "requeue": ("repair",),
+    "apply": ("repair",),
+    "dlq": ("dlq", "dlq_admin"),
+    "consumers": ("consumers",),
+    "audit": ("audit",),
+    "snapshot": ("spark",),
+    "analyze": ("spark",),
+    "reclaim": ("reclaim",),
+}
 _registered: list[str] = []
 
 
@@ -141,14 +166,18 @@ def _build(name: str) -> Any | None:  # a click command (group)
     for info in app.registered_commands:
         if _name(info) == name:
             return typer.main.get_command_from_info(
-                info, pretty_exceptions_short=app.pretty_exceptions_short,
-                rich_markup_mode=app.rich_markup_mode)  # fmt: skip
+                info,
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                rich_markup_mode=app.rich_markup_mode,
+            )
     for group_info in app.registered_groups:
         if _name(group_info) == name:
             return typer.main.get_group_from_info(
-                group_info, pretty_exceptions_short=app.pretty_exceptions_short,
+                group_info,
+                pretty_exceptions_short=app.pretty_exceptions_short,
                 rich_markup_mode=app.rich_markup_mode,
-                suggest_commands=app.suggest_commands)  # fmt: skip
+                suggest_commands=app.suggest_commands,
+            )
     return None
 
 
@@ -168,9 +197,17 @@ def _listing(root: Any) -> Any:
     markup = app.rich_markup_mode
     for name, help_, short_help, panel, hidden, deprecated, is_group in SUMMARIES:
         kind = PelctlGroup if is_group else PelctlCommand
-        root.add_command(kind(name=name, help=help_, short_help=short_help, hidden=hidden,
-                              deprecated=deprecated, rich_help_panel=panel,
-                              rich_markup_mode=markup))  # fmt: skip
+        root.add_command(
+            kind(
+                name=name,
+                help=help_,
+                short_help=short_help,
+                hidden=hidden,
+                deprecated=deprecated,
+                rich_help_panel=panel,
+                rich_markup_mode=markup,
+            )
+        )
         root.builders[name] = functools.partial(_built, name)
     return root
 
@@ -196,8 +233,9 @@ def _command_name(root: Any, args: list[str]) -> str | None:
     """The first word after the root options, as the root group's parser sees it; None
     when the root's own help is asked (``pelctl --help streams`` lists every command)."""
     try:
-        ctx = root.context_class(root, info_name=completion_cmds.PROG, resilient_parsing=True,
-                                 **root.context_settings)  # fmt: skip
+        ctx = root.context_class(
+            root, info_name=completion_cmds.PROG, resilient_parsing=True, **root.context_settings
+        )
         opts, rest, _ = root.make_parser(ctx).parse_args(list(args))
     except Exception:  # noqa: BLE001 - anything odd: the root with every command decides
         return None

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
             Optional[str],
             typer.Option(
                 "--match", "-m", help="Glob on stream names (SCAN MATCH).", show_default=False
-            ),  # fmt: skip
+            ),
         ] = None,
     ) -> None:
         """Every stream with its length, groups, pending, lag and oldest pending age.

@@ -19,19 +19,31 @@ StreamArg = Annotated[str, typer.Argument(help="Stream key.", show_default=False
 # either, the context's group. See pick_group.
 GroupArg = Annotated[
     Optional[str],
-    typer.Argument(help="Consumer group (or -g/--group; default: the context's group).",
-                   show_default=False),
-]  # fmt: skip
+    typer.Argument(
+        help="Consumer group (or -g/--group; default: the context's group).", show_default=False
+    ),
+]
 GroupOpt = Annotated[
     Optional[str],
-    typer.Option("--group", "-g", help="Consumer group (the same as the GROUP argument).",
-                 show_default=False, metavar="GROUP"),
-]  # fmt: skip
+    typer.Option(
+        "--group",
+        "-g",
+        help="Consumer group (the same as the GROUP argument).",
+        show_default=False,
+        metavar="GROUP",
+    ),
+]
 RepairGroupOpt = Annotated[
     Optional[str],
-    typer.Option("--group", "-g", help="Consumer group (the same as the GROUP argument).",
-                 show_default=False, metavar="GROUP", rich_help_panel=TARGETS_PANEL),
-]  # fmt: skip
+    typer.Option(
+        "--group",
+        "-g",
+        help="Consumer group (the same as the GROUP argument).",
+        show_default=False,
+        metavar="GROUP",
+        rich_help_panel=TARGETS_PANEL,
+    ),
+]
 IdsArg = Annotated[
     Optional[list[str]],
     typer.Argument(
@@ -42,88 +54,114 @@ IdsArg = Annotated[
 ConsumerOpt = Annotated[
     Optional[str],
     typer.Option(
-        "--consumer", "--from", "-c", help="Only entries held by this consumer (one of the "
-        "group: an unknown name is exit 3).",
-        rich_help_panel=TARGETS_PANEL, show_default=False,
+        "--consumer",
+        "--from",
+        "-c",
+        help="Only entries held by this consumer (one of the group: an unknown name is exit 3).",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
     ),
-]  # fmt: skip
+]
 IdleOpt = Annotated[
     Optional[str],
     typer.Option(
-        "--idle", help="Only entries idle at least this long (30s, 5m, 1h); re-checked when "
-        "applied.", rich_help_panel=TARGETS_PANEL, show_default=False,
+        "--idle",
+        help="Only entries idle at least this long (30s, 5m, 1h); re-checked when applied.",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
     ),
-]  # fmt: skip
+]
 MinDeliveriesOpt = Annotated[
     Optional[int],
     typer.Option(
-        "--min-deliveries", min=1, help="Only entries delivered at least N times.",
-        rich_help_panel=TARGETS_PANEL, show_default=False,
+        "--min-deliveries",
+        min=1,
+        help="Only entries delivered at least N times.",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
     ),
-]  # fmt: skip
+]
 BelowDeliveriesOpt = Annotated[
     Optional[int],
     typer.Option(
-        "--below-deliveries", min=1, help="Only entries delivered fewer than N times (e.g. "
+        "--below-deliveries",
+        min=1,
+        help="Only entries delivered fewer than N times (e.g. "
         "5: leaves poison suspects out, for dlq move --min-deliveries 5).",
-        rich_help_panel=TARGETS_PANEL, show_default=False,
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
     ),
-]  # fmt: skip
+]
 LimitOpt = Annotated[
     Optional[int],
     typer.Option(
-        "--limit", "-n", min=1, help="At most N entries (in id order).",
-        rich_help_panel=TARGETS_PANEL, show_default=False,
+        "--limit",
+        "-n",
+        min=1,
+        help="At most N entries (in id order).",
+        rich_help_panel=TARGETS_PANEL,
+        show_default=False,
     ),
-]  # fmt: skip
+]
 AllOpt = Annotated[
     bool,
     typer.Option(
-        "--all", "-A", help="Every pending entry (needed when no id or filter is given).",
+        "--all",
+        "-A",
+        help="Every pending entry (needed when no id or filter is given).",
         rich_help_panel=TARGETS_PANEL,
     ),
-]  # fmt: skip
+]
 LockKeyOpt = Annotated[
     Optional[str],
     typer.Option(
-        "--lock-key", help="Skip entries whose lock key exists (a slow but alive consumer), "
+        "--lock-key",
+        help="Skip entries whose lock key exists (a slow but alive consumer), "
         "e.g. 'lock:{stream}:{id}'. Placeholders {stream} {group} {id} {consumer}; {{ }} are "
-        "literal braces.", rich_help_panel=REPAIR_PANEL, show_default=False,
+        "literal braces.",
+        rich_help_panel=REPAIR_PANEL,
+        show_default=False,
     ),
-]  # fmt: skip
+]
 CreateConsumerOpt = Annotated[
     bool,
     typer.Option(
-        "--create-consumer", help="Allow a receiving consumer the group does not have yet "
+        "--create-consumer",
+        help="Allow a receiving consumer the group does not have yet "
         "(the claim creates it). Without it an unknown name is refused (exit 3): a typo "
         "would park entries with a consumer nobody reads as.",
         rich_help_panel=REPAIR_PANEL,
     ),
-]  # fmt: skip
+]
 PlanOutOpt = Annotated[
     Optional[str],
     typer.Option(
-        "--plan-out", help="Save the plan as JSON to FILE and change nothing (run it later "
-        "with `pelctl apply FILE`).", rich_help_panel="Safety", show_default=False,
+        "--plan-out",
+        help="Save the plan as JSON to FILE and change nothing (run it later "
+        "with `pelctl apply FILE`).",
+        rich_help_panel="Safety",
+        show_default=False,
         metavar="FILE",
     ),
-]  # fmt: skip
+]
 FieldPrefixOpt = Annotated[
     str,
     typer.Option(
-        "--field-prefix", help="Prefix of the fields pelctl adds (_retry_count, "
-        "_original_id, _dlq_*).", rich_help_panel=REPAIR_PANEL,
+        "--field-prefix",
+        help="Prefix of the fields pelctl adds (_retry_count, _original_id, _dlq_*).",
+        rich_help_panel=REPAIR_PANEL,
     ),
-]  # fmt: skip
+]
 NoLineageOpt = Annotated[
     bool,
     typer.Option(
-        "--no-lineage", help="Copies carry exactly the entry's own fields, no _retry_count, "
+        "--no-lineage",
+        help="Copies carry exactly the entry's own fields, no _retry_count, "
         "_prior_deliveries, _original_id or _replayed_from (for consumers with strict "
         "schemas). Trade-off: no retry count, so no retry limit; deduplicate by content only.",
         rich_help_panel=REPAIR_PANEL,
     ),
-]  # fmt: skip
+]
 
 
 def build_targets(
@@ -272,8 +310,10 @@ def reclaim_streams(
         finally:
             rt.close()  # the loop opens its own connections
         if found:
-            rt.warn(f"reading {streams[-1]!r} as the group: it is a group of {streams[0]!r}, "
-                    f"not a stream (write: --group {streams[-1]})")  # fmt: skip
+            rt.warn(
+                f"reading {streams[-1]!r} as the group: it is a group of {streams[0]!r}, "
+                f"not a stream (write: --group {streams[-1]})"
+            )
             return streams[:-1], streams[-1]
     default = rt.default_group(None)
     if default:

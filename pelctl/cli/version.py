@@ -35,14 +35,19 @@ def register(app: typer.Typer) -> None:
             url = rt.settings().redacted_url
             # The JSON vocabulary: "server" is a server's (redacted) URL everywhere,
             # "server_version" what inspect and snapshot call it ("redis 7.0.15").
-            info.update(server=url, server_version=conn.caps.label,
-                        cluster=conn.is_cluster, features=conn.caps.features)  # fmt: skip
+            info.update(
+                server=url,
+                server_version=conn.caps.label,
+                cluster=conn.is_cluster,
+                features=conn.caps.features,
+            )
             pairs += [
                 ("server", f"{conn.caps.label} at {url}"),
                 ("cluster", "yes" if conn.is_cluster else "no"),
             ]
-            pairs += [(f"  {name}", "yes" if ok else "no")
-                      for name, ok in conn.caps.features.items()]  # fmt: skip
+            pairs += [
+                (f"  {name}", "yes" if ok else "no") for name, ok in conn.caps.features.items()
+            ]
         if rt.out.fmt in ("json", "ndjson"):
             rt.out.document(info)
             return

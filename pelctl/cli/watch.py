@@ -46,24 +46,31 @@ _TEXT_FORMATS = ("table", "plain", "markdown")
 WatchOpt = Annotated[
     bool,
     typer.Option(
-        "--watch", "-w", help="Run again every --interval: redraw on a terminal, append "
-        "frames in a pipe. Ctrl-C stops.", rich_help_panel=WATCH_PANEL,
+        "--watch",
+        "-w",
+        help="Run again every --interval: redraw on a terminal, append "
+        "frames in a pipe. Ctrl-C stops.",
+        rich_help_panel=WATCH_PANEL,
     ),
-]  # fmt: skip
+]
 IntervalOpt = Annotated[
     str,
     typer.Option(
-        "--interval", help="Time between --watch frames (any duration).",
+        "--interval",
+        help="Time between --watch frames (any duration).",
         rich_help_panel=WATCH_PANEL,
     ),
-]  # fmt: skip
+]
 CountOpt = Annotated[
     Optional[int],
     typer.Option(
-        "--count", min=1, help="With --watch: stop after N frames.",
-        rich_help_panel=WATCH_PANEL, show_default=False,
+        "--count",
+        min=1,
+        help="With --watch: stop after N frames.",
+        rich_help_panel=WATCH_PANEL,
+        show_default=False,
     ),
-]  # fmt: skip
+]
 _NAMES = ("watch", "interval", "count")
 
 
@@ -78,13 +85,19 @@ def watchable(
     refused = not_with or {}
     sig = inspect.signature(func, eval_str=True)
     extra = [
-        inspect.Parameter("watch", inspect.Parameter.KEYWORD_ONLY, annotation=WatchOpt,
-                          default=False),
-        inspect.Parameter("interval", inspect.Parameter.KEYWORD_ONLY, annotation=IntervalOpt,
-                          default=DEFAULT_INTERVAL),
-        inspect.Parameter("count", inspect.Parameter.KEYWORD_ONLY, annotation=CountOpt,
-                          default=None),
-    ]  # fmt: skip
+        inspect.Parameter(
+            "watch", inspect.Parameter.KEYWORD_ONLY, annotation=WatchOpt, default=False
+        ),
+        inspect.Parameter(
+            "interval",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=IntervalOpt,
+            default=DEFAULT_INTERVAL,
+        ),
+        inspect.Parameter(
+            "count", inspect.Parameter.KEYWORD_ONLY, annotation=CountOpt, default=None
+        ),
+    ]
 
     @functools.wraps(func)
     def wrapper(rt: Any, **kwargs: Any) -> Any:
@@ -95,8 +108,10 @@ def watchable(
             return func(rt, **kwargs)
         for name, option in refused.items():
             if kwargs.get(name):
-                _usage(f"{option} and --watch exclude each other",
-                       hint=f"--watch runs it every --interval; drop {option}")  # fmt: skip
+                _usage(
+                    f"{option} and --watch exclude each other",
+                    hint=f"--watch runs it every --interval; drop {option}",
+                )
         return run(rt, lambda: func(rt, **kwargs), interval, count)
 
     del wrapper.__wrapped__
@@ -270,12 +285,23 @@ class _Appender(_View):
     def failed(self, n: int, at: float, lines: list[str], retry_s: float) -> None:
         from pelctl.base.binary import json_text
 
-        message = next((ln[len("error: "):] for ln in lines if ln.startswith("error: ")),
-                       lines[0] if lines else "failed")  # fmt: skip
+        message = next(
+            (ln[len("error: ") :] for ln in lines if ln.startswith("error: ")),
+            lines[0] if lines else "failed",
+        )
         if self.fmt == "ndjson":
-            sys.stdout.write(json_text({"frame": n, "at": _utc(at), "records": 0,
-                                        "error": message,
-                                        "retry_in_s": round(retry_s, 3)}) + "\n")  # fmt: skip
+            sys.stdout.write(
+                json_text(
+                    {
+                        "frame": n,
+                        "at": _utc(at),
+                        "records": 0,
+                        "error": message,
+                        "retry_in_s": round(retry_s, 3),
+                    }
+                )
+                + "\n"
+            )
         elif self.fmt != "json":
             sys.stdout.write(f"# {_utc(at)} frame {n} failed: {message}\n")
         sys.stdout.flush()

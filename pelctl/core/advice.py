@@ -91,7 +91,7 @@ def advise(
                     command_line(
                         "requeue", names, [("--consumer", c.name), *below, *lock, "--dry-run"]
                     ),
-                )  # fmt: skip
+                )
             )
         if len(dead) > ADVICE_CONSUMERS:
             rest = dead[ADVICE_CONSUMERS:]
@@ -179,8 +179,10 @@ def _unknown_advice(
     if n == 1:
         head += f"once its worker is known to be gone ({signals}), requeue its entries{tail}:"
     else:
-        head += (f"requeue a consumer's entries once its worker is known to be gone "
-                 f"({signals}), one consumer at a time{tail}:")  # fmt: skip
+        head += (
+            f"requeue a consumer's entries once its worker is known to be gone "
+            f"({signals}), one consumer at a time{tail}:"
+        )
 
     def repair(c: ConsumerInfo) -> str:
         return command_line("requeue", names, [("--consumer", c.name), *extra, "--dry-run"])
@@ -229,11 +231,15 @@ def claim_warnings(plan: Plan, *, applied: bool, target: Judgement | None = None
     out: list[str] = []
     if target is not None and target.verdict != ACTIVE:
         if target.verdict == UNKNOWN:
-            out.append(f"the liveness of {who} is unknown ({target.reason}): make sure its "
-                       "worker is running before giving it entries")  # fmt: skip
+            out.append(
+                f"the liveness of {who} is unknown ({target.reason}): make sure its "
+                "worker is running before giving it entries"
+            )
         else:
-            out.append(f"{who} looks {target.verdict} ({target.reason}): entries claimed to "
-                       "it may never be processed")  # fmt: skip
+            out.append(
+                f"{who} looks {target.verdict} ({target.reason}): entries claimed to "
+                "it may never be processed"
+            )
     if applied:
         again = command_line("requeue", [stream, group], [("--consumer", to), "--dry-run"])
         instead = f"to hand them to any healthy consumer: {again}"

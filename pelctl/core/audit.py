@@ -53,8 +53,10 @@ def failed_list(result: RepairResult, limit: int | None = None) -> list[dict[str
     """``failed`` of results and audit lines alike: ``{"id", "reason"}`` per failed item
     (``reason``: its outcome, then the detail), at most ``limit`` of them."""
     items = result.failed if limit is None else result.failed[:limit]
-    return [{"id": escape(f.id), "reason": f.outcome + (f": {f.detail}" if f.detail else "")}
-            for f in items]  # fmt: skip
+    return [
+        {"id": escape(f.id), "reason": f.outcome + (f": {f.detail}" if f.detail else "")}
+        for f in items
+    ]
 
 
 def summarize_ids(ids: Sequence[bytes]) -> list[str]:

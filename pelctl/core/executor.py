@@ -225,8 +225,9 @@ def call_bytes(call: Call) -> int:
     return sum(len(a) if isinstance(a, bytes) else 8 for a in call.args)
 
 
-def by_bytes(rows: Sequence[Any], limit: int, size: Callable[[Any], int] | None = None
-             ) -> Iterator[list[Any]]:  # fmt: skip
+def by_bytes(
+    rows: Sequence[Any], limit: int, size: Callable[[Any], int] | None = None
+) -> Iterator[list[Any]]:
     """``rows`` cut into runs of at most ``limit`` bytes (at least one row each). A row is
     ``(item, fields)`` unless ``size`` says how to measure it."""
     measure = size or (lambda row: sum(len(f) for f in row[1]))

@@ -133,9 +133,14 @@ def iter_ghosts(
 
     def scan(start: bytes, end: bytes) -> PelScan:
         return PelScan(
-            raw, stream, group, consumer=consumer, start=start, end=end,
+            raw,
+            stream,
+            group,
+            consumer=consumer,
+            start=start,
+            end=end,
             max_server_ms=max_server_ms,
-        )  # fmt: skip
+        )
 
     # An empty stream makes every pending entry a ghost.
     below = scan(b"-", b"+" if bounds.first_id is None else b"(" + bounds.first_id)
@@ -186,9 +191,15 @@ def count_ghosts(
 ) -> int:
     stats = GhostStats()
     for _ in iter_ghosts(
-        conn, stream, group, full=full, max_server_ms=max_server_ms, bounds=bounds,
-        stats=stats, check=check,
-    ):  # fmt: skip
+        conn,
+        stream,
+        group,
+        full=full,
+        max_server_ms=max_server_ms,
+        bounds=bounds,
+        stats=stats,
+        check=check,
+    ):
         pass
     return stats.ghosts
 

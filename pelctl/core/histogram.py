@@ -36,8 +36,15 @@ from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, DEFAULT_PARALLEL, PelScan, 
 BY_CHOICES = ("idle", "deliveries", "consumer", "age")
 # Log-scale defaults, in units people type: 100ms 1s 10s 1m 10m 1h 1d 1w.
 DEFAULT_TIME_EDGES_MS: tuple[int, ...] = (
-    100, 1_000, 10_000, 60_000, 600_000, 3_600_000, 86_400_000, 604_800_000,
-)  # fmt: skip
+    100,
+    1_000,
+    10_000,
+    60_000,
+    600_000,
+    3_600_000,
+    86_400_000,
+    604_800_000,
+)
 # 1, 2, 3, 4 deliveries each; then 1-2-5 steps (5 is the usual poison threshold).
 DEFAULT_DELIVERY_EDGES: tuple[int, ...] = (1, 2, 3, 4, 5, 10, 20, 50, 100)
 # Above this many consumers the XPENDING summary (O(consumers)) may exceed the call bound.

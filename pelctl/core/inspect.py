@@ -136,9 +136,14 @@ def inspect_stream(
         tally = LivenessTally(dead_after_ms, probe_k)
         if pel_scan:
             idle_counts, ghosts = pel_health(
-                conn, stream, row[b"name"], int(count), max_server_ms=max_server_ms,
-                bounds=bounds_of(), tally=tally,
-            )  # fmt: skip
+                conn,
+                stream,
+                row[b"name"],
+                int(count),
+                max_server_ms=max_server_ms,
+                bounds=bounds_of(),
+                tally=tally,
+            )
         poison_by[row[b"name"]] = tally.poison
         facts = [
             ConsumerFacts(
@@ -147,7 +152,7 @@ def inspect_stream(
                 f.idle_ms,
                 f.inactive_ms,
                 tally.fresh(f.name, f.pending) if pel_scan else None,
-            )  # fmt: skip
+            )
             for f in consumer_facts(consumer_rows[i])
         ]
         if (

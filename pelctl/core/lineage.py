@@ -102,10 +102,13 @@ def requeue_copy(
             kept += [key, value]
     return retries, [
         *kept,
-        retry_key, str(retries + 1).encode(),
-        prior_key, str(prior + deliveries).encode(),
-        original_key, original,
-    ]  # fmt: skip
+        retry_key,
+        str(retries + 1).encode(),
+        prior_key,
+        str(prior + deliveries).encode(),
+        original_key,
+        original,
+    ]
 
 
 def of_dead_letter(
@@ -178,11 +181,15 @@ def no_lineage_note(action: str, prefix: str = "_") -> str:
     """What ``--no-lineage`` means for a plan (shown with its dry run and confirmation)."""
     if action == "replay":
         added = f"no {prefix}{ORIGINAL_ID}, {prefix}{PRIOR_DELIVERIES} or {prefix}{REPLAYED_FROM}"
-        return (f"--no-lineage: each copy is the original fields alone ({added}); consumers "
-                "can deduplicate by content only")  # fmt: skip
+        return (
+            f"--no-lineage: each copy is the original fields alone ({added}); consumers "
+            "can deduplicate by content only"
+        )
     added = f"no {prefix}{RETRY_COUNT}, {prefix}{PRIOR_DELIVERIES} or {prefix}{ORIGINAL_ID}"
-    return (f"--no-lineage: each copy is the entry's fields alone ({added}): no retry count, "
-            "so no retry limit; consumers can deduplicate by content only")  # fmt: skip
+    return (
+        f"--no-lineage: each copy is the entry's fields alone ({added}): no retry count, "
+        "so no retry limit; consumers can deduplicate by content only"
+    )
 
 
 __all__ = [

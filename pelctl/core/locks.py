@@ -82,8 +82,11 @@ def detect_lock_key(
     for entry_id, owner in sample:
         pairs.setdefault(entry_id, owner)
     chosen = list(pairs.items())[:LOCK_DETECT_IDS]
-    keys = [(pattern, lock_key(pattern, stream, group, entry_id, owner))
-            for pattern in LOCK_PATTERNS for entry_id, owner in chosen]  # fmt: skip
+    keys = [
+        (pattern, lock_key(pattern, stream, group, entry_id, owner))
+        for pattern in LOCK_PATTERNS
+        for entry_id, owner in chosen
+    ]
     keys = keys[: max(budget, 0)]
     if not keys:
         return None, 0

@@ -154,8 +154,12 @@ def execute(
     if dangerous and any(p.count for p in plans) and not surface.confirm(plans):
         return Outcome(aborted=True)
     settings = conn.settings
-    where: _Where = {"server": settings.redacted_url, "context": settings.context,
-             "surface": surface.name, "secrets": settings.secrets}  # fmt: skip
+    where: _Where = {
+        "server": settings.redacted_url,
+        "context": settings.context,
+        "surface": surface.name,
+        "secrets": settings.secrets,
+    }
     results: list[RepairResult] = []
     for n, plan in enumerate(plans, 1):
         mutation = plan.mutation
@@ -211,5 +215,7 @@ def _error_line(
         audit.append(record)
     except OSError as failure:
         if surface.warn is not None:
-            surface.warn(f"the audit log {audit.audit_path()} could not record this failed "
-                         f"run: {failure.strerror or failure}")  # fmt: skip
+            surface.warn(
+                f"the audit log {audit.audit_path()} could not record this failed "
+                f"run: {failure.strerror or failure}"
+            )

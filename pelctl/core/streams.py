@@ -103,7 +103,10 @@ def _vanished_or_raise(reply: Any) -> Any:
     """
     if isinstance(reply, Exception):
         text = str(reply)
-        if not (text.startswith("WRONGTYPE") or "no such key" in text.lower()
-                or text.startswith("NOGROUP")):  # fmt: skip
+        if not (
+            text.startswith("WRONGTYPE")
+            or "no such key" in text.lower()
+            or text.startswith("NOGROUP")
+        ):
             raise reply
     return reply

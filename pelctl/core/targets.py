@@ -88,7 +88,8 @@ def known_consumers_hint(consumer: bytes, known: list[bytes], limit: int = 10) -
     if close:  # the best, and any as close as it
         best = difflib.SequenceMatcher(None, typed, close[0]).ratio()
         close = [c for c in close if difflib.SequenceMatcher(None, typed, c).ratio() >= best]
-    listed = ", ".join(shown[:limit]) + (f" and {len(shown) - limit:,} more"
-                                         if len(shown) > limit else "")  # fmt: skip
+    listed = ", ".join(shown[:limit]) + (
+        f" and {len(shown) - limit:,} more" if len(shown) > limit else ""
+    )
     head = f"did you mean {' or '.join(close)}? " if close else ""
     return f"{head}known consumers: {listed}"

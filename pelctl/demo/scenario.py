@@ -49,8 +49,9 @@ def add_entries(
     return ids
 
 
-def create_group(client: redis.Redis, stream: bytes | str, group: bytes | str,
-                 start: str = "0") -> None:  # fmt: skip
+def create_group(
+    client: redis.Redis, stream: bytes | str, group: bytes | str, start: str = "0"
+) -> None:
     raw(client).execute_command("XGROUP", "CREATE", stream, group, start, "MKSTREAM")
 
 

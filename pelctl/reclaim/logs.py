@@ -88,9 +88,11 @@ class TextFormatter(_Redacting):
         for key, value in self.fields(record).items():
             if value is None:
                 continue
-            text = json.dumps(value, ensure_ascii=False, default=str) if not isinstance(
-                value, (int, float)
-            ) else str(value)  # fmt: skip
+            text = (
+                json.dumps(value, ensure_ascii=False, default=str)
+                if not isinstance(value, (int, float))
+                else str(value)
+            )
             if isinstance(value, str) and value and " " not in value and '"' not in value:
                 text = value
             parts.append(f"{key}={text}")

@@ -77,27 +77,37 @@ class ReclaimMetrics:
         self.duration = Histogram(
             "recovery_scan_duration_seconds",
             "Time one reclaim pass over one stream took.",
-            LABELS, buckets=BUCKETS, registry=r,
-        )  # fmt: skip
-        self.depth = Gauge("pel_depth", "Entries in the group's PEL after the last pass.",
-                           LABELS, registry=r)  # fmt: skip
+            LABELS,
+            buckets=BUCKETS,
+            registry=r,
+        )
+        self.depth = Gauge(
+            "pel_depth", "Entries in the group's PEL after the last pass.", LABELS, registry=r
+        )
         self.oldest_idle = Gauge(
             "pel_oldest_idle_seconds",
             "Longest idle time left in the group's PEL after the last pass.",
-            LABELS, registry=r,
-        )  # fmt: skip
-        self.passes = Counter("recovery_passes", "Reclaim passes over a stream.", LABELS,
-                              registry=r)  # fmt: skip
-        self.errors = Counter("recovery_errors", "Passes that stopped on an error (retried).",
-                              ("kind",), registry=r)  # fmt: skip
+            LABELS,
+            registry=r,
+        )
+        self.passes = Counter(
+            "recovery_passes", "Reclaim passes over a stream.", LABELS, registry=r
+        )
+        self.errors = Counter(
+            "recovery_errors", "Passes that stopped on an error (retried).", ("kind",), registry=r
+        )
         self.audit_failures = Counter(
             "recovery_audit_failures",
             "Passes that changed entries but whose audit line could not be written.",
-            LABELS, registry=r,
-        )  # fmt: skip
-        self.last_pass = Gauge("recovery_last_pass_timestamp_seconds",
-                               "Unix time the last pass over the stream ended.", LABELS,
-                               registry=r)  # fmt: skip
+            LABELS,
+            registry=r,
+        )
+        self.last_pass = Gauge(
+            "recovery_last_pass_timestamp_seconds",
+            "Unix time the last pass over the stream ended.",
+            LABELS,
+            registry=r,
+        )
 
     # -- recording -----------------------------------------------------------------------
     def add(self, stream: bytes | str, group: bytes | str, field: str, n: int = 1) -> None:

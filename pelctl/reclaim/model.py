@@ -117,8 +117,10 @@ class ReclaimConfig:
                 "(claimed entries keep their delivery count)",
             )
         if self.on_audit_failure not in AUDIT_POLICIES:
-            raise UsageError(f"unknown --on-audit-failure {self.on_audit_failure!r}",
-                             hint="one of: " + ", ".join(AUDIT_POLICIES))  # fmt: skip
+            raise UsageError(
+                f"unknown --on-audit-failure {self.on_audit_failure!r}",
+                hint="one of: " + ", ".join(AUDIT_POLICIES),
+            )
         if self.batch < 1:
             raise UsageError("--batch must be at least 1")
         if self.interval_s < 0 or not 0 <= self.jitter < 1:
@@ -147,8 +149,9 @@ _COUNTER_OF = {
     "max-retries": "skipped_other",
 }
 # Outcomes after which the entry is still pending (they count for pel_oldest_idle_seconds).
-LEFT_PENDING = frozenset({"alive", "already-owned", "max-retries", "fail", "unknown", "refused",
-                          "interrupted"})  # fmt: skip
+LEFT_PENDING = frozenset(
+    {"alive", "already-owned", "max-retries", "fail", "unknown", "refused", "interrupted"}
+)
 
 
 def counter_of(outcome: str) -> str:

@@ -73,8 +73,17 @@ BACKOFF_START_S = 0.5
 MAX_AUDIT_IDS = 1_000
 SUMMARY_EVERY_S = 300.0  # the periodic summary line (and the reminder of missing targets)
 WAIT_FLAG = "--wait-for-group"
-_SUMMARY_KEYS = ("scanned", "requeued", "claimed", "dead_lettered", "skipped_alive",
-                 "duplicate_acks", "ghosts", "failed", "handed_back")  # fmt: skip
+_SUMMARY_KEYS = (
+    "scanned",
+    "requeued",
+    "claimed",
+    "dead_lettered",
+    "skipped_alive",
+    "duplicate_acks",
+    "ghosts",
+    "failed",
+    "handed_back",
+)
 
 
 class _Trail:
@@ -188,8 +197,13 @@ class Runner:
         if self._signals > 1:
             raise KeyboardInterrupt
         name = signal.Signals(signum).name
-        event(self.log, logging.INFO, "stopping", signal=name,
-              detail="finishing the current batch, then exiting")  # fmt: skip
+        event(
+            self.log,
+            logging.INFO,
+            "stopping",
+            signal=name,
+            detail="finishing the current batch, then exiting",
+        )
         self.stop_event.set()
 
     @contextmanager
@@ -213,8 +227,14 @@ class Runner:
             self.conn = conn
             strategy = resolve(self.cfg, conn.caps)
             if strategy != self._strategy:
-                event(self.log, logging.INFO, "strategy", strategy=strategy,
-                      requested=self.cfg.strategy, server=conn.caps.label)  # fmt: skip
+                event(
+                    self.log,
+                    logging.INFO,
+                    "strategy",
+                    strategy=strategy,
+                    requested=self.cfg.strategy,
+                    server=conn.caps.label,
+                )
                 self._strategy = strategy
         return self.conn
 
@@ -292,34 +312,60 @@ class Runner:
             known = f"groups on {escape(stream)}: {listed}{more}"
         else:
             known = f"{escape(stream)} has no consumer groups"
-        return GroupNotFound(f"group {escape(group)} not found on stream {escape(stream)}",
-                             hint=f"{known}; {wait}")  # fmt: skip
+        return GroupNotFound(
+            f"group {escape(group)} not found on stream {escape(stream)}", hint=f"{known}; {wait}"
+        )
 
     def _note_missing(self, stream: bytes, error: str) -> None:
         """Logged once: INFO while waiting for a target never seen, WARNING for one that
         disappeared; DEBUG on the passes after that (the summary lists what is missing)."""
         cfg = self.cfg
         if stream in self._missing:
-            event(self.log, logging.DEBUG, "stream-skipped", stream=stream, group=cfg.group,
-                  error=error)  # fmt: skip
+            event(
+                self.log,
+                logging.DEBUG,
+                "stream-skipped",
+                stream=stream,
+                group=cfg.group,
+                error=error,
+            )
             return
         now = self._clock()
         self._missing[stream] = _Missing(error, now, now)
         if self.wait_for_targets and stream not in self._healed:
-            event(self.log, logging.INFO, "waiting", stream=stream, group=cfg.group,
-                  error=error,
-                  detail="checked every pass; said again every summary period")  # fmt: skip
+            event(
+                self.log,
+                logging.INFO,
+                "waiting",
+                stream=stream,
+                group=cfg.group,
+                error=error,
+                detail="checked every pass; said again every summary period",
+            )
         else:
-            event(self.log, logging.WARNING, "stream-skipped", stream=stream, group=cfg.group,
-                  error=error, detail="the other streams are still healed; retried every "
-                  "pass, logged again when it is back")  # fmt: skip
+            event(
+                self.log,
+                logging.WARNING,
+                "stream-skipped",
+                stream=stream,
+                group=cfg.group,
+                error=error,
+                detail="the other streams are still healed; retried every "
+                "pass, logged again when it is back",
+            )
 
     def _note_present(self, stream: bytes) -> None:
         self._healed.add(stream)
         gone = self._missing.pop(stream, None)
         if gone is not None:
-            event(self.log, logging.INFO, "target-found", stream=stream, group=self.cfg.group,
-                  missing_s=round(self._clock() - gone.since, 3))  # fmt: skip
+            event(
+                self.log,
+                logging.INFO,
+                "target-found",
+                stream=stream,
+                group=self.cfg.group,
+                missing_s=round(self._clock() - gone.since, 3),
+            )
 
     def _remind(self) -> None:
         """Every summary period: the targets still waited for, at INFO."""
@@ -331,8 +377,15 @@ class Runner:
                 continue  # disappeared while running: in the summary's "missing" list
             if now - gone.said >= self.summary_every_s:
                 gone.said = now
-                event(self.log, logging.INFO, "waiting", stream=stream, group=self.cfg.group,
-                      error=gone.error, waited_s=round(now - gone.since, 3))  # fmt: skip
+                event(
+                    self.log,
+                    logging.INFO,
+                    "waiting",
+                    stream=stream,
+                    group=self.cfg.group,
+                    error=gone.error,
+                    waited_s=round(now - gone.since, 3),
+                )
 
     @property
     def missing(self) -> list[bytes]:
@@ -375,8 +428,18 @@ class Runner:
                 counts.handed_back += 1
             trail.add(item)
 
-        run = StreamRun(conn, cfg, sp.stream, counts, self.stop_event, self.log, record,
-                        self.state, self.consumer, full=full)  # fmt: skip
+        run = StreamRun(
+            conn,
+            cfg,
+            sp.stream,
+            counts,
+            self.stop_event,
+            self.log,
+            record,
+            self.state,
+            self.consumer,
+            full=full,
+        )
         t0 = time.perf_counter()
         error: BaseException | None = None
         try:
@@ -418,25 +481,42 @@ class Runner:
                 return True  # the first claim creates it
             from pelctl.core.targets import require_consumer
 
-            require_consumer(conn, sp.stream, cfg.group, cfg.to, option="--to",
-                             create_flag="--create-consumer")  # fmt: skip
+            require_consumer(
+                conn, sp.stream, cfg.group, cfg.to, option="--to", create_flag="--create-consumer"
+            )
             return True  # it appeared since target_verdict looked
         seen = (verdict.verdict, verdict.reason)
         changed = self._target_seen.get(sp.stream) != seen
         self._target_seen[sp.stream] = seen
         if verdict.verdict == DEAD_SUSPECT:
-            sp.skipped = (f"--to {escape(cfg.to)} looks dead ({verdict.reason}): nothing "
-                          "handed to it this pass")  # fmt: skip
-            event(self.log, logging.WARNING if changed else logging.DEBUG, "target-dead-suspect",
-                  stream=sp.stream, group=cfg.group, to=cfg.to, reason=verdict.reason,
-                  detail="entries claimed to a dead consumer would wait for good: start its "
-                  "worker, or use --strategy requeue")  # fmt: skip
+            sp.skipped = (
+                f"--to {escape(cfg.to)} looks dead ({verdict.reason}): nothing "
+                "handed to it this pass"
+            )
+            event(
+                self.log,
+                logging.WARNING if changed else logging.DEBUG,
+                "target-dead-suspect",
+                stream=sp.stream,
+                group=cfg.group,
+                to=cfg.to,
+                reason=verdict.reason,
+                detail="entries claimed to a dead consumer would wait for good: start its "
+                "worker, or use --strategy requeue",
+            )
             return False
         if verdict.verdict == UNKNOWN and changed:
-            event(self.log, logging.WARNING, "target-liveness-unknown", stream=sp.stream,
-                  group=cfg.group, to=cfg.to, reason=verdict.reason,
-                  detail="make sure its worker runs and reads its own pending entries "
-                  "(XREADGROUP with id 0)")  # fmt: skip
+            event(
+                self.log,
+                logging.WARNING,
+                "target-liveness-unknown",
+                stream=sp.stream,
+                group=cfg.group,
+                to=cfg.to,
+                reason=verdict.reason,
+                detail="make sure its worker runs and reads its own pending entries "
+                "(XREADGROUP with id 0)",
+            )
         return True
 
     def _measure(self, conn: Connection, sp: StreamPass) -> None:
@@ -458,17 +538,27 @@ class Runner:
         if self.metrics is not None:
             self.metrics.record_counts(sp.stream, cfg.group, c, actions=not cfg.read_only)
             if error is None and sp.error is None:
-                self.metrics.record_pass(sp.stream, cfg.group, sp.duration_s, sp.depth,
-                                         sp.oldest_idle_ms)  # fmt: skip
+                self.metrics.record_pass(
+                    sp.stream, cfg.group, sp.duration_s, sp.depth, sp.oldest_idle_ms
+                )
         fields = {
-            "stream": sp.stream, "group": cfg.group, "strategy": sp.strategy,
-            "scanned": c.scanned, "requeued": c.requeued, "claimed": c.claimed,
-            "dead_lettered": c.dead_lettered, "skipped_alive": c.skipped_alive,
-            "duplicate_acks": c.duplicate_acks, "ghosts": c.ghosts, "failed_count": c.failed,
-            "handed_back": c.handed_back, "pel_depth": sp.depth,
-            "oldest_idle_ms": sp.oldest_idle_ms, "duration_s": round(sp.duration_s, 4),
+            "stream": sp.stream,
+            "group": cfg.group,
+            "strategy": sp.strategy,
+            "scanned": c.scanned,
+            "requeued": c.requeued,
+            "claimed": c.claimed,
+            "dead_lettered": c.dead_lettered,
+            "skipped_alive": c.skipped_alive,
+            "duplicate_acks": c.duplicate_acks,
+            "ghosts": c.ghosts,
+            "failed_count": c.failed,
+            "handed_back": c.handed_back,
+            "pel_depth": sp.depth,
+            "oldest_idle_ms": sp.oldest_idle_ms,
+            "duration_s": round(sp.duration_s, 4),
             "read_only": cfg.read_only,
-        }  # fmt: skip
+        }
         if sp.skipped:
             fields["skipped_reason"] = sp.skipped
         event(self.log, self._pass_level(sp), "pass-interrupted" if error else "pass", **fields)
@@ -494,11 +584,13 @@ class Runner:
         now = self._clock()
         c = self._period
         fields: dict[str, Any] = {
-            "period_s": round(now - self._period_start, 3), "passes": self._period_passes,
+            "period_s": round(now - self._period_start, 3),
+            "passes": self._period_passes,
             # The vocabulary of every output: a count of things is "<thing>_count".
             **{("failed_count" if k == "failed" else k): getattr(c, k) for k in _SUMMARY_KEYS},
-            "stream_count": len(self.cfg.streams), "group": self.cfg.group,
-        }  # fmt: skip
+            "stream_count": len(self.cfg.streams),
+            "group": self.cfg.group,
+        }
         if self._missing:
             fields["missing"] = list(self._missing)
         if self.cfg.read_only:
@@ -525,14 +617,23 @@ class Runner:
 
         c = sp.counts
         result = RepairResult(
-            action="reclaim", stream=sp.stream, group=self.cfg.group, dry_run=False,
-            matched=c.scanned, applied=trail.applied_count,
+            action="reclaim",
+            stream=sp.stream,
+            group=self.cfg.group,
+            dry_run=False,
+            matched=c.scanned,
+            applied=trail.applied_count,
             skipped=sum(trail.outcomes.values()) - trail.applied_count - trail.failed_count,
             failed=(),
-        )  # fmt: skip
-        record = audit.entry(result, server=self.server, context=self.context,
-                             params=self.cfg.params() | {"strategy_used": sp.strategy},
-                             surface="reclaim", secrets=self.secrets)  # fmt: skip
+        )
+        record = audit.entry(
+            result,
+            server=self.server,
+            context=self.context,
+            params=self.cfg.params() | {"strategy_used": sp.strategy},
+            surface="reclaim",
+            secrets=self.secrets,
+        )
         record["failed_count"] = trail.failed_count
         record["outcomes"] = dict(trail.outcomes)
         record["ids"] = trail.ids()
@@ -540,10 +641,12 @@ class Runner:
         record["failed"] = trail.failed
         record["duration_s"] = round(sp.duration_s, 4)
         problem = runner.audit_line(
-            record, label=f"reclaim of {escape(sp.stream)}", applied=trail.applied_count,
+            record,
+            label=f"reclaim of {escape(sp.stream)}",
+            applied=trail.applied_count,
             hint="the pass lines of the log are the only record of what changed: keep them; "
             "fix the audit log (or PELCTL_AUDIT_LOG) before starting the loop again",
-        )  # fmt: skip
+        )
         if problem is not None:
             self._audit_failed(sp, problem)
 
@@ -555,14 +658,28 @@ class Runner:
         if self.metrics is not None:
             self.metrics.audit_failure(sp.stream, cfg.group)
         if cfg.on_audit_failure == "continue":
-            event(self.log, logging.ERROR, "audit-failed", stream=sp.stream, group=cfg.group,
-                  error=problem.message, policy="continue",
-                  detail="going on without audit: --on-audit-failure continue")  # fmt: skip
+            event(
+                self.log,
+                logging.ERROR,
+                "audit-failed",
+                stream=sp.stream,
+                group=cfg.group,
+                error=problem.message,
+                policy="continue",
+                detail="going on without audit: --on-audit-failure continue",
+            )
             return
-        event(self.log, logging.ERROR, "audit-failed", stream=sp.stream, group=cfg.group,
-              error=problem.message, policy="stop",
-              detail="stopping: no further change without an audit trail (exit 6); "
-              "--on-audit-failure continue would go on")  # fmt: skip
+        event(
+            self.log,
+            logging.ERROR,
+            "audit-failed",
+            stream=sp.stream,
+            group=cfg.group,
+            error=problem.message,
+            policy="stop",
+            detail="stopping: no further change without an audit trail (exit 6); "
+            "--on-audit-failure continue would go on",
+        )
         if self.audit_error is None:
             self.audit_error = problem
         self.stop_event.set()
@@ -571,10 +688,18 @@ class Runner:
     def run_forever(self) -> int:
         """Pass, sleep, pass... until stopped. Returns the exit code (0 after a stop)."""
         cfg = self.cfg
-        event(self.log, logging.INFO, "start", streams=list(cfg.streams), group=cfg.group,
-              server=self.server, consumer=self.consumer, **cfg.params(),
-              wait_for_group=self.wait_for_targets,
-              summary_every_s=self.summary_every_s)  # fmt: skip
+        event(
+            self.log,
+            logging.INFO,
+            "start",
+            streams=list(cfg.streams),
+            group=cfg.group,
+            server=self.server,
+            consumer=self.consumer,
+            **cfg.params(),
+            wait_for_group=self.wait_for_targets,
+            summary_every_s=self.summary_every_s,
+        )
         failures = 0
         while not self.stopping:
             report = None
@@ -597,10 +722,14 @@ class Runner:
                 delay = self.backoff(failures)
                 if self.metrics is not None:
                     self.metrics.error(kind)
-                event(self.log, logging.WARNING if kind == "connection" else logging.ERROR,
-                      "redis-unavailable" if kind == "connection" else "pass-failed",
-                      error=_message(err), retry_in_s=round(delay, 3),
-                      failures=failures)  # fmt: skip
+                event(
+                    self.log,
+                    logging.WARNING if kind == "connection" else logging.ERROR,
+                    "redis-unavailable" if kind == "connection" else "pass-failed",
+                    error=_message(err),
+                    retry_in_s=round(delay, 3),
+                    failures=failures,
+                )
                 self.drop_connection()
                 self._after_pass(None)  # the summary goes on during an outage (0 passes)
                 self.stop_event.wait(delay)
@@ -613,10 +742,16 @@ class Runner:
                 break
             self.stop_event.wait(self.sleep_time())
         self.drop_connection()
-        event(self.log, logging.INFO, "stopped", passes=self.passes,
-              requeued=self.totals.requeued, claimed=self.totals.claimed,
-              dead_lettered=self.totals.dead_lettered,
-              duplicate_acks=self.totals.duplicate_acks)  # fmt: skip
+        event(
+            self.log,
+            logging.INFO,
+            "stopped",
+            passes=self.passes,
+            requeued=self.totals.requeued,
+            claimed=self.totals.claimed,
+            dead_lettered=self.totals.dead_lettered,
+            duplicate_acks=self.totals.duplicate_acks,
+        )
         if self.audit_error is not None:
             raise self.audit_error  # exit 6: applied, not audited
         return 0

@@ -114,8 +114,12 @@ class Settler:
     # -- options of each repair ------------------------------------------------------------
     def _dlq_options(self) -> Options:
         cfg = self.cfg
-        return Options(dlq=cfg.dlq_for(self.stream), reason=cfg.dlq_reason,
-                       lock_key=cfg.lock_key, field_prefix=cfg.field_prefix)  # fmt: skip
+        return Options(
+            dlq=cfg.dlq_for(self.stream),
+            reason=cfg.dlq_reason,
+            lock_key=cfg.lock_key,
+            field_prefix=cfg.field_prefix,
+        )
 
     def _retry_options(self, *, limit: bool = True) -> tuple[str, Options]:
         cfg = self.cfg
@@ -136,8 +140,9 @@ class Settler:
     ) -> list[ItemResult]:
         from pelctl.core.mutations.api import apply
 
-        plan = plan_from_rows(action, self.stream, self.group, rows, threshold_ms=threshold_ms,
-                              options=options)  # fmt: skip
+        plan = plan_from_rows(
+            action, self.stream, self.group, rows, threshold_ms=threshold_ms, options=options
+        )
         result = apply(self.conn, plan)
         if result.interrupted:
             self._emit(result.items, {bytes(r[0]): int(r[2]) for r in rows})
@@ -194,8 +199,9 @@ class Settler:
             action, options = self._retry_options(limit=False)
             items += self._apply(action, rows(new), None, options)
         if _no_scripting(items):
-            items = settle_unscripted(self.conn, self.cfg, self.stream, self.group, owner,
-                                      over + rest + new)  # fmt: skip
+            items = settle_unscripted(
+                self.conn, self.cfg, self.stream, self.group, owner, over + rest + new
+            )
         self._emit(items, idle, handed)
 
     # -- read-only: what the loop would do -------------------------------------------------
@@ -276,15 +282,26 @@ def settle_unscripted(
             plans.append((e, "ghost"))
             continue
         pel_count = counts.get(e.id, e.deliveries)
-        retries, copy = requeue_copy([_b(x) for x in flat], cfg.field_prefix, e.id, pel_count,
-                                     lineage=not cfg.no_lineage)  # fmt: skip
+        retries, copy = requeue_copy(
+            [_b(x) for x in flat], cfg.field_prefix, e.id, pel_count, lineage=not cfg.no_lineage
+        )
         to_dlq = not e.new and (
             cfg.over_limit(e.deliveries)
             or (cfg.to is None and m is not None and retries + 1 > m - 1)
         )
         if to_dlq:
-            body = envelope.write([_b(x) for x in flat], cfg.field_prefix, stream, group, e.id,
-                                  owner, pel_count, e.idle_ms, cfg.dlq_reason, now_ms)  # fmt: skip
+            body = envelope.write(
+                [_b(x) for x in flat],
+                cfg.field_prefix,
+                stream,
+                group,
+                e.id,
+                owner,
+                pel_count,
+                e.idle_ms,
+                cfg.dlq_reason,
+                now_ms,
+            )
             pipe.execute_command("XADD", cfg.dlq_for(stream), "*", *body)
             plans.append((e, "dlq"))
         elif cfg.to is not None:

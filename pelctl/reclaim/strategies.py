@@ -99,9 +99,17 @@ class StreamRun:
         return Settler(self.conn, self.cfg, self.stream, self.group, self.record)
 
     def batch_done(self, n: int) -> None:
-        event(self.log, logging.DEBUG, "batch", stream=self.stream, group=self.group, entries=n,
-              requeued=self.counts.requeued, claimed=self.counts.claimed,
-              dead_lettered=self.counts.dead_lettered)  # fmt: skip
+        event(
+            self.log,
+            logging.DEBUG,
+            "batch",
+            stream=self.stream,
+            group=self.group,
+            entries=n,
+            requeued=self.counts.requeued,
+            claimed=self.counts.claimed,
+            dead_lettered=self.counts.dead_lettered,
+        )
 
 
 # -- discovery with XPENDING IDLE (requeue, claim, and every strategy in read-only mode) ----
@@ -152,9 +160,16 @@ def run_autoclaim(run: StreamRun) -> None:
         while not run.stopping():
             with redis_errors("XAUTOCLAIM"):
                 reply = raw.execute_command(
-                    "XAUTOCLAIM", run.stream, run.group, me, cfg.idle_ms, cursor,
-                    "COUNT", count, "JUSTID",
-                )  # fmt: skip
+                    "XAUTOCLAIM",
+                    run.stream,
+                    run.group,
+                    me,
+                    cfg.idle_ms,
+                    cursor,
+                    "COUNT",
+                    count,
+                    "JUSTID",
+                )
             cursor = bytes(reply[0])
             run.state.autoclaim_cursor[run.stream] = cursor
             ids = [bytes(i) for i in reply[1]]
@@ -194,9 +209,18 @@ def run_xreadgroup_claim(run: StreamRun) -> None:
         while not run.stopping():
             with redis_errors("XREADGROUP"):
                 reply = raw.execute_command(
-                    "XREADGROUP", "GROUP", run.group, me, "COUNT", count,
-                    "CLAIM", cfg.idle_ms, "STREAMS", run.stream, ">",
-                )  # fmt: skip
+                    "XREADGROUP",
+                    "GROUP",
+                    run.group,
+                    me,
+                    "COUNT",
+                    count,
+                    "CLAIM",
+                    cfg.idle_ms,
+                    "STREAMS",
+                    run.stream,
+                    ">",
+                )
             taken = parse_claim_reply(reply)
             claimed = [t for t in taken if not t.new]
             run.counts.scanned += len(claimed)
@@ -230,9 +254,11 @@ def parse_claim_reply(reply: Any) -> list[Taken]:
             new = idle == 0 and delivered == 0
             flat = None
             if fields is not None:
-                flat = [x for kv in fields.items() for x in kv] if isinstance(fields, dict) else (
-                    list(fields)
-                )  # fmt: skip
+                flat = (
+                    [x for kv in fields.items() for x in kv]
+                    if isinstance(fields, dict)
+                    else (list(fields))
+                )
             out.append(Taken(entry_id, delivered, idle, flat, new=new, deleted=fields is None))
     return out
 
@@ -248,9 +274,16 @@ def ghost_sweep(run: StreamRun, max_calls: int | None) -> None:
     while not run.stopping():
         with redis_errors("XAUTOCLAIM"):
             reply = raw.execute_command(
-                "XAUTOCLAIM", run.stream, run.group, GHOST_SWEEPER, NEVER_IDLE, cursor,
-                "COUNT", GHOST_SWEEP_COUNT, "JUSTID",
-            )  # fmt: skip
+                "XAUTOCLAIM",
+                run.stream,
+                run.group,
+                GHOST_SWEEPER,
+                NEVER_IDLE,
+                cursor,
+                "COUNT",
+                GHOST_SWEEP_COUNT,
+                "JUSTID",
+            )
         cursor = bytes(reply[0])
         run.state.sweep_cursor[run.stream] = cursor
         for deleted in reply[2] if len(reply) > 2 else ():

@@ -58,8 +58,10 @@ class Capabilities:
 
 def _parse_version(text: str) -> tuple[int, int, int]:
     # Leading digits of each part only: "7.2.4-rc1" is 7.2.4, not 7.2.41.
-    parts = [int(m.group()) if (m := _LEADING_DIGITS.match(p)) else 0
-             for p in text.strip().split(".")[:3]]  # fmt: skip
+    parts = [
+        int(m.group()) if (m := _LEADING_DIGITS.match(p)) else 0
+        for p in text.strip().split(".")[:3]
+    ]
     while len(parts) < 3:
         parts.append(0)
     return parts[0], parts[1], parts[2]

@@ -41,8 +41,9 @@ def translate(err: Exception, where: str = "", secrets: tuple[str, ...] = ()) ->
             hint="the ACL user lacks a command or key this needs; see docs/security.md",
         )
     if isinstance(err, (rex.ConnectionError, rex.TimeoutError)):
-        return ConnectionFailed(f"{prefix}{_connection_what(err, text)}: {text}",
-                                hint=_connection_hint(text))  # fmt: skip
+        return ConnectionFailed(
+            f"{prefix}{_connection_what(err, text)}: {text}", hint=_connection_hint(text)
+        )
     if isinstance(err, (rex.MovedError, rex.AskError)):
         # redis-py strips the MOVED/ASK word: "9418 127.0.0.1:7001" alone says nothing.
         return OperationFailed(

@@ -260,9 +260,7 @@ class PelScan:
         if self._window_lo_ms is not None:
             left = max(hi - self._window_lo_ms, 0)
         else:
-            left = sum(
-                max(min(s.hi[0], hi) - max(s.lo[0], lo), 0) for s in self._remaining
-            )  # fmt: skip
+            left = sum(max(min(s.hi[0], hi) - max(s.lo[0], lo), 0) for s in self._remaining)
         return max(0.0, min(1.0, 1.0 - left / width))
 
     def pages(self, ordered: bool = True) -> Generator[list[RawRow], None, None]:

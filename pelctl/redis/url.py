@@ -140,8 +140,9 @@ def check_url(url: str, where: str = "") -> tuple[str, ...]:
     try:
         parts = urlsplit(url)
     except ValueError as err:
-        raise UsageError(f"bad URL {shown}: {redact_text(str(err), secrets)}",
-                         hint=_URL_HINT) from None  # fmt: skip
+        raise UsageError(
+            f"bad URL {shown}: {redact_text(str(err), secrets)}", hint=_URL_HINT
+        ) from None
     kind = parts.scheme.lower()
     if kind.endswith("+sentinel"):
         return ()  # hosts, service and db are checked where the sentinels are asked
@@ -151,8 +152,11 @@ def check_url(url: str, where: str = "") -> tuple[str, ...]:
         port = 0
     if port == 0:
         host = parts.netloc.rpartition("@")[2]
-        text = host.rpartition("]")[2].partition(":")[2] if host.startswith("[") else (
-            host.partition(":")[2])  # fmt: skip
+        text = (
+            host.rpartition("]")[2].partition(":")[2]
+            if host.startswith("[")
+            else (host.partition(":")[2])
+        )
         if "@" not in parts.netloc and not text.isdigit():
             # ``redis://:secret`` (the host forgotten): the "port" may well be a password.
             netloc = parts.netloc[: len(parts.netloc) - len(text)] + "***"
@@ -173,8 +177,9 @@ def check_url(url: str, where: str = "") -> tuple[str, ...]:
     insecure: list[str] = []
     for name, value in _query(parts.query).items():
         if name in _OWNED:
-            raise UsageError(f"URL parameter {name} is not allowed in {shown}",
-                             hint=f"remove it: {_OWNED[name]}")  # fmt: skip
+            raise UsageError(
+                f"URL parameter {name} is not allowed in {shown}", hint=f"remove it: {_OWNED[name]}"
+            )
         if name not in _PARAMS:
             raise UsageError(
                 f"unknown URL parameter {name!r} in {shown}",
@@ -197,8 +202,9 @@ def _check_param(name: str, value: str, shown: str) -> str | None:
         try:
             number = int(value) if kind == "int" else float(value)
         except ValueError:
-            raise UsageError(bad, hint=f"{name} takes {'a whole' if kind == 'int' else 'a'} "
-                             "number") from None  # fmt: skip
+            raise UsageError(
+                bad, hint=f"{name} takes {'a whole' if kind == 'int' else 'a'} number"
+            ) from None
         if (
             not math.isfinite(number)
             or (minimum is not None and number < minimum)

@@ -232,8 +232,11 @@ def _bar(n: int, top: int, width: int = 30) -> str:
 
 def stats_tables(s: DlqStats) -> list[TableData]:
     # Narrow terminals: the bar goes first; sources and reasons are shortened.
-    count_cols = (Column("key", ""), Column("count", "COUNT", "right"),
-                  Column("bar", "", priority=1))  # fmt: skip
+    count_cols = (
+        Column("key", ""),
+        Column("count", "COUNT", "right"),
+        Column("bar", "", priority=1),
+    )
 
     def table(title: str, header: str, rows: Sequence[tuple[str, int]]) -> TableData:
         top = max((n for _k, n in rows), default=0)
@@ -246,8 +249,7 @@ def stats_tables(s: DlqStats) -> list[TableData]:
         table("by hour (UTC, dead-lettered)", "HOUR", [(hour_label(h), n) for h, n in s.by_hour]),
     ]
     if len(s.by_dlq) > 1:
-        out.insert(0, table("by dead-letter stream", "DLQ",
-                            [(escape(k), n) for k, n in s.by_dlq]))  # fmt: skip
+        out.insert(0, table("by dead-letter stream", "DLQ", [(escape(k), n) for k, n in s.by_dlq]))
     return out
 
 
@@ -256,8 +258,10 @@ def stats_summary(s: DlqStats) -> str:
         return "0 entries"
     span = ""
     if s.oldest_ms is not None and s.newest_ms is not None:
-        span = (f"; oldest {format_duration_ms(max(0, s.now_ms - s.oldest_ms))} ago, newest "
-                f"{format_duration_ms(max(0, s.now_ms - s.newest_ms))} ago")  # fmt: skip
+        span = (
+            f"; oldest {format_duration_ms(max(0, s.now_ms - s.oldest_ms))} ago, newest "
+            f"{format_duration_ms(max(0, s.now_ms - s.newest_ms))} ago"
+        )
     n = s.total
     return (
         f"{n:,} entr{'y' if n == 1 else 'ies'} in {len(s.by_dlq)} dead-letter stream"
@@ -304,9 +308,15 @@ def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
 def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
     """An explicit id that is not in the dead-letter stream (applied: ``gone``)."""
     where = "target" if plan.action == "dlq-replay" else "source"
-    return {"dlq": escape(plan.stream), "id": escape(entry_id), where: None, "age_ms": None,
-            "deliveries": None, "outcome": plan.mutation.missing_outcome,
-            "note": "not in the dead-letter stream"}  # fmt: skip
+    return {
+        "dlq": escape(plan.stream),
+        "id": escape(entry_id),
+        where: None,
+        "age_ms": None,
+        "deliveries": None,
+        "outcome": plan.mutation.missing_outcome,
+        "note": "not in the dead-letter stream",
+    }
 
 
 def plan_items(
@@ -314,13 +324,26 @@ def plan_items(
 ) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
     for plan in plans:
         for item in plan.items:
-            row = (escape(plan.stream), escape(item.id), escape(item.owner) or "-",
-                   format_duration_ms(item.idle_ms), str(item.deliveries), item.action,
-                   item.note)  # fmt: skip
+            row = (
+                escape(plan.stream),
+                escape(item.id),
+                escape(item.owner) or "-",
+                format_duration_ms(item.idle_ms),
+                str(item.deliveries),
+                item.action,
+                item.note,
+            )
             yield row, plan_record(plan, item), _ACTION_STYLE.get(item.action)
         for missing in plan.missing:
-            row = (escape(plan.stream), escape(missing), "-", "-", "-", "skip",
-                   "not in the dead-letter stream")  # fmt: skip
+            row = (
+                escape(plan.stream),
+                escape(missing),
+                "-",
+                "-",
+                "-",
+                "skip",
+                "not in the dead-letter stream",
+            )
             yield row, missing_record(plan, missing), "dim"
 
 
@@ -391,8 +414,10 @@ def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool)
 def result_summary(result: RepairResult) -> str:
     """``result.headline`` (what was done, from which DLQ to which streams, on which server)
     then the counts."""
-    counted = (f"matched {result.matched:,}, applied {result.applied:,}, skipped "
-               f"{result.skipped:,}, failed {len(result.failed):,}")  # fmt: skip
+    counted = (
+        f"matched {result.matched:,}, applied {result.applied:,}, skipped "
+        f"{result.skipped:,}, failed {len(result.failed):,}"
+    )
     if result.headline:
         head = f"{result.headline}\n  {result.action} {escape(result.stream)}: {counted}"
     else:
@@ -401,13 +426,18 @@ def result_summary(result: RepairResult) -> str:
     if counts:
         head += "\n  " + " · ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
     if result.interrupted:
-        head += ("\n  interrupted: rerun the same command; entries already replayed are "
-                 "skipped, none is copied twice")  # fmt: skip
+        head += (
+            "\n  interrupted: rerun the same command; entries already replayed are "
+            "skipped, none is copied twice"
+        )
     return head
 
 
 def failed_table(result: RepairResult) -> TableData:
-    cols = (Column("id", "ID"), Column("outcome", "OUTCOME"),
-            Column("detail", "DETAIL", shrinkable=True, min_width=16))  # fmt: skip
+    cols = (
+        Column("id", "ID"),
+        Column("outcome", "OUTCOME"),
+        Column("detail", "DETAIL", shrinkable=True, min_width=16),
+    )
     rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
     return TableData(cols, rows, title=f"failed in {escape(result.stream)}")

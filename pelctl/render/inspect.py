@@ -129,8 +129,9 @@ def health_table(g: GroupInfo) -> TableData | None:
         last = len(ic.thresholds_ms) - 1
         for k, (t, n) in enumerate(zip(ic.thresholds_ms, ic.counts, strict=True)):
             prio = 0 if k == last else 3 + last - k
-            columns.append(Column(f"idle_ge_{t}", f"IDLE ≥ {_threshold(t)}", "right",
-                                  priority=prio))  # fmt: skip
+            columns.append(
+                Column(f"idle_ge_{t}", f"IDLE ≥ {_threshold(t)}", "right", priority=prio)
+            )
             row.append(fmt_int(n))
         longest = ic.longest
         columns += [
@@ -141,8 +142,11 @@ def health_table(g: GroupInfo) -> TableData | None:
         if longest is None:
             row += ["-", "-", "-"]
         else:
-            row += [format_duration_ms(longest.idle_ms), escape(longest.consumer),
-                    longest.id.decode()]  # fmt: skip
+            row += [
+                format_duration_ms(longest.idle_ms),
+                escape(longest.consumer),
+                longest.id.decode(),
+            ]
     if ic is not None:
         columns.append(Column("poison", f"DELIVERED ≥ {POISON_DELIVERIES}", "right"))
         row.append(fmt_int(ic.poison))

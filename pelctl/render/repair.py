@@ -39,8 +39,13 @@ def plan_columns(plan: Plan) -> tuple[Column, ...]:
 
 def plan_row(plan: Plan, item: PlanItem) -> tuple[str, ...]:
     if plan.mutation.subject == "consumer":
-        return (escape(item.id), format_duration_ms(item.idle_ms), fmt_int(item.deliveries),
-                item.action, item.note)  # fmt: skip
+        return (
+            escape(item.id),
+            format_duration_ms(item.idle_ms),
+            fmt_int(item.deliveries),
+            item.action,
+            item.note,
+        )
     return (
         escape(item.id),
         escape(item.owner),
@@ -61,8 +66,14 @@ def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
 
 def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
     """An explicit id that was not pending when planned (applied: ``not-pending``)."""
-    return {"id": escape(entry_id), "consumer": None, "idle_ms": None, "deliveries": None,
-            "outcome": plan.mutation.missing_outcome, "note": "not pending"}  # fmt: skip
+    return {
+        "id": escape(entry_id),
+        "consumer": None,
+        "idle_ms": None,
+        "deliveries": None,
+        "outcome": plan.mutation.missing_outcome,
+        "note": "not pending",
+    }
 
 
 def plan_rows(plan: Plan):  # iterator of (row, record, style) for Output.stream
@@ -165,7 +176,10 @@ def result_summary(result: RepairResult) -> str:
 
 
 def failed_table(result: RepairResult) -> TableData:
-    cols = (Column("id", "ID"), Column("outcome", "OUTCOME"),
-            Column("detail", "DETAIL", shrinkable=True, min_width=16))  # fmt: skip
+    cols = (
+        Column("id", "ID"),
+        Column("outcome", "OUTCOME"),
+        Column("detail", "DETAIL", shrinkable=True, min_width=16),
+    )
     rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
     return TableData(cols, rows, title="failed")

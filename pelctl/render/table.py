@@ -112,16 +112,17 @@ def fit(
         return sum(ws[i] for i in indexes) + gap * max(0, len(indexes) - 1)
 
     keep = list(range(n))
-    droppable = sorted((i for i, c in enumerate(columns) if c.priority > 0),
-                       key=lambda i: (-columns[i].priority, -i))  # fmt: skip
+    droppable = sorted(
+        (i for i, c in enumerate(columns) if c.priority > 0),
+        key=lambda i: (-columns[i].priority, -i),
+    )
     for i in droppable:
         if total(keep, floors) <= width:
             break
         keep.remove(i)
     widths = {i: natural[i] for i in keep}
     excess = total(keep, natural) - width
-    by_priority = sorted({columns[i].priority for i in keep if columns[i].shrinkable},
-                         reverse=True)  # fmt: skip
+    by_priority = sorted({columns[i].priority for i in keep if columns[i].shrinkable}, reverse=True)
     for prio in by_priority:
         if excess <= 0:
             break

@@ -299,9 +299,17 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analys
     ).collect()
     stream_rows = tables.streams.select("server", "stream", "is_dlq").collect()
     consumer_rows = tables.consumers.select(
-        "server", "stream", "group", "consumer", "pending", "idle_ms", "inactive_ms",
-        "server_version", "client_connected", "client_blocked",
-    ).collect()  # fmt: skip
+        "server",
+        "stream",
+        "group",
+        "consumer",
+        "pending",
+        "idle_ms",
+        "inactive_ms",
+        "server_version",
+        "client_connected",
+        "client_blocked",
+    ).collect()
 
     groups: list[res.GroupStats] = []
     seen: set[tuple[str, str, str]] = set()
@@ -393,7 +401,7 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analys
                     r["idle_ms"],
                     r["inactive_ms"],
                     judged[i].reason,
-                )  # fmt: skip
+                )
                 for i, r in enumerate(consumer_rows)
                 if judged[i].verdict == verdict and (r["pending"] or 0) > 0
             ),
@@ -499,7 +507,7 @@ def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
                 int(rows[i]["pending"] or 0),
                 int(rows[i]["idle_ms"] or 0),
                 rows[i]["inactive_ms"],
-            )  # fmt: skip
+            )
             for i in members
         ]
         seen = [rows[i]["client_connected"] for i in members]
@@ -510,9 +518,12 @@ def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
             view = liveness.Clients(
                 frozenset(f.name for f, v in zip(facts, seen, strict=True) if v),
                 # a blocked client as long as the consumer's idle: the snapshot matched it
-                tuple((b"", f.idle_ms // 1000) for f, i in zip(facts, members, strict=True)
-                      if rows[i]["client_blocked"]),
-            )  # fmt: skip
+                tuple(
+                    (b"", f.idle_ms // 1000)
+                    for f, i in zip(facts, members, strict=True)
+                    if rows[i]["client_blocked"]
+                ),
+            )
         judged = liveness.judge_group(
             facts,
             modern=modern(rows[members[0]]),

@@ -410,9 +410,19 @@ def consumers_batch(
 
     from pelctl.core import liveness
 
-    keys = ("stream", "group", "consumer", "pending", "idle_ms", "inactive_ms",
-            "server_version", "client_connected", "client_blocked", "verdict",
-            "verdict_reason")  # fmt: skip
+    keys = (
+        "stream",
+        "group",
+        "consumer",
+        "pending",
+        "idle_ms",
+        "inactive_ms",
+        "server_version",
+        "client_connected",
+        "client_blocked",
+        "verdict",
+        "verdict_reason",
+    )
     records: dict[str, list[Any]] = {k: [] for k in keys}
     for sf in facts:
         for g in sf.groups:
@@ -422,10 +432,11 @@ def consumers_batch(
                 group_facts = liveness.consumer_facts(g.consumer_rows)
                 group_names = {f.name for f in group_facts}
                 judged = liveness.judge_group(
-                    group_facts, modern=alive.modern,
+                    group_facts,
+                    modern=alive.modern,
                     dead_after_ms=liveness.DEFAULT_DEAD_AFTER_MS,
                     clients=lambda: alive.clients,
-                )  # fmt: skip
+                )
             for c in g.consumer_rows:
                 inactive = c.get(b"inactive")
                 name = c[b"name"]
@@ -446,11 +457,14 @@ def consumers_batch(
                 records["server_version"].append(alive.server_version if alive else None)
                 records["client_connected"].append(name in seen.names if seen is not None else None)
                 records["client_blocked"].append(
-                    any(abs(s * 1000 - idle) <= liveness.BLOCKED_MATCH_MS
+                    any(
+                        abs(s * 1000 - idle) <= liveness.BLOCKED_MATCH_MS
                         for n, s in seen.blocked_readers
-                        if n not in group_names)
-                    if seen is not None else None
-                )  # fmt: skip
+                        if n not in group_names
+                    )
+                    if seen is not None
+                    else None
+                )
                 records["verdict"].append(verdict.verdict if verdict else None)
                 records["verdict_reason"].append(verdict.reason if verdict else None)
     return _records_batch(pa, "consumers", records, origin)
@@ -620,8 +634,11 @@ def dlq_batches(
                     continue
                 records["id"].append(entry_id)
                 records["source"].append(names(env["source"]))
-                for col, key in (("source_group", "group"), ("owner", "owner"),
-                                 ("reason", "reason")):  # fmt: skip
+                for col, key in (
+                    ("source_group", "group"),
+                    ("owner", "owner"),
+                    ("reason", "reason"),
+                ):
                     value = env.get(key)
                     records[col].append(escape(value) if value is not None else None)
                 first, _prior = of_dead_letter(original, env.get("id"), None, lineage_prefix)

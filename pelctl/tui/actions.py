@@ -50,8 +50,9 @@ def spec(action: str) -> ActionSpec:
         return ACTIONS[action]
     mutation = _declared(action)
     target = "consumer" if mutation.subject == "consumer" else "entries"
-    return ActionSpec(action, mutation.verb.capitalize(), "", mutation.summary, target,
-                      mutation=mutation.name)  # fmt: skip
+    return ActionSpec(
+        action, mutation.verb.capitalize(), "", mutation.summary, target, mutation=mutation.name
+    )
 
 
 def _declared(name: str) -> Mutation:

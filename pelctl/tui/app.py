@@ -91,9 +91,12 @@ class PelctlApp(App[None]):
         messages quote names and server errors, which are data, never markup. The line breaks
         pelctl puts between a message and its hint are kept; any other control is escaped."""
         super().notify(
-            clean(message, keep="\n"), title=clean(title), severity=severity, timeout=timeout,
+            clean(message, keep="\n"),
+            title=clean(title),
+            severity=severity,
+            timeout=timeout,
             markup=False,
-        )  # fmt: skip
+        )
 
     # -- navigation ------------------------------------------------------------------------
     def open_group(self, stream: bytes, group: bytes, replace: bool = False) -> None:

@@ -54,8 +54,13 @@ class PelctlCommands(Provider):
         for title, help_text, callback in self._commands():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(score, _highlight(matcher, title), partial(callback), text=title,
-                          help=_help(help_text))  # fmt: skip
+                yield Hit(
+                    score,
+                    _highlight(matcher, title),
+                    partial(callback),
+                    text=title,
+                    help=_help(help_text),
+                )
 
 
 def _help(help_text: str) -> str:

@@ -103,8 +103,7 @@ def plan(source: ActionContext, request: ActionRequest) -> ActionPlan:
     else:
         stream, group = request.stream, request.group or b""
         detail = bool(request.ids) or (request.expected or 0) <= DETAIL_LIMIT
-    core_plan = plan_mutation(conn, mutation.name, stream, group, targets, options,
-                              detail=detail)  # fmt: skip
+    core_plan = plan_mutation(conn, mutation.name, stream, group, targets, options, detail=detail)
     return to_view(request, core_plan)
 
 

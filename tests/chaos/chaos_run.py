@@ -43,8 +43,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 STREAM, GROUP, DLQ = b"orders", b"billing", b"orders:dlq"
-ENVELOPE = (b"_dlq_source", b"_dlq_group", b"_dlq_id", b"_dlq_owner", b"_dlq_deliveries",
-            b"_dlq_idle_ms", b"_dlq_reason", b"_dlq_at")  # fmt: skip
+ENVELOPE = (
+    b"_dlq_source",
+    b"_dlq_group",
+    b"_dlq_id",
+    b"_dlq_owner",
+    b"_dlq_deliveries",
+    b"_dlq_idle_ms",
+    b"_dlq_reason",
+    b"_dlq_at",
+)
 
 
 @dataclass
@@ -108,8 +116,14 @@ def _client(port: int):
 
     from pelctl.redis.connection import strip_callbacks
 
-    client = redis.Redis(host="127.0.0.1", port=port, protocol=2, socket_timeout=5,
-                         socket_connect_timeout=2, retry=Retry(NoBackoff(), 0))  # fmt: skip
+    client = redis.Redis(
+        host="127.0.0.1",
+        port=port,
+        protocol=2,
+        socket_timeout=5,
+        socket_connect_timeout=2,
+        retry=Retry(NoBackoff(), 0),
+    )
     return strip_callbacks(client)
 
 
@@ -137,8 +151,9 @@ def producer_main(port: int, messages: int, rate: float, progress: str) -> None:
             time.sleep(ahead)
 
 
-def worker_main(port: int, name: str, out: str, kill_every: int, poison_every: int,
-                seed: int, stop: str) -> None:  # fmt: skip
+def worker_main(
+    port: int, name: str, out: str, kill_every: int, poison_every: int, seed: int, stop: str
+) -> None:
     import redis
 
     rnd = random.Random(seed)
@@ -147,9 +162,18 @@ def worker_main(port: int, name: str, out: str, kill_every: int, poison_every: i
     while not os.path.exists(stop):
         try:
             reply = r.execute_command(
-                "XREADGROUP", "GROUP", GROUP, name, "COUNT", 20, "BLOCK", 200,
-                "STREAMS", STREAM, ">",
-            )  # fmt: skip
+                "XREADGROUP",
+                "GROUP",
+                GROUP,
+                name,
+                "COUNT",
+                20,
+                "BLOCK",
+                200,
+                "STREAMS",
+                STREAM,
+                ">",
+            )
             for entry_id, flat in reply[0][1] if reply else []:
                 fields = dict(zip(flat[0::2], flat[1::2], strict=True))
                 n = int(fields[b"n"])
@@ -181,9 +205,11 @@ class _Server:
 
     def _start(self):
         return self.sv.spawn(
-            self.binary, ["--appendonly", "yes", "--appendfsync", "always", "--save", ""],
-            port=self.port, workdir=self.dir,
-        )  # fmt: skip
+            self.binary,
+            ["--appendonly", "yes", "--appendfsync", "always", "--save", ""],
+            port=self.port,
+            workdir=self.dir,
+        )
 
     def restart(self) -> None:
         self.server.kill(signal.SIGKILL)
@@ -198,9 +224,13 @@ def _spawn(args: list[str], env: dict[str, str] | None = None, log: str | None =
     out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
     try:
         return subprocess.Popen(
-            [sys.executable, *args], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-            env={**os.environ, **(env or {})}, start_new_session=True,
-        )  # fmt: skip
+            [sys.executable, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
     finally:
         if log:
             out.close()
@@ -233,26 +263,48 @@ def run_chaos(cfg: ChaosConfig, workdir: str | None = None) -> ChaosResult:
         url = f"redis://127.0.0.1:{server.port}/0"
         reclaim_env = {"PELCTL_URL": url, "PELCTL_TIMEOUT": "3s"}
         reclaim_args = [
-            "-m", "pelctl", "reclaim", STREAM.decode(), "--group", GROUP.decode(),
-            "--idle", cfg.idle, "--interval", cfg.interval, "--max-deliveries",
-            str(cfg.max_deliveries), "--max-backoff", "500ms", "--log-format", "json",
-        ]  # fmt: skip
+            "-m",
+            "pelctl",
+            "reclaim",
+            STREAM.decode(),
+            "--group",
+            GROUP.decode(),
+            "--idle",
+            cfg.idle,
+            "--interval",
+            cfg.interval,
+            "--max-deliveries",
+            str(cfg.max_deliveries),
+            "--max-backoff",
+            "500ms",
+            "--log-format",
+            "json",
+        ]
 
         def start_reclaim() -> subprocess.Popen:
             return _spawn(reclaim_args, reclaim_env, str(root / "reclaim.log"))
 
-        producer = _spawn(_child("producer", str(server.port), str(cfg.messages), str(cfg.rate),
-                                 str(progress)), log=str(root / "producer.log"))  # fmt: skip
+        producer = _spawn(
+            _child("producer", str(server.port), str(cfg.messages), str(cfg.rate), str(progress)),
+            log=str(root / "producer.log"),
+        )
         workers: dict[int, tuple[subprocess.Popen, int]] = {}
 
         def start_worker(i: int, gen: int) -> None:
             name = f"w{i}-{gen}"
             proc = _spawn(
-                _child("worker", str(server.port), name, str(root / "out" / f"{name}.txt"),
-                       str(cfg.kill_every), str(cfg.poison_every), str(rnd.randrange(2**31)),
-                       str(stop_file)),
+                _child(
+                    "worker",
+                    str(server.port),
+                    name,
+                    str(root / "out" / f"{name}.txt"),
+                    str(cfg.kill_every),
+                    str(cfg.poison_every),
+                    str(rnd.randrange(2**31)),
+                    str(stop_file),
+                ),
                 log=str(root / "workers.log"),
-            )  # fmt: skip
+            )
             workers[i] = (proc, gen)
 
         for i in range(cfg.workers):
@@ -405,8 +457,9 @@ def main(argv: list[str] | None = None) -> int:
         producer_main(int(argv[1]), int(argv[2]), float(argv[3]), argv[4])
         return 0
     if argv and argv[0] == "worker":
-        worker_main(int(argv[1]), argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]),
-                    argv[7])  # fmt: skip
+        worker_main(
+            int(argv[1]), argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]), argv[7]
+        )
         return 0
     parser = argparse.ArgumentParser(
         prog="python -m tests.chaos.chaos_run",

@@ -45,12 +45,16 @@ def pelctl(url: str, *args: str, env: dict[str, str]) -> subprocess.Popen:
     full = {**os.environ, "PELCTL_URL": url, **env}
     return subprocess.Popen(
         [sys.executable, "-m", "pelctl", *args, "--yes", "-o", "json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full, start_new_session=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=full,
+        start_new_session=True,
+    )
 
 
-def kill_at_random(proc: subprocess.Popen, r: redis.Redis, before: int, rng: random.Random,
-                   run: int) -> str:  # fmt: skip
+def kill_at_random(
+    proc: subprocess.Popen, r: redis.Redis, before: int, rng: random.Random, run: int
+) -> str:
     deadline = time.monotonic() + 120
     if run == 0:
         time.sleep(rng.uniform(0.2, 1.5))
@@ -114,6 +118,8 @@ def test_replay_killed_at_random_points_copies_each_entry_exactly_once(
     assert copies_by_marker(r, SOURCE) == Counter({i: 1 for i in originals})
     assert r.xlen(SOURCE) == ENTRIES + 1 and r.xlen(DLQ) == 0
     assert final["failed"] == []
-    print(f"\ndlq replay kill test ({'cross-slot' if cross else 'one-script'}), {ENTRIES:,} "
-          f"entries: kills {kills}; after each kill (left in DLQ, copied, in flight) {states}; "
-          f"last run outcomes {final['outcomes']}; duplicates 0")  # fmt: skip
+    print(
+        f"\ndlq replay kill test ({'cross-slot' if cross else 'one-script'}), {ENTRIES:,} "
+        f"entries: kills {kills}; after each kill (left in DLQ, copied, in flight) {states}; "
+        f"last run outcomes {final['outcomes']}; duplicates 0"
+    )

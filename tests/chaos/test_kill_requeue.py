@@ -99,12 +99,16 @@ def pelctl(url: str, *args: str, env: dict[str, str] | None = None) -> subproces
     full = {**os.environ, "PELCTL_URL": url, **(env or {})}
     return subprocess.Popen(
         [sys.executable, "-m", "pelctl", *args, "--yes", "-o", "json"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=full, start_new_session=True,
-    )  # fmt: skip
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=full,
+        start_new_session=True,
+    )
 
 
-def kill_at_random(proc: subprocess.Popen, started: Callable[[], bool], rng: random.Random,
-                   run: int) -> str:  # fmt: skip
+def kill_at_random(
+    proc: subprocess.Popen, started: Callable[[], bool], rng: random.Random, run: int
+) -> str:
     """SIGKILL ``proc``: the first run while it plans, the others at a random moment after
     its first change reached the server. Returns where it was killed."""
     deadline = time.monotonic() + 120
@@ -159,8 +163,9 @@ def test_requeue_killed_at_random_points_loses_and_doubles_nothing(r, raw, redis
         result = check(originals, pending_ids(raw), copies(raw, S, b"_original_id", b"(" + last))
         print(f"\nkill {run} ({kills[-1]}): {result}")
         assert (result.lost, result.doubled) == (0, 0), (kills, result)
-        assert b"pelctl-requeue" not in {row[1] for row in raw.execute_command(
-            "XINFO", "CONSUMERS", S, G)}  # fmt: skip
+        assert b"pelctl-requeue" not in {
+            row[1] for row in raw.execute_command("XINFO", "CONSUMERS", S, G)
+        }
     assert "applying" in kills, kills
     # A last run without a kill finishes the job: everything requeued exactly once.
     proc = pelctl(redis_server.url, *args)

@@ -72,8 +72,11 @@ KILLER = textwrap.dedent(
 def run_killed(url: str, kill_before: str) -> int:
     proc = subprocess.run(
         [sys.executable, "-c", KILLER, url, kill_before],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "PELCTL_URL": url},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PELCTL_URL": url},
+    )
     assert "not killed" not in proc.stdout, proc.stdout + proc.stderr
     return proc.returncode
 
@@ -96,16 +99,35 @@ def test_requeue_of_a_wide_entry_killed_in_the_ordered_path(r, redis_server, mom
     # the same command finishes the job.
     sc.set_idle(r, "s", "g", "dead", [batch.wide], HOUR)
     res = subprocess.run(
-        [sys.executable, "-m", "pelctl", "requeue", "s", "g", "--idle", "30m", "--yes",
-         "-o", "json"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pelctl",
+            "requeue",
+            "s",
+            "g",
+            "--idle",
+            "30m",
+            "--yes",
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "PELCTL_URL": redis_server.url},
-    )  # fmt: skip
+    )
     assert res.returncode == 0, res.stderr
     assert not pending(r) and not internal_holders(r)
     copies = requeued_copies(r, batch)
-    expected = batch.fields[batch.wide] + [b"_retry_count", b"1", b"_prior_deliveries", b"1",
-                                           b"_original_id", batch.wide]  # fmt: skip
+    expected = batch.fields[batch.wide] + [
+        b"_retry_count",
+        b"1",
+        b"_prior_deliveries",
+        b"1",
+        b"_original_id",
+        batch.wide,
+    ]
     wide_copies = copies[batch.wide]
     # Never lost; after a kill between copy and ack, one duplicate (the documented price).
     assert len(wide_copies) == (1 if moment == "after-lease" else 2)

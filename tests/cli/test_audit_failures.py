@@ -55,8 +55,14 @@ def run_limited(url: str, *args: str, extra: int = 0) -> CliResult:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     env = dict(os.environ, PELCTL_URL=url, COLUMNS="200")
-    proc = subprocess.run([str(PELCTL), *args], env=env, capture_output=True, text=True,
-                          timeout=120, preexec_fn=limits)  # fmt: skip
+    proc = subprocess.run(
+        [str(PELCTL), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limits,
+    )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -76,8 +82,9 @@ def assert_not_audited(
 def test_ack_applied_but_not_audited_prints_the_result_and_exits_6(r, redis_server) -> None:
     stuck, fresh = incident(r)
     log = existing_log()
-    res = run_limited(redis_server.url, "ack", "orders", "billing", "--idle", "30m", "--yes",
-                      "-o", "json")  # fmt: skip
+    res = run_limited(
+        redis_server.url, "ack", "orders", "billing", "--idle", "30m", "--yes", "-o", "json"
+    )
     assert_not_audited(res, "ack WAS applied (20 changed)")
     doc = json.loads(res.stdout)  # the result is printed all the same
     assert (doc["applied"], doc["outcomes"]) == (20, {"acked": 20})
@@ -88,8 +95,9 @@ def test_ack_applied_but_not_audited_prints_the_result_and_exits_6(r, redis_serv
 def test_the_text_result_is_printed_too(r, redis_server) -> None:
     incident(r)
     existing_log()
-    res = run_limited(redis_server.url, "requeue", "orders", "billing", "--idle", "30m",
-                      "--yes", "-o", "plain")  # fmt: skip
+    res = run_limited(
+        redis_server.url, "requeue", "orders", "billing", "--idle", "30m", "--yes", "-o", "plain"
+    )
     assert_not_audited(res, "requeue WAS applied (20 changed)")
     assert "20" in res.stdout and "requeue" in res.stdout, res.stdout
     assert len([e for e in entries(r, S) if b"_original_id" in e[1]]) == 20
@@ -99,8 +107,17 @@ def test_a_line_cut_short_by_the_limit_never_swallows_the_next_record(r, redis_s
     stuck, _ = incident(r, dead=3)
     log = existing_log()
     # Room for 25 more bytes: the line is written in part, then the write fails.
-    res = run_limited(redis_server.url, "ack", "orders", "billing", *[i.decode() for i in stuck],
-                      "--yes", "-o", "json", extra=25)  # fmt: skip
+    res = run_limited(
+        redis_server.url,
+        "ack",
+        "orders",
+        "billing",
+        *[i.decode() for i in stuck],
+        "--yes",
+        "-o",
+        "json",
+        extra=25,
+    )
     assert_not_audited(res, "ack WAS applied (3 changed)")
     assert len(log.read_bytes()) == len(OLD_LINE) + 25  # a fragment, no newline
     audit.append({"next": "record"})
@@ -121,8 +138,9 @@ def test_apply_of_a_plan_applied_but_not_audited(cli, r, redis_server, tmp_path)
 def test_dlq_purge_applied_but_not_audited(r, redis_server) -> None:
     fill(r, b"orders:dlq", b"orders", 5)
     existing_log()
-    res = run_limited(redis_server.url, "dlq", "purge", "orders:dlq", "--all", "--yes",
-                      "-o", "json")  # fmt: skip
+    res = run_limited(
+        redis_server.url, "dlq", "purge", "orders:dlq", "--all", "--yes", "-o", "json"
+    )
     assert_not_audited(res, "dlq-purge of orders:dlq WAS applied (5 changed)")
     assert json.loads(res.stdout)["applied"] == 5
     assert r.xlen(b"orders:dlq") == 0
@@ -144,10 +162,25 @@ def test_dlq_replay_stops_at_the_first_dlq_it_could_not_audit(r, redis_server) -
 def test_reclaim_once_applied_but_not_audited(r, redis_server) -> None:
     incident(r)
     existing_log()
-    res = run_limited(redis_server.url, "reclaim", "orders", "-g", "billing", "--idle", "30m",
-                      "--once", "-o", "json", "--log-format", "json")  # fmt: skip
-    assert_not_audited(res, "reclaim of orders WAS applied (20 changed)",
-                       hint="hint: the pass lines of the log are the only record")  # fmt: skip
+    res = run_limited(
+        redis_server.url,
+        "reclaim",
+        "orders",
+        "-g",
+        "billing",
+        "--idle",
+        "30m",
+        "--once",
+        "-o",
+        "json",
+        "--log-format",
+        "json",
+    )
+    assert_not_audited(
+        res,
+        "reclaim of orders WAS applied (20 changed)",
+        hint="hint: the pass lines of the log are the only record",
+    )
     assert json.loads(res.stdout)["requeued"] == 20
     logged = [json.loads(ln) for ln in res.stderr.splitlines() if ln.startswith("{")]
     (failed,) = [e for e in logged if e.get("event") == "audit-failed"]
@@ -165,18 +198,24 @@ def test_an_unknown_audit_policy_is_a_usage_error(cli) -> None:
 @pytest.mark.parametrize(
     ("err", "code", "needle"),
     [
-        (FileNotFoundError(2, "No such file or directory", "/x/p.json"), 1,
-         "error: /x/p.json: No such file or directory"),
+        (
+            FileNotFoundError(2, "No such file or directory", "/x/p.json"),
+            1,
+            "error: /x/p.json: No such file or directory",
+        ),
         (OSError(errno.EFBIG, "File too large"), 1, "error: File too large"),
         (IsADirectoryError(21, "Is a directory", "/x/audit.jsonl"), 1, "Is a directory"),
         (ConnectionRefusedError(111, "Connection refused"), 4, "cannot connect"),
         (socket.gaierror(-2, "Name or service not known"), 4, "cannot connect"),
         (TimeoutError("timed out"), 4, "timed out"),
-        (rex.ConnectionError("Error 111 connecting to h:1. Connection refused."), 4,
-         "cannot connect"),
+        (
+            rex.ConnectionError("Error 111 connecting to h:1. Connection refused."),
+            4,
+            "cannot connect",
+        ),
     ],
     ids=["file", "efbig", "directory", "refused", "dns", "timeout", "redis-py"],
-)  # fmt: skip
+)
 def test_report_error_maps_only_socket_errors_to_exit_4(err, code, needle, capsys) -> None:
     from pelctl.cli.options import report_error
 
@@ -190,8 +229,15 @@ def test_report_error_maps_only_socket_errors_to_exit_4(err, code, needle, capsy
 def test_a_plan_file_that_cannot_be_written_is_exit_1(cli, r, tmp_path) -> None:
     incident(r)
     (tmp_path / "file").write_text("")
-    res = cli("ack", "orders", "billing", "--idle", "30m", "--plan-out",
-              str(tmp_path / "file" / "plan.json"))  # fmt: skip
+    res = cli(
+        "ack",
+        "orders",
+        "billing",
+        "--idle",
+        "30m",
+        "--plan-out",
+        str(tmp_path / "file" / "plan.json"),
+    )
     assert res.exit_code == 1, res.stderr
     assert res.stderr.startswith("error: cannot write the plan file ")
     assert "cannot connect" not in res.stderr

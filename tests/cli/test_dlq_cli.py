@@ -49,8 +49,17 @@ def test_list_streams_ndjson_in_pipes(cli, orders) -> None:
 def test_list_table_and_formats(cli, orders) -> None:
     res = cli("dlq", "list", "orders:dlq", "-o", "plain")
     lines = res.stdout.splitlines()
-    assert lines[0].split() == ["ID", "SOURCE", "ORIGINAL", "ID", "OWNER", "DELIV", "REASON",
-                                "AGE", "FIELDS"]  # fmt: skip
+    assert lines[0].split() == [
+        "ID",
+        "SOURCE",
+        "ORIGINAL",
+        "ID",
+        "OWNER",
+        "DELIV",
+        "REASON",
+        "AGE",
+        "FIELDS",
+    ]
     assert "order_id=ord-0 amount=0.00 _retry_count=3" in lines[1]
     assert len(lines) == 5
     assert len(cli("dlq", "list", "orders:dlq", "-o", "json").json) == 4
@@ -115,8 +124,9 @@ def test_empty_dlq(cli, r) -> None:
     assert res.exit_code == 0 and res.json["matched"] == 0
 
 
-@pytest.mark.parametrize("command", [("list",), ("stats",), ("replay", "--yes"),
-                                     ("purge", "--all", "--yes")])  # fmt: skip
+@pytest.mark.parametrize(
+    "command", [("list",), ("stats",), ("replay", "--yes"), ("purge", "--all", "--yes")]
+)
 def test_missing_dlq_and_other_types_fail_in_one_line(cli, r, command) -> None:
     r.hset(b"h", b"a", b"1")
     res = cli("dlq", command[0], "h", *command[1:])
@@ -196,8 +206,11 @@ def test_replay_needs_yes_without_a_terminal_and_is_audited(cli, r, orders) -> N
     assert res.exit_code == 0, res.stderr
     doc = res.json
     assert (doc["action"], doc["dlq"], doc["matched"], doc["applied"]) == (
-        "dlq-replay", "orders:dlq", 2, 2
-    )  # fmt: skip
+        "dlq-replay",
+        "orders:dlq",
+        2,
+        2,
+    )
     assert doc["failed"] == [] and doc["outcomes"] == {"replayed": 2}
     (line,) = audit_lines()
     assert line["action"] == "dlq-replay" and line["stream"] == "orders:dlq"
@@ -230,8 +243,10 @@ def test_replay_confirmation_on_a_terminal(cli, r, orders, monkeypatch) -> None:
 def test_read_only_refuses_before_connecting(cli, r, orders) -> None:
     before = snapshot(r)
     nowhere = {"PELCTL_URL": "redis://127.0.0.1:1/0"}
-    for args in (("--read-only", "dlq", "replay", "--yes"),
-                 ("dlq", "purge", "orders:dlq", "--all", "--yes", "--read-only")):  # fmt: skip
+    for args in (
+        ("--read-only", "dlq", "replay", "--yes"),
+        ("dlq", "purge", "orders:dlq", "--all", "--yes", "--read-only"),
+    ):
         res = cli(*args, env=nowhere)
         assert res.exit_code == 2 and "refused: read-only mode is on" in res.stderr
     res = cli("dlq", "replay", "--yes", env={"PELCTL_READ_ONLY": "1"})
@@ -243,19 +258,38 @@ def test_read_only_refuses_before_connecting(cli, r, orders) -> None:
 
 
 def test_replay_options_to_envelope_retries(cli, r, orders) -> None:
-    res = cli("dlq", "replay", "orders:dlq", "--id", orders[0].decode(), "--to", "fixed",
-              "--keep-envelope", "--keep-retries", "--yes")  # fmt: skip
+    res = cli(
+        "dlq",
+        "replay",
+        "orders:dlq",
+        "--id",
+        orders[0].decode(),
+        "--to",
+        "fixed",
+        "--keep-envelope",
+        "--keep-retries",
+        "--yes",
+    )
     assert res.exit_code == 0, res.stderr
     (_id, flat) = entries(r, b"fixed")[0]
     assert flat[:6] == [b"order_id", b"ord-0", b"amount", b"0.00", b"_retry_count", b"3"]
     assert b"_dlq_source" in flat and flat[-2:] == [b"_replayed_from", orders[0]]
-    res = cli("dlq", "replay", "orders:dlq", "--id", orders[1].decode(), "--strip-envelope",
-              "--yes")  # fmt: skip
+    res = cli(
+        "dlq", "replay", "orders:dlq", "--id", orders[1].decode(), "--strip-envelope", "--yes"
+    )
     assert res.exit_code == 0
-    assert entries(r, b"orders")[-1][1] == [b"order_id", b"ord-1", b"amount", b"1.00",
-                                             b"_prior_deliveries", b"6",
-                                             b"_original_id", b"1001-0",
-                                             b"_replayed_from", orders[1]]  # fmt: skip
+    assert entries(r, b"orders")[-1][1] == [
+        b"order_id",
+        b"ord-1",
+        b"amount",
+        b"1.00",
+        b"_prior_deliveries",
+        b"6",
+        b"_original_id",
+        b"1001-0",
+        b"_replayed_from",
+        orders[1],
+    ]
     res = cli("dlq", "replay", "orders:dlq", "--rate", "lots", "--yes")
     assert res.exit_code == 2 and "invalid rate" in res.stderr
     res = cli("dlq", "replay", "orders:dlq", "--id", "x", "--yes")
@@ -311,13 +345,33 @@ def test_purge(cli, r, orders) -> None:
     assert [p["id"] for p in res.json["plan"]] == [i.decode() for i in orders]
     assert res.json["plan"][0]["source"] == "orders"
     assert_unchanged(before, r)
-    res = cli("dlq", "purge", "orders:dlq", "--older-than", "1h", "--reason", "boom", "--yes",
-              "-o", "json")  # fmt: skip
+    res = cli(
+        "dlq",
+        "purge",
+        "orders:dlq",
+        "--older-than",
+        "1h",
+        "--reason",
+        "boom",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert res.exit_code == 0 and res.json["outcomes"] == {"purged": 2}
     assert audit_lines()[-1]["action"] == "dlq-purge"
     assert audit_lines()[-1]["ids"] == [orders[0].decode(), orders[2].decode()]
-    res = cli("dlq", "purge", "orders:dlq", "--id", orders[1].decode(), "--id", "1-0", "--yes",
-              "-o", "json")  # fmt: skip
+    res = cli(
+        "dlq",
+        "purge",
+        "orders:dlq",
+        "--id",
+        orders[1].decode(),
+        "--id",
+        "1-0",
+        "--yes",
+        "-o",
+        "json",
+    )
     assert res.json["outcomes"] == {"purged": 1, "gone": 1}
     assert {e[0] for e in entries(r, b"orders:dlq")} == {orders[3], *new}
     res = cli("dlq", "purge", "orders:dlq", "--all", "--yes", "-o", "plain")

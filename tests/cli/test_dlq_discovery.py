@@ -35,8 +35,10 @@ def test_replay_without_a_name_never_writes_where_a_producer_points(cli, r) -> N
     assert set(by_dlq) == {"orders:dlq", "tenantB:x:dlq"}  # tenantB:inbox is no DLQ
     notes = {p["note"] for p in by_dlq["tenantB:x:dlq"]["plan"]}
     assert {p["outcome"] for p in by_dlq["tenantB:x:dlq"]["plan"]} == {"refused"}
-    assert notes == {"_dlq_source payments, not tenantB:x (the stream tenantB:x:dlq belongs "
-                     "to): name the DLQ to replay it"}  # fmt: skip
+    assert notes == {
+        "_dlq_source payments, not tenantB:x (the stream tenantB:x:dlq belongs "
+        "to): name the DLQ to replay it"
+    }
 
     res = cli("dlq", "replay", "--all", "--yes", "-o", "json")
     assert res.exit_code == 5, res.stderr  # the refused entries are listed
@@ -71,8 +73,12 @@ def test_one_rule_for_streams_stats_and_list(cli, r) -> None:
     sc.raw(r).execute_command("XTRIM", b"emptied:dlq", "MAXLEN", 0)  # emptied: still a DLQ
     producer_of_tenant_b(r)
     kinds = {s["stream"]: s["is_dlq"] for s in cli("streams", "-o", "json").json}
-    assert kinds == {"orders:dlq": True, "emptied:dlq": True, "tenantB:x:dlq": True,
-                     "tenantB:inbox": False}  # fmt: skip
+    assert kinds == {
+        "orders:dlq": True,
+        "emptied:dlq": True,
+        "tenantB:x:dlq": True,
+        "tenantB:inbox": False,
+    }
     stats = cli("dlq", "stats", "-o", "json").json
     assert stats["by_dlq"] == {"emptied:dlq": 0, "orders:dlq": 2, "tenantB:x:dlq": 4}
     listed = cli("dlq", "list", "--all", "-o", "json").json

@@ -53,8 +53,9 @@ def test_generated_files_are_up_to_date(outputs: dict[str, str]) -> None:
         rel = stale[0]
         path = ROOT / rel
         current = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-        diff = difflib.unified_diff(current, outputs[rel].splitlines(), rel, "generated", n=1,
-                                    lineterm="")  # fmt: skip
+        diff = difflib.unified_diff(
+            current, outputs[rel].splitlines(), rel, "generated", n=1, lineterm=""
+        )
         pytest.fail(
             f"stale generated files: {', '.join(stale)}. Run `make docs` "
             f"(python tools/docs_reference.py --write) and commit them.\n"
@@ -87,8 +88,11 @@ def test_the_generator_is_not_in_the_installed_package() -> None:
     assert not list(package.rglob("reference.py")), "the docs generator is back in pelctl/"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "docs_reference.py"), "--check"],
-        capture_output=True, text=True, check=False, cwd="/",
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd="/",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "up to date" in proc.stdout
 
@@ -153,8 +157,12 @@ class By(StrEnum):
 
 
 def synthetic_app() -> typer.Typer:
-    app = typer.Typer(name="pelctl", rich_markup_mode="rich", add_completion=False,
-                      context_settings={"help_option_names": ["-h", "--help"]})  # fmt: skip
+    app = typer.Typer(
+        name="pelctl",
+        rich_markup_mode="rich",
+        add_completion=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
     dlq = typer.Typer(help="Dead-letter streams.")
     replay = typer.Typer(help="Replay entries.")
     app.add_typer(dlq, name="dlq", rich_help_panel="Repair")

@@ -82,8 +82,7 @@ def test_the_context_group_is_the_default(cli, r, tmp_path, redis_server) -> Non
 
 def test_reclaim_reads_a_last_argument_that_is_a_group_as_the_group(cli, r) -> None:
     incident(r)
-    res = cli("reclaim", "orders", "billing", "--idle", "30m", "--once", "--dry-run",
-              "-o", "json")  # fmt: skip
+    res = cli("reclaim", "orders", "billing", "--idle", "30m", "--once", "--dry-run", "-o", "json")
     assert res.exit_code == 0, res.stderr
     assert (
         "warning: reading 'billing' as the group: it is a group of 'orders', not a stream "
@@ -97,6 +96,17 @@ def test_reclaim_reads_a_last_argument_that_is_a_group_as_the_group(cli, r) -> N
         "error: reclaim needs --group G (or a default group in the context)"
     )
     # With --group, every argument is a stream.
-    res = cli("reclaim", "orders", "billing", "-g", "billing", "--idle", "30m", "--once",
-              "--dry-run", "-o", "json")  # fmt: skip
+    res = cli(
+        "reclaim",
+        "orders",
+        "billing",
+        "-g",
+        "billing",
+        "--idle",
+        "30m",
+        "--once",
+        "--dry-run",
+        "-o",
+        "json",
+    )
     assert res.exit_code == 3 and "stream billing not found" in res.stderr

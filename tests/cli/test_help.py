@@ -53,10 +53,20 @@ def test_inspect_help_is_short_and_lists_its_own_options_first() -> None:
     assert max(at.values()) < panel
     assert "pelctl --help" in lines[next(i for i, x in enumerate(lines) if "Global options" in x)]
     globals_ = text[panel:]
-    for option in ("--url URL", "--context NAME", "--askpass", "--tls-ca FILE",
-                   "--tls-cert FILE", "--tls-key FILE", "--tls-insecure",
-                   "--cluster/--no-cluster", "-o, --output FORMAT", "--no-color",
-                   "-v, --verbose", "--read-only"):  # fmt: skip
+    for option in (
+        "--url URL",
+        "--context NAME",
+        "--askpass",
+        "--tls-ca FILE",
+        "--tls-cert FILE",
+        "--tls-key FILE",
+        "--tls-insecure",
+        "--cluster/--no-cluster",
+        "-o, --output FORMAT",
+        "--no-color",
+        "-v, --verbose",
+        "--read-only",
+    ):
         assert option in globals_, option
     # By name, in columns: three lines between the two borders at 80 columns.
     assert [x[:1] for x in globals_.strip().splitlines()] == ["G", "│", "│", "│", "╰"]
@@ -77,8 +87,11 @@ def test_descriptions_are_reflowed_to_the_terminal() -> None:
     # word alone on a line at 80 columns ("the", "on", "payload").
     for path in _commands():
         prose = _description(help_of(*path).stdout)
-        alone = [x for i, x in enumerate(prose) if len(x.split()) == 1
-                 and i + 1 < len(prose) and prose[i + 1]]  # fmt: skip
+        alone = [
+            x
+            for i, x in enumerate(prose)
+            if len(x.split()) == 1 and i + 1 < len(prose) and prose[i + 1]
+        ]
         assert not alone, f"pelctl {' '.join(path)} --help: {alone}"
     prose = _description(help_of("inspect").stdout)
     # Its labelled lines still start lines of their own.

@@ -54,7 +54,7 @@ BAD_URLS = [
     (f"redis://:{SECRET}@h/0?decode_responses=true", "decode_responses is not allowed"),
     (f"redis://:{SECRET}@h/0?client_name=x", "client_name is not allowed"),
     (f"redis://:{SECRET}@h/0?retry_on_error=x", "retry_on_error is not allowed"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("url", "needle"), BAD_URLS, ids=[u.split("@")[-1] for u, _ in BAD_URLS])
@@ -175,19 +175,39 @@ EMPTY = [
     (["ghosts", "s", "g", "--fix", "--consumer", "", "--yes"], "--consumer is empty"),
     (["ghosts", "s", "g", "--consumer", ""], "--consumer is empty"),
     (["pending", "s", "g", "--consumer", ""], "--consumer is empty"),
-    (["consumers", "prune", "s", "g", "--inactive", "1m", "--reassign-to", "", "--yes"],
-     "--reassign-to is empty"),
-    (["reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--strategy", "claim", "--to", ""],
-     "--to is empty"),
-    (["reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--strategy", "autoclaim",
-      "--to", ""], "--to is empty"),
+    (
+        ["consumers", "prune", "s", "g", "--inactive", "1m", "--reassign-to", "", "--yes"],
+        "--reassign-to is empty",
+    ),
+    (
+        ["reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--strategy", "claim", "--to", ""],
+        "--to is empty",
+    ),
+    (
+        [
+            "reclaim",
+            "s",
+            "-g",
+            "g",
+            "--idle",
+            "30s",
+            "--once",
+            "--strategy",
+            "autoclaim",
+            "--to",
+            "",
+        ],
+        "--to is empty",
+    ),
     (["reclaim", "s", "-g", "", "--idle", "30s", "--once"], "--group is empty"),
     (["claim", "s", "g", "--to", "c2", "--lock-key", "", "--yes"], "--lock-key is empty"),
     (["ack", "s", "g", "--idle", "1m", "--lock-key", "", "--yes"], "--lock-key is empty"),
     (["requeue", "s", "g", "--idle", "1m", "--lock-key", "", "--yes"], "--lock-key is empty"),
     (["dlq", "move", "s", "g", "--idle", "1m", "--lock-key", "", "--yes"], "--lock-key is empty"),
-    (["reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--lock-key", ""],
-     "--lock-key is empty"),
+    (
+        ["reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--lock-key", ""],
+        "--lock-key is empty",
+    ),
     (["requeue", "s", "g", "--max-retries", "2", "--dlq", "", "--yes"], "--dlq is empty"),
     (["dlq", "move", "s", "g", "--idle", "1m", "--dlq", "", "--yes"], "--dlq is empty"),
     (["reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--dlq", ""], "--dlq is empty"),
@@ -198,11 +218,15 @@ EMPTY = [
     (["dlq", "show", "s:dlq", "1-0", "--field-prefix", ""], "--field-prefix cannot be empty"),
     (["dlq", "stats", "--field-prefix", ""], "--field-prefix cannot be empty"),
     (["dlq", "replay", "s:dlq", "--field-prefix", "", "--yes"], "--field-prefix cannot be empty"),
-    (["dlq", "purge", "s:dlq", "--all", "--field-prefix", "", "--yes"],
-     "--field-prefix cannot be empty"),
-    (["reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--field-prefix", ""],
-     "--field-prefix cannot be empty"),
-]  # fmt: skip
+    (
+        ["dlq", "purge", "s:dlq", "--all", "--field-prefix", "", "--yes"],
+        "--field-prefix cannot be empty",
+    ),
+    (
+        ["reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--field-prefix", ""],
+        "--field-prefix cannot be empty",
+    ),
+]
 
 
 @pytest.mark.parametrize(("args", "needle"), EMPTY, ids=[" ".join(a) for a, _ in EMPTY])

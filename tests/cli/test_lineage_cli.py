@@ -72,7 +72,7 @@ def test_dlq_replay_no_lineage(cli, r) -> None:
     res = cli("dlq", "replay", "s:dlq", "--no-lineage", "--dry-run")
     assert res.exit_code == 0 and "note: --no-lineage: each copy is the original fields alone" in (
         res.stderr
-    )  # fmt: skip
+    )
     res = cli("dlq", "replay", "s:dlq", "--no-lineage", "--yes", "-o", "json")
     assert res.exit_code == 0, res.stderr
     assert res.json["applied"] == 1 and r.xlen(b"s:dlq") == 0
@@ -86,16 +86,42 @@ def test_reclaim_no_lineage(cli, r) -> None:
     line = one_error_line(res)
     assert "--max-deliveries 5 cannot be kept with --no-lineage" in line
     assert "hint: pass --max-deliveries 0" in res.stderr
-    res = cli("reclaim", "s", "--group", "g", "--idle", "30s", "--once", "--no-lineage",
-              "--max-deliveries", "0", "--dry-run", "--log-format", "json",
-              "-o", "plain")  # fmt: skip
+    res = cli(
+        "reclaim",
+        "s",
+        "--group",
+        "g",
+        "--idle",
+        "30s",
+        "--once",
+        "--no-lineage",
+        "--max-deliveries",
+        "0",
+        "--dry-run",
+        "--log-format",
+        "json",
+        "-o",
+        "plain",
+    )
     assert res.exit_code == 0, res.stderr
     events = {e["event"]: e for e in map(json.loads, res.stderr.splitlines())}
     assert events["no-lineage"]["detail"].startswith("--no-lineage: each copy is the entry's")
     assert "reclaim --once (requeue, no lineage, read-only)" in res.stdout
     assert r.xlen(b"s") == 2
-    res = cli("reclaim", "s", "--group", "g", "--idle", "30s", "--once", "--no-lineage",
-              "--max-deliveries", "0", "-o", "json")  # fmt: skip
+    res = cli(
+        "reclaim",
+        "s",
+        "--group",
+        "g",
+        "--idle",
+        "30s",
+        "--once",
+        "--no-lineage",
+        "--max-deliveries",
+        "0",
+        "-o",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     assert res.json["requeued"] == 2
     assert [flat for _id, flat in entries(r, b"s")[2:]] == [BODY, BODY]

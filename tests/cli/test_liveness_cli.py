@@ -77,8 +77,9 @@ def test_dead_after_below_a_minute_is_honoured(cli, killed, redis_server) -> Non
 
 def test_inspect_lock_key_and_csv(cli, killed, r) -> None:
     r.set(b"lock:orders:" + killed[-1], b"x", px=60_000)
-    doc = cli("inspect", "orders", "--dead-after", "20s", "--lock-key", "lock:{stream}:{id}",
-              "-o", "json").json  # fmt: skip
+    doc = cli(
+        "inspect", "orders", "--dead-after", "20s", "--lock-key", "lock:{stream}:{id}", "-o", "json"
+    ).json
     assert consumers_of(doc)["billing-2"] == ("active", "lock-held")
     assert not [a for a in doc["advice"] if "billing-2" in a["message"]]
     # Without --lock-key: this common pattern is found on the entries inspect read.
@@ -101,8 +102,17 @@ WARNING = "claimed entries reach rescuer only when its worker reads its own pend
 
 def test_claim_warns_in_the_dry_run_and_after_claiming(cli, r) -> None:
     incident(r)
-    dry = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--dry-run",
-              "--create-consumer")  # fmt: skip
+    dry = cli(
+        "claim",
+        "orders",
+        "billing",
+        "--to",
+        "rescuer",
+        "--idle",
+        "30m",
+        "--dry-run",
+        "--create-consumer",
+    )
     assert dry.exit_code == 0, dry.stderr
     (line,) = [x for x in dry.stderr.splitlines() if x.startswith("warning: ")]
     assert line.startswith(f"warning: {WARNING} (XREADGROUP with id 0)")
@@ -114,8 +124,17 @@ def test_claim_warns_in_the_dry_run_and_after_claiming(cli, r) -> None:
     )
     assert WARNING not in dry.stdout
 
-    done = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--yes",
-               "--create-consumer")  # fmt: skip
+    done = cli(
+        "claim",
+        "orders",
+        "billing",
+        "--to",
+        "rescuer",
+        "--idle",
+        "30m",
+        "--yes",
+        "--create-consumer",
+    )
     assert done.exit_code == 0, done.stderr
     assert "claim orders/billing: matched 20, applied 20" in done.stdout
     (line,) = [x for x in done.stderr.splitlines() if x.startswith("warning: ")]
@@ -128,8 +147,19 @@ def test_claim_warns_in_the_dry_run_and_after_claiming(cli, r) -> None:
 
 def test_claim_json_has_a_warnings_list_and_the_same_shape_otherwise(cli, r) -> None:
     incident(r)
-    dry = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--dry-run",
-              "--create-consumer", "-o", "json")  # fmt: skip
+    dry = cli(
+        "claim",
+        "orders",
+        "billing",
+        "--to",
+        "rescuer",
+        "--idle",
+        "30m",
+        "--dry-run",
+        "--create-consumer",
+        "-o",
+        "json",
+    )
     assert dry.exit_code == 0, dry.stderr
     doc = dry.json
     ack = cli("ack", "orders", "billing", "--idle", "30m", "--dry-run", "-o", "json").json
@@ -138,15 +168,37 @@ def test_claim_json_has_a_warnings_list_and_the_same_shape_otherwise(cli, r) -> 
     assert warning.startswith(WARNING)
     assert "warning:" not in dry.stderr  # said once, in the document
 
-    done = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m", "--yes",
-               "--create-consumer", "-o", "json")  # fmt: skip
+    done = cli(
+        "claim",
+        "orders",
+        "billing",
+        "--to",
+        "rescuer",
+        "--idle",
+        "30m",
+        "--yes",
+        "--create-consumer",
+        "-o",
+        "json",
+    )
     doc = done.json
     assert doc["applied"] == 20 and doc["outcomes"] == {"claimed": 20}
     (warning,) = doc["warnings"]
     assert warning.startswith(WARNING) and "--consumer rescuer --dry-run" in warning
 
-    nd = cli("claim", "orders", "billing", "--to", "other", "--consumer", "rescuer",
-             "--dry-run", "--create-consumer", "-o", "ndjson")  # fmt: skip
+    nd = cli(
+        "claim",
+        "orders",
+        "billing",
+        "--to",
+        "other",
+        "--consumer",
+        "rescuer",
+        "--dry-run",
+        "--create-consumer",
+        "-o",
+        "ndjson",
+    )
     *_rows, summary = nd.ndjson
     assert summary["warnings"][0].startswith("claimed entries reach other only when")
 
@@ -154,8 +206,18 @@ def test_claim_json_has_a_warnings_list_and_the_same_shape_otherwise(cli, r) -> 
 def test_claim_warns_about_a_target_that_looks_dead_or_unknown(cli, r, redis_server) -> None:
     incident(r)
     backdate_consumers(r, S, {ALIVE: HOUR})
-    dry = cli("claim", "orders", "billing", "--to", "billing-1", "--consumer", "billing-2",
-              "--dry-run", "-o", "json")  # fmt: skip
+    dry = cli(
+        "claim",
+        "orders",
+        "billing",
+        "--to",
+        "billing-1",
+        "--consumer",
+        "billing-2",
+        "--dry-run",
+        "-o",
+        "json",
+    )
     first, second = dry.json["warnings"]
     assert first == (
         "the liveness of billing-1 is unknown (no-signal-below-7.2): make sure its worker is "
@@ -165,8 +227,16 @@ def test_claim_warns_about_a_target_that_looks_dead_or_unknown(cli, r, redis_ser
     peer = redis_server.client(client_name="billing-2")
     try:
         peer.ping()
-        dry = cli("claim", "orders", "billing", "--to", "billing-1", "--consumer", "billing-2",
-                  "--dry-run")  # fmt: skip
+        dry = cli(
+            "claim",
+            "orders",
+            "billing",
+            "--to",
+            "billing-1",
+            "--consumer",
+            "billing-2",
+            "--dry-run",
+        )
     finally:
         peer.close()
     assert (
@@ -178,8 +248,18 @@ def test_claim_warns_about_a_target_that_looks_dead_or_unknown(cli, r, redis_ser
 def test_apply_of_a_saved_claim_plan_warns_too(cli, r, tmp_path) -> None:
     incident(r)
     path = tmp_path / "claim.json"
-    saved = cli("claim", "orders", "billing", "--to", "rescuer", "--idle", "30m",
-                "--create-consumer", "--plan-out", str(path))  # fmt: skip
+    saved = cli(
+        "claim",
+        "orders",
+        "billing",
+        "--to",
+        "rescuer",
+        "--idle",
+        "30m",
+        "--create-consumer",
+        "--plan-out",
+        str(path),
+    )
     assert saved.exit_code == 0, saved.stderr
     assert f"warning: {WARNING}" in saved.stderr
     assert json.loads(path.read_text())["action"] == "claim"

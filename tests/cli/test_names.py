@@ -42,9 +42,11 @@ FILTERED = [
     ["claim", "orders", "billing", "--to", "billing-1", "--plan-out", "/nonexistent/x"],
 ]
 # pending and ghosts take --consumer/-c; the repairs also --from
-CASES = [(args, flag) for args in FILTERED
-         for flag in ("--consumer", "-c", *(("--from",) if args[0] not in ("pending", "ghosts")
-                                             else ()))]  # fmt: skip
+CASES = [
+    (args, flag)
+    for args in FILTERED
+    for flag in ("--consumer", "-c", *(("--from",) if args[0] not in ("pending", "ghosts") else ()))
+]
 
 
 @pytest.mark.parametrize(
@@ -54,8 +56,11 @@ def test_an_unknown_consumer_filter_is_exit_3(cli, r, args: list[str], flag: str
     incident(r)
     before = snapshot(r)
     res = cli(*args, flag, "billing2")
-    assert_not_found(res, "--consumer billing2: no such consumer in orders/billing",
-                     "did you mean billing-2? " + KNOWN)  # fmt: skip
+    assert_not_found(
+        res,
+        "--consumer billing2: no such consumer in orders/billing",
+        "did you mean billing-2? " + KNOWN,
+    )
     assert snapshot(r) == before
 
 
@@ -81,8 +86,11 @@ def test_prune_reassign_to_an_unknown_consumer_is_refused_unless_asked(cli, r) -
     backdate_consumers(r, S, {DEAD: HOUR})
     args = ["consumers", "prune", "orders", "billing", "--inactive", "30m", "--assume-dead"]
     res = cli(*args, "--reassign-to", "billing1", "--dry-run")
-    assert_not_found(res, "--reassign-to billing1: no such consumer in orders/billing",
-                     "did you mean billing-1? " + KNOWN)  # fmt: skip
+    assert_not_found(
+        res,
+        "--reassign-to billing1: no such consumer in orders/billing",
+        "did you mean billing-1? " + KNOWN,
+    )
     ok = cli(*args, "--reassign-to", "rescuer", "--create-consumer", "--dry-run", "-o", "json")
     assert ok.exit_code == 0, ok.stderr
     assert any("does not exist yet" in n for n in ok.json["notes"])
@@ -91,8 +99,19 @@ def test_prune_reassign_to_an_unknown_consumer_is_refused_unless_asked(cli, r) -
 def test_reclaim_to_an_unknown_consumer_is_exit_3(cli, r) -> None:
     incident(r)
     before = snapshot(r)
-    args = ["reclaim", "orders", "-g", "billing", "--idle", "30m", "--once", "--strategy",
-            "claim", "--to", "rescuer"]  # fmt: skip
+    args = [
+        "reclaim",
+        "orders",
+        "-g",
+        "billing",
+        "--idle",
+        "30m",
+        "--once",
+        "--strategy",
+        "claim",
+        "--to",
+        "rescuer",
+    ]
     res = cli(*args, "-o", "json")
     assert res.exit_code == 3, res.stderr
     assert "--to rescuer: no such consumer in orders/billing" in res.stderr
@@ -109,23 +128,34 @@ def test_reclaim_to_an_unknown_consumer_is_exit_3(cli, r) -> None:
     [
         (["inspect", "orders"], "--sort", "see 'pelctl inspect --help'"),
         (["pending", "orders", "billing"], "--sort", "see 'pelctl pending --help'"),
-        (["pending", "orders", "billing"], "--consumr",
-         "did you mean --consumer? see 'pelctl pending --help'"),
+        (
+            ["pending", "orders", "billing"],
+            "--consumr",
+            "did you mean --consumer? see 'pelctl pending --help'",
+        ),
         (["inspect", "orders"], "--grop", "did you mean --group? see 'pelctl inspect --help'"),
-        (["requeue", "orders", "billing"], "--lock",
-         "did you mean --lock-key? see 'pelctl requeue --help'"),
-        (["requeue", "orders", "billing"], "--max-deliveries",
-         "did you mean --below-deliveries or --min-deliveries or --max-retries? see "
-         "'pelctl requeue --help'"),
+        (
+            ["requeue", "orders", "billing"],
+            "--lock",
+            "did you mean --lock-key? see 'pelctl requeue --help'",
+        ),
+        (
+            ["requeue", "orders", "billing"],
+            "--max-deliveries",
+            "did you mean --below-deliveries or --min-deliveries or --max-retries? see "
+            "'pelctl requeue --help'",
+        ),
     ],
-)  # fmt: skip
-def test_did_you_mean_only_close_options_of_the_command(args: list[str], typed: str,
-                                                        hint: str) -> None:  # fmt: skip
+)
+def test_did_you_mean_only_close_options_of_the_command(
+    args: list[str], typed: str, hint: str
+) -> None:
     """main did not: ``--sort`` got "Possible options: --tls-cert" (the leading dashes made
     them look alike); now the names are compared without them, among this command's own."""
     env = {**os.environ, "PELCTL_URL": "redis://127.0.0.1:1/0"}
-    res = subprocess.run([str(PELCTL), *args, typed, "5"], capture_output=True, text=True,
-                         timeout=60, env=env)  # fmt: skip
+    res = subprocess.run(
+        [str(PELCTL), *args, typed, "5"], capture_output=True, text=True, timeout=60, env=env
+    )
     assert res.returncode == 2, res.stderr
     assert res.stderr.splitlines() == [f"error: No such option: {typed}", f"hint: {hint}"]
 

@@ -100,22 +100,34 @@ def _fits(shown: Shown, width: int) -> None:
 
 IDS: dict[str, tuple[tuple[str, ...], Callable[[object], list[str]]]] = {
     # command -> (args, the ids its JSON output says must be shown whole)
-    "pending": (("pending", "orders", "billing", "--limit", "40"),
-                lambda doc: [e["id"] for e in doc]),
-    "pending-payload": (("pending", "orders", "billing", "--with-payload", "--limit", "40"),
-                        lambda doc: [e["id"] for e in doc]),
+    "pending": (
+        ("pending", "orders", "billing", "--limit", "40"),
+        lambda doc: [e["id"] for e in doc],
+    ),
+    "pending-payload": (
+        ("pending", "orders", "billing", "--with-payload", "--limit", "40"),
+        lambda doc: [e["id"] for e in doc],
+    ),
     "ghosts": (("ghosts", "orders", "billing"), lambda doc: [e["id"] for e in doc]),
     "dlq-list": (("dlq", "list", "orders:dlq"), lambda doc: [e["id"] for e in doc]),
     "dlq-list-every": (("dlq", "list"), lambda doc: [e["id"] for e in doc]),
-    "requeue-dry-run": (("requeue", "orders", "billing", "--consumer", "billing-2",
-                         "--dry-run"), lambda doc: [e["id"] for e in doc["plan"][:20]]),
-    "dlq-move-dry-run": (("dlq", "move", "orders", "billing", "--min-deliveries", "5",
-                          "--dry-run"), lambda doc: [e["id"] for e in doc["plan"][:20]]),
-    "dlq-replay-dry-run": (("dlq", "replay", "orders:dlq", "--dry-run"),
-                           lambda doc: [e["id"] for e in doc["plan"][:20]]),
-    "ghosts-fix-dry-run": (("ghosts", "orders", "billing", "--fix", "--dry-run"),
-                           lambda doc: [e["id"] for e in doc["plan"][:20]]),
-}  # fmt: skip
+    "requeue-dry-run": (
+        ("requeue", "orders", "billing", "--consumer", "billing-2", "--dry-run"),
+        lambda doc: [e["id"] for e in doc["plan"][:20]],
+    ),
+    "dlq-move-dry-run": (
+        ("dlq", "move", "orders", "billing", "--min-deliveries", "5", "--dry-run"),
+        lambda doc: [e["id"] for e in doc["plan"][:20]],
+    ),
+    "dlq-replay-dry-run": (
+        ("dlq", "replay", "orders:dlq", "--dry-run"),
+        lambda doc: [e["id"] for e in doc["plan"][:20]],
+    ),
+    "ghosts-fix-dry-run": (
+        ("ghosts", "orders", "billing", "--fix", "--dry-run"),
+        lambda doc: [e["id"] for e in doc["plan"][:20]],
+    ),
+}
 
 
 def _json(run, args: tuple[str, ...]):

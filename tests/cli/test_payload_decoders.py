@@ -61,16 +61,19 @@ def test_pending_json_adds_decoded_next_to_the_exact_fields(cli, r, jobs) -> Non
             "correlation_id": "c-1",
             "content-type": "application/json",
             "x-trace": "t-1",
-        },  # fmt: skip
+        },
         "body": FS_BODY,
         "body_type": "json",
     }
     assert decoded["faststream-text"]["body"] == "hello\\world"
     assert decoded["taskiq"] == {
-        "format": "taskiq", "task_id": "t-1", "task_name": "billing.charge",
-        "args": [7, {"order": "o-1", "note": "crème"}], "kwargs": {"hold": False},
+        "format": "taskiq",
+        "task_id": "t-1",
+        "task_name": "billing.charge",
+        "args": [7, {"order": "o-1", "note": "crème"}],
+        "kwargs": {"hold": False},
         "labels": {"trace": "x", "attempt": 2, "urgent": True},
-    }  # fmt: skip
+    }
     event = {"type": "paid", "ids": [1, 2]}
     assert decoded["json"] == {"format": "json", "fields": {"event": event, "n": "1"}}
     assert decoded["plain"] is None and decoded["ghost"] is None
@@ -81,8 +84,10 @@ def test_pending_json_adds_decoded_next_to_the_exact_fields(cli, r, jobs) -> Non
 def test_pending_text_shows_one_readable_line_per_entry(cli, jobs) -> None:
     res = cli("pending", "jobs", "g", "--with-payload", "-o", "plain")
     assert res.exit_code == 0, res.stderr
-    line = {kind: next(ln for ln in res.stdout.splitlines() if ln.startswith(entry_id.decode()))
-            for kind, entry_id in jobs.items()}  # fmt: skip
+    line = {
+        kind: next(ln for ln in res.stdout.splitlines() if ln.startswith(entry_id.decode()))
+        for kind, entry_id in jobs.items()
+    }
     # The cell holds 80 characters: the summary is cut with "…" (JSON shows it all).
     assert line["faststream"].endswith(
         'faststream: {"order": 7, "note": "crème"} headers: correlation_id=c-1 x-trace=t…'
@@ -195,7 +200,10 @@ def test_entry_point_decoders_are_found_and_come_first(cli, plugin, jobs, tlv) -
     from importlib.metadata import entry_points
 
     assert {ep.name for ep in entry_points(group="pelctl.decoders")} == {
-        "tlv", "zz-broken", "zz-missing"}  # fmt: skip
+        "tlv",
+        "zz-broken",
+        "zz-missing",
+    }
     res = cli("pending", "jobs", "g", "--with-payload", "-o", "json")
     assert res.exit_code == 0, res.stderr
     by_id = {rec["id"].encode(): rec for rec in res.json}

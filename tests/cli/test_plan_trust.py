@@ -69,31 +69,45 @@ def _first_item(key: str, value: object) -> Callable[[dict], None]:
 TAMPERINGS = [
     # (name, change, reseal, what the one error line says)
     ("action ack->dlq-purge", _set("action", "dlq-purge"), False, "changed after it was made"),
-    ("action ack->dlq-purge, resealed", _set("action", "dlq-purge"), True,
-     "cannot hold 'dlq-purge'"),
+    (
+        "action ack->dlq-purge, resealed",
+        _set("action", "dlq-purge"),
+        True,
+        "cannot hold 'dlq-purge'",
+    ),
     ("group changed", _set("group", "audit"), False, "changed after it was made"),
     ("server_id emptied", _set("server_id", ""), False, "changed after it was made"),
-    ("server_id emptied, resealed", _set("server_id", ""), True,
-     "does not say which server"),
+    ("server_id emptied, resealed", _set("server_id", ""), True, "does not say which server"),
     ("db changed", _set("db", 1), False, "changed after it was made"),
-    ("an id replaced by garbage", _first_item("id", "garbage"), False,
-     "changed after it was made"),
-    ("an id replaced by garbage, resealed", _first_item("id", "garbage"), True,
-     "not a stream id"),
+    ("an id replaced by garbage", _first_item("id", "garbage"), False, "changed after it was made"),
+    ("an id replaced by garbage, resealed", _first_item("id", "garbage"), True, "not a stream id"),
     ("an id past 2^64, resealed", _first_item("id", f"{2**64}-0"), True, "2^64"),
-    ("an item outcome changed, resealed", _first_item("outcome", "requeued"), True,
-     "not one this repair makes"),
-    ("an item given a key plans do not have, resealed", _first_item("action", "requeue"),
-     True, "not one a plan item has"),
+    (
+        "an item outcome changed, resealed",
+        _first_item("outcome", "requeued"),
+        True,
+        "not one this repair makes",
+    ),
+    (
+        "an item given a key plans do not have, resealed",
+        _first_item("action", "requeue"),
+        True,
+        "not one a plan item has",
+    ),
     ("an item removed", lambda d: d["items"].pop(), False, "changed after it was made"),
     ("the seal removed", lambda d: d.pop("seal"), False, "not sealed"),
-    ("an old unsealed plan", lambda d: (d.pop("seal"), d.__setitem__("version", 1)), False,
-     "older pelctl"),
-]  # fmt: skip
+    (
+        "an old unsealed plan",
+        lambda d: (d.pop("seal"), d.__setitem__("version", 1)),
+        False,
+        "older pelctl",
+    ),
+]
 
 
-@pytest.mark.parametrize(("change", "reseal", "needle"), [t[1:] for t in TAMPERINGS],
-                         ids=[t[0] for t in TAMPERINGS])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "reseal", "needle"), [t[1:] for t in TAMPERINGS], ids=[t[0] for t in TAMPERINGS]
+)
 def test_a_tampered_plan_is_refused_and_changes_nothing(
     cli,
     redis_server,
@@ -133,12 +147,21 @@ def test_a_plan_made_on_db_0_is_refused_on_db_1(cli, r, redis_server, planned) -
 def test_a_plan_sealed_with_another_key_is_refused(cli, r, redis_server, tmp_path) -> None:
     incident(r)
     path = tmp_path / "plan.json"
-    res = cli("ack", "orders", "billing", "--idle", "30m", "--plan-out", str(path),
-              env={"PELCTL_PLAN_KEY": KEY_A})  # fmt: skip
+    res = cli(
+        "ack",
+        "orders",
+        "billing",
+        "--idle",
+        "30m",
+        "--plan-out",
+        str(path),
+        env={"PELCTL_PLAN_KEY": KEY_A},
+    )
     assert res.exit_code == 0, res.stderr
     before = snapshot(redis_server)
-    refused(cli("apply", str(path), "--yes", env={"PELCTL_PLAN_KEY": KEY_B}),
-            "sealed with another key")  # fmt: skip
+    refused(
+        cli("apply", str(path), "--yes", env={"PELCTL_PLAN_KEY": KEY_B}), "sealed with another key"
+    )
     # No key at all on this side (another user, another machine): refused too.
     refused(cli("apply", str(path), "--yes"), "a key this user does not have")
     assert_unchanged(before, redis_server)
@@ -150,8 +173,16 @@ def test_a_plan_sealed_with_another_key_is_refused(cli, r, redis_server, tmp_pat
 
 def test_a_short_shared_key_is_a_usage_error(cli, r, tmp_path) -> None:
     incident(r)
-    res = cli("ack", "orders", "billing", "--idle", "30m", "--plan-out",
-              str(tmp_path / "p.json"), env={"PELCTL_PLAN_KEY": "secret"})  # fmt: skip
+    res = cli(
+        "ack",
+        "orders",
+        "billing",
+        "--idle",
+        "30m",
+        "--plan-out",
+        str(tmp_path / "p.json"),
+        env={"PELCTL_PLAN_KEY": "secret"},
+    )
     refused(res, "PELCTL_PLAN_KEY is too short")
     assert not (tmp_path / "p.json").exists()
 
@@ -198,7 +229,8 @@ def test_a_fresh_plan_applies_and_the_key_is_private(cli, r, tmp_path) -> None:
     doc = json.loads(path.read_text())
     assert doc["version"] == 3 and doc["db"] == 0 and doc["server_id"]
     assert doc["seal"]["alg"] == "HMAC-SHA256" and doc["seal"]["key_id"] == plans.key_id(
-        key.read_text().strip().encode())  # fmt: skip
+        key.read_text().strip().encode()
+    )
     # One item a line: a reviewer reads (and greps) it.
     assert sum(1 for line in path.read_text().splitlines() if '"id": ' in line) == 20
     res = cli("apply", str(path), "--yes", "-o", "json")

@@ -40,29 +40,52 @@ def test_each_repair_names_its_target_in_the_question_and_the_result(cli, r, pro
     stuck, _fresh = incident(r)
     raw(r).execute_command("XDEL", S, stuck[0])  # a ghost held by billing-2
     cases = [
-        (["ghosts", "orders", "billing", "--fix"],
-         f"clear 1 ghost entry of orders/billing held by billing-2 {prod}?",
-         f"cleared 1 ghost entry of orders/billing held by billing-2 {prod}"),
-        (["claim", "orders", "billing", "--consumer", "billing-2", "--to", "billing-1",
-          "--limit", "2"],
-         f"claim 2 entries of orders/billing held by billing-2 to billing-1 {prod}?",
-         f"claimed 2 entries of orders/billing held by billing-2 to billing-1 {prod}"),
-        (["ack", "orders", "billing", "--consumer", "billing-1", "--limit", "3"],
-         f"acknowledge 3 entries of orders/billing held by billing-1 {prod}?",
-         f"acknowledged 3 entries of orders/billing held by billing-1 {prod}"),
-        (["requeue", "orders", "billing", "--consumer", "billing-2", "--limit", "4"],
-         f"requeue 4 entries of orders/billing held by billing-2 {prod}?",
-         f"requeued 4 entries of orders/billing held by billing-2 {prod}"),
-        (["dlq", "move", "orders", "billing", "--consumer", "billing-2", "--limit", "5"],
-         f"move 5 entries of orders/billing held by billing-2 to orders:dlq {prod}?",
-         f"moved 5 entries of orders/billing held by billing-2 to orders:dlq {prod}"),
-        (["dlq", "replay", "orders:dlq", "--limit", "2"],
-         f"replay 2 entries from orders:dlq to orders {prod}?",
-         f"replayed 2 entries from orders:dlq to orders {prod}"),
-        (["dlq", "purge", "orders:dlq", "--all"],
-         f"permanently delete 3 entries from orders:dlq {prod}?",
-         f"permanently deleted 3 entries from orders:dlq {prod}"),
-    ]  # fmt: skip
+        (
+            ["ghosts", "orders", "billing", "--fix"],
+            f"clear 1 ghost entry of orders/billing held by billing-2 {prod}?",
+            f"cleared 1 ghost entry of orders/billing held by billing-2 {prod}",
+        ),
+        (
+            [
+                "claim",
+                "orders",
+                "billing",
+                "--consumer",
+                "billing-2",
+                "--to",
+                "billing-1",
+                "--limit",
+                "2",
+            ],
+            f"claim 2 entries of orders/billing held by billing-2 to billing-1 {prod}?",
+            f"claimed 2 entries of orders/billing held by billing-2 to billing-1 {prod}",
+        ),
+        (
+            ["ack", "orders", "billing", "--consumer", "billing-1", "--limit", "3"],
+            f"acknowledge 3 entries of orders/billing held by billing-1 {prod}?",
+            f"acknowledged 3 entries of orders/billing held by billing-1 {prod}",
+        ),
+        (
+            ["requeue", "orders", "billing", "--consumer", "billing-2", "--limit", "4"],
+            f"requeue 4 entries of orders/billing held by billing-2 {prod}?",
+            f"requeued 4 entries of orders/billing held by billing-2 {prod}",
+        ),
+        (
+            ["dlq", "move", "orders", "billing", "--consumer", "billing-2", "--limit", "5"],
+            f"move 5 entries of orders/billing held by billing-2 to orders:dlq {prod}?",
+            f"moved 5 entries of orders/billing held by billing-2 to orders:dlq {prod}",
+        ),
+        (
+            ["dlq", "replay", "orders:dlq", "--limit", "2"],
+            f"replay 2 entries from orders:dlq to orders {prod}?",
+            f"replayed 2 entries from orders:dlq to orders {prod}",
+        ),
+        (
+            ["dlq", "purge", "orders:dlq", "--all"],
+            f"permanently delete 3 entries from orders:dlq {prod}?",
+            f"permanently deleted 3 entries from orders:dlq {prod}",
+        ),
+    ]
     for args, question, result in cases:
         res, asked = ask(cli, *args)
         assert asked == question, args

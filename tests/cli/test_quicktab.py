@@ -224,9 +224,19 @@ def test_a_name_tab_loads_no_typer(redis_server) -> None:
         "print('LOADED', bad)\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "_PELCTL"))}
-    env.update(_PELCTL_COMPLETE="zsh_complete", COMP_WORDS="pelctl pending ", COMP_CWORD="2",
-               PELCTL_URL=redis_server.url)  # fmt: skip
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                          text=True, timeout=60, cwd=Path(__file__).parents[2])  # fmt: skip
+    env.update(
+        _PELCTL_COMPLETE="zsh_complete",
+        COMP_WORDS="pelctl pending ",
+        COMP_CWORD="2",
+        PELCTL_URL=redis_server.url,
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).parents[2],
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == "LOADED []"

@@ -60,18 +60,31 @@ def test_read_only_refuses_before_connecting(cli, args: list[str], how: str) -> 
 
 def test_read_only_refuses_apply_before_connecting(cli, tmp_path) -> None:
     plan = tmp_path / "p.json"
-    plan.write_text(json.dumps({"format": "pelctl-plan", "version": 1, "action": "ack",
-                                "stream": "s", "group": "g", "items": []}))  # fmt: skip
-    res = cli("apply", str(plan), "--yes", "--read-only", "--url",
-              f"redis://127.0.0.1:{free_port()}/0")  # fmt: skip
+    plan.write_text(
+        json.dumps(
+            {
+                "format": "pelctl-plan",
+                "version": 1,
+                "action": "ack",
+                "stream": "s",
+                "group": "g",
+                "items": [],
+            }
+        )
+    )
+    res = cli(
+        "apply", str(plan), "--yes", "--read-only", "--url", f"redis://127.0.0.1:{free_port()}/0"
+    )
     assert_refused(res, 2, "read-only")
 
 
 def test_read_only_context_refuses(cli, tmp_path, monkeypatch) -> None:
     cfg = tmp_path / "config" / "pelctl" / "config.toml"
     cfg.parent.mkdir(parents=True, exist_ok=True)
-    cfg.write_text(f'current-context = "prod"\n[contexts.prod]\nurl = '
-                   f'"redis://127.0.0.1:{free_port()}/0"\nread_only = true\n')  # fmt: skip
+    cfg.write_text(
+        f'current-context = "prod"\n[contexts.prod]\nurl = '
+        f'"redis://127.0.0.1:{free_port()}/0"\nread_only = true\n'
+    )
     res = cli("requeue", "s", "g", "--idle", "1s", "--yes", env={"PELCTL_URL": ""})
     assert_refused(res, 2, "read-only")
 
@@ -117,7 +130,8 @@ def test_dry_run_changes_nothing_and_shows_the_plan(cli, r, args: list[str]) -> 
     assert doc["outcomes"] == want, doc["outcomes"]
     assert doc["matched"] == sum(want.values()) == len(doc["plan"])
     assert sorted(row["outcome"] for row in doc["plan"]) == sorted(
-        a for a, n in want.items() for _ in range(n))  # fmt: skip
+        a for a, n in want.items() for _ in range(n)
+    )
     text = cli(*args, "--dry-run", "-o", "plain")
     assert text.exit_code == 0 and "dry run, nothing changed" in text.stdout
     assert_unchanged(before, r, what=" ".join(args[:2]) + " --dry-run")
@@ -136,8 +150,13 @@ def test_requeue_json_and_audit(cli, r) -> None:
     assert res.exit_code == 0, res.stderr
     doc = res.json
     assert {k: doc[k] for k in RESULT_KEYS} == {
-        "action": "requeue", "dry_run": False, "matched": 20, "applied": 20, "skipped": 0,
-        "failed": []}  # fmt: skip
+        "action": "requeue",
+        "dry_run": False,
+        "matched": 20,
+        "applied": 20,
+        "skipped": 0,
+        "failed": [],
+    }
     rec = json.loads(audit_path().read_text().splitlines()[-1])
     assert rec["action"] == "requeue" and rec["applied"] == 20
     assert rec["ids"] == [i.decode() for i in stuck]
@@ -151,22 +170,65 @@ def test_every_repair_answers_the_json_contract(cli, r) -> None:
     sc.set_idle(r, S, G, DEAD, stuck[:3], HOUR, deliveries=7)
     raw(r).execute_command("XDEL", S, stuck[10])
     runs = [
-        ("claim", ["claim", "orders", "billing", "--to", "rescuer", "--idle", "30m",
-                   "--limit", "2", "--create-consumer"],
-         {"claimed": 2}, {DEAD: 18, ALIVE: 5, b"rescuer": 2}),
-        ("ack", ["ack", "orders", "billing", stuck[5].decode()],
-         {"acked": 1}, {DEAD: 17, ALIVE: 5, b"rescuer": 2}),
-        ("requeue", ["requeue", "orders", "billing", stuck[6].decode(), stuck[7].decode()],
-         {"requeued": 2}, {DEAD: 15, ALIVE: 5, b"rescuer": 2}),
+        (
+            "claim",
+            [
+                "claim",
+                "orders",
+                "billing",
+                "--to",
+                "rescuer",
+                "--idle",
+                "30m",
+                "--limit",
+                "2",
+                "--create-consumer",
+            ],
+            {"claimed": 2},
+            {DEAD: 18, ALIVE: 5, b"rescuer": 2},
+        ),
+        (
+            "ack",
+            ["ack", "orders", "billing", stuck[5].decode()],
+            {"acked": 1},
+            {DEAD: 17, ALIVE: 5, b"rescuer": 2},
+        ),
+        (
+            "requeue",
+            ["requeue", "orders", "billing", stuck[6].decode(), stuck[7].decode()],
+            {"requeued": 2},
+            {DEAD: 15, ALIVE: 5, b"rescuer": 2},
+        ),
         # the 3 delivered 7 times: the 2 rescuer claimed and the one billing-2 still held
-        ("dlq-move", ["dlq", "move", "orders", "billing", "--min-deliveries", "5"],
-         {"dlq": 3}, {DEAD: 14, ALIVE: 5, b"rescuer": 0}),
-        ("ghosts-fix", ["ghosts", "orders", "billing", "--fix"],
-         {"ghost": 1}, {DEAD: 13, ALIVE: 5, b"rescuer": 0}),
-        ("consumers-prune", ["consumers", "prune", "orders", "billing", "--inactive", "0",
-                             "--reassign-to", "rescuer", "--assume-dead"],
-         {"deleted": 2, "reassigned": 18}, {b"rescuer": 18}),
-    ]  # fmt: skip
+        (
+            "dlq-move",
+            ["dlq", "move", "orders", "billing", "--min-deliveries", "5"],
+            {"dlq": 3},
+            {DEAD: 14, ALIVE: 5, b"rescuer": 0},
+        ),
+        (
+            "ghosts-fix",
+            ["ghosts", "orders", "billing", "--fix"],
+            {"ghost": 1},
+            {DEAD: 13, ALIVE: 5, b"rescuer": 0},
+        ),
+        (
+            "consumers-prune",
+            [
+                "consumers",
+                "prune",
+                "orders",
+                "billing",
+                "--inactive",
+                "0",
+                "--reassign-to",
+                "rescuer",
+                "--assume-dead",
+            ],
+            {"deleted": 2, "reassigned": 18},
+            {b"rescuer": 18},
+        ),
+    ]
     for action, args, outcomes, held in runs:
         res = cli(*args, "--yes", "-o", "json")
         assert res.exit_code == 0, (action, res.stderr, res.stdout)
@@ -179,8 +241,7 @@ def test_every_repair_answers_the_json_contract(cli, r) -> None:
     dead = {fields_of(flat)[b"_dlq_id"] for _id, flat in entries(r, b"orders:dlq")}
     assert dead == set(stuck[:3])
     copies = [fields_of(flat) for _id, flat in entries(r, S)]
-    assert sorted(f[b"_original_id"] for f in copies if b"_original_id" in f) == sorted(
-        stuck[6:8])  # fmt: skip
+    assert sorted(f[b"_original_id"] for f in copies if b"_original_id" in f) == sorted(stuck[6:8])
 
 
 def test_partial_failure_exits_5_with_the_list(cli, r) -> None:
@@ -189,16 +250,27 @@ def test_partial_failure_exits_5_with_the_list(cli, r) -> None:
     incident(r)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"empty")
     backdate_consumers(r, S, {DEAD: HOUR, b"empty": HOUR})
-    res = cli("consumers", "prune", "orders", "billing", "--inactive", "30m", "--yes",
-              "--assume-dead", "-o", "json")  # fmt: skip
+    res = cli(
+        "consumers",
+        "prune",
+        "orders",
+        "billing",
+        "--inactive",
+        "30m",
+        "--yes",
+        "--assume-dead",
+        "-o",
+        "json",
+    )
     assert res.exit_code == 5, res.stderr
     doc = res.json
     assert doc["applied"] == 1
     assert doc["failed"][0]["id"] == "billing-2"
     assert "holds 20 pending entries" in doc["failed"][0]["reason"]
     assert consumers(r)[DEAD] == 20
-    text = cli("consumers", "prune", "orders", "billing", "--inactive", "30m", "--yes",
-               "--assume-dead")  # fmt: skip
+    text = cli(
+        "consumers", "prune", "orders", "billing", "--inactive", "30m", "--yes", "--assume-dead"
+    )
     assert text.exit_code == 5
     assert "billing-2" in text.stdout and "--reassign-to" in text.stdout
 
@@ -289,8 +361,7 @@ def test_ghosts_fix_through_the_cli(cli, r) -> None:
 
 def test_dlq_move_defaults_and_envelope(cli, r) -> None:
     stuck, _ = incident(r)
-    res = cli("dlq", "move", "orders", "billing", stuck[0].decode(), "--reason", "bad sku",
-              "--yes")  # fmt: skip
+    res = cli("dlq", "move", "orders", "billing", stuck[0].decode(), "--reason", "bad sku", "--yes")
     assert res.exit_code == 0, res.stderr
     ((_id, flat),) = entries(r, b"orders:dlq")
     env = fields_of(flat)
@@ -299,13 +370,15 @@ def test_dlq_move_defaults_and_envelope(cli, r) -> None:
 
 @pytest.mark.parametrize(
     ("args", "needle"),
-    [(["ack", "orders", "billing"], "no entries targeted"),
-     (["ack", "orders", "billing", "1-0", "--idle", "1m"], "not both"),
-     (["ack", "orders", "billing", "nope"], "not a stream id"),
-     (["requeue", "orders", "billing", "--all", "--dlq", "x"], "--max-retries"),
-     (["requeue", "orders", "billing", "--all", "--lock-key", "lock:x"], "no {id}"),
-     (["claim", "orders", "billing", "1-0", "--to", "c", "--limit", "3"], "--limit")],
-)  # fmt: skip
+    [
+        (["ack", "orders", "billing"], "no entries targeted"),
+        (["ack", "orders", "billing", "1-0", "--idle", "1m"], "not both"),
+        (["ack", "orders", "billing", "nope"], "not a stream id"),
+        (["requeue", "orders", "billing", "--all", "--dlq", "x"], "--max-retries"),
+        (["requeue", "orders", "billing", "--all", "--lock-key", "lock:x"], "no {id}"),
+        (["claim", "orders", "billing", "1-0", "--to", "c", "--limit", "3"], "--limit"),
+    ],
+)
 def test_usage_errors(cli, r, args: list[str], needle: str) -> None:
     incident(r)
     res = cli(*args, "--yes")
@@ -320,8 +393,18 @@ def test_missing_stream_is_exit_3(cli, r) -> None:
 def test_text_output_after_apply(cli, r) -> None:
     incident(r)
     r.set(b"lock:orders:" + list(pel(r))[0], b"1")
-    res = cli("requeue", "orders", "billing", "--idle", "30m", "--lock-key", "lock:{stream}:{id}",
-              "--yes", "-o", "plain")  # fmt: skip
+    res = cli(
+        "requeue",
+        "orders",
+        "billing",
+        "--idle",
+        "30m",
+        "--lock-key",
+        "lock:{stream}:{id}",
+        "--yes",
+        "-o",
+        "plain",
+    )
     assert res.exit_code == 0, res.stderr
     assert "requeue orders/billing: matched 20, applied 19, skipped 1, failed 0" in res.stdout
     assert "alive 1" in res.stdout and "requeued 19" in res.stdout
@@ -338,10 +421,23 @@ def test_two_cli_requeues_started_together_make_one_copy_each(r, redis_server) -
 
     stuck, _ = incident(r, dead=3_000, alive=0)
     env = {**os.environ, "PELCTL_URL": redis_server.url}
-    cmd = [sys.executable, "-m", "pelctl", "requeue", "orders", "billing", "--idle", "30m",
-           "--yes", "-o", "json"]  # fmt: skip
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-             for _ in range(2)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "pelctl",
+        "requeue",
+        "orders",
+        "billing",
+        "--idle",
+        "30m",
+        "--yes",
+        "-o",
+        "json",
+    ]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        for _ in range(2)
+    ]
     docs = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
     assert [p.returncode for p in procs] == [0, 0]
     assert sum(d["applied"] for d in docs) == 3_000
@@ -362,8 +458,18 @@ def test_acl_refusing_scripts_is_one_error_exit_4(cli, secured) -> None:
         sc.create_group(admin, b"acl", b"g")
         ids = sc.deliver(admin, b"acl", b"g", b"c", 3)
         sc.set_idle(admin, b"acl", b"g", b"c", ids, HOUR)
-        admin.execute_command("ACL", "SETUSER", "noeval", "on", ">noeval-pw", "~*", "+@all",
-                              "-evalsha", "-eval", "-script")  # fmt: skip
+        admin.execute_command(
+            "ACL",
+            "SETUSER",
+            "noeval",
+            "on",
+            ">noeval-pw",
+            "~*",
+            "+@all",
+            "-evalsha",
+            "-eval",
+            "-script",
+        )
         before = snapshot(admin)
         url = f"redis://noeval:noeval-pw@127.0.0.1:{secured.port}/0"
         res = cli("requeue", "acl", "g", "--idle", "1m", "--yes", "--url", url)

@@ -51,7 +51,10 @@ def test_use_context_changes_only_the_current_context_line(cli) -> None:
     assert cli("config", "current-context").stdout == "staging\n"
     shown = cli("config", "show", "-o", "json").json
     assert (shown["context"], shown["default_group"], shown["read_only"]) == (
-        "staging", "workers", True)  # fmt: skip
+        "staging",
+        "workers",
+        True,
+    )
     doc = cli("config", "use-context", "local", "-o", "json").json
     assert doc["current_context"] == "local" and doc["previous"] == "staging"
     assert path.read_text() == CONFIG

@@ -90,8 +90,9 @@ def test_csv_frames_each_have_their_header(cli, pel) -> None:
 def _pel_reads(r) -> int:
     """XPENDING and XINFO calls the server has answered since the last CONFIG RESETSTAT."""
     stats = r.info("commandstats")
-    return sum(v["calls"] for k, v in stats.items()
-               if k.startswith(("cmdstat_xpending", "cmdstat_xinfo")))  # fmt: skip
+    return sum(
+        v["calls"] for k, v in stats.items() if k.startswith(("cmdstat_xpending", "cmdstat_xinfo"))
+    )
 
 
 @pytest.mark.parametrize("args", [("pending", "s", "g", "-n", "4"), ("inspect", "s")])
@@ -141,9 +142,12 @@ class Watcher:
     def __init__(self, url: str, *args: str) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS"))}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "pelctl", *args], env={**env, "PELCTL_URL": url},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            [sys.executable, "-m", "pelctl", *args],
+            env={**env, "PELCTL_URL": url},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -173,8 +177,9 @@ def test_a_server_that_goes_away_and_comes_back(r) -> None:
         sc.create_group(client, b"s", b"g")
         sc.deliver(client, b"s", b"g", b"c1", 3)
         client.close()
-        w = Watcher(server.url, "pending", "s", "g", "--watch", "--interval", "100ms",
-                    "-o", "ndjson")  # fmt: skip
+        w = Watcher(
+            server.url, "pending", "s", "g", "--watch", "--interval", "100ms", "-o", "ndjson"
+        )
         w.wait_for(lambda: len(w.markers()) >= 2, "two frames")
         server.proc.terminate()
         server.proc.wait(10)
@@ -186,8 +191,11 @@ def test_a_server_that_goes_away_and_comes_back(r) -> None:
         sc.create_group(client, b"s", b"g")
         sc.deliver(client, b"s", b"g", b"c2", 4)
         client.close()
-        w.wait_for(lambda: (m := w.markers()) and "error" in m[-2] and m[-1]["records"] == 4,
-                   "a frame after the restart", timeout=60)  # fmt: skip
+        w.wait_for(
+            lambda: (m := w.markers()) and "error" in m[-2] and m[-1]["records"] == 4,
+            "a frame after the restart",
+            timeout=60,
+        )
         w.proc.send_signal(signal.SIGINT)  # Ctrl-C: a quiet exit 0
         assert w.proc.wait(10) == 0
         stderr = w.proc.stderr.read()
@@ -206,8 +214,11 @@ def test_a_terminal_is_redrawn_in_place_and_ctrl_c_exits_0(redis_server, pel) ->
     env.update(PELCTL_URL=redis_server.url, TERM="xterm-256color")
     pid, fd = pty.fork()
     if pid == 0:  # the child: pelctl on a terminal
-        os.execve(sys.executable, [sys.executable, "-m", "pelctl", "streams", "--watch",
-                                   "--interval", "100ms"], env)  # fmt: skip
+        os.execve(
+            sys.executable,
+            [sys.executable, "-m", "pelctl", "streams", "--watch", "--interval", "100ms"],
+            env,
+        )
     out = b""
     sent = False
     deadline = time.monotonic() + 30

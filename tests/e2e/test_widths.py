@@ -36,8 +36,9 @@ def on_terminal(columns: int, *args: str, timeout: float = 60) -> list[str]:
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
     env["TERM"] = "xterm-256color"
-    proc = subprocess.Popen([str(PELCTL), *args], stdin=slave, stdout=slave, stderr=slave,
-                            env=env, close_fds=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(PELCTL), *args], stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True
+    )
     os.close(slave)
     chunks = []
     deadline = time.monotonic() + timeout

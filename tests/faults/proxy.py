@@ -116,8 +116,14 @@ class FaultProxy:
             pass
         _hard_close(upstream)
 
-    def _pump_down(self, upstream: socket.socket, client: socket.socket, mode: str,
-                   after: int, up: threading.Thread) -> None:  # fmt: skip
+    def _pump_down(
+        self,
+        upstream: socket.socket,
+        client: socket.socket,
+        mode: str,
+        after: int,
+        up: threading.Thread,
+    ) -> None:
         sent = 0
         try:
             while True:

@@ -31,8 +31,12 @@ HOUR = 3_600_000
 # twice on a fresh connection (reads are idempotent), so at most three connections stall.
 MAX_STALLS = 3
 HANG_S = 120  # only a hang guard: what is checked is the count of stalled connections
-EXPECTED_WORDS = {"drop": "connection lost", "refuse": "connection lost",
-                  "stall": "no reply in time", "blackhole": "no reply in time"}  # fmt: skip
+EXPECTED_WORDS = {
+    "drop": "connection lost",
+    "refuse": "connection lost",
+    "stall": "no reply in time",
+    "blackhole": "no reply in time",
+}
 
 
 def seed_big(client: redis.Redis) -> None:
@@ -140,8 +144,9 @@ def test_unreachable_port_fails_without_waiting_for_the_timeout(seeded):
     from tests.topologies import servers as sv
 
     t0 = time.monotonic()
-    res = run_pelctl("inspect", "s", url=f"redis://127.0.0.1:{sv.free_port()}/0",
-                     env={"PELCTL_TIMEOUT": "10m"})  # fmt: skip
+    res = run_pelctl(
+        "inspect", "s", url=f"redis://127.0.0.1:{sv.free_port()}/0", env={"PELCTL_TIMEOUT": "10m"}
+    )
     assert res.exit_code == 4
     assert "cannot connect" in one_error_line(res)
     assert time.monotonic() - t0 < 120
@@ -218,8 +223,9 @@ def test_repairs_cut_off_mid_way_stay_consistent_and_resume(proxy, upstream, nam
         with upstream.client() as c:
             seed_big(c)
             pending_before = _pending(c)
-            idle = sc.raw(c).execute_command("XPENDING", "s", "g", "IDLE", 30 * 60_000, "-", "+",
-                                             100_000)  # fmt: skip
+            idle = sc.raw(c).execute_command(
+                "XPENDING", "s", "g", "IDLE", 30 * 60_000, "-", "+", 100_000
+            )
             targets = {r[0] for r in idle}
             stream_ids = {e[0] for e in sc.raw(c).execute_command("XRANGE", "s", "-", "+")}
             ghosts = {t for t in targets if t not in stream_ids}

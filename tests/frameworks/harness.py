@@ -290,9 +290,16 @@ class _Taskiq(Framework):
 
     def worker_command(self) -> list[str]:
         return [
-            sys.executable, "-m", "taskiq", "worker", "tests.frameworks.taskiq_worker:broker",
-            "--workers", "1", "--shutdown-timeout", "1",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "taskiq",
+            "worker",
+            "tests.frameworks.taskiq_worker:broker",
+            "--workers",
+            "1",
+            "--shutdown-timeout",
+            "1",
+        ]
 
     def differences(self, pub: Published, record: dict[str, Any]) -> list[str]:
         out = []
@@ -399,9 +406,14 @@ class Harness:
             env["FW_GATE"] = str(gate_path)
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                self.fw.worker_command(), cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+                self.fw.worker_command(),
+                cwd=REPO_ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         worker = Worker(
             self.framework, consumer, proc, journal_path, log_path, self.r, client_name, gate_path
         )

@@ -74,12 +74,15 @@ def test_faststream_published_messages_decoded(frameworks, cli) -> None:
             assert json.loads(pub.body) == d["body"]
         else:
             assert d["body_type"] == "binary" and d["body"] == escape(pub.body)
-    (pydantic,) = [r for r in records.values() if r["id"] not in
-                   {h.published[k].entry_id for k in keys}]  # fmt: skip
+    (pydantic,) = [
+        r for r in records.values() if r["id"] not in {h.published[k].entry_id for k in keys}
+    ]
     assert pydantic["decoded"]["body"] == {"order": "o-9", "amount": 9, "note": "crème"}
-    assert pydantic["decoded"]["headers"] == {"correlation_id": "pydantic-1",
-                                              "content-type": "application/json",
-                                              "tenant": "acme"}  # fmt: skip
+    assert pydantic["decoded"]["headers"] == {
+        "correlation_id": "pydantic-1",
+        "content-type": "application/json",
+        "tenant": "acme",
+    }
 
     text = cli("pending", h.stream, h.group, "--with-payload", "-o", "plain").stdout
     first = h.published[keys[0]]
@@ -233,19 +236,30 @@ def test_tui_entry_view(frameworks, redis_server, framework: str) -> None:
 
     async def go() -> None:
         source = RedisSource.connect(ConnectionSettings(url=redis_server.url))
-        app = PelctlApp(source, stream=h.stream.encode(), group=h.group.encode(), refresh_s=0,
-                        theme_name="pelctl-dark")  # fmt: skip
+        app = PelctlApp(
+            source,
+            stream=h.stream.encode(),
+            group=h.group.encode(),
+            refresh_s=0,
+            theme_name="pelctl-dark",
+        )
         async with app.run_test(size=(150, 60)) as pilot:
-            await _until(pilot, lambda: isinstance(app.screen, GroupScreen)
-                         and app.screen.data is not None, "the group view")  # fmt: skip
+            await _until(
+                pilot,
+                lambda: isinstance(app.screen, GroupScreen) and app.screen.data is not None,
+                "the group view",
+            )
             await _until(pilot, lambda: not app.screen.busy, "the group's refresh")
             screen = app.screen
             for row in range(screen.entries.row_count):
                 screen.entries.move_cursor(row=row)
                 entry_id = screen.entries.cursor_key
                 await pilot.press("v")
-                await _until(pilot, lambda: isinstance(app.screen, EntryScreen)
-                             and app.screen.detail is not None, "entry view")  # fmt: skip
+                await _until(
+                    pilot,
+                    lambda: isinstance(app.screen, EntryScreen) and app.screen.detail is not None,
+                    "entry view",
+                )
                 # The detail arrives before the screen is painted with it: wait for the paint.
                 await _until(pilot, lambda: "Payload" in _drawn(app), "entry view drawn")
                 text = _drawn(app)

@@ -62,8 +62,7 @@ def test_faststream_strict_model_ignores_lineage_fields_next_to_a_frame(framewor
         pub = h.published[rec["key"]]
         assert rec["decoded"] == json.loads(pub.body)
         fields = {bytes.fromhex(k): bytes.fromhex(v) for k, v in rec["fields"]}
-        assert set(fields) == {b"__data__", b"_retry_count", b"_prior_deliveries",
-                               b"_original_id"}  # fmt: skip
+        assert set(fields) == {b"__data__", b"_retry_count", b"_prior_deliveries", b"_original_id"}
     t = h.tally()
     assert (t.published, t.processed, t.duplicated, t.lost) == (3, 3, 0, 0)
     assert h.assert_intact() == 3
@@ -107,8 +106,14 @@ def test_faststream_without_a_frame_gets_lineage_fields_in_the_body(frameworks, 
         }
         # The body FastStream built holds every field of the entry, lineage included.
         body = json.loads(bytes.fromhex(rec["body"]))
-        assert set(body) == {"order", "amount", "note", "_retry_count", "_prior_deliveries",
-                             "_original_id"}  # fmt: skip
+        assert set(body) == {
+            "order",
+            "amount",
+            "note",
+            "_retry_count",
+            "_prior_deliveries",
+            "_original_id",
+        }
         assert body["_retry_count"] == "1"
         assert rec["headers"] == {}  # no frame: no headers, a random correlation id
 
@@ -142,14 +147,18 @@ def test_faststream_strict_model_takes_copies_made_without_lineage(frameworks, c
     assert res.exit_code == 0, res.stdout + res.stderr
     res = cli("dlq", "replay", f"{h.stream}:dlq", "--no-lineage", "--yes")
     assert res.exit_code == 0, res.stdout + res.stderr
-    wait_for(lambda: all(e[b"order"] in outcomes(h, "strict") for e in [*PLAIN, late]),
-             "the strict worker to take the copies")  # fmt: skip
+    wait_for(
+        lambda: all(e[b"order"] in outcomes(h, "strict") for e in [*PLAIN, late]),
+        "the strict worker to take the copies",
+    )
     for entry in [*PLAIN, late]:
         (rec,) = outcomes(h, "strict")[entry[b"order"]]
         assert rec["event"] == "processed", rec
         fields = {bytes.fromhex(k): bytes.fromhex(v) for k, v in rec["fields"]}
         assert fields == entry  # byte-identical: nothing added
-        assert rec["decoded"] == {"order": entry[b"order"].decode(),
-                                  "amount": int(entry[b"amount"]),
-                                  "note": entry[b"note"].decode()}  # fmt: skip
+        assert rec["decoded"] == {
+            "order": entry[b"order"].decode(),
+            "amount": int(entry[b"amount"]),
+            "note": entry[b"note"].decode(),
+        }
     wait_for(lambda: h.pending() == [], "the strict worker's acks")

@@ -69,9 +69,21 @@ def test_a_faststream_worker_with_named_connections_is_alive(frameworks, cli):
     assert (c["verdict"], c["verdict_reason"]) == ("active", "client-connected")
     assert advice == []
     # prune leaves it alone, even told to assume the unknown ones dead
-    res = cli("consumers", "prune", h.stream, h.group, "--inactive", DEAD_AFTER,
-              "--reassign-to", "other", "--create-consumer", "--assume-dead", "--dry-run",
-              "-o", "json")  # fmt: skip
+    res = cli(
+        "consumers",
+        "prune",
+        h.stream,
+        h.group,
+        "--inactive",
+        DEAD_AFTER,
+        "--reassign-to",
+        "other",
+        "--create-consumer",
+        "--assume-dead",
+        "--dry-run",
+        "-o",
+        "json",
+    )
     assert res.exit_code == 0, res.stderr
     (item,) = res.json["plan"]
     assert (item["consumer"], item["outcome"], item["note"]) == (

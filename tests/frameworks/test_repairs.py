@@ -59,9 +59,13 @@ def test_requeue_delivers_held_messages_to_a_live_worker(frameworks, cli, framew
     # The live worker saw the original fields plus pelctl's lineage fields.
     for key, old_id in zip(inc.crash.held_keys, inc.crash.pending_ids, strict=True):
         assert h.processed_fields(key) == [
-            {**h.published[key].fields, b"_retry_count": b"1", b"_prior_deliveries": b"1",
-             b"_original_id": old_id}
-        ]  # fmt: skip
+            {
+                **h.published[key].fields,
+                b"_retry_count": b"1",
+                b"_prior_deliveries": b"1",
+                b"_original_id": old_id,
+            }
+        ]
     assert {r["worker"] for r in h.records() if r["key"] in inc.crash.held_keys} == {"live"}
 
 
@@ -131,9 +135,16 @@ def test_dlq_move_then_replay_delivers_held_messages(frameworks, cli, framework,
     dlq = f"{h.stream}:dlq"
 
     res = cli(
-        "dlq", "move", h.stream, h.group, "--consumer", "victim", "--reason", "worker crashed",
+        "dlq",
+        "move",
+        h.stream,
+        h.group,
+        "--consumer",
+        "victim",
+        "--reason",
+        "worker crashed",
         "--yes",
-    )  # fmt: skip
+    )
     assert res.exit_code == 0, res.stdout + res.stderr
     assert h.pending("victim") == []
     assert r.xlen(dlq) == HELD
@@ -176,6 +187,10 @@ def test_reclaim_once_requeues_held_messages(frameworks, cli, framework):
     _assert_all_processed_once(h, f"{framework} reclaim --once")
     for key, old_id in zip(inc.crash.held_keys, inc.crash.pending_ids, strict=True):
         assert h.processed_fields(key) == [
-            {**h.published[key].fields, b"_retry_count": b"1", b"_prior_deliveries": b"1",
-             b"_original_id": old_id}
-        ]  # fmt: skip
+            {
+                **h.published[key].fields,
+                b"_retry_count": b"1",
+                b"_prior_deliveries": b"1",
+                b"_original_id": old_id,
+            }
+        ]

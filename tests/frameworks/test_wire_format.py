@@ -59,14 +59,16 @@ def test_faststream_entry_is_one_binary_frame_in_the_data_field(r, redis_server)
         try:
             return [
                 await broker.publish(
-                    {"order": "o-1", "amount": 5}, stream="fs", correlation_id="c-1",
+                    {"order": "o-1", "amount": 5},
+                    stream="fs",
+                    correlation_id="c-1",
                     headers={"x-trace": "t-1", "tenant": "acme"},
                 ),
                 await broker.publish(b"\x00\xff raw", stream="fs", correlation_id="c-2"),
                 await broker.publish(
                     "text body", stream="fs", correlation_id="c-3", reply_to="answers"
                 ),
-            ]  # fmt: skip
+            ]
         finally:
             await broker.stop()
 

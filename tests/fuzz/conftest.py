@@ -27,9 +27,13 @@ FUZZ = settings(
     deadline=None,
     database=None,
     derandomize=in_ci(),
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                           HealthCheck.data_too_large, HealthCheck.filter_too_much],
-)  # fmt: skip
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
 
 ALLOWED_EXITS = {0, 1, 2, 3, 4, 5}
 

@@ -20,19 +20,41 @@ from tests.topologies import commands as cm
 from tests.topologies import servers as sv
 from tests.topologies.runner import run_pelctl
 
-KNOWN_KEYS = ["url", "username", "password", "password_env", "tls_ca", "tls_cert", "tls_key",
-              "tls_insecure", "group", "read_only", "cluster", "description"]  # fmt: skip
+KNOWN_KEYS = [
+    "url",
+    "username",
+    "password",
+    "password_env",
+    "tls_ca",
+    "tls_cert",
+    "tls_key",
+    "tls_insecure",
+    "group",
+    "read_only",
+    "cluster",
+    "description",
+]
 toml_scalar = st.one_of(
-    st.booleans(), st.integers(), st.floats(allow_nan=False),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
     st.text(st.characters(blacklist_categories=("Cs",)), max_size=30),
-    st.just("redis://127.0.0.1:1/0"), st.just("rediss://127.0.0.1:1/0"), st.just("~/x.pem"),
-)  # fmt: skip
+    st.just("redis://127.0.0.1:1/0"),
+    st.just("rediss://127.0.0.1:1/0"),
+    st.just("~/x.pem"),
+)
 toml_value = st.recursive(
-    toml_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=8),
-        inner, max_size=3),
+    toml_scalar,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=8),
+            inner,
+            max_size=3,
+        )
+    ),
     max_leaves=6,
-)  # fmt: skip
+)
 
 
 def _toml_key(k: str) -> str:
@@ -60,8 +82,11 @@ def config_text(draw) -> str:
     if kind == "bytes":
         return draw(st.binary(max_size=300)).decode("latin-1")
     if kind == "top":
-        doc = draw(st.dictionaries(st.sampled_from(["current-context", "contexts", "x"]),
-                                   toml_value, max_size=3))  # fmt: skip
+        doc = draw(
+            st.dictionaries(
+                st.sampled_from(["current-context", "contexts", "x"]), toml_value, max_size=3
+            )
+        )
         return "\n".join(f"{_toml_key(k)} = {_toml(v)}" for k, v in doc.items())
     names = draw(st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=3, unique=True))
     lines = []
@@ -110,8 +135,17 @@ PLAN_KEY = {"PELCTL_PLAN_KEY": "fuzz-plan-key-0123456789abcdef0123456789abcdef"}
 @pytest.fixture(scope="module")
 def plan_doc(fuzz_server, tmp_path_factory) -> dict:
     path = tmp_path_factory.mktemp("plan") / "plan.json"
-    res = run_pelctl("requeue", "s", "g", "--idle", "30m", "--plan-out", str(path),
-                     url=fuzz_server.url, env=PLAN_KEY)  # fmt: skip
+    res = run_pelctl(
+        "requeue",
+        "s",
+        "g",
+        "--idle",
+        "30m",
+        "--plan-out",
+        str(path),
+        url=fuzz_server.url,
+        env=PLAN_KEY,
+    )
     assert res.exit_code == 0, res.stderr
     return json.loads(path.read_text())
 
@@ -136,10 +170,11 @@ def _restore(server: sv.Server, baseline: ServerState) -> None:
 
 json_value = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=5,
-)  # fmt: skip
+)
 
 
 @st.composite
@@ -212,8 +247,7 @@ def test_plan_for_another_server_is_refused(fuzz_server, baseline, plan_doc, tmp
     assert_unchanged(fuzz_server, baseline)
 
 
-def test_plan_after_the_stream_was_recreated_is_refused(fuzz_server, baseline, plan_doc,
-                                                        tmp_path):  # fmt: skip
+def test_plan_after_the_stream_was_recreated_is_refused(fuzz_server, baseline, plan_doc, tmp_path):
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan_doc))
     try:

@@ -15,9 +15,7 @@ from tests.topologies.runner import run_pelctl
 
 # Text as argv delivers it: any Unicode but NUL, and undecodable bytes as surrogate escapes.
 argv_text = st.one_of(
-    st.text(
-        st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40
-    ),  # fmt: skip
+    st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40),
     st.binary(max_size=40).map(
         lambda b: b.replace(b"\x00", b"").decode("utf-8", "surrogateescape")
     ),
@@ -29,7 +27,7 @@ duration_like = st.one_of(
     st.lists(
         st.tuples(st.integers(0, 10**20), st.sampled_from(["ms", "s", "m", "h", "d", "w"])),
         max_size=5,
-    ).map(lambda parts: "".join(f"{n}{u}" for n, u in parts)),  # fmt: skip
+    ).map(lambda parts: "".join(f"{n}{u}" for n, u in parts)),
 )
 number_like = st.one_of(
     argv_text,
@@ -111,7 +109,7 @@ def test_unescape_accepts_any_argv_text(text):
         st.characters(whitelist_categories=("L", "N", "P", "S"), blacklist_characters="/"),
         min_size=1,
         max_size=30,
-    ).map(lambda p: "PW" + p + "Zq"),  # fmt: skip
+    ).map(lambda p: "PW" + p + "Zq"),
     host=st.sampled_from(["127.0.0.1:6379", "h:1", "[::1]:7000", "redis.internal"]),
     scheme=st.sampled_from(["redis", "rediss", "redis+sentinel"]),
 )

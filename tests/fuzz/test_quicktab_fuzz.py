@@ -33,14 +33,61 @@ ROOT = _words.COMMANDS[()]
 PATHS = sorted(_words.COMMANDS)
 URL = "{url}"  # the session server's URL, filled in per test
 
-LIVE = ["orders", "billing", "billing-1", "billing-2", "shipping", "orders:dlq", "with space",
-        "glob*[name]", "local", "down", "group", "stream", "consumer", "to"]  # fmt: skip
+LIVE = [
+    "orders",
+    "billing",
+    "billing-1",
+    "billing-2",
+    "shipping",
+    "orders:dlq",
+    "with space",
+    "glob*[name]",
+    "local",
+    "down",
+    "group",
+    "stream",
+    "consumer",
+    "to",
+]
 ODD = ["x", "5m", "1-0", "", "0", "*", "é", "a=b", "\\x00", "nosuch", "1-0 2-0", "a'b", "$x"]
 DASHY = ["-", "-x", "-v", "--", "-1", "--group", "-g", "--help", "-h", "-vv", "--url"]
-PARTIAL = ["", "o", "ord", "orders", "orders:", "b", "billing", "billing-", "s", "w", "with",
-           "glob", "g", "l", "x", "-", "--", "--gr", "--group=b", "-g", "-v", "'with sp",
-           '"ord', "'b", "with\\ ", "\\", "'", '"', "orders\\:d", "=", "o=", ":", "=o",
-           "'='", "\\="]  # fmt: skip
+PARTIAL = [
+    "",
+    "o",
+    "ord",
+    "orders",
+    "orders:",
+    "b",
+    "billing",
+    "billing-",
+    "s",
+    "w",
+    "with",
+    "glob",
+    "g",
+    "l",
+    "x",
+    "-",
+    "--",
+    "--gr",
+    "--group=b",
+    "-g",
+    "-v",
+    "'with sp",
+    '"ord',
+    "'b",
+    "with\\ ",
+    "\\",
+    "'",
+    '"',
+    "orders\\:d",
+    "=",
+    "o=",
+    ":",
+    "=o",
+    "'='",
+    "\\=",
+]
 
 # Contexts for --context: one on the session server (its default group billing), one down.
 CONFIG = """\
@@ -92,11 +139,16 @@ def random_lines(draw) -> str:
         here = _words.COMMANDS[path[:depth]][3]
         last = depth == len(path)
         spellings = {**ROOT[3], **here} if last else here
-        items = draw(st.lists(st.one_of(
-            option_items(spellings),
-            st.sampled_from([["-v"], ["-vv"], ["--"]]),
-            rendered.map(lambda w: [w]),
-        ), max_size=6 if last else 2))  # fmt: skip
+        items = draw(
+            st.lists(
+                st.one_of(
+                    option_items(spellings),
+                    st.sampled_from([["-v"], ["-vv"], ["--"]]),
+                    rendered.map(lambda w: [w]),
+                ),
+                max_size=6 if last else 2,
+            )
+        )
         if not last:
             items = [i for i in items if not (i[0] and i[0][0] not in "-")]  # no stray words
         positional = sum(1 for i in items if len(i) == 1 and not i[0].startswith("-"))
@@ -129,11 +181,26 @@ def _targets() -> list[tuple[tuple[str, ...], int | str]]:
 
 
 TARGETS = _targets()
-GIVEN = {"stream": ["orders", "group"], "streams": ["orders"], "group": ["billing", "stream"],
-         "group_opt": ["billing"], "consumer": ["billing-1", "consumer"], "dlq": ["orders:dlq"],
-         "source": ["orders"]}  # fmt: skip
-SAFE_ROOT = [["--no-color"], ["-v"], ["--verbose"], ["--cluster"], ["--no-cluster"],
-             ["--url", URL], ["--context", "local"], ["--read-only"], ["-y"]]  # fmt: skip
+GIVEN = {
+    "stream": ["orders", "group"],
+    "streams": ["orders"],
+    "group": ["billing", "stream"],
+    "group_opt": ["billing"],
+    "consumer": ["billing-1", "consumer"],
+    "dlq": ["orders:dlq"],
+    "source": ["orders"],
+}
+SAFE_ROOT = [
+    ["--no-color"],
+    ["-v"],
+    ["--verbose"],
+    ["--cluster"],
+    ["--no-cluster"],
+    ["--url", URL],
+    ["--context", "local"],
+    ["--read-only"],
+    ["-y"],
+]
 
 
 @st.composite
@@ -150,8 +217,11 @@ def name_lines(draw) -> str:
         given_args.append(shlex.quote(draw(st.sampled_from(GIVEN.get(name, ["x"])))))
     if not isinstance(target, int):
         given_args = given_args[: max(0, len(arguments) - 1)]  # never every argument
-    flags = [s for s, (_n, nv, fl, _m) in options.items() if nv == 0 and fl is not None
-             and s not in _words.UNSURE]  # fmt: skip
+    flags = [
+        s
+        for s, (_n, nv, fl, _m) in options.items()
+        if nv == 0 and fl is not None and s not in _words.UNSURE
+    ]
     extra = draw(st.lists(st.sampled_from(flags), max_size=2)) if flags else []
     tokens = [t for item in root for t in item] + list(path)
     mixed = given_args + extra

@@ -76,8 +76,18 @@ def build_one(client: redis.Redis, h: Hostile, db: int = 0) -> Target:
     sc.set_idle(client, p, p, WORKER, t.worker, HOUR)
     t.ghost = t.pending[-1]
     sc.raw(client).execute_command("XDEL", p, t.ghost)
-    t.dead_id = add_dead(client, t.dlq, p, ((p, p),), group=p, original_id=ids[0], owner=p,
-                         reason=p, deliveries=7, idle_ms=2 * HOUR)  # fmt: skip
+    t.dead_id = add_dead(
+        client,
+        t.dlq,
+        p,
+        ((p, p),),
+        group=p,
+        original_id=ids[0],
+        owner=p,
+        reason=p,
+        deliveries=7,
+        idle_ms=2 * HOUR,
+    )
     return t
 
 
@@ -89,8 +99,18 @@ def build_all(client: redis.Redis) -> None:
         sc.deliver(client, ALL, ALL_GROUP, p, 2)
         sc.set_idle(client, ALL, ALL_GROUP, p, ids[:1], 2 * HOUR, deliveries=7)
         sc.raw(client).execute_command("XDEL", ALL, ids[1])
-        add_dead(client, ALL_DLQ, ALL, ((p, p),), group=ALL_GROUP, original_id=ids[0], owner=p,
-                 reason=p, deliveries=7, idle_ms=2 * HOUR)  # fmt: skip
+        add_dead(
+            client,
+            ALL_DLQ,
+            ALL,
+            ((p, p),),
+            group=ALL_GROUP,
+            original_id=ids[0],
+            owner=p,
+            reason=p,
+            deliveries=7,
+            idle_ms=2 * HOUR,
+        )
 
 
 def build(server: RedisServer) -> dict[str, Target]:
@@ -145,8 +165,13 @@ class Run:
         return [json.loads(line) for line in self.stdout_bytes.splitlines() if line.strip()]
 
 
-def invoke(url: str, *args: str, terminal: bool = False, env: dict[str, str] | None = None,
-           input: str | None = None) -> Run:  # fmt: skip
+def invoke(
+    url: str,
+    *args: str,
+    terminal: bool = False,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+) -> Run:
     """pelctl in-process (typer's CliRunner). ``terminal``: rich believes stdout is a
     terminal (FORCE_COLOR), which is where markup errors and hyperlinks show."""
     import typer.testing

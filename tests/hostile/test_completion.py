@@ -33,7 +33,8 @@ def test_names_are_escaped_and_round_trip(hostile_server, dataset, shell) -> Non
         groups = complete(f"pelctl pending -- {arg} ", shell, env=env)
         assert_safe("\n".join(groups), f"{shell}: groups of {h.key}", allow="\n")
         assert [typed_back(v, shell) for v in groups] == [h.raw], h.key
-    consumers = complete(f"pelctl pending {ALL.decode()} {ALL_GROUP.decode()} --consumer ",
-                         shell, env=env)  # fmt: skip
+    consumers = complete(
+        f"pelctl pending {ALL.decode()} {ALL_GROUP.decode()} --consumer ", shell, env=env
+    )
     assert_safe("\n".join(consumers), f"{shell}: consumers", allow="\n")
     assert {typed_back(v, shell) for v in consumers} == {h.raw for h in SMALL}

@@ -72,9 +72,15 @@ def payloads(hostile_server) -> dict[tuple[str, str], Entry]:
                 fields = fields_for(h, kind)
                 entry_id = client.xadd(STREAM, fields)
                 dead = add_dead(
-                    client, DLQ, STREAM, tuple(fields.items()), group=GROUP,
-                    original_id=entry_id, owner=CONSUMER, reason=b"hostile",
-                )  # fmt: skip
+                    client,
+                    DLQ,
+                    STREAM,
+                    tuple(fields.items()),
+                    group=GROUP,
+                    original_id=entry_id,
+                    owner=CONSUMER,
+                    reason=b"hostile",
+                )
                 out[(h.key, kind)] = Entry(h, kind, entry_id, dead)
         sc.deliver(client, STREAM, GROUP, CONSUMER, len(out))
     finally:
@@ -105,8 +111,10 @@ def _check_decoded(entry: Entry, decoded: dict) -> None:
         assert (decoded["task_name"], decoded["args"], decoded["kwargs"]) == (p, [p], {p: p})
         assert decoded["labels"] == {"l": p}
     else:
-        assert decoded == {"format": "json", "fields": {escape(h.raw) if not _utf8(h.raw)
-                                                        else p: {p: p}}}  # fmt: skip
+        assert decoded == {
+            "format": "json",
+            "fields": {escape(h.raw) if not _utf8(h.raw) else p: {p: p}},
+        }
 
 
 def _utf8(value: bytes) -> bool:
@@ -119,8 +127,17 @@ def _utf8(value: bytes) -> bool:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_pending_with_payload(run, payloads, fmt: str) -> None:
-    r = run("pending", "--with-payload", "--all", "-o", fmt, "--", escape(STREAM), escape(GROUP),
-            terminal=fmt == "table")  # fmt: skip
+    r = run(
+        "pending",
+        "--with-payload",
+        "--all",
+        "-o",
+        fmt,
+        "--",
+        escape(STREAM),
+        escape(GROUP),
+        terminal=fmt == "table",
+    )
     check(r, fmt, "pending --with-payload")
     if fmt in ("json", "ndjson"):
         by_id = {rec["id"].encode(): rec for rec in _records(r, fmt)}
@@ -151,8 +168,16 @@ def test_dlq_list(run, payloads, fmt: str) -> None:
 def test_dlq_show(run, payloads, kind: str, fmt: str) -> None:
     for h in (*SMALL, BIG):
         entry = payloads[(h.key, kind)]
-        r = run("dlq", "show", "-o", fmt, "--", escape(DLQ), entry.dead_id.decode(),
-                terminal=fmt == "table")  # fmt: skip
+        r = run(
+            "dlq",
+            "show",
+            "-o",
+            fmt,
+            "--",
+            escape(DLQ),
+            entry.dead_id.decode(),
+            terminal=fmt == "table",
+        )
         check(r, fmt, f"dlq show {h.key} {kind}")
         if fmt == "json":
             _check_decoded(entry, r.json["decoded"])
@@ -229,8 +254,11 @@ def test_entry_view_on_the_stuck_entries(payloads, make_app) -> None:
                 if key not in wanted:
                     continue
                 await pilot.press("v")
-                await until(pilot, lambda: isinstance(app.screen, EntryScreen)
-                            and app.screen.detail is not None, f"entry view {key}")  # fmt: skip
+                await until(
+                    pilot,
+                    lambda: isinstance(app.screen, EntryScreen) and app.screen.detail is not None,
+                    f"entry view {key}",
+                )
                 text = assert_drawn_safe(app, f"entry view of {key}")
                 assert "Payload (" in text
                 seen.add(key)
@@ -263,8 +291,11 @@ def test_entry_view_on_the_dead_letters(payloads, make_app) -> None:
                 await pilot.pause()
                 assert_drawn_safe(app, f"dlq pane {key}")  # the pane's payload line
                 await pilot.press("v")
-                await until(pilot, lambda: isinstance(app.screen, EntryScreen)
-                            and app.screen.detail is not None, f"entry view {key}")  # fmt: skip
+                await until(
+                    pilot,
+                    lambda: isinstance(app.screen, EntryScreen) and app.screen.detail is not None,
+                    f"entry view {key}",
+                )
                 text = assert_drawn_safe(app, f"dead-letter entry view {key}")
                 if key == payloads[("markup-link", "faststream-json")].dead_id.decode():
                     assert f'"k": "{link}"' in text  # literal, not a hyperlink

@@ -54,8 +54,10 @@ def test_report_error_writes_one_line(capsys, hostile) -> None:
     from pelctl.cli.options import report_error
 
     name = _raw(hostile.raw)
-    err = GroupNotFound(f"NOGROUP No such key '{name}' or consumer group '{name}'",
-                        hint=f"see its groups: pelctl inspect {name}")  # fmt: skip
+    err = GroupNotFound(
+        f"NOGROUP No such key '{name}' or consumer group '{name}'",
+        hint=f"see its groups: pelctl inspect {name}",
+    )
     assert report_error(err, None, 0) == 3
     out = capsys.readouterr()
     assert out.out == ""

@@ -14,8 +14,20 @@ from pelctl.cli.output import csv_cell
 from tests.hostile.corpus import CORPUS, assert_safe
 
 CONTROLS = [chr(c) for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0))]
-FORMAT_CHARS = ["\u200b", "\u200d", "\u200e", "\u202a", "\u202e", "\u2066", "\u2069",
-                "\u2028", "\u2029", "\ufeff", "\u00ad", "\u061c"]  # fmt: skip
+FORMAT_CHARS = [
+    "\u200b",
+    "\u200d",
+    "\u200e",
+    "\u202a",
+    "\u202e",
+    "\u2066",
+    "\u2069",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\u00ad",
+    "\u061c",
+]
 
 
 @pytest.mark.parametrize("ch", CONTROLS + FORMAT_CHARS, ids=lambda c: f"U+{ord(c):04X}")
@@ -49,11 +61,13 @@ def test_clean_output_is_printable(text: str) -> None:
     assert all(c.isprintable() or c == "\n" for c in clean(text, keep="\n"))
 
 
-@given(st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=12,
-))  # fmt: skip
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+        max_leaves=12,
+    )
+)
 @settings(max_examples=300)
 def test_json_text_round_trips_and_is_printable(obj: object) -> None:
     for indent in (None, 2):

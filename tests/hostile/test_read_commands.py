@@ -94,8 +94,17 @@ def test_histogram_title(run, dataset, hostile, fmt: str) -> None:
 def test_dlq_show(run, dataset, hostile, fmt: str) -> None:
     """One dead letter in full: the DLQ key in the title, the envelope, every field."""
     t = dataset[hostile.key]
-    r = run("dlq", "show", "-o", fmt, "--", t.dlq_arg, t.dead_id.decode(),
-            terminal=fmt == "table", db=t.db)  # fmt: skip
+    r = run(
+        "dlq",
+        "show",
+        "-o",
+        fmt,
+        "--",
+        t.dlq_arg,
+        t.dead_id.decode(),
+        terminal=fmt == "table",
+        db=t.db,
+    )
     check(r, fmt, f"dlq show {hostile.key}")
     if fmt in ("json", "ndjson"):
         doc = _records(r, fmt)

@@ -33,17 +33,26 @@ def repair_args(
         "requeue": (("requeue",), ("--all", "--", s, g)),
         "dlq-move": (("dlq", "move"), ("--all", f"--reason={c}", "--", s, g)),
         # --assume-dead: on Redis 7.0 a quiet consumer's liveness is unknown (issue 14)
-        "consumers-prune": (("consumers", "prune"),
-                            ("--inactive=1ms", f"--reassign-to={c}", "--assume-dead", "--", s,
-                             g)),
+        "consumers-prune": (
+            ("consumers", "prune"),
+            ("--inactive=1ms", f"--reassign-to={c}", "--assume-dead", "--", s, g),
+        ),
         "ghosts-fix": (("ghosts",), ("--fix", "--", s, g)),
         "dlq-replay": (("dlq", "replay"), (*(f"--id={i.decode()}" for i in dead), "--", d)),
         "dlq-purge": (("dlq", "purge"), ("--all", "--", d)),
-    }[command]  # fmt: skip
+    }[command]
 
 
-REPAIRS = ("claim", "ack", "requeue", "dlq-move", "consumers-prune", "ghosts-fix",
-           "dlq-replay", "dlq-purge")  # fmt: skip
+REPAIRS = (
+    "claim",
+    "ack",
+    "requeue",
+    "dlq-move",
+    "consumers-prune",
+    "ghosts-fix",
+    "dlq-replay",
+    "dlq-purge",
+)
 
 
 def _invoke(run: Callable, words, rest, fmt: str, *extra: str, **kw: object):
@@ -106,9 +115,11 @@ def test_dry_run_names_the_target(run, dataset, hostile_server, hostile, command
         assert where in shown(r, "table").replace("\n", "")
 
 
-@pytest.mark.parametrize("hostile", [BY_KEY[k] for k in ("csi", "osc52-bel", "markup-close",
-                                                         "c1-bytes", "newline", "bidi")],
-                         ids=str)  # fmt: skip
+@pytest.mark.parametrize(
+    "hostile",
+    [BY_KEY[k] for k in ("csi", "osc52-bel", "markup-close", "c1-bytes", "newline", "bidi")],
+    ids=str,
+)
 @pytest.mark.parametrize("command", ("ack", "dlq-replay"))
 def test_confirmation_prompt(run, dataset, hostile_server, hostile, command: str) -> None:
     """On a terminal the plan summary and the question go to stderr: answered "n", nothing

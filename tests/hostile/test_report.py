@@ -25,12 +25,27 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
     names = [escape(h.raw) for h in corpus]
     texts = [h.raw.decode("utf-8", "replace") for h in corpus]
     groups = tuple(
-        r.GroupStats(server=n, stream=n, group=n, pending=10 + i, consumer_count=1, lag=None,
-                     idle_p50_ms=1000, idle_p90_ms=5000, idle_p99_ms=9000, max_idle_ms=9000,
-                     oldest_id="1-0", oldest_pending_age_ms=60_000, max_deliveries=7, stuck=3,
-                     poison_count=1, is_dlq=False, snapshot_ms=0)
+        r.GroupStats(
+            server=n,
+            stream=n,
+            group=n,
+            pending=10 + i,
+            consumer_count=1,
+            lag=None,
+            idle_p50_ms=1000,
+            idle_p90_ms=5000,
+            idle_p99_ms=9000,
+            max_idle_ms=9000,
+            oldest_id="1-0",
+            oldest_pending_age_ms=60_000,
+            max_deliveries=7,
+            stuck=3,
+            poison_count=1,
+            is_dlq=False,
+            snapshot_ms=0,
+        )
         for i, n in enumerate(names)
-    )  # fmt: skip
+    )
     return Analysis(
         input=r.Input("snapshots", path=texts[0], snapshot_count=2, latest={}),
         settings=r.Settings(
@@ -40,7 +55,7 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
             top=20,
             accuracy=10_000,
             since_ms=None,
-        ),  # fmt: skip
+        ),
         totals=r.Totals(
             server_count=2,
             stream_count=len(names),
@@ -54,7 +69,7 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
             liveness_unknown_consumer_count=0,
             dlq_entry_count=len(names),
             snapshot_time=T0,
-        ),  # fmt: skip
+        ),
         groups=groups,
         consumers=tuple(
             r.StuckConsumer(
@@ -68,7 +83,7 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
                 max_deliveries=7,
             )
             for n in names
-        ),  # fmt: skip
+        ),
         stuck_consumer_count=len(names),
         delivery_buckets=(r.DeliveryBucket("1", 1, 2, 5), r.DeliveryBucket("≥ 5", 5, None, 3)),
         poison=r.Poison(
@@ -80,7 +95,7 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
                     server=n, stream=n, group=n, id="1-0", consumer=n, deliveries=7, idle_ms=60_000
                 )
                 for n in names
-            ),  # fmt: skip
+            ),
         ),
         dead_consumers=tuple(
             r.JudgedConsumer(
@@ -94,7 +109,7 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
                 verdict_reason=t,
             )
             for n, t in zip(names, texts, strict=True)
-        ),  # fmt: skip
+        ),
         dead_consumer_count=len(names),
         liveness_unknown_consumers=(),
         dlq_stats=r.DlqStats(
@@ -123,7 +138,7 @@ def hostile_result(corpus: tuple = CORPUS) -> Analysis:
                     last_time=T0,
                 )
                 for n in names
-            ),  # fmt: skip
+            ),
         ),
         duration_s=0.0,
     )
@@ -157,8 +172,9 @@ def test_analyze_tables(monkeypatch, capsys, fmt: str) -> None:
     for data, records in tables(hostile_result(SMALL)):
         out.table(data, records)
     text = capsys.readouterr().out
-    assert_safe(text, f"analyze -o {fmt}", terminal=fmt == "table",
-                allow="\n\t" if fmt == "tsv" else "\n")  # fmt: skip
+    assert_safe(
+        text, f"analyze -o {fmt}", terminal=fmt == "table", allow="\n\t" if fmt == "tsv" else "\n"
+    )
     if fmt in ("csv", "tsv"):
         assert_spreadsheet_safe(text, fmt)
     if fmt == "json":  # one document per section, one after the other

@@ -24,8 +24,9 @@ def on_terminal(url: str, *args: str, timeout: float = 60) -> tuple[int, bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS"))}
     env.update({"PELCTL_URL": url, "TERM": "xterm-256color", "COLUMNS": "200", "LINES": "50"})
     env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([str(PELCTL), *args], stdin=slave, stdout=slave, stderr=slave,
-                            env=env, close_fds=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(PELCTL), *args], stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True
+    )
     os.close(slave)
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout

@@ -95,8 +95,15 @@ async def until(pilot, condition: Callable[[], object], what: str, timeout: floa
 
 async def loaded(pilot, screen_type: type, what: str) -> object:
     app = pilot.app
-    await until(pilot, lambda: isinstance(app.screen, screen_type) and app.screen.data is not None
-                and not app.screen.busy, what)  # fmt: skip
+    await until(
+        pilot,
+        lambda: (
+            isinstance(app.screen, screen_type)
+            and app.screen.data is not None
+            and not app.screen.busy
+        ),
+        what,
+    )
     await app.workers.wait_for_complete()
     await pilot.pause()
     return app.screen
@@ -251,12 +258,18 @@ def test_group_picker_and_notifications(tui_data, make_app) -> None:
             assert escape(BY_KEY["markup-click"].raw) in text
             await pilot.press("escape")
             app.open_stream(NO_GROUPS)
-            await until(pilot, lambda: any("no consumer groups" in n.message
-                                           for n in app._notifications), "no groups")  # fmt: skip
+            await until(
+                pilot,
+                lambda: any("no consumer groups" in n.message for n in app._notifications),
+                "no groups",
+            )
             for h in MISSING:
                 app.open_group(h.raw, h.raw + b"-missing")  # a group that does not exist
-                await until(pilot, lambda: isinstance(app.screen, StreamsScreen)
-                            and not app.workers._workers, "not found")  # fmt: skip
+                await until(
+                    pilot,
+                    lambda: isinstance(app.screen, StreamsScreen) and not app.workers._workers,
+                    "not found",
+                )
                 app.open_stream(h.raw + b"\x1b[2J-missing")  # a stream that does not exist
                 await app.workers.wait_for_complete()
             # A server's error text as redis-py hands it over (the raw name in it), from a
@@ -265,8 +278,11 @@ def test_group_picker_and_notifications(tui_data, make_app) -> None:
             app.screen.notify(f"NOGROUP No such key '{raw}'", title=raw, severity="error")
             app.notify(f"refresh failed: {raw}\nhint: {raw}", severity="warning")
             app.screen.status_bar.set_state(error=f"NOGROUP '{raw}'", failures=2)  # stale data
-            await until(pilot, lambda: "refresh failed" in drawn(app) and "NOGROUP No such key"
-                        in drawn(app), "notifications drawn")  # fmt: skip
+            await until(
+                pilot,
+                lambda: "refresh failed" in drawn(app) and "NOGROUP No such key" in drawn(app),
+                "notifications drawn",
+            )
             assert_drawn_safe(app, "notifications")
             titles = {n.title for n in app._notifications}
             assert {"not found", "cannot open"} <= titles

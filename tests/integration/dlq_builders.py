@@ -35,11 +35,23 @@ def envelope(
 ) -> list[bytes]:
     p = prefix + b"dlq_"
     return [
-        p + b"source", source, p + b"group", group, p + b"id", original_id,
-        p + b"owner", owner, p + b"deliveries", str(deliveries).encode(),
-        p + b"idle_ms", str(idle_ms).encode(), p + b"reason", reason,
-        p + b"at", str(at_ms).encode(),
-    ]  # fmt: skip
+        p + b"source",
+        source,
+        p + b"group",
+        group,
+        p + b"id",
+        original_id,
+        p + b"owner",
+        owner,
+        p + b"deliveries",
+        str(deliveries).encode(),
+        p + b"idle_ms",
+        str(idle_ms).encode(),
+        p + b"reason",
+        reason,
+        p + b"at",
+        str(at_ms).encode(),
+    ]
 
 
 def add_dead(
@@ -76,8 +88,12 @@ def fill(
         for i in range(lo, min(n, lo + batch)):
             entry_id = f"{start_ms + i}-0" if start_ms is not None else "*"
             flat = [b"order_id", b"ord-%d" % i, b"amount", b"%d.00" % i, b"_retry_count", b"3"]
-            flat += envelope(source, original_id=b"%d-0" % (1_000 + i), deliveries=5 + i % 3,
-                             reason=reasons[i % len(reasons)])  # fmt: skip
+            flat += envelope(
+                source,
+                original_id=b"%d-0" % (1_000 + i),
+                deliveries=5 + i % 3,
+                reason=reasons[i % len(reasons)],
+            )
             pipe.execute_command("XADD", dlq, entry_id, *flat)
         ids += pipe.execute()
     return ids

@@ -63,8 +63,13 @@ class Reader(threading.Thread):
 
     def run(self) -> None:
         # No client retries: a killed connection must end the thread, not reconnect.
-        c = redis.Redis(port=self.port, protocol=2, client_name=self.client_name,
-                        socket_timeout=None, retry=Retry(NoBackoff(), 0))  # fmt: skip
+        c = redis.Redis(
+            port=self.port,
+            protocol=2,
+            client_name=self.client_name,
+            socket_timeout=None,
+            retry=Retry(NoBackoff(), 0),
+        )
         try:
             self.client_id = int(c.client_id())
             got = c.xreadgroup(self.group, self.consumer, {self.stream: ">"}, count=self.count)
@@ -72,8 +77,9 @@ class Reader(threading.Thread):
             self.ready.set()
             self.go.wait()
             while not self.stopped:
-                c.xreadgroup(self.group, self.consumer, {self.stream: ">"}, count=1,
-                             block=self.block_ms)  # fmt: skip
+                c.xreadgroup(
+                    self.group, self.consumer, {self.stream: ">"}, count=1, block=self.block_ms
+                )
                 self.reads += 1
         except redis.ConnectionError:
             pass  # killed
@@ -131,8 +137,9 @@ class Readers:
         self.port, self.stream, self.group = port, stream, group
         self.started: list[Reader] = []
 
-    def start(self, consumer: bytes, *, count: int, block_ms: int,
-              name: str | None = None) -> Reader:  # fmt: skip
+    def start(
+        self, consumer: bytes, *, count: int, block_ms: int, name: str | None = None
+    ) -> Reader:
         """Add ``count`` entries and start a reader that takes them (nobody else reads
         before ``go()``)."""
         admin = redis.Redis(port=self.port, protocol=2)
@@ -141,8 +148,15 @@ class Readers:
                 admin.xadd(self.stream, {b"job": f"{consumer!r}-{n}".encode()})
         finally:
             admin.close()
-        reader = Reader(self.port, self.stream, self.group, consumer, count=count,
-                        block_ms=block_ms, client_name=name)  # fmt: skip
+        reader = Reader(
+            self.port,
+            self.stream,
+            self.group,
+            consumer,
+            count=count,
+            block_ms=block_ms,
+            client_name=name,
+        )
         self.started.append(reader)
         return reader.start_holding()
 

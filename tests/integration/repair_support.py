@@ -33,8 +33,9 @@ def incident(
     fields: dict | None = None,
 ) -> tuple[list[bytes], list[bytes]]:
     """``dead`` entries held by a consumer unseen for an hour, ``alive`` fresh ones."""
-    sc.add_entries(client, stream, dead + alive + 5,
-                   fields or {b"order_id": b"o-1", b"amount": b"9.50"})  # fmt: skip
+    sc.add_entries(
+        client, stream, dead + alive + 5, fields or {b"order_id": b"o-1", b"amount": b"9.50"}
+    )
     sc.create_group(client, stream, group)
     stuck = sc.deliver(client, stream, group, DEAD, dead)
     sc.set_idle(client, stream, group, DEAD, stuck, HOUR)

@@ -40,19 +40,39 @@ class Tagged(ItemResult):
         return APPLIED if self.outcome == "tagged" else super().status
 
 
-def plan_tag(conn, mutation: Mutation, stream: bytes, group: bytes, targets: Targets,
-             options: Options, *, detail: bool = False) -> Plan:  # fmt: skip
+def plan_tag(
+    conn,
+    mutation: Mutation,
+    stream: bytes,
+    group: bytes,
+    targets: Targets,
+    options: Options,
+    *,
+    detail: bool = False,
+) -> Plan:
     """The targeted ids that are pending (the others are ``missing``)."""
     del detail
     targets.require_some()
     raw = conn.raw(stream)
     rows = raw.execute_command("XPENDING", stream, group, "-", "+", 10_000)
     pending = {bytes(row[0]): row for row in rows}
-    items = tuple(PlanItem(i, bytes(pending[i][1]), int(pending[i][2]), int(pending[i][3]),
-                           "tag") for i in targets.ids if i in pending)  # fmt: skip
+    items = tuple(
+        PlanItem(i, bytes(pending[i][1]), int(pending[i][2]), int(pending[i][3]), "tag")
+        for i in targets.ids
+        if i in pending
+    )
     missing = tuple(i for i in targets.ids if i not in pending)
-    return Plan(mutation.name, stream, group, items, targets, options, missing,
-                server=conn.settings.redacted_url, created_ms=int(time.time() * 1000))  # fmt: skip
+    return Plan(
+        mutation.name,
+        stream,
+        group,
+        items,
+        targets,
+        options,
+        missing,
+        server=conn.settings.redacted_url,
+        created_ms=int(time.time() * 1000),
+    )
 
 
 def apply_tag(conn, plan: Plan, *, progress=None, **_: object) -> RepairResult:
@@ -93,8 +113,16 @@ def audit_lines_match_schema() -> Iterator[None]:
 
 @pytest.fixture
 def tag() -> Iterator[Mutation]:
-    mutation = mutations.declare(Mutation("tag", "tag", "add the entries' ids to <stream>:tags",
-                                          plan_tag, apply_tag, past="tagged"))  # fmt: skip
+    mutation = mutations.declare(
+        Mutation(
+            "tag",
+            "tag",
+            "add the entries' ids to <stream>:tags",
+            plan_tag,
+            apply_tag,
+            past="tagged",
+        )
+    )
     try:
         yield mutation
     finally:

@@ -27,10 +27,21 @@ MAX_PART = 2**64 - 1
 # -- --rate ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "per_second"), [
-    ("1/s", 1.0), ("0.5", 0.5), (" 30 / min ", 0.5), ("90/2m", 0.75), ("7200/hour", 2.0),
-    ("10/SEC", 10.0), ("1/second", 1.0), ("60/minute", 1.0), ("3600/h", 1.0), ("5/1s", 5.0),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "per_second"),
+    [
+        ("1/s", 1.0),
+        ("0.5", 0.5),
+        (" 30 / min ", 0.5),
+        ("90/2m", 0.75),
+        ("7200/hour", 2.0),
+        ("10/SEC", 10.0),
+        ("1/second", 1.0),
+        ("60/minute", 1.0),
+        ("3600/h", 1.0),
+        ("5/1s", 5.0),
+    ],
+)
 def test_parse_rate_units(text: str, per_second: float) -> None:
     assert dlq_common.parse_rate(text) == per_second
 
@@ -40,12 +51,16 @@ def test_parse_rate_refusals_are_exact() -> None:
         with pytest.raises(UsageError) as err:
             dlq_common.parse_rate(bad)
         assert (err.value.message, err.value.hint) == (
-            f"invalid rate {bad!r}", "e.g. --rate 200/s, 1000/m, 50/h")  # fmt: skip
+            f"invalid rate {bad!r}",
+            "e.g. --rate 200/s, 1000/m, 50/h",
+        )
     for zero in ("0/s", "0.0", "5/0s", "5/0m"):
         with pytest.raises(UsageError) as err:
             dlq_common.parse_rate(zero)
         assert (err.value.message, err.value.hint) == (
-            f"invalid rate {zero!r}: must be more than 0", None)  # fmt: skip
+            f"invalid rate {zero!r}: must be more than 0",
+            None,
+        )
 
 
 def test_batch_for_rate_is_a_twentieth_of_a_second() -> None:
@@ -123,9 +138,16 @@ def _dlq(r) -> list[bytes]:
         add_dead(r, b"o:dlq", b"o", entry_id="1000-0", deliveries=5, reason=b"boom", at_ms=1000),
         add_dead(r, b"o:dlq", b"p", entry_id="2000-0", deliveries=2, reason=b"late", at_ms=2000),
         add_dead(r, b"o:dlq", None, entry_id="3000-0"),
-        add_dead(r, b"o:dlq", b"o", entry_id="99999999999999-0", deliveries=1, reason=b"x",
-                 at_ms=99_999_999_999_999),
-    ]  # fmt: skip
+        add_dead(
+            r,
+            b"o:dlq",
+            b"o",
+            entry_id="99999999999999-0",
+            deliveries=1,
+            reason=b"x",
+            at_ms=99_999_999_999_999,
+        ),
+    ]
 
 
 def _items(plan: mutations.Plan, t0: float, t1: float) -> list[tuple]:
@@ -157,8 +179,12 @@ def test_purge_plan_item_by_item(r, conn) -> None:
         (ids[3], b"o", 1, "purge", "x"),
     ]
     assert plan.items[3].idle_ms == 0  # dead-lettered "in the future": age 0, not negative
-    assert (plan.stream, plan.group, plan.targets, plan.options) == (b"o:dlq", b"", targets,
-                                                                     options)  # fmt: skip
+    assert (plan.stream, plan.group, plan.targets, plan.options) == (
+        b"o:dlq",
+        b"",
+        targets,
+        options,
+    )
     plan, items = _plan(conn, "dlq-purge", dlq_common.DlqTargets(ids=(ids[1], b"5-5")), options)
     assert items == [(ids[1], b"p", 2, "purge", "late")]
     assert plan.missing == (b"5-5",)
@@ -189,9 +215,11 @@ def test_replay_of_base_targets_takes_the_named_dlq(r, conn) -> None:
     raw(r).execute_command("XADD", b"p", "*", "seed", "1")
     plan = mutations.plan(conn, "dlq-replay", b"o:dlq", b"", Targets(), Options())
     assert [(i.id, i.owner, i.action) for i in plan.items] == [
-        (ids[0], b"o", "replay"), (ids[1], b"p", "replay"), (ids[2], b"", "refuse"),
+        (ids[0], b"o", "replay"),
+        (ids[1], b"p", "replay"),
+        (ids[2], b"", "refuse"),
         (ids[3], b"o", "replay"),
-    ]  # fmt: skip
+    ]
 
 
 def test_a_discovered_dlq_needs_a_selection_and_refuses_other_sources(r, conn) -> None:
@@ -208,19 +236,32 @@ def test_a_discovered_dlq_needs_a_selection_and_refuses_other_sources(r, conn) -
     plan = dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq", targets)
     assert [(i.id, i.owner, i.action, i.note) for i in plan.items] == [
         (ids[0], b"o", "replay", "boom"),
-        (ids[1], b"", "refuse", "_dlq_source p, not o (the stream o:dlq belongs to): "
-                                "name the DLQ to replay it"),
-        (ids[2], b"", "refuse", "no _dlq_source, not o (the stream o:dlq belongs to): "
-                                "name the DLQ to replay it"),
+        (
+            ids[1],
+            b"",
+            "refuse",
+            "_dlq_source p, not o (the stream o:dlq belongs to): name the DLQ to replay it",
+        ),
+        (
+            ids[2],
+            b"",
+            "refuse",
+            "no _dlq_source, not o (the stream o:dlq belongs to): name the DLQ to replay it",
+        ),
         (ids[3], b"o", "replay", "x"),
-    ]  # fmt: skip
+    ]
 
 
 def test_replay_refusals_are_exact(r, conn) -> None:
     _dlq(r)
     with pytest.raises(UsageError) as err:
-        dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq", dlq_common.DlqTargets(),
-                            dlq_common.ReplayOptions(to=b"o:dlq"))  # fmt: skip
+        dlq_common.plan_dlq(
+            conn,
+            "dlq-replay",
+            b"o:dlq",
+            dlq_common.DlqTargets(),
+            dlq_common.ReplayOptions(to=b"o:dlq"),
+        )
     assert (err.value.message, err.value.hint) == ("--to is the dead-letter stream itself", None)
     with pytest.raises(UsageError) as err:
         dlq_common.plan_dlq(conn, "dlq-purge", b"o:dlq", dlq_common.DlqTargets())
@@ -230,8 +271,9 @@ def test_replay_refusals_are_exact(r, conn) -> None:
         "for the whole dead-letter stream",
     )
     with pytest.raises(UsageError) as err:
-        dlq_common.plan_dlq(conn, "dlq-purge", b"o:dlq",
-                            dlq_common.DlqTargets(ids=(b"1000-0",), reason="boom"))  # fmt: skip
+        dlq_common.plan_dlq(
+            conn, "dlq-purge", b"o:dlq", dlq_common.DlqTargets(ids=(b"1000-0",), reason="boom")
+        )
     assert (err.value.message, err.value.hint) == (
         "give entry ids or filters, not both",
         "filters: --source, --reason, --since, --until",

@@ -32,8 +32,22 @@ def ids_of(it) -> list[bytes]:
 
 
 def test_parse_entry_splits_envelope_and_keeps_field_order_and_duplicates() -> None:
-    flat = [b"a", b"1", b"_dlq_source", b"s", b"a", b"2", b"_dlq_reason", b"old",
-            b"_dlq_x", b"kept", b"_dlq_reason", b"new", b"_dlq_deliveries", b"x"]  # fmt: skip
+    flat = [
+        b"a",
+        b"1",
+        b"_dlq_source",
+        b"s",
+        b"a",
+        b"2",
+        b"_dlq_reason",
+        b"old",
+        b"_dlq_x",
+        b"kept",
+        b"_dlq_reason",
+        b"new",
+        b"_dlq_deliveries",
+        b"x",
+    ]
     e = dlq_envelope.parse_entry(b"5-1", flat, dlq=b"q")
     assert e.fields == ((b"a", b"1"), (b"a", b"2"), (b"_dlq_x", b"kept"))
     assert e.source == b"s" and e.reason == "new"  # the newest envelope value wins
@@ -123,10 +137,14 @@ def test_list_pages_in_both_orders_with_limit(r, conn) -> None:
 
 
 def test_filters_source_reason_time(r, conn) -> None:
-    a = [add_dead(r, b"q:dlq", b"orders", entry_id=f"{T0 + i}-0", reason=b"Timeout calling X")
-         for i in range(3)]  # fmt: skip
-    b = [add_dead(r, b"q:dlq", b"orders-eu", entry_id=f"{T0 + 10 + i}-0", reason=b"KeyError")
-         for i in range(3)]  # fmt: skip
+    a = [
+        add_dead(r, b"q:dlq", b"orders", entry_id=f"{T0 + i}-0", reason=b"Timeout calling X")
+        for i in range(3)
+    ]
+    b = [
+        add_dead(r, b"q:dlq", b"orders-eu", entry_id=f"{T0 + 10 + i}-0", reason=b"KeyError")
+        for i in range(3)
+    ]
     c = add_dead(r, b"q:dlq", None, entry_id=f"{T0 + 20}-0")  # no envelope
 
     def sel(**kw: object) -> list[bytes]:
@@ -148,8 +166,9 @@ def test_filters_source_reason_time(r, conn) -> None:
 
 
 def test_binary_names_and_fields_round_trip(r, conn) -> None:
-    entry_id = add_dead(r, BIN_DLQ, BIN_SOURCE, BIN_FIELDS, group=b"g\x00", owner=b"\xffo",
-                        reason=b"bad \xff bytes")  # fmt: skip
+    entry_id = add_dead(
+        r, BIN_DLQ, BIN_SOURCE, BIN_FIELDS, group=b"g\x00", owner=b"\xffo", reason=b"bad \xff bytes"
+    )
     (e,) = list(dlq_read.iter_entries(conn, BIN_DLQ))
     assert e.id == entry_id and e.dlq == BIN_DLQ
     assert e.source == BIN_SOURCE and e.group == b"g\x00" and e.owner == b"\xffo"
@@ -220,13 +239,15 @@ def test_discover_finds_dead_letter_streams_by_name_only(r, conn) -> None:
     sc.add_entries(r, b"orders", 5)  # a plain stream
     sc.add_entries(r, b":dlq", 1)  # the suffix alone names no stream
     # A replayed copy that was dead-lettered again, in a stream of another name
-    sc.raw(r).execute_command("XADD", b"again", "*", "a", "1", "_replayed_from", "1-0",
-                              *envelope(b"x"))  # fmt: skip
+    sc.raw(r).execute_command(
+        "XADD", b"again", "*", "a", "1", "_replayed_from", "1-0", *envelope(b"x")
+    )
     r.hset(b"h:dlq", b"a", b"1")  # not a stream
     found = dlq_read.discover(conn)
     assert [(d.key, d.length, d.enveloped) for d in found] == [
-        (b"emptied:dlq", 0, False), (b"orders:dlq", 3, True),
-    ]  # fmt: skip
+        (b"emptied:dlq", 0, False),
+        (b"orders:dlq", 3, True),
+    ]
     assert [d.key for d in dlq_read.discover(conn, b"o*")] == [b"orders:dlq"]
     assert [d.key for d in dlq_read.discover(conn, b"q*")] == []  # --match never widens the rule
     # Another envelope prefix changes nothing: the rule is the name
@@ -246,8 +267,12 @@ def test_streams_marks_dlqs_and_inspect_shows_dlq_size(r, conn) -> None:
     add_dead(r, b"emptied:dlq", b"e")
     sc.raw(r).execute_command("XTRIM", b"emptied:dlq", "MAXLEN", 0)  # emptied: still a DLQ
     kinds = {s.stream: s.is_dlq for s in list_streams(conn)}
-    assert kinds == {b"orders": False, b"orders:dlq": True, b"quarantine": False,
-                     b"emptied:dlq": True}  # fmt: skip
+    assert kinds == {
+        b"orders": False,
+        b"orders:dlq": True,
+        b"quarantine": False,
+        b"emptied:dlq": True,
+    }
     insp = inspect_stream(conn, b"orders")
     assert (insp.dlq, insp.dlq_length) == (b"orders:dlq", 4)
     assert any("orders:dlq holds 4 entries" in a.message for a in insp.advice)

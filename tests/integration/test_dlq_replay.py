@@ -33,8 +33,13 @@ BIN_FIELDS = ((b"k\xff", b"\x00v\n"), (b"text", "café".encode()), (b"blob", b"\
 
 
 def replay(conn, key: bytes = b"o:dlq", targets=None, options=None, *, force=False, **kw):
-    p = dlq_common.plan_dlq(conn, "dlq-replay", key, targets or dlq_common.DlqTargets(),
-                     options or dlq_common.ReplayOptions())  # fmt: skip
+    p = dlq_common.plan_dlq(
+        conn,
+        "dlq-replay",
+        key,
+        targets or dlq_common.DlqTargets(),
+        options or dlq_common.ReplayOptions(),
+    )
     return p, mutations.apply(conn, p, force_cross_slot=force, **kw)
 
 
@@ -60,10 +65,18 @@ def test_replay_puts_each_entry_back_once_with_its_original_fields(r, conn, forc
     # In DLQ order, with the original fields only (envelope and _retry_count removed) plus
     # the lineage (deliveries so far, the first id: here the envelope's) and the marker.
     for i, ((_new_id, flat), dlq_id) in enumerate(zip(copies, ids, strict=True)):
-        assert flat == [b"order_id", b"ord-%d" % i, b"amount", b"%d.00" % i,
-                        b"_prior_deliveries", b"%d" % (5 + i % 3),
-                        b"_original_id", b"%d-0" % (1_000 + i),
-                        b"_replayed_from", dlq_id]  # fmt: skip
+        assert flat == [
+            b"order_id",
+            b"ord-%d" % i,
+            b"amount",
+            b"%d.00" % i,
+            b"_prior_deliveries",
+            b"%d" % (5 + i % 3),
+            b"_original_id",
+            b"%d-0" % (1_000 + i),
+            b"_replayed_from",
+            dlq_id,
+        ]
     assert [i.detail for i in res.items] == [c[0].decode() for c in copies]
     marker = raw(r).execute_command("ZRANGE", dlq_copies.marker_key(b"o", b"o:dlq"), 0, -1)
     assert set(marker) == (set(ids) if force else set())  # markers only on the ordered path
@@ -174,20 +187,34 @@ def test_keep_envelope_and_keep_retries(r, conn, force) -> None:
     source_stream(r)
     (dlq_id,) = fill(r, b"o:dlq", b"o", 1)
     old = raw(r).execute_command("XRANGE", b"o:dlq", "-", "+")[0][1]
-    _p, res = replay(conn, options=dlq_common.ReplayOptions(keep_envelope=True, keep_retries=True),
-                     force=force)  # fmt: skip
+    _p, res = replay(
+        conn, options=dlq_common.ReplayOptions(keep_envelope=True, keep_retries=True), force=force
+    )
     assert res.applied == 1
-    assert entries(r, b"o")[-1][1] == old + [b"_prior_deliveries", b"5", b"_original_id",
-                                             b"1000-0", b"_replayed_from", dlq_id]  # fmt: skip
+    assert entries(r, b"o")[-1][1] == old + [
+        b"_prior_deliveries",
+        b"5",
+        b"_original_id",
+        b"1000-0",
+        b"_replayed_from",
+        dlq_id,
+    ]
 
 
 def test_an_earlier_replay_marker_is_replaced(r, conn) -> None:
     source_stream(r)
     dlq_id = add_dead(r, b"o:dlq", b"o", ((b"a", b"1"), (b"_replayed_from", b"9-9")))
     replay(conn)
-    assert entries(r, b"o")[-1][1] == [b"a", b"1", b"_prior_deliveries", b"5",
-                                       b"_original_id", b"1-0",
-                                       b"_replayed_from", dlq_id]  # fmt: skip
+    assert entries(r, b"o")[-1][1] == [
+        b"a",
+        b"1",
+        b"_prior_deliveries",
+        b"5",
+        b"_original_id",
+        b"1-0",
+        b"_replayed_from",
+        dlq_id,
+    ]
 
 
 @PATHS
@@ -218,8 +245,9 @@ def test_refusals_no_source_missing_source_wrong_type(r, conn) -> None:
     assert actions[good][0] == "replay"
     assert actions[bare] == ("refuse", "no _dlq_source in the entry: give --to STREAM")
     assert actions[gone] == (
-        "refuse", "source stream deleted-stream does not exist (--to STREAM creates it)"
-    )  # fmt: skip
+        "refuse",
+        "source stream deleted-stream does not exist (--to STREAM creates it)",
+    )
     assert actions[wrong] == ("refuse", "target h is a hash, not a stream")
     assert actions[loop] == ("refuse", "its source is this dead-letter stream")
     assert p.count == 1
@@ -250,8 +278,9 @@ def test_filters_ids_and_limit_select_what_is_replayed(r, conn) -> None:
     source_stream(r)
     source_stream(r, b"p")
     a = fill(r, b"o:dlq", b"o", 6, start_ms=1_000)
-    b = [add_dead(r, b"o:dlq", b"p", entry_id=f"{2_000 + i}-0", reason=b"special") for i in
-         range(3)]  # fmt: skip
+    b = [
+        add_dead(r, b"o:dlq", b"p", entry_id=f"{2_000 + i}-0", reason=b"special") for i in range(3)
+    ]
     p, res = replay(conn, targets=dlq_common.DlqTargets(source=b"o", reason="timeout"))
     assert [i.id for i in p.items] == a[1::2] and res.applied == 3
     p, res = replay(conn, targets=dlq_common.DlqTargets(start=b"2001-0", limit=1))
@@ -272,9 +301,18 @@ def test_base_targets_and_options_work_too(r, conn) -> None:
     assert p.mutation.prompt(p) == f"replay 1 entry from o:dlq to o on {p.server}?"
     res = mutations.apply(conn, p)
     assert res.applied_ids == [ids[1]]
-    assert entries(r, b"o")[-1][1] == [b"order_id", b"ord-1", b"amount", b"1.00",
-                                        b"_prior_deliveries", b"6", b"_original_id", b"1001-0",
-                                        b"_replayed_from", ids[1]]  # fmt: skip
+    assert entries(r, b"o")[-1][1] == [
+        b"order_id",
+        b"ord-1",
+        b"amount",
+        b"1.00",
+        b"_prior_deliveries",
+        b"6",
+        b"_original_id",
+        b"1001-0",
+        b"_replayed_from",
+        ids[1],
+    ]
 
 
 def test_missing_or_wrong_type_dlq(r, conn) -> None:
@@ -290,8 +328,14 @@ def test_dlq_move_then_replay_end_to_end(r, conn) -> None:
     ids = sc.add_entries(r, b"{o}", 5, {b"k": b"v\xff"})
     sc.create_group(r, b"{o}", b"g")
     sc.deliver(r, b"{o}", b"g", b"c", 5)
-    move = mutations.plan(conn, "dlq-move", b"{o}", b"g", Targets(every=True),
-                          Options(dlq=b"{o}:dlq", reason="poison"))  # fmt: skip
+    move = mutations.plan(
+        conn,
+        "dlq-move",
+        b"{o}",
+        b"g",
+        Targets(every=True),
+        Options(dlq=b"{o}:dlq", reason="poison"),
+    )
     assert mutations.apply(conn, move).applied == 5
     listed = list(dlq_read.iter_entries(conn, b"{o}:dlq"))
     assert [e.original_id for e in listed] == ids
@@ -362,11 +406,11 @@ def test_rate_is_held_exactly_and_evenly(r, conn, monkeypatch) -> None:
     fill(r, b"o:dlq", b"o", n)
     clock = FakeClock()
     monkeypatch.setattr(dlq_common, "time", clock)
-    p = dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq", dlq_common.DlqTargets(),
-                     dlq_common.ReplayOptions(rate=rate))  # fmt: skip
+    p = dlq_common.plan_dlq(
+        conn, "dlq-replay", b"o:dlq", dlq_common.DlqTargets(), dlq_common.ReplayOptions(rate=rate)
+    )
     samples: list[tuple[float, int]] = []
-    res = mutations.apply(conn, p, progress=lambda done, _t: samples.append(
-        (clock.elapsed, done)))  # fmt: skip
+    res = mutations.apply(conn, p, progress=lambda done, _t: samples.append((clock.elapsed, done)))
     assert res.applied == n and r.xlen(b"o:dlq") == 0
     burst = 2 * dlq_common.batch_for_rate(rate, None)  # two rounds of one batch saved up
     assert clock.elapsed == pytest.approx((n - burst) / rate)

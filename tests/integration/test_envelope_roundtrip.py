@@ -18,8 +18,16 @@ from pelctl.demo import scenario as sc
 from tests.integration.dlq_builders import raw
 
 HOUR = 3_600_000
-BODY = [b"order_id", b"o-1", b"bin\xff", b"\x00\r\n", b"_original_id", b"7-7",
-        b"_prior_deliveries", b"4"]  # fmt: skip
+BODY = [
+    b"order_id",
+    b"o-1",
+    b"bin\xff",
+    b"\x00\r\n",
+    b"_original_id",
+    b"7-7",
+    b"_prior_deliveries",
+    b"4",
+]
 WRITERS = ["dlq_move.lua", "lease.lua", "requeue.lua", "python"]
 
 
@@ -87,8 +95,11 @@ def test_the_snapshot_reads_the_envelope_with_the_same_parser(r, conn) -> None:
     e = envelope.parse_entry(dlq_id, flat)
     assert tuple(fields) == e.fields
     assert (env["source"], env["group"], env["id"], env["owner"]) == (
-        e.source, e.group, e.dlq_id, e.owner
-    )  # fmt: skip
+        e.source,
+        e.group,
+        e.dlq_id,
+        e.owner,
+    )
     assert envelope.number(env, "deliveries") == e.deliveries
     assert envelope.number(env, "at") == e.at_ms
     assert envelope.field_prefix_of(b"_dlq_") == "_"

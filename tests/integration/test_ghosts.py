@@ -131,5 +131,6 @@ def test_inspect_counts_ghosts(r, conn):
     result = inspect_stream(conn, S)
     g = result.groups[0]
     assert g.ghosts == 8
-    assert any("ghosts" in a.message and a.command == "pelctl ghosts ghost:s g"
-               for a in result.advice)  # fmt: skip
+    assert any(
+        "ghosts" in a.message and a.command == "pelctl ghosts ghost:s g" for a in result.advice
+    )

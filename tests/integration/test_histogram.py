@@ -64,8 +64,11 @@ def spread_idles(r, owned, stream=S, group=G, seed=1):
         rng.shuffle(shuffled)
         chunk = max(1, len(shuffled) // len(STABLE_IDLES))
         for k, idle in enumerate(STABLE_IDLES):
-            part = shuffled[k * chunk : (k + 1) * chunk] if k < len(STABLE_IDLES) - 1 else \
-                shuffled[k * chunk :]  # fmt: skip
+            part = (
+                shuffled[k * chunk : (k + 1) * chunk]
+                if k < len(STABLE_IDLES) - 1
+                else shuffled[k * chunk :]
+            )
             if part:
                 sc.set_idle(r, stream, group, consumer, part, idle, deliveries=1 + k % 4)
 
@@ -199,8 +202,11 @@ def test_cli_json_shapes_and_text(r, cli):
     assert all(set(b) == {"consumer", "others", "count"} for b in res.json["buckets"])
     res = cli("histogram", "hist:s", "g", "--buckets", "10s,1m,1h", "-o", "json")
     assert [(b["lo"], b["hi"]) for b in res.json["buckets"]] == [
-        (0, 10_000), (10_000, 60_000), (60_000, 3_600_000), (3_600_000, None)
-    ]  # fmt: skip
+        (0, 10_000),
+        (10_000, 60_000),
+        (60_000, 3_600_000),
+        (3_600_000, None),
+    ]
     res = cli("histogram", "hist:s", "g", "--by", "deliveries")  # plain text in a pipe
     assert res.exit_code == 0, res.stderr
     assert "DELIVERIES" in res.stdout and "█" in res.stdout
@@ -250,9 +256,7 @@ def test_inspect_idle_counts_longest_and_table(r, conn, cli, monkeypatch):
         assert g.idle_counts.counts == expected
         longest = g.idle_counts.longest
         assert longest is not None
-        assert (longest.id, longest.consumer, longest.deliveries) == (
-            owned[b"c"][300], b"c", 7
-        )  # fmt: skip
+        assert (longest.id, longest.consumer, longest.deliveries) == (owned[b"c"][300], b"c", 7)
         assert g.ghosts == 0
     res = cli("inspect", "hist:s", "-o", "json")
     doc = res.json["groups"][0]

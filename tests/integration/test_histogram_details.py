@@ -75,8 +75,9 @@ def test_acl_refusals_name_the_command(r, redis_server) -> None:
     sc.add_entries(r, S, 3)
     sc.create_group(r, S, G)
     sc.deliver(r, S, G, b"c", 3)
-    r.execute_command("ACL", "SETUSER", "hist-nt", "on", ">pw", "~*", "&*", "+@all", "-time",
-                      "-xpending")  # fmt: skip
+    r.execute_command(
+        "ACL", "SETUSER", "hist-nt", "on", ">pw", "~*", "&*", "+@all", "-time", "-xpending"
+    )
     try:
         c = connect(ConnectionSettings(url=redis_server.url.replace("://", "://hist-nt:pw@")))
         denied = "permission denied by the server's ACL: this user has no permissions to run"
@@ -110,7 +111,13 @@ def test_consumer_summary_up_to_10000_consumers(r, conn) -> None:
     seen: list[int] = []
     h = histogram(conn, S, G, "consumer", now_ms=123, progress=lambda f, n: seen.append(n))
     assert (h.stream, h.group, h.by, h.source, h.now_ms, h.total) == (
-        S, G, "consumer", "summary", 123, 9)  # fmt: skip
+        S,
+        G,
+        "consumer",
+        "summary",
+        123,
+        9,
+    )
     assert (h.calls, h.max_call_ms, seen) == (0, 0.0, [])
     assert type(h.calls) is int and type(h.max_call_ms) is float
     # equal counts: by name
@@ -118,10 +125,12 @@ def test_consumer_summary_up_to_10000_consumers(r, conn) -> None:
     # top as large as the list: no "others" bucket; one less folds two
     same = histogram(conn, S, G, "consumer", top=3, now_ms=1)
     assert [(b.label, b.count, b.others) for b in same.buckets] == [
-        (b"a", 3, 0), (b"m", 3, 0), (b"z", 3, 0)]  # fmt: skip
+        (b"a", 3, 0),
+        (b"m", 3, 0),
+        (b"z", 3, 0),
+    ]
     folded = histogram(conn, S, G, "consumer", top=1, now_ms=1)
-    assert [(b.label, b.count, b.others) for b in folded.buckets] == [
-        (b"a", 3, 0), (None, 6, 2)]  # fmt: skip
+    assert [(b.label, b.count, b.others) for b in folded.buckets] == [(b"a", 3, 0), (None, 6, 2)]
     assert 0 < h.elapsed_ms < 60_000
 
 

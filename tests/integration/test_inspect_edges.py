@@ -34,8 +34,11 @@ def test_age_histogram_on_lo_hi_minus_one_and_hi_with_a_pinned_now(r, conn):
     h = histogram(conn, S, G, "age", EDGES, now_ms=T)
     assert h.now_ms == T
     assert [(b.lo, b.hi, b.count) for b in h.buckets] == [
-        (0, 100, 3), (100, 1_000, 2), (1_000, 60_000, 2), (60_000, None, 3),
-    ]  # fmt: skip
+        (0, 100, 3),
+        (100, 1_000, 2),
+        (1_000, 60_000, 2),
+        (60_000, None, 3),
+    ]
 
 
 def test_age_histogram_every_id_on_one_edge(r, conn):
@@ -43,8 +46,11 @@ def test_age_histogram_every_id_on_one_edge(r, conn):
     add_aged(r, [999] * 30)
     assert [b.count for b in histogram(conn, S, G, "age", EDGES, now_ms=T).buckets] == [0, 30, 0, 0]
     assert [b.count for b in histogram(conn, S, G, "age", EDGES, now_ms=T + 1).buckets] == [
-        0, 0, 30, 0,
-    ]  # fmt: skip
+        0,
+        0,
+        30,
+        0,
+    ]
 
 
 def deliveries_setup(r, counts):

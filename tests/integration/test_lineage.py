@@ -29,8 +29,16 @@ from tests.integration.wide_support import internal_holders, pending, wide_field
 
 HOUR = 3_600_000
 APP = [b"order_id", b"o-1", b"bin\xff", b"\x00\r\n", b"amount", b"9.50"]
-ENVELOPE = [b"_dlq_source", b"_dlq_group", b"_dlq_id", b"_dlq_owner", b"_dlq_deliveries",
-            b"_dlq_idle_ms", b"_dlq_reason", b"_dlq_at"]  # fmt: skip
+ENVELOPE = [
+    b"_dlq_source",
+    b"_dlq_group",
+    b"_dlq_id",
+    b"_dlq_owner",
+    b"_dlq_deliveries",
+    b"_dlq_idle_ms",
+    b"_dlq_reason",
+    b"_dlq_at",
+]
 PATHS = pytest.mark.parametrize("path", ["one-script", "ordered", "wide"])
 
 
@@ -70,22 +78,40 @@ def test_one_message_through_every_hop_keeps_its_lineage(r, conn, cli, path) -> 
     hand_out(r, b"s", id0, b"c1", 2)
 
     # 1. requeue: the first copy.
-    res = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", m.Targets(ids=(id0,))),
-                  force_cross_slot=force)  # fmt: skip
+    res = m.apply(
+        conn, m.plan(conn, "requeue", b"s", b"g", m.Targets(ids=(id0,))), force_cross_slot=force
+    )
     assert res.outcome_counts() == {"requeued": 1}
     id1 = res.items[0].detail.encode()
-    assert one(r, b"s", id1) == app + [b"_retry_count", b"1", b"_prior_deliveries", b"2",
-                                       b"_original_id", id0]  # fmt: skip
+    assert one(r, b"s", id1) == app + [
+        b"_retry_count",
+        b"1",
+        b"_prior_deliveries",
+        b"2",
+        b"_original_id",
+        id0,
+    ]
 
     # 2. dead-letter move of that copy: its fields untouched, the envelope records the copy.
     hand_out(r, b"s", id1, b"c2", 3)
-    res = m.apply(conn, m.plan(conn, "dlq-move", b"s", b"g", m.Targets(ids=(id1,)),
-                               m.Options(reason="poison")), force_cross_slot=force)  # fmt: skip
+    res = m.apply(
+        conn,
+        m.plan(conn, "dlq-move", b"s", b"g", m.Targets(ids=(id1,)), m.Options(reason="poison")),
+        force_cross_slot=force,
+    )
     assert res.outcome_counts() == {"dlq": 1}
     d1 = res.items[0].detail.encode()
     body1 = app + [b"_retry_count", b"1", b"_prior_deliveries", b"2", b"_original_id", id0]
-    check_envelope(one(r, b"s:dlq", d1), body1, source=b"s", group=b"g", id=id1, owner=b"c2",
-                   deliveries=b"3", reason=b"poison")  # fmt: skip
+    check_envelope(
+        one(r, b"s:dlq", d1),
+        body1,
+        source=b"s",
+        group=b"g",
+        id=id1,
+        owner=b"c2",
+        deliveries=b"3",
+        reason=b"poison",
+    )
     e = dlq_read.get_entry(conn, b"s:dlq", d1)
     assert (e.original_id, e.dlq_id, e.deliveries, e.prior_deliveries) == (id0, id1, 3, 2)
     assert e.total_deliveries == 5
@@ -95,35 +121,71 @@ def test_one_message_through_every_hop_keeps_its_lineage(r, conn, cli, path) -> 
     res = m.apply(conn, p, force_cross_slot=force)
     assert res.outcome_counts() == {"replayed": 1} and r.xlen(b"s:dlq") == 0
     id2 = res.items[0].detail.encode()
-    assert one(r, b"s", id2) == app + [b"_prior_deliveries", b"5", b"_original_id", id0,
-                                       b"_replayed_from", d1]  # fmt: skip
+    assert one(r, b"s", id2) == app + [
+        b"_prior_deliveries",
+        b"5",
+        b"_original_id",
+        id0,
+        b"_replayed_from",
+        d1,
+    ]
 
     # 4. requeue of the replayed copy: the count restarted, the first id kept.
     hand_out(r, b"s", id2, b"c3", 4)
-    res = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", m.Targets(ids=(id2,))),
-                  force_cross_slot=force)  # fmt: skip
+    res = m.apply(
+        conn, m.plan(conn, "requeue", b"s", b"g", m.Targets(ids=(id2,))), force_cross_slot=force
+    )
     id3 = res.items[0].detail.encode()
-    assert one(r, b"s", id3) == app + [b"_replayed_from", d1, b"_retry_count", b"1",
-                                       b"_prior_deliveries", b"9",
-                                       b"_original_id", id0]  # fmt: skip
+    assert one(r, b"s", id3) == app + [
+        b"_replayed_from",
+        d1,
+        b"_retry_count",
+        b"1",
+        b"_prior_deliveries",
+        b"9",
+        b"_original_id",
+        id0,
+    ]
 
     # 5. requeue --max-retries 1 sends it to the dead-letter stream instead.
     hand_out(r, b"s", id3, b"c4", 1)
-    res = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", m.Targets(ids=(id3,)),
-                               m.Options(max_retries=1)), force_cross_slot=force)  # fmt: skip
+    res = m.apply(
+        conn,
+        m.plan(conn, "requeue", b"s", b"g", m.Targets(ids=(id3,)), m.Options(max_retries=1)),
+        force_cross_slot=force,
+    )
     assert res.outcome_counts() == {"dlq": 1}
     d2 = res.items[0].detail.encode()
-    body2 = app + [b"_replayed_from", d1, b"_retry_count", b"1", b"_prior_deliveries", b"9",
-                   b"_original_id", id0]  # fmt: skip
-    check_envelope(one(r, b"s:dlq", d2), body2, source=b"s", group=b"g", id=id3, owner=b"c4",
-                   deliveries=b"1", reason=b"max retries exceeded (1)")  # fmt: skip
+    body2 = app + [
+        b"_replayed_from",
+        d1,
+        b"_retry_count",
+        b"1",
+        b"_prior_deliveries",
+        b"9",
+        b"_original_id",
+        id0,
+    ]
+    check_envelope(
+        one(r, b"s:dlq", d2),
+        body2,
+        source=b"s",
+        group=b"g",
+        id=id3,
+        owner=b"c4",
+        deliveries=b"1",
+        reason=b"max retries exceeded (1)",
+    )
     assert not pending(r) and not internal_holders(r)
     assert [i for i, _f in entries(r, b"s")] == [id0, id1, id2, id3]
 
     # What the operator sees: the first id, and 2 + 3 + 4 + 1 deliveries in all.
     (row,) = cli("dlq", "list", "s:dlq", "-o", "json").json
-    assert (row["id"], row["original_id"], row["dlq_id"]) == (d2.decode(), id0.decode(),
-                                                              id3.decode())  # fmt: skip
+    assert (row["id"], row["original_id"], row["dlq_id"]) == (
+        d2.decode(),
+        id0.decode(),
+        id3.decode(),
+    )
     assert (row["deliveries"], row["dlq_deliveries"], row["prior_deliveries"]) == (10, 1, 9)
     assert row["reason"] == "max retries exceeded (1)"
     shown = cli("dlq", "show", "s:dlq", d2.decode(), "-o", "json").json
@@ -144,8 +206,17 @@ def test_a_dead_letter_never_requeued_is_its_own_original() -> None:
     e = dlq_envelope.parse_entry(b"9-0", [b"a", b"1", *env])
     assert (e.original_id, e.dlq_id, e.deliveries, e.prior_deliveries) == (b"5-0", b"5-0", 4, None)
     assert e.total_deliveries == 4
-    flat = [b"_original_id", b"1-0", b"_prior_deliveries", b"2", b"_original_id", b"2-0",
-            b"_prior_deliveries", b"3", *env]  # fmt: skip
+    flat = [
+        b"_original_id",
+        b"1-0",
+        b"_prior_deliveries",
+        b"2",
+        b"_original_id",
+        b"2-0",
+        b"_prior_deliveries",
+        b"3",
+        *env,
+    ]
     e = dlq_envelope.parse_entry(b"9-0", flat)
     assert (e.original_id, e.prior_deliveries, e.total_deliveries) == (b"2-0", 3, 7)
     e = dlq_envelope.parse_entry(b"9-0", [b"a", b"1"])  # no envelope at all
@@ -171,8 +242,9 @@ def test_requeue_without_lineage_copies_the_fields_exactly(r, conn, wide) -> Non
     ids = [rr.execute_command("XADD", b"s", "*", *b) for b in bodies]
     sc.deliver(r, b"s", b"g", b"c1", 2)
     sc.set_idle(r, b"s", b"g", b"c1", ids, HOUR, 3)
-    plan = m.plan(conn, "requeue", b"s", b"g", m.Targets(ids=tuple(ids)),
-                  m.Options(no_lineage=True))  # fmt: skip
+    plan = m.plan(
+        conn, "requeue", b"s", b"g", m.Targets(ids=tuple(ids)), m.Options(no_lineage=True)
+    )
     assert any(
         n.startswith("--no-lineage: each copy is the entry's fields alone") for n in plan.notes
     )
@@ -212,22 +284,27 @@ def test_replay_without_lineage_stays_exactly_once_after_a_kill(r, conn, path, r
     marker set is what makes it exactly once."""
     r.xadd(b"s", {b"seed": b"1"})
     body = [b"n", b"1"] + (wide_fields(4_000) if path == "wide" else [])
-    ids = [add_dead(r, b"s:dlq", b"s", list(zip(body[0::2], body[1::2], strict=True)))
-           for _ in range(3)]  # fmt: skip
+    ids = [
+        add_dead(r, b"s:dlq", b"s", list(zip(body[0::2], body[1::2], strict=True)))
+        for _ in range(3)
+    ]
     opts = dlq_common.ReplayOptions(no_lineage=True)
-    replayer = dlq_replayer.Replayer(conn, dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq",
-                                dlq_common.DlqTargets(every=True), opts), True)  # fmt: skip
+    replayer = dlq_replayer.Replayer(
+        conn,
+        dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True), opts),
+        True,
+    )
     real_delete = replayer.dlq_client
     replayer.dlq_client = type("NoDelete", (), {"execute_command": lambda *a: 0})()  # the kill
     item = m.PlanItem(ids[0], b"s", 0, 0, "replay")
-    fields = dlq_copies.replay_fields([(body[i], body[i + 1]) for i in range(0, len(body), 2)],
-                                  no_lineage=True)  # fmt: skip
+    fields = dlq_copies.replay_fields(
+        [(body[i], body[i + 1]) for i in range(0, len(body), 2)], no_lineage=True
+    )
     if path == "wide":
         replayer.wide[ids[0]] = replayer.xadd_values(fields)
         assert replayer._wide(item, fields).outcome == "replayed"
     else:
-        assert [x.outcome for x in replayer._cross_slot(b"s", [(item, fields)], 1)] == [
-            "replayed"]  # fmt: skip
+        assert [x.outcome for x in replayer._cross_slot(b"s", [(item, fields)], 1)] == ["replayed"]
     replayer.dlq_client = real_delete
     assert r.xlen(b"s:dlq") == 3 and len(entries(r, b"s")) == 2
     p = dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True), opts)
@@ -270,8 +347,14 @@ def test_no_lineage_refuses_what_needs_lineage(r, conn) -> None:
     sc.add_entries(r, b"s", 1)
     sc.create_group(r, b"s", b"g")
     with pytest.raises(UsageError, match="--max-retries counts requeues in _retry_count"):
-        m.plan(conn, "requeue", b"s", b"g", m.Targets(every=True),
-               m.Options(no_lineage=True, max_retries=3))  # fmt: skip
+        m.plan(
+            conn,
+            "requeue",
+            b"s",
+            b"g",
+            m.Targets(every=True),
+            m.Options(no_lineage=True, max_retries=3),
+        )
     with pytest.raises(UsageError, match="--keep-envelope adds the _dlq_"):
         dlq_common.ReplayOptions(no_lineage=True, keep_envelope=True).check()
     dlq_common.ReplayOptions(no_lineage=True, keep_retries=True).check()  # implied: fine

@@ -152,9 +152,20 @@ def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, readers, r, r
     readers.start(b"poller", count=3, block_ms=50, name="poller")
     readers.go()
     quiet_past_dead_after(r, b"poller")
-    r.execute_command("ACL", "SETUSER", "liveness-reader", "reset", "on", ">pw-liveness",
-                      "~*", "+@read", "+client|setname", "+info", "+ping",
-                      "-client|list")  # fmt: skip
+    r.execute_command(
+        "ACL",
+        "SETUSER",
+        "liveness-reader",
+        "reset",
+        "on",
+        ">pw-liveness",
+        "~*",
+        "+@read",
+        "+client|setname",
+        "+info",
+        "+ping",
+        "-client|list",
+    )
     try:
         url = f"redis://liveness-reader:pw-liveness@127.0.0.1:{redis_server.port}/0"
         limited = connect(ConnectionSettings(url=url))

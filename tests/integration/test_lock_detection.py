@@ -124,6 +124,16 @@ def test_the_context_lock_key_is_the_default_of_inspect_and_the_repairs(
     assert [a["command"] for a in doc["advice"] if a.get("command")] == [
         "pelctl requeue jobs workers --consumer w-0 --lock-key 'busy/{id}' --dry-run"
     ]
-    plan = cli("--context", "c", "requeue", "jobs", "workers", "--consumer", "w-1", "--dry-run",
-               "-o", "json").json  # fmt: skip
+    plan = cli(
+        "--context",
+        "c",
+        "requeue",
+        "jobs",
+        "workers",
+        "--consumer",
+        "w-1",
+        "--dry-run",
+        "-o",
+        "json",
+    ).json
     assert [(p["outcome"], p["note"]) for p in plan["plan"]][0] == ("alive", "alive")

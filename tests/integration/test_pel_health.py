@@ -43,7 +43,11 @@ def test_a_pel_of_one_entry(r, conn) -> None:
     after = xpending(r)[0][2]
     assert ghosts == 0
     assert (counts.thresholds_ms, counts.counts, counts.scanned, counts.poison) == (
-        IDLE_THRESHOLDS_MS, (1, 1, 1), 1, 1)  # fmt: skip
+        IDLE_THRESHOLDS_MS,
+        (1, 1, 1),
+        1,
+        1,
+    )
     assert counts.longest is not None
     assert (counts.longest.id, counts.longest.consumer, counts.longest.deliveries) == (one, b"c", 5)
     assert before <= counts.longest.idle_ms <= after
@@ -70,7 +74,11 @@ def test_a_walk_of_several_pages(r, conn) -> None:
     assert counts.longest == PendingEntry(ids[0], b"c", counts.longest.idle_ms, 5)
     assert 2 * HOUR <= counts.longest.idle_ms <= top[2]
     assert (tally.floor, tally.seen[b"c"], tally.stale[b"c"], tally.poison[b"c"]) == (
-        None, 3_000, 1, 3)  # fmt: skip
+        None,
+        3_000,
+        1,
+        3,
+    )
 
 
 def test_above_ten_thousand_pending_only_entries_over_the_first_threshold_are_read(r, conn) -> None:

@@ -20,8 +20,9 @@ NEW_PLAN = "make a new plan with --plan-out"
 
 def run_id(r) -> str:
     info = raw(r).execute_command("INFO", "server").decode()
-    return next(line.split(":", 1)[1].strip() for line in info.splitlines()
-                if line.startswith("run_id:"))  # fmt: skip
+    return next(
+        line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("run_id:")
+    )
 
 
 def added(r, stream: bytes = S) -> int:
@@ -86,7 +87,7 @@ def test_check_target_refusals_are_exact(r, conn) -> None:
     )
     # the same counter, a smaller one (entries added since) or none recorded: accepted
     for fine in (now, now - 1, 0, None):
-        plans.check_target(conn, replace(plan, stream_added=fine))  # fmt: skip
+        plans.check_target(conn, replace(plan, stream_added=fine))
 
 
 def test_check_target_needs_the_group_or_for_a_dead_letter_plan_the_stream(r, conn) -> None:
@@ -145,8 +146,9 @@ def test_verify_reads_in_chunks_and_counts_each_item_once(r, conn) -> None:
     rows = pel(r)
     items = tuple(item(i, DEAD, 0, rows[i][2]) for i in ids)
     changed = {ids[0], ids[1_999], ids[2_000], ids[3_999], ids[4_000], ids[-1]}
-    plan = m.Plan("ack", S, G, tuple(replace(i, deliveries=7) if i.id in changed else i
-                                     for i in items))  # fmt: skip
+    plan = m.Plan(
+        "ack", S, G, tuple(replace(i, deliveries=7) if i.id in changed else i for i in items)
+    )
     assert plans.verify(conn, plan) == plans.Verification(n - 6, {"redelivered": 6})
 
 
@@ -155,9 +157,19 @@ def test_verify_of_consumers_counts_those_gone(r, conn) -> None:
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-1")
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-2")
     consumer = lambda name, action="delete": m.PlanItem(name, name, 0, 0, action)  # noqa: E731
-    plan = m.Plan("consumers-prune", S, G, (consumer(DEAD), consumer(b"idle-1"),
-                  consumer(b"idle-2", "reassign+delete"), consumer(b"gone-1"),
-                  consumer(b"gone-2", "reassign+delete"), consumer(b"gone-3", "skip")))  # fmt: skip
+    plan = m.Plan(
+        "consumers-prune",
+        S,
+        G,
+        (
+            consumer(DEAD),
+            consumer(b"idle-1"),
+            consumer(b"idle-2", "reassign+delete"),
+            consumer(b"gone-1"),
+            consumer(b"gone-2", "reassign+delete"),
+            consumer(b"gone-3", "skip"),
+        ),
+    )
     assert plans.verify(conn, plan) == plans.Verification(3, {"gone": 2})
     assert plans.verify(conn, plan).total == 5
 
@@ -171,8 +183,18 @@ def test_verify_refused_by_the_acl_names_the_command(r, redis_server) -> None:
     entries = m.Plan("ack", S, G, (item(stuck[0], DEAD, 0, 1),))
     consumers = m.Plan("consumers-prune", S, G, (m.PlanItem(DEAD, DEAD, 0, 0, "delete"),))
     denied = "permission denied by the server's ACL: this user has no permissions to run"
-    r.execute_command("ACL", "SETUSER", "verify-ro", "on", ">pw", "~*", "&*", "+@all",
-                      "-xpending", "-xinfo|consumers")  # fmt: skip
+    r.execute_command(
+        "ACL",
+        "SETUSER",
+        "verify-ro",
+        "on",
+        ">pw",
+        "~*",
+        "&*",
+        "+@all",
+        "-xpending",
+        "-xinfo|consumers",
+    )
     try:
         c = connect(ConnectionSettings(url=redis_server.url.replace("://", "://verify-ro:pw@")))
         with pytest.raises(PermissionDenied) as err:

@@ -426,10 +426,12 @@ def test_pending_below_deliveries_is_the_complement_of_min_deliveries(shop, cli,
     """Issue 17: --below-deliveries N (fewer than N deliveries) leaves out exactly what
     --min-deliveries N selects; the group (-g or the argument) reads the same."""
     rows = xpending_range(raw, ORDERS, b"billing")
-    low = cli("pending", "orders", "-g", "billing", "--below-deliveries", "5", "--all",
-              "-o", "ndjson").ndjson  # fmt: skip
-    high = cli("pending", "orders", "billing", "--min-deliveries", "5", "--all",
-               "-o", "ndjson").ndjson  # fmt: skip
+    low = cli(
+        "pending", "orders", "-g", "billing", "--below-deliveries", "5", "--all", "-o", "ndjson"
+    ).ndjson
+    high = cli(
+        "pending", "orders", "billing", "--min-deliveries", "5", "--all", "-o", "ndjson"
+    ).ndjson
     assert {r["id"] for r in low} == {e[0].decode() for e in rows if int(e[3]) < 5}
     assert {r["id"] for r in high} == {e[0].decode() for e in rows if int(e[3]) >= 5}
     assert len(low) + len(high) == len(rows) and high

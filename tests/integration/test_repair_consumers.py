@@ -45,7 +45,8 @@ def test_prune_refuses_a_consumer_holding_entries(r, conn) -> None:
     assert refused.id == DEAD and refused.outcome == "refused" and "20 pending" in refused.detail
     # The refused consumer's entries are untouched: same ids, owners and delivery counts.
     assert {k: (o, d) for k, (o, _i, d) in pel(r).items()} == {
-        k: (o, d) for k, (o, _i, d) in before.items()}  # fmt: skip
+        k: (o, d) for k, (o, _i, d) in before.items()
+    }
     assert set(consumers(r)) == {DEAD, ALIVE}
     assert consumers(r)[DEAD] == 20
 
@@ -54,9 +55,14 @@ def test_prune_with_reassign_moves_every_entry_first(r, conn) -> None:
     stuck, fresh = incident(r, dead=1_234)
     _quiet(r, DEAD)
     ids_before = set(pel(r))
-    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
-                  m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE,
-                            assume_dead=True))  # fmt: skip
+    plan = m.plan(
+        conn,
+        "consumers-prune",
+        S,
+        G,
+        m.Targets(),
+        m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE, assume_dead=True),
+    )
     assert [(i.id, i.action, i.deliveries) for i in plan.items] == [
         (DEAD, "reassign+delete", 1_234)
     ]
@@ -94,11 +100,18 @@ def test_prune_plan_changes_nothing(r, conn) -> None:
     incident(r)
     _quiet(r, DEAD)
     before = snapshot(r)
-    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
-                  m.Options(inactive_ms=1, reassign_to=b"x", assume_dead=True,
-                            create_consumer=True))  # fmt: skip
-    assert {i.id: i.action for i in plan.items} == {DEAD: "reassign+delete",
-                                                    ALIVE: "reassign+delete"}  # fmt: skip
+    plan = m.plan(
+        conn,
+        "consumers-prune",
+        S,
+        G,
+        m.Targets(),
+        m.Options(inactive_ms=1, reassign_to=b"x", assume_dead=True, create_consumer=True),
+    )
+    assert {i.id: i.action for i in plan.items} == {
+        DEAD: "reassign+delete",
+        ALIVE: "reassign+delete",
+    }
     assert_unchanged(before, r)
 
 
@@ -113,8 +126,14 @@ def test_prune_refuses_a_consumer_whose_liveness_is_unknown_on_7_0(r, conn) -> N
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"empty")
     _quiet(r, DEAD, b"empty")
     before_pel = pel(r)
-    plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
-                  m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE))  # fmt: skip
+    plan = m.plan(
+        conn,
+        "consumers-prune",
+        S,
+        G,
+        m.Targets(),
+        m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE),
+    )
     items = {i.id: (i.action, i.note) for i in plan.items}
     assert items[b"empty"] == ("delete", "")
     assert items[DEAD] == (
@@ -137,9 +156,14 @@ def test_prune_refuses_a_consumer_with_a_connected_client_even_assumed_dead(
     worker = redis_server.client(client_name=DEAD.decode())
     try:
         worker.ping()
-        plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
-                      m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE,
-                                assume_dead=True))  # fmt: skip
+        plan = m.plan(
+            conn,
+            "consumers-prune",
+            S,
+            G,
+            m.Targets(),
+            m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE, assume_dead=True),
+        )
     finally:
         worker.close()
     assert [(i.id, i.action, i.note) for i in plan.items] == [
@@ -156,8 +180,14 @@ def test_prune_reassigns_a_consumer_its_peers_show_dead(r, conn, redis_server) -
     peer = redis_server.client(client_name=ALIVE.decode())
     try:
         peer.ping()
-        plan = m.plan(conn, "consumers-prune", S, G, m.Targets(),
-                      m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE))  # fmt: skip
+        plan = m.plan(
+            conn,
+            "consumers-prune",
+            S,
+            G,
+            m.Targets(),
+            m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE),
+        )
     finally:
         peer.close()
     assert [(i.id, i.action, i.note) for i in plan.items] == [
@@ -187,8 +217,9 @@ def test_ghosts_fix_sweeps_them(r, conn) -> None:
     assert b"pelctl-ghosts" not in consumers(r)
 
 
-@pytest.mark.parametrize("targets", [m.Targets(every=True, consumer=DEAD),
-                                     m.Targets(every=True, limit=10)])  # fmt: skip
+@pytest.mark.parametrize(
+    "targets", [m.Targets(every=True, consumer=DEAD), m.Targets(every=True, limit=10)]
+)
 def test_ghosts_fix_exact_path(r, conn, targets: m.Targets) -> None:
     gone, kept = _ghosts(r)
     plan = m.plan(conn, "ghosts-fix", S, G, targets)

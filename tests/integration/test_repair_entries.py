@@ -162,8 +162,7 @@ def test_dlq_move_skips_what_changed_since_the_plan(r, conn, cross_slot: bool) -
 def test_dlq_move_of_ghosts_acks_them(r, conn, cross_slot: bool) -> None:
     poison = _poison(r)
     raw(r).execute_command("XDEL", S, poison[0])
-    plan = m.plan(conn, "dlq-move", S, G, m.Targets(min_deliveries=5),
-                  m.Options(dlq=b"orders:dlq"))  # fmt: skip
+    plan = m.plan(conn, "dlq-move", S, G, m.Targets(min_deliveries=5), m.Options(dlq=b"orders:dlq"))
     result = m.apply(conn, plan, force_cross_slot=cross_slot)
     assert result.outcome_counts() == {"dlq": 2, "ghost": 1}
     assert len(entries(r, b"orders:dlq")) == 2
@@ -186,9 +185,12 @@ def test_entry_plans_change_nothing(r, conn) -> None:
     poison = _poison(r)
     raw(r).execute_command("XDEL", S, poison[1])
     before = snapshot(r)
-    for action, options in [("claim", m.Options(to=b"x", create_consumer=True)),
-                            ("ack", m.Options()), ("dlq-move", m.Options(dlq=b"orders:dlq")),
-                            ("requeue", m.Options(lock_key="l:{id}"))]:  # fmt: skip
+    for action, options in [
+        ("claim", m.Options(to=b"x", create_consumer=True)),
+        ("ack", m.Options()),
+        ("dlq-move", m.Options(dlq=b"orders:dlq")),
+        ("requeue", m.Options(lock_key="l:{id}")),
+    ]:
         plan = m.plan(conn, action, S, G, m.Targets(every=True), options, detail=True)
         assert plan.count == 11
     assert_unchanged(before, r)

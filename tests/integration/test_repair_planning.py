@@ -30,12 +30,24 @@ MAX_PART = 2**64 - 1
 def test_ids_up_to_2_64_minus_1_are_accepted_each_part() -> None:
     top = f"{MAX_PART}-{MAX_PART}".encode()
     assert normalize_ids([b" " + top + b" ", f"{MAX_PART}".encode(), b"7", b"7-0"]) == (
-        top, f"{MAX_PART}-0".encode(), b"7-0")  # fmt: skip
+        top,
+        f"{MAX_PART}-0".encode(),
+        b"7-0",
+    )
 
 
-@pytest.mark.parametrize("raw_id", [f"{2**64}".encode(), f"{2**64}-0".encode(),
-                                    f"1-{2**64}".encode(), f"{2**65}-1".encode(),
-                                    b"1-2-3", b"-1", b"x"])  # fmt: skip
+@pytest.mark.parametrize(
+    "raw_id",
+    [
+        f"{2**64}".encode(),
+        f"{2**64}-0".encode(),
+        f"1-{2**64}".encode(),
+        f"{2**65}-1".encode(),
+        b"1-2-3",
+        b"-1",
+        b"x",
+    ],
+)
 def test_ids_out_of_range_or_malformed_are_refused_exactly(raw_id: bytes) -> None:
     with pytest.raises(UsageError) as err:
         normalize_ids([b"1-0", raw_id])
@@ -53,8 +65,10 @@ def _entries_scenario(r) -> list[bytes]:
     0 deleted from the stream (6 deliveries), 1 its lock key held, 2 requeued 3 times,
     3 requeued twice, 4 delivered 5 times, 5 delivered 4 times."""
     rr = raw(r)
-    ids = [rr.execute_command("XADD", S, "*", "n", str(i), "_retry_count", str(retries))
-           for i, retries in enumerate([0, 0, 3, 2, 0, 0])]  # fmt: skip
+    ids = [
+        rr.execute_command("XADD", S, "*", "n", str(i), "_retry_count", str(retries))
+        for i, retries in enumerate([0, 0, 3, 2, 0, 0])
+    ]
     sc.create_group(r, S, G)
     assert sc.deliver(r, S, G, DEAD, 6) == ids
     for entry_id, deliveries in zip(ids, [6, 1, 1, 1, 5, 4], strict=True):
@@ -160,16 +174,15 @@ def test_dlq_move_detail_plan_and_no_poison_note(r, conn) -> None:
 
 def test_claim_plan_skips_what_the_target_owns(r, conn) -> None:
     stuck, fresh = incident(r, dead=2, alive=2)
-    plan, rows = _plan(conn, r, "claim", m.Targets(ids=(stuck[0], fresh[0])),
-                       m.Options(to=ALIVE))  # fmt: skip
-    assert rows == [(stuck[0], DEAD, 1, "claim", ""),
-                    (fresh[0], ALIVE, 1, "skip", "already-owned")]  # fmt: skip
+    plan, rows = _plan(conn, r, "claim", m.Targets(ids=(stuck[0], fresh[0])), m.Options(to=ALIVE))
+    assert rows == [(stuck[0], DEAD, 1, "claim", ""), (fresh[0], ALIVE, 1, "skip", "already-owned")]
 
 
 def test_explicit_ids_not_pending_are_missing_in_order(r, conn) -> None:
     stuck, _ = incident(r, dead=3, alive=0)
-    plan, rows = _plan(conn, r, "ack", m.Targets(ids=(b"9-9", stuck[1], b"8", stuck[1])),
-                       m.Options())  # fmt: skip
+    plan, rows = _plan(
+        conn, r, "ack", m.Targets(ids=(b"9-9", stuck[1], b"8", stuck[1])), m.Options()
+    )
     assert rows == [(stuck[1], DEAD, 1, "ack", "")]
     assert plan.missing == (b"9-9", b"8-0")
     assert plan.notes == ()
@@ -202,8 +215,7 @@ def test_no_lineage_note_for_requeue_only_and_with_the_poison_note(r, conn) -> N
 
 def test_an_acl_refusal_of_xpending_names_it(r, conn, redis_server) -> None:
     stuck, _ = incident(r, dead=1, alive=0)
-    raw(r).execute_command("ACL", "SETUSER", "noxp", "on", ">pw", "~*", "&*", "+@all",
-                           "-xpending")  # fmt: skip
+    raw(r).execute_command("ACL", "SETUSER", "noxp", "on", ">pw", "~*", "&*", "+@all", "-xpending")
     try:
         url = redis_server.url.replace("redis://", "redis://noxp:pw@")
         limited = connect(ConnectionSettings(url=url))
@@ -219,8 +231,9 @@ def test_an_acl_refusal_of_xpending_names_it(r, conn, redis_server) -> None:
 
 # -- consumers prune ---------------------------------------------------------------------------
 
-UNKNOWN = ("liveness unknown (no-signal-below-7.2); once its worker is known to be gone: "
-           "--assume-dead")  # fmt: skip
+UNKNOWN = (
+    "liveness unknown (no-signal-below-7.2); once its worker is known to be gone: --assume-dead"
+)
 
 
 def _consumer_rows(r) -> dict[bytes, tuple[int, int]]:
@@ -272,8 +285,11 @@ def _consumers_scenario(r) -> None:
 def test_prune_plan_item_by_item_with_unknown_liveness(r, conn) -> None:
     _consumers_scenario(r)
     plan, rows = _prune(conn, r, m.Targets(), m.Options(inactive_ms=HOUR // 2))
-    assert rows == [(DEAD, 20, "refuse", UNKNOWN), (b"dead-3", 3, "refuse", UNKNOWN),
-                    (b"empty", 0, "delete", "")]  # fmt: skip
+    assert rows == [
+        (DEAD, 20, "refuse", UNKNOWN),
+        (b"dead-3", 3, "refuse", UNKNOWN),
+        (b"empty", 0, "delete", ""),
+    ]
     assert plan.notes == (
         "2 consumers holding entries have no sign of life or death (below Redis 7.2 idle does "
         "not refresh while a worker waits in XREADGROUP): check the workers are gone (the "
@@ -291,11 +307,13 @@ def test_prune_plan_item_by_item_with_unknown_liveness(r, conn) -> None:
 
 def test_prune_assumed_dead_without_a_target_is_refused_with_the_way_out(r, conn) -> None:
     _consumers_scenario(r)
-    plan, rows = _prune(conn, r, m.Targets(),
-                        m.Options(inactive_ms=HOUR // 2, assume_dead=True))  # fmt: skip
+    plan, rows = _prune(conn, r, m.Targets(), m.Options(inactive_ms=HOUR // 2, assume_dead=True))
     hold = "holds {} pending entries; reassign them with --reassign-to CONSUMER"
-    assert rows == [(DEAD, 20, "refuse", hold.format(20)), (b"dead-3", 3, "refuse", hold.format(3)),
-                    (b"empty", 0, "delete", "")]  # fmt: skip
+    assert rows == [
+        (DEAD, 20, "refuse", hold.format(20)),
+        (b"dead-3", 3, "refuse", hold.format(3)),
+        (b"empty", 0, "delete", ""),
+    ]
     assert plan.notes == ()
 
 
@@ -324,12 +342,16 @@ def test_prune_notes_only_about_a_target_that_gets_entries(r, conn) -> None:
 
 def test_prune_reassign_to_a_new_consumer(r, conn) -> None:
     _consumers_scenario(r)
-    options = m.Options(inactive_ms=HOUR // 2, reassign_to=b"newbie", create_consumer=True,
-                        assume_dead=True)  # fmt: skip
+    options = m.Options(
+        inactive_ms=HOUR // 2, reassign_to=b"newbie", create_consumer=True, assume_dead=True
+    )
     plan, rows = _prune(conn, r, m.Targets(), options)
     to = "to newbie (unknown: no-signal-below-7.2)"
-    assert rows == [(DEAD, 20, "reassign+delete", to), (b"dead-3", 3, "reassign+delete", to),
-                    (b"empty", 0, "delete", "")]  # fmt: skip
+    assert rows == [
+        (DEAD, 20, "reassign+delete", to),
+        (b"dead-3", 3, "reassign+delete", to),
+        (b"empty", 0, "delete", ""),
+    ]
     assert plan.notes == (
         "consumer newbie does not exist yet (--create-consumer): XCLAIM creates it; make sure "
         "a worker reads its pending entries under that name",
@@ -358,8 +380,9 @@ def test_prune_reassign_to_a_live_consumer_has_no_warning(r, conn, redis_server)
         plan, rows = _prune(conn, r, m.Targets(consumer=DEAD), options)
     finally:
         worker.close()
-    assert rows == [(DEAD, 20, "reassign+delete",
-                     "to billing-1 (dead-suspect: no-client-peers-connected)")]  # fmt: skip
+    assert rows == [
+        (DEAD, 20, "reassign+delete", "to billing-1 (dead-suspect: no-client-peers-connected)")
+    ]
     assert plan.notes == ()
 
 
@@ -371,13 +394,21 @@ def test_prune_refusals_are_exact(r, conn) -> None:
     assert usage.value.message == "consumers prune needs --inactive DURATION"
     known = "known consumers: billing-1, billing-2, dead-3, empty"
     cases = [
-        (m.Targets(consumer=b"nobody"), m.Options(inactive_ms=1),
-         "--consumer nobody: no such consumer in orders/billing", known),
-        (m.Targets(), m.Options(inactive_ms=1, reassign_to=b"billing-9"),
-         "--reassign-to billing-9: no such consumer in orders/billing",
-         "did you mean billing-2 or billing-1? " + known
-         + "; to give entries to a new consumer, add --create-consumer"),
-    ]  # fmt: skip
+        (
+            m.Targets(consumer=b"nobody"),
+            m.Options(inactive_ms=1),
+            "--consumer nobody: no such consumer in orders/billing",
+            known,
+        ),
+        (
+            m.Targets(),
+            m.Options(inactive_ms=1, reassign_to=b"billing-9"),
+            "--reassign-to billing-9: no such consumer in orders/billing",
+            "did you mean billing-2 or billing-1? "
+            + known
+            + "; to give entries to a new consumer, add --create-consumer",
+        ),
+    ]
     for targets, options, message, hint in cases:
         raw(r).execute_command("CONFIG", "RESETSTAT")
         with pytest.raises(ConsumerNotFound) as err:
@@ -413,8 +444,14 @@ def test_ghosts_plan_item_by_item_with_filters(r, conn) -> None:
     before = pel(r)
     plan, rows = _plan(conn, r, "ghosts-fix", m.Targets(every=True), m.Options())
     assert rows == [(i, o, d, "ack-ghost", "deleted") for i, o, d in _owned(before, ids[2:8])]
-    assert [row[1:3] for row in rows] == [(DEAD, 3), (ALIVE, 4), (DEAD, 5), (ALIVE, 6),
-                                          (DEAD, 7), (ALIVE, 8)]  # fmt: skip
+    assert [row[1:3] for row in rows] == [
+        (DEAD, 3),
+        (ALIVE, 4),
+        (DEAD, 5),
+        (ALIVE, 6),
+        (DEAD, 7),
+        (ALIVE, 8),
+    ]
     assert plan.missing == ()
     # deliveries at least 5 (the filter's value included), the consumer filter, the limit
     _p, rows = _plan(conn, r, "ghosts-fix", m.Targets(every=True, min_deliveries=5), m.Options())

@@ -39,12 +39,16 @@ def test_plan_file_round_trips_binary_names(r, conn, tmp_path) -> None:
     assert (loaded.stream, loaded.group, loaded.options) == (BIN_STREAM, BIN_GROUP, options)
     assert loaded.targets.min_idle_ms == 1000
     assert (loaded.server, loaded.server_id, loaded.stream_added) == (
-        plan.server, plan.server_id, plan.stream_added)  # fmt: skip
+        plan.server,
+        plan.server_id,
+        plan.stream_added,
+    )
     plans.check_target(conn, loaded)
     result = m.apply(conn, loaded)
     assert result.applied == 4
-    owners = {row[1] for row in raw(r).execute_command("XPENDING", BIN_STREAM, BIN_GROUP,
-                                                        "-", "+", 10)}  # fmt: skip
+    owners = {
+        row[1] for row in raw(r).execute_command("XPENDING", BIN_STREAM, BIN_GROUP, "-", "+", 10)
+    }
     assert owners == {b"to\xfe"}
 
 
@@ -103,8 +107,13 @@ def test_audit_line_format_and_permissions(r, conn) -> None:
     stuck, _ = incident(r, dead=3)
     plan = m.plan(conn, "requeue", S, G, m.Targets(min_idle_ms=HOUR // 2))
     result = m.apply(conn, plan)
-    path = audit.record(result, server="redis://:s3cret@h:1/0", context="prod",
-                        params=plans.params_json(plan), secrets=("s3cret",))  # fmt: skip
+    path = audit.record(
+        result,
+        server="redis://:s3cret@h:1/0",
+        context="prod",
+        params=plans.params_json(plan),
+        secrets=("s3cret",),
+    )
     assert path == audit_path()
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700

@@ -53,8 +53,13 @@ def test_requeue_adds_a_copy_then_acks(r, conn) -> None:
     assert set(copies) == set(stuck)
     for entry_id in stuck:
         (copy,) = copies[entry_id]
-        assert copy == {b"order_id": b"o-1", b"amount": b"9.50", b"_retry_count": b"1",
-                        b"_prior_deliveries": b"1", b"_original_id": entry_id}  # fmt: skip
+        assert copy == {
+            b"order_id": b"o-1",
+            b"amount": b"9.50",
+            b"_retry_count": b"1",
+            b"_prior_deliveries": b"1",
+            b"_original_id": entry_id,
+        }
     # The new ids are what the result reports, and pelctl's consumer is gone.
     new_ids = {i.detail.encode() for i in result.items}
     assert new_ids == {e for e, f in entries(r, S) if b"_original_id" in fields_of(f)}
@@ -162,8 +167,9 @@ def test_claimed_by_someone_else_since_the_plan_is_skipped(r, conn) -> None:
 def test_max_retries_sends_to_the_dlq_in_one_script(r, conn) -> None:
     sc.create_group(r, S, G)
     fields = [{b"n": b"1"}, {b"n": b"2", b"_retry_count": b"3", b"_original_id": b"1-1"}]
-    ids = [raw(r).execute_command("XADD", S, "*", *[x for kv in f.items() for x in kv])
-           for f in fields]  # fmt: skip
+    ids = [
+        raw(r).execute_command("XADD", S, "*", *[x for kv in f.items() for x in kv]) for f in fields
+    ]
     sc.deliver(r, S, G, DEAD, 2)
     sc.set_idle(r, S, G, DEAD, ids, HOUR, deliveries=4)
     options = m.Options(max_retries=3, dlq=b"orders:dlq")
@@ -181,8 +187,9 @@ def test_max_retries_sends_to_the_dlq_in_one_script(r, conn) -> None:
 
 def test_max_retries_across_slots_takes_the_ordered_path(r, conn) -> None:
     sc.create_group(r, S, G)
-    ids = [raw(r).execute_command("XADD", S, "*", "n", str(i), "_retry_count", "5")
-           for i in range(3)]  # fmt: skip
+    ids = [
+        raw(r).execute_command("XADD", S, "*", "n", str(i), "_retry_count", "5") for i in range(3)
+    ]
     sc.deliver(r, S, G, DEAD, 3)
     sc.set_idle(r, S, G, DEAD, ids, HOUR)
     plan = m.plan(conn, "requeue", S, G, IDLE, m.Options(max_retries=2, dlq=b"elsewhere:dlq"))
@@ -260,7 +267,7 @@ def test_two_requeues_at_the_same_moment_make_one_copy_each(
             stdout=subprocess.PIPE,
             text=True,
             env=os.environ.copy(),
-        )  # fmt: skip
+        )
         for n in range(2)
     ]
     deadline = time.monotonic() + 60

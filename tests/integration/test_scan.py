@@ -113,13 +113,15 @@ def test_idle_windows_with_consumer_filter_and_bounds(r, conn):
     ids = _idle_scenario(r)
     owned = ids[b"c3"]
     lo, hi = owned[100], owned[1_500]
-    scan = PelScan(conn.raw(S), S, G, consumer=b"c3", min_idle_ms=600_000, start=lo,
-                   end=hi, max_server_ms=0.5)  # fmt: skip
+    scan = PelScan(
+        conn.raw(S), S, G, consumer=b"c3", min_idle_ms=600_000, start=lo, end=hi, max_server_ms=0.5
+    )
     rows = collect(scan)
     expected = [
-        row for row in truth(r, consumer=b"c3")
+        row
+        for row in truth(r, consumer=b"c3")
         if parse_key(lo) <= parse_key(row[0]) <= parse_key(hi) and row[2] >= 600_000
-    ]  # fmt: skip
+    ]
     assert ident(rows) == ident(expected)
     assert rows
 
@@ -338,8 +340,7 @@ def test_idle_windows_with_a_fixed_page_are_sized_from_the_density(r, conn):
     sc.raw(r).execute_command("XGROUP", "SETID", S, G, "0")
     ids = sc.deliver(r, S, G, b"c1", 1_000)
     sc.set_idle(r, S, G, b"c1", ids, 7_200_000)
-    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, max_server_ms=0.03,
-                   page_size=2_000)  # fmt: skip
+    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, max_server_ms=0.03, page_size=2_000)
     rows, progress = [], []
     for page in scan.pages():
         rows += page
@@ -368,8 +369,15 @@ def test_idle_windows_of_one_millisecond_reach_an_exact_end_bound(r, conn):
     """Windows of 1 ms (a bound far below one entry's cost): the last window starts exactly
     on the end bound ``1000050-0`` and its entry is read."""
     ids = _one_per_ms(r, 100)
-    scan = PelScan(conn.raw(S), S, G, min_idle_ms=3_600_000, max_server_ms=0.0003,
-                   page_size=2_000, end=b"1000050-0")  # fmt: skip
+    scan = PelScan(
+        conn.raw(S),
+        S,
+        G,
+        min_idle_ms=3_600_000,
+        max_server_ms=0.0003,
+        page_size=2_000,
+        end=b"1000050-0",
+    )
     assert [row[0] for row in scan.rows()] == ids[:51]
     assert scan.stats.windows == 51
 
@@ -394,7 +402,8 @@ def test_rows_keep_id_order_whatever_the_parallel_ranges(r, conn):
     build(r, 3_000, start_ms=1_700_000_000_000)
     expected = [row[0] for row in truth(r)]
     assert [row[0] for row in PelScan(conn.raw(S), S, G, parallel=3, page_size=200).rows()] == (
-        expected)  # fmt: skip
+        expected
+    )
     unordered = PelScan(conn.raw(S), S, G, parallel=3, page_size=200).rows(ordered=False)
     assert sorted(row[0] for row in unordered) == sorted(expected)
 
@@ -520,12 +529,32 @@ def test_plain_page_sizes_follow_the_calibrated_cost(r, conn, monkeypatch):
     scan = PelScan(raw, S, G, max_server_ms=10)
     rows = [row for page in scan.pages() for row in page]
     assert ident(rows) == ident(truth(r))
-    assert rec.counts() == [1000, 555, 396, 355, 341, 336, 334, 333, 333,
-                            333, 555, 396, 355, 341, 336]  # fmt: skip
+    assert rec.counts() == [
+        1000,
+        555,
+        396,
+        355,
+        341,
+        336,
+        334,
+        333,
+        333,
+        333,
+        555,
+        396,
+        355,
+        341,
+        336,
+    ]
     assert rec.pings() == 2
     st = scan.stats
     assert (st.calls, st.rows, st.calibrations, st.max_count, st.page_size) == (
-        15, 6_000, 2, 1_000, 336)  # fmt: skip
+        15,
+        6_000,
+        2,
+        1_000,
+        336,
+    )
     assert st.latency_ms == pytest.approx(2.0, rel=1e-9)
     assert st.max_call_ms == pytest.approx(9.0, rel=1e-9)
     assert st.total_call_ms == pytest.approx(78.21700879779239, rel=1e-9)
@@ -567,8 +596,11 @@ def test_idle_windows_follow_the_measured_cost(r, conn, monkeypatch):
     scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.2501)
     assert [row[0] for row in scan.rows()] == ids
     top = b"-18446744073709551615"
-    assert rec.windows() == [(b"1000000-0", b"1000498" + top), (b"1000499-0", b"1000747" + top),
-                             (b"1000748-0", b"+")]  # fmt: skip
+    assert rec.windows() == [
+        (b"1000000-0", b"1000498" + top),
+        (b"1000499-0", b"1000747" + top),
+        (b"1000748-0", b"+"),
+    ]
     assert rec.counts() == [1, 2000, 2000, 2000]  # the first id, then the windows
     st = scan.stats
     assert (st.calls, st.windows, st.calibrations, st.fallback) == (3, 3, 3, None)
@@ -692,8 +724,12 @@ def test_a_full_page_in_each_of_two_windows_is_no_hand_over(r, conn, monkeypatch
     assert [len(p) for p in scan.pages()] == [2_000, 999, 2_000, 1_001]
     assert scan.stats.fallback is None and scan.stats.windows == 2
     top = b"-18446744073709551615"
-    assert rec.windows() == [(b"1000000-0", b"1002998" + top), (b"1001999-1", b"1002998" + top),
-                             (b"1002999-0", b"+"), (b"1004998-1", b"+")]  # fmt: skip
+    assert rec.windows() == [
+        (b"1000000-0", b"1002998" + top),
+        (b"1001999-1", b"1002998" + top),
+        (b"1002999-0", b"+"),
+        (b"1004998-1", b"+"),
+    ]
     assert [row[0] for row in PelScan(raw, S, G, min_idle_ms=3_600_000).rows()] == ids
 
 
@@ -705,8 +741,10 @@ def test_the_first_window_of_a_narrow_range_uses_the_whole_pel_density(r, conn, 
     rec = _Recorder(monkeypatch, raw, _Clock(pings=(0.1, 0.2), idle=(0.1, 0.1)))
     scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.0075, end=b"1000001")
     assert [row[0] for row in scan.rows()] == [b"1000000-0", b"1000001-0"]
-    assert rec.windows() == [(b"1000000-0", b"1000000-18446744073709551615"),
-                             (b"1000001-0", b"1000001-18446744073709551615")]  # fmt: skip
+    assert rec.windows() == [
+        (b"1000000-0", b"1000000-18446744073709551615"),
+        (b"1000001-0", b"1000001-18446744073709551615"),
+    ]
 
 
 def test_windows_of_one_ms_never_shrink_below_one(r, conn, monkeypatch):
@@ -721,9 +759,13 @@ def test_windows_of_one_ms_never_shrink_below_one(r, conn, monkeypatch):
     scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=0.001)
     assert [row[0] for row in scan.rows()] == ids
     top = b"-18446744073709551615"
-    assert rec.windows() == [(b"1000000-0", b"1000000" + top), (b"1000001-0", b"1000001" + top),
-                             (b"1000002-0", b"1000002" + top), (b"1000003-0", b"1000003" + top),
-                             (b"1000004-0", b"+")]  # fmt: skip
+    assert rec.windows() == [
+        (b"1000000-0", b"1000000" + top),
+        (b"1000001-0", b"1000001" + top),
+        (b"1000002-0", b"1000002" + top),
+        (b"1000003-0", b"1000003" + top),
+        (b"1000004-0", b"+"),
+    ]
     assert scan.stats.fallback is None
 
 
@@ -748,8 +790,12 @@ def test_scans_give_their_connection_back(r, conn):
     raw = conn.raw(S)
 
     def clients() -> int:
-        return int(sc.raw(r).execute_command("INFO", "clients").split(b"connected_clients:")[1]
-                   .split(b"\r\n")[0])  # fmt: skip
+        return int(
+            sc.raw(r)
+            .execute_command("INFO", "clients")
+            .split(b"connected_clients:")[1]
+            .split(b"\r\n")[0]
+        )
 
     list(PelScan(raw, S, G).rows())
     list(PelScan(raw, S, G, min_idle_ms=3_600_000).rows())
@@ -793,9 +839,11 @@ def test_a_window_grows_at_most_half_again(r, conn, monkeypatch):
     scan = PelScan(raw, S, G, min_idle_ms=3_600_000, max_server_ms=1.5)
     assert sum(len(p) for p in scan.pages()) == 20_000
     top = b"-18446744073709551615"
-    assert rec.windows()[:3] == [(b"1000000-0", b"1002998" + top),
-                                 (b"1001999-1", b"1002998" + top),
-                                 (b"1002999-0", b"1007496" + top)]  # fmt: skip
+    assert rec.windows()[:3] == [
+        (b"1000000-0", b"1002998" + top),
+        (b"1001999-1", b"1002998" + top),
+        (b"1002999-0", b"1007496" + top),
+    ]
 
 
 def test_unlearnt_pages_count_no_server_time(r, conn, monkeypatch):

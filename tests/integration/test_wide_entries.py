@@ -50,8 +50,12 @@ def unpack_limit(client) -> int:
 
     def works(n: int) -> bool:
         try:
-            client.eval("local t = {} for i = 1, tonumber(ARGV[1]) do t[i] = 'x' end "
-                        "return select('#', unpack(t))", 0, n)  # fmt: skip
+            client.eval(
+                "local t = {} for i = 1, tonumber(ARGV[1]) do t[i] = 'x' end "
+                "return select('#', unpack(t))",
+                0,
+                n,
+            )
             return True
         except Exception as err:  # noqa: BLE001
             assert "too many results to unpack" in str(err)
@@ -70,8 +74,10 @@ def test_the_lua_limit_is_the_one_pelctl_assumes(r) -> None:
     assert unpack_limit(r) == LUA_UNPACK_MAX == 7_999
     prelude = script("requeue").source.decode()
     assert f"local UNPACK_MAX = {LUA_UNPACK_MAX}\n" in prelude
-    xadd = ("local t = {KEYS[1], '*'} for i = 1, tonumber(ARGV[1]) do t[#t + 1] = 'f' .. i end "
-            "return redis.call('XADD', unpack(t))")  # fmt: skip
+    xadd = (
+        "local t = {KEYS[1], '*'} for i = 1, tonumber(ARGV[1]) do t[#t + 1] = 'f' .. i end "
+        "return redis.call('XADD', unpack(t))"
+    )
     assert r.eval(xadd, 1, "probe", 2 * 3_998)  # 7,998 values: fits
     with pytest.raises(Exception, match="too many results to unpack"):
         r.eval(xadd, 1, "probe", 2 * 3_999)  # 8,000 values
@@ -136,9 +142,14 @@ def test_requeue_past_max_retries_sends_a_wide_entry_to_the_dlq(r, conn) -> None
     original = batch.fields[batch.wide]
     assert flat[: len(original)] == original
     # The copy's lineage, kept among its fields (the envelope records the copy's own id).
-    assert flat[len(original) : len(original) + 6] == [b"_retry_count", b"1",
-                                                       b"_prior_deliveries", b"1",
-                                                       b"_original_id", batch.wide]  # fmt: skip
+    assert flat[len(original) : len(original) + 6] == [
+        b"_retry_count",
+        b"1",
+        b"_prior_deliveries",
+        b"1",
+        b"_original_id",
+        batch.wide,
+    ]
     assert flat[len(original) + 6 :: 2] == list(ENVELOPE)
     assert not pending(r) and not internal_holders(r)
 
@@ -147,8 +158,7 @@ def test_requeue_past_max_retries_sends_a_wide_entry_to_the_dlq(r, conn) -> None
 def test_requeue_max_retries_across_slots_with_a_wide_entry(r, conn, force) -> None:
     batch = build_batch(r)
     opts = m.Options(max_retries=0, dlq=b"elsewhere:dlq")
-    result = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", IDLE, opts),
-                     force_cross_slot=force)  # fmt: skip
+    result = m.apply(conn, m.plan(conn, "requeue", b"s", b"g", IDLE, opts), force_cross_slot=force)
     assert result.outcome_counts() == {"dlq": 5} and not result.failed
     assert_dead_lettered(r, batch, b"elsewhere:dlq")
 
@@ -159,8 +169,9 @@ def test_requeue_max_retries_across_slots_with_a_wide_entry(r, conn, force) -> N
 @PATHS
 def test_dlq_move_of_a_wide_and_a_huge_entry_amid_their_batch(r, conn, force) -> None:
     batch = build_batch(r, deliveries=6)
-    plan = m.plan(conn, "dlq-move", b"s", b"g", m.Targets(min_deliveries=5),
-                  m.Options(reason="poison"))  # fmt: skip
+    plan = m.plan(
+        conn, "dlq-move", b"s", b"g", m.Targets(min_deliveries=5), m.Options(reason="poison")
+    )
     result = m.apply(conn, plan, force_cross_slot=force)
     assert (result.matched, result.applied, result.skipped, result.failed) == (5, 5, 0, ())
     assert result.outcome_counts() == {"dlq": 5}
@@ -215,9 +226,24 @@ def dead_letter_batch(r, dlq: bytes = b"s:dlq") -> tuple[list[bytes], dict[bytes
     ]
     ids = []
     for k, body in enumerate(bodies):
-        env = [b"_dlq_source", b"s", b"_dlq_group", b"g", b"_dlq_id", b"1-%d" % k,
-               b"_dlq_owner", b"c", b"_dlq_deliveries", b"6", b"_dlq_idle_ms", b"1",
-               b"_dlq_reason", b"poison", b"_dlq_at", b"1"]  # fmt: skip
+        env = [
+            b"_dlq_source",
+            b"s",
+            b"_dlq_group",
+            b"g",
+            b"_dlq_id",
+            b"1-%d" % k,
+            b"_dlq_owner",
+            b"c",
+            b"_dlq_deliveries",
+            b"6",
+            b"_dlq_idle_ms",
+            b"1",
+            b"_dlq_reason",
+            b"poison",
+            b"_dlq_at",
+            b"1",
+        ]
         ids.append(rr.execute_command("XADD", dlq, "*", *body, b"_retry_count", b"2", *env))
     return ids, dict(zip(ids, bodies, strict=True))
 
@@ -244,8 +270,14 @@ def test_replay_of_a_wide_and_a_huge_dead_letter_amid_their_batch(r, conn, force
     for dlq_id in ids:
         (flat,) = copies[dlq_id]  # exactly once
         k = ids.index(dlq_id)  # byte for byte, then the lineage and the marker
-        assert flat == bodies[dlq_id] + [b"_prior_deliveries", b"6", b"_original_id",
-                                         b"1-%d" % k, b"_replayed_from", dlq_id]  # fmt: skip
+        assert flat == bodies[dlq_id] + [
+            b"_prior_deliveries",
+            b"6",
+            b"_original_id",
+            b"1-%d" % k,
+            b"_replayed_from",
+            dlq_id,
+        ]
     assert r.xlen("s:dlq") == 0
     notes = {i.id: i.note for i in result.items}
     assert "ordered path" in notes[ids[1]] and not notes[ids[0]]
@@ -255,8 +287,11 @@ def test_replay_of_a_wide_dead_letter_killed_between_copy_and_delete(r, conn) ->
     """The wide path's copy and its marker are one MULTI/EXEC; a crash before the XDEL leaves
     both, and the rerun (on either path) only deletes: the copy is never made twice."""
     ids, _bodies = dead_letter_batch(r)
-    replayer = dlq_replayer.Replayer(conn, dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq",
-                                dlq_common.DlqTargets(every=True)), False)  # fmt: skip
+    replayer = dlq_replayer.Replayer(
+        conn,
+        dlq_common.plan_dlq(conn, "dlq-replay", b"s:dlq", dlq_common.DlqTargets(every=True)),
+        False,
+    )
     rr = raw(r)
     flat = rr.execute_command("XRANGE", b"s:dlq", ids[1], ids[1])[0][1]
     fields = dlq_copies.replay_fields(zip(flat[0::2], flat[1::2], strict=True))
@@ -358,8 +393,9 @@ def test_huge_dead_letters_replay_in_bounded_calls_and_reads(r, conn, force, mon
     monkeypatch.setattr(dlq_replayer, "ROUND_BYTES", 3 * len(HUGE) + 1_000)
     rr = raw(r)
     r.xadd("s", {"seed": "1"})
-    ids = [rr.execute_command("XADD", "s:dlq", "*", "blob", HUGE, "_dlq_source", "s")
-           for _ in range(7)]  # fmt: skip
+    ids = [
+        rr.execute_command("XADD", "s:dlq", "*", "blob", HUGE, "_dlq_source", "s") for _ in range(7)
+    ]
     reads: list[int] = []
     real = dlq_replayer.Replayer._round
 
@@ -400,16 +436,48 @@ def test_two_replays_of_a_wide_dead_letter_at_once_copy_it_once(r, conn, monkeyp
 
 # Lineage fields amid the fields, counts Lua's tonumber() reads oddly: the twins must agree.
 COPY_CASES = [
-    [b"a", b"1", b"_retry_count", b"2", b"b", b"\x00", b"_original_id", b"1-1", b"c", b"",
-     b"_prior_deliveries", b"7"],
+    [
+        b"a",
+        b"1",
+        b"_retry_count",
+        b"2",
+        b"b",
+        b"\x00",
+        b"_original_id",
+        b"1-1",
+        b"c",
+        b"",
+        b"_prior_deliveries",
+        b"7",
+    ],
     [b"a", b"1", b"_retry_count", b"x", b"_prior_deliveries", b" 0x10 "],
     [b"_original_id", b"7-7", b"_prior_deliveries", b"2.9", b"_retry_count", b"1e3"],
     [b"_retry_count", b"-4", b"_prior_deliveries", b"1e12", b"z", b"0x1p4"],
     [b"_prior_deliveries", b"nan", b"_retry_count", b"inf", b"_original_id", b""],
-]  # fmt: skip
-COUNTS = [b"0", b"12", b" 4 ", b"2.9", b"-1", b"x", b"", b"0x10", b"0X1p4", b"-0x10", b"1e3",
-          b"1e12", b"999999999999", b"nan", b"inf", b"+7", b".5", b"5.", b"1_0", b"0x",
-          b"1e"]  # fmt: skip
+]
+COUNTS = [
+    b"0",
+    b"12",
+    b" 4 ",
+    b"2.9",
+    b"-1",
+    b"x",
+    b"",
+    b"0x10",
+    b"0X1p4",
+    b"-0x10",
+    b"1e3",
+    b"1e12",
+    b"999999999999",
+    b"nan",
+    b"inf",
+    b"+7",
+    b".5",
+    b"5.",
+    b"1_0",
+    b"0x",
+    b"1e",
+]
 
 
 @pytest.mark.parametrize("no_lineage", [False, True], ids=["lineage", "no-lineage"])
@@ -440,9 +508,23 @@ def test_one_copy_recipe_for_every_path(r, conn, no_lineage) -> None:
             assert list(flat) == expected
             if no_lineage:
                 assert list(flat) == fields + extra
-    assert requeue_copy(COPY_CASES[0], "_", b"9-9", 3) == (2, [
-        b"a", b"1", b"b", b"\x00", b"c", b"",
-        b"_retry_count", b"3", b"_prior_deliveries", b"10", b"_original_id", b"1-1"])  # fmt: skip
+    assert requeue_copy(COPY_CASES[0], "_", b"9-9", 3) == (
+        2,
+        [
+            b"a",
+            b"1",
+            b"b",
+            b"\x00",
+            b"c",
+            b"",
+            b"_retry_count",
+            b"3",
+            b"_prior_deliveries",
+            b"10",
+            b"_original_id",
+            b"1-1",
+        ],
+    )
 
 
 def test_the_count_twins_read_every_value_alike(r) -> None:
@@ -457,7 +539,13 @@ def test_the_count_twins_read_every_value_alike(r) -> None:
     got = raw(r).execute_command("EVAL", prelude + body, 0, *COUNTS)
     assert got == [str(count(v)).encode() for v in COUNTS]
     assert [count(v) for v in (b" 4 ", b"2.9", b"0x10", b"0X1p4", b"1e12", b"999999999999")] == [
-        4, 2, 16, 16, 0, 999_999_999_999]  # fmt: skip
+        4,
+        2,
+        16,
+        16,
+        0,
+        999_999_999_999,
+    ]
 
 
 def test_an_error_after_a_take_puts_the_entry_back(r) -> None:

@@ -19,8 +19,16 @@ HOUR = 3_600_000
 WIDE_FIELDS = 10_000
 # 1 MiB holding every byte value (NUL, CR, LF, 0xff ...), so any re-encoding shows.
 HUGE = bytes(range(256)) * 4096
-ENVELOPE = (b"_dlq_source", b"_dlq_group", b"_dlq_id", b"_dlq_owner", b"_dlq_deliveries",
-            b"_dlq_idle_ms", b"_dlq_reason", b"_dlq_at")  # fmt: skip
+ENVELOPE = (
+    b"_dlq_source",
+    b"_dlq_group",
+    b"_dlq_id",
+    b"_dlq_owner",
+    b"_dlq_deliveries",
+    b"_dlq_idle_ms",
+    b"_dlq_reason",
+    b"_dlq_at",
+)
 
 
 def wide_fields(n: int = WIDE_FIELDS, tag: bytes = b"") -> list[bytes]:
@@ -129,8 +137,14 @@ def dead_letters(client: redis.Redis, dlq: bytes) -> dict[bytes, list[list[bytes
     return out
 
 
-def assert_requeued(client: redis.Redis, batch: Batch, ids: Sequence[bytes] | None = None,
-                    *, retry: int = 1, prior: int | None = None) -> None:  # fmt: skip
+def assert_requeued(
+    client: redis.Redis,
+    batch: Batch,
+    ids: Sequence[bytes] | None = None,
+    *,
+    retry: int = 1,
+    prior: int | None = None,
+) -> None:
     """Each entry acknowledged, with exactly one copy: its fields byte for byte, in order,
     then its lineage: _retry_count, _prior_deliveries (``prior``: by default the delivery
     count it was built with) and _original_id; no pelctl consumer holds anything."""
@@ -141,15 +155,21 @@ def assert_requeued(client: redis.Redis, batch: Batch, ids: Sequence[bytes] | No
     copies = requeued_copies(client, batch)
     for entry_id in ids:
         assert len(copies.get(entry_id, [])) == 1, (entry_id, len(copies.get(entry_id, [])))
-        expected = batch.fields[entry_id] + [b"_retry_count", b"%d" % retry,
-                                             b"_prior_deliveries", b"%d" % prior,
-                                             b"_original_id", entry_id]  # fmt: skip
+        expected = batch.fields[entry_id] + [
+            b"_retry_count",
+            b"%d" % retry,
+            b"_prior_deliveries",
+            b"%d" % prior,
+            b"_original_id",
+            entry_id,
+        ]
         assert copies[entry_id][0] == expected, entry_id
     assert not internal_holders(client, batch.stream, batch.group)
 
 
-def assert_dead_lettered(client: redis.Redis, batch: Batch, dlq: bytes,
-                         ids: Sequence[bytes] | None = None) -> None:  # fmt: skip
+def assert_dead_lettered(
+    client: redis.Redis, batch: Batch, dlq: bytes, ids: Sequence[bytes] | None = None
+) -> None:
     """Each entry acknowledged, with exactly one dead letter: the original fields byte for
     byte, then the eight envelope fields; no pelctl consumer holds anything."""
     ids = list(batch.ids if ids is None else ids)

@@ -85,7 +85,9 @@ def test_the_loop_goes_on_when_told_to(r, make_runner, swapped_log, caplog) -> N
     assert runner.audit_error is None and not runner.stopping
     failed = [rec for rec in caplog.records if rec.getMessage() == "audit-failed"]
     assert [(rec.levelname, rec.pelctl_fields["stream"]) for rec in failed] == [
-        ("ERROR", b"s"), ("ERROR", b"t")]  # fmt: skip
+        ("ERROR", b"s"),
+        ("ERROR", b"t"),
+    ]
     text = metrics.text()
     for stream in ("s", "t"):
         assert f'recovery_audit_failures_total{{group="g",stream="{stream}"}} 1.0' in text

@@ -47,8 +47,9 @@ def test_a_failing_entry_is_retried_then_dead_lettered(server) -> None:
         if msg.id == poison:
             raise RuntimeError("cannot parse")
 
-    worker = pelctl.ReliableConsumer(client, "s", "g", "w1", handler, min_idle=150,
-                                     max_deliveries=3, block=20, metrics=True)  # fmt: skip
+    worker = pelctl.ReliableConsumer(
+        client, "s", "g", "w1", handler, min_idle=150, max_deliveries=3, block=20, metrics=True
+    )
     assert worker.mode == mode
     run_until(worker, lambda: worker.stats.dead_lettered == 1)
     assert calls[poison] == [1, 2, 3]  # retried, then dead-lettered instead of a 4th delivery
@@ -75,9 +76,16 @@ def test_a_killed_workers_entries_are_picked_up_by_another(server) -> None:
     sc.deliver(client, b"s", b"g", b"dead-worker", 20)
     sc.set_idle(client, b"s", b"g", b"dead-worker", ids, 60_000)
     seen: list[tuple[bytes, bool]] = []
-    worker = pelctl.ReliableConsumer(client, "s", "g", "w2",
-                                     lambda m: seen.append((m.id, m.claimed)),
-                                     min_idle="30s", count=7, block=20)  # fmt: skip
+    worker = pelctl.ReliableConsumer(
+        client,
+        "s",
+        "g",
+        "w2",
+        lambda m: seen.append((m.id, m.claimed)),
+        min_idle="30s",
+        count=7,
+        block=20,
+    )
     fresh = sc.add_entries(client, b"s", 3, {b"n": b"new"})
     run_until(worker, lambda: len(seen) == 23)
     assert {i for i, claimed in seen if claimed} == set(ids)
@@ -100,8 +108,13 @@ def test_a_really_killed_worker_process(redis_server, r) -> None:
         client = redis.Redis.from_url({redis_server.url!r})
         pelctl.ReliableConsumer(client, "s", "g", "doomed", hang, min_idle=300, count=12).run()
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                            cwd=ROOT, env=dict(os.environ))  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ),
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("got")
@@ -113,8 +126,9 @@ def test_a_really_killed_worker_process(redis_server, r) -> None:
     rows = sc.raw(r).execute_command("XPENDING", "s", "g", "-", "+", 100, "doomed")
     assert len(rows) == 12  # it read them all and died holding them
     handled: list[bytes] = []
-    worker = pelctl.ReliableConsumer(r, "s", "g", "survivor", lambda m: handled.append(m.id),
-                                     min_idle=300, block=50, claim=True)  # fmt: skip
+    worker = pelctl.ReliableConsumer(
+        r, "s", "g", "survivor", lambda m: handled.append(m.id), min_idle=300, block=50, claim=True
+    )
     assert worker.mode == "claim"  # forced: tried once, the 7.0 server refuses it, fallback
     run_until(worker, lambda: len(handled) == 12)
     assert worker.mode == "autoclaim"
@@ -132,8 +146,9 @@ def test_stop_ends_run_and_acks_only_after_the_handler(r) -> None:
     def handler(msg: pelctl.Message) -> None:
         pending_during.append(len(pending_ids(r)))  # this entry is not acked yet
 
-    worker = pelctl.ReliableConsumer(r, "s", "g", "w", handler, min_idle="1m", block=100,
-                                     claim=False)  # fmt: skip
+    worker = pelctl.ReliableConsumer(
+        r, "s", "g", "w", handler, min_idle="1m", block=100, claim=False
+    )
     thread = threading.Thread(target=worker.run)
     thread.start()
     deadline = time.monotonic() + 60
@@ -156,8 +171,9 @@ def test_ghosts_are_cleared_on_both_paths(server) -> None:
     sc.set_idle(client, b"s", b"g", b"dead", ids, HOUR)
     client.xdel(b"s", ids[1])  # after: XCLAIM (set_idle) would drop it from the PEL itself
     handled: list[bytes] = []
-    worker = pelctl.ReliableConsumer(client, "s", "g", "w", lambda m: handled.append(m.id),
-                                     min_idle=1_000, block=10)  # fmt: skip
+    worker = pelctl.ReliableConsumer(
+        client, "s", "g", "w", lambda m: handled.append(m.id), min_idle=1_000, block=10
+    )
     if mode == "claim":
         # XREADGROUP ... CLAIM skips a deleted entry and leaves it pending (trap 003) ...
         other = sc.add_entries(client, b"t", 2, {b"n": b"x"})
@@ -165,8 +181,9 @@ def test_ghosts_are_cleared_on_both_paths(server) -> None:
         sc.deliver(client, b"t", b"g", b"dead", 2)
         sc.set_idle(client, b"t", b"g", b"dead", other, HOUR)
         client.xdel(b"t", other[0])
-        reply = sc.raw(client).execute_command("XREADGROUP", "GROUP", "g", "probe", "COUNT", 10,
-                                               "CLAIM", 1_000, "STREAMS", "t", ">")  # fmt: skip
+        reply = sc.raw(client).execute_command(
+            "XREADGROUP", "GROUP", "g", "probe", "COUNT", 10, "CLAIM", 1_000, "STREAMS", "t", ">"
+        )
         assert [e[0] for e in reply[0][1]] == [other[1]]
         assert pending_ids(client, b"t") == set(other)
     # ... and the worker's ghost sweep (CLAIM mode) or XAUTOCLAIM itself drops it, as
@@ -182,8 +199,9 @@ def test_the_claim_paths_ghost_sweep_on_a_real_server(r) -> None:
     sc.create_group(r, b"s", b"g")
     sc.deliver(r, b"s", b"g", b"busy", 30_000)
     r.xdel(b"s", ids[7], ids[25_000])
-    worker = pelctl.ReliableConsumer(r, "s", "g", "w", lambda m: None, min_idle=HOUR,
-                                     sweep_interval=0.01)  # fmt: skip
+    worker = pelctl.ReliableConsumer(
+        r, "s", "g", "w", lambda m: None, min_idle=HOUR, sweep_interval=0.01
+    )
     worker._maybe_sweep_ghosts()  # 1,000 PEL entries examined per call, the cursor kept
     assert worker.stats.ghosts == 1 and worker._sweep_cursor != b"0-0"
     calls = 1
@@ -207,8 +225,9 @@ def test_any_redis_py_client_works(r, redis_server, protocol) -> None:
     sc.deliver(r, b"s", b"g", b"dead", 1)
     sc.set_idle(r, b"s", b"g", b"dead", ids[:1], HOUR, deliveries=5)
     got: list = []
-    worker = pelctl.ReliableConsumer(client, "s", "g", "w", got.append, min_idle=1_000,
-                                     max_deliveries=5, block=10, metrics=True)  # fmt: skip
+    worker = pelctl.ReliableConsumer(
+        client, "s", "g", "w", got.append, min_idle=1_000, max_deliveries=5, block=10, metrics=True
+    )
     run_until(worker, lambda: len(got) == 3 and worker.stats.dead_lettered == 1)
     assert got[0].fields == {"k": "v"} and isinstance(got[0].id, str)
     assert got[0].delivery == 1 and not got[0].claimed
@@ -219,10 +238,13 @@ def test_any_redis_py_client_works(r, redis_server, protocol) -> None:
 
 
 def test_import_pelctl_stays_light() -> None:
-    code = ("import sys, json, pelctl; before = 'redis' in sys.modules; pelctl.ReliableConsumer; "
-            "print(json.dumps([before, 'redis' in sys.modules, 'prometheus_client' in "
-            "sys.modules]))")  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         check=True).stdout  # fmt: skip
+    code = (
+        "import sys, json, pelctl; before = 'redis' in sys.modules; pelctl.ReliableConsumer; "
+        "print(json.dumps([before, 'redis' in sys.modules, 'prometheus_client' in "
+        "sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
     before, after, prometheus = json.loads(out)
     assert (before, after, prometheus) == (False, True, False)

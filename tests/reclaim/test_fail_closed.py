@@ -131,9 +131,12 @@ def test_quiet_passes_log_at_debug_and_a_summary_at_info(r, make_runner, caplog)
     ids = build_pel(r, 50, idle={3: HOUR, 7: HOUR})
     r.set(b"lock:s:" + ids[7], b"worker-7")
     now = [0.0]
-    runner = make_runner(once=False, interval_s=0.0, lock_key="lock:{stream}:{id}",
-                         runner_kwargs={"summary_every_s": 60.0, "max_passes": 6,
-                                        "clock": lambda: now[0]})  # fmt: skip
+    runner = make_runner(
+        once=False,
+        interval_s=0.0,
+        lock_key="lock:{stream}:{id}",
+        runner_kwargs={"summary_every_s": 60.0, "max_passes": 6, "clock": lambda: now[0]},
+    )
     run_pass = runner.run_pass
 
     def pass_of_40_seconds():  # the fake clock moves 40 s a pass
@@ -148,8 +151,9 @@ def test_quiet_passes_log_at_debug_and_a_summary_at_info(r, make_runner, caplog)
     assert [rec.levelno for rec in passes] == [logging.INFO] + [logging.DEBUG] * 5
     summaries = [rec.pelctl_fields for rec in caplog.records if rec.getMessage() == "summary"]
     assert [s["passes"] for s in summaries] == [2, 2, 2]  # every 60 s of the fake clock
-    assert all(rec.levelno == logging.INFO for rec in caplog.records
-               if rec.getMessage() == "summary")  # fmt: skip
+    assert all(
+        rec.levelno == logging.INFO for rec in caplog.records if rec.getMessage() == "summary"
+    )
     assert sum(s["requeued"] for s in summaries) == 1
     assert sum(s["skipped_alive"] for s in summaries) == 6
     assert sum(s["scanned"] for s in summaries) == 7

@@ -43,10 +43,21 @@ def fake_runner(fake, **kwargs):
     from pelctl.redis.connection import Connection
     from pelctl.redis.settings import ConnectionSettings
 
-    cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=30_000, strategy="xreadgroup-claim",
-                        once=True, **kwargs)  # fmt: skip
-    return Runner(cfg, lambda: Connection(ConnectionSettings(url="redis://fake"), fake,
-                  Capabilities("redis", (8, 4, 0))), audit=False)  # fmt: skip
+    cfg = ReclaimConfig(
+        streams=(b"s",),
+        group=b"g",
+        idle_ms=30_000,
+        strategy="xreadgroup-claim",
+        once=True,
+        **kwargs,
+    )
+    return Runner(
+        cfg,
+        lambda: Connection(
+            ConnectionSettings(url="redis://fake"), fake, Capabilities("redis", (8, 4, 0))
+        ),
+        audit=False,
+    )
 
 
 def settled(client, ids: list[bytes]) -> tuple[dict[bytes, list[bytes]], dict]:
@@ -56,7 +67,7 @@ def settled(client, ids: list[bytes]) -> tuple[dict[bytes, list[bytes]], dict]:
     for _id, flat in raw.execute_command("XRANGE", b"s", b"(" + ids[-1], "+"):
         copies[flat[flat.index(b"_original_id") + 1] if b"_original_id" in flat else flat[1]] = (
             list(flat)
-        )  # fmt: skip
+        )
     letters = {}
     if client.exists(b"s:dlq"):
         for _id, flat in raw.execute_command("XRANGE", b"s:dlq", "-", "+"):
@@ -74,20 +85,38 @@ def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> Non
 
     client = r if where == "scripts" else fake_server()
     ids = held(client)
-    runner = make_runner(strategy="requeue", max_deliveries=5) if where == "scripts" else (
-        fake_runner(client, max_deliveries=5)
-    )  # fmt: skip
+    runner = (
+        make_runner(strategy="requeue", max_deliveries=5)
+        if where == "scripts"
+        else (fake_runner(client, max_deliveries=5))
+    )
     t = runner.run_pass().totals
     assert (t.requeued, t.dead_lettered, t.failed) == (2, 1, 0)
     assert not pending_ids(client)
     pel = 2 if where == "scripts" else 3  # XREADGROUP ... CLAIM delivered them once more
     copies, letters = settled(client, ids)
     assert copies == {
-        ids[0]: [b"n", b"0", b"_retry_count", b"1", b"_prior_deliveries", b"%d" % pel,
-                 b"_original_id", ids[0]],
-        b"1-1": [b"n", b"1", b"_retry_count", b"2", b"_prior_deliveries", b"%d" % (4 + pel),
-                 b"_original_id", b"1-1"],
-    }  # fmt: skip
+        ids[0]: [
+            b"n",
+            b"0",
+            b"_retry_count",
+            b"1",
+            b"_prior_deliveries",
+            b"%d" % pel,
+            b"_original_id",
+            ids[0],
+        ],
+        b"1-1": [
+            b"n",
+            b"1",
+            b"_retry_count",
+            b"2",
+            b"_prior_deliveries",
+            b"%d" % (4 + pel),
+            b"_original_id",
+            b"1-1",
+        ],
+    }
     (letter,) = letters.values()
     assert letter[: len(BODIES[2])] == BODIES[2]
     assert letters[ids[2]][letter.index(b"_dlq_deliveries") + 1] == b"%d" % pel
@@ -126,8 +155,9 @@ def test_reliable_consumer_dead_letters_with_the_lineage_of_the_message(r, mode)
         seen.append(msg.delivery)
         raise RuntimeError("still broken")
 
-    worker = pelctl.ReliableConsumer(client, "s", "g", "w1", fail, min_idle=100,
-                                     max_deliveries=2, block=20)  # fmt: skip
+    worker = pelctl.ReliableConsumer(
+        client, "s", "g", "w1", fail, min_idle=100, max_deliveries=2, block=20
+    )
     assert worker.mode == mode
     import time
 

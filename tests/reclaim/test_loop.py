@@ -43,8 +43,7 @@ def test_metrics_endpoint_exposes_every_metric_with_correct_values(
     from pelctl.reclaim.metrics import ReclaimMetrics
     from pelctl.redis import scan
 
-    ids = build_pel(r, 500, idle={1: HOUR, 2: HOUR, 3: HOUR, 4: HOUR, 5: HOUR},
-                    deliveries={4: 6})  # fmt: skip
+    ids = build_pel(r, 500, idle={1: HOUR, 2: HOUR, 3: HOUR, 4: HOUR, 5: HOUR}, deliveries={4: 6})
     r.set(b"lock:s:" + ids[5], b"1")
     stale = sc.raw(r).execute_command("XPENDING", "s", "g", "IDLE", 30_000, "-", "+", 10)
     metrics = ReclaimMetrics()
@@ -104,24 +103,41 @@ def test_a_redis_restart_under_the_runner_is_survived(spawn) -> None:
         client = server.client()
         ids = build_pel(client, 100, idle={i: HOUR for i in range(5)})
         client.close()
-        p = spawn(server.url, "s", "-g", "g", "--idle", "30s", "--interval", "200ms",
-                  "--max-backoff", "1s", "--metrics-port", str(metrics_port),
-                  "--metrics-addr", "127.0.0.1")  # fmt: skip
-        p.wait_for(lambda: any(e.get("requeued") == 5 for e in p.events("pass")),
-                   what="the first recovery")  # fmt: skip
+        p = spawn(
+            server.url,
+            "s",
+            "-g",
+            "g",
+            "--idle",
+            "30s",
+            "--interval",
+            "200ms",
+            "--max-backoff",
+            "1s",
+            "--metrics-port",
+            str(metrics_port),
+            "--metrics-addr",
+            "127.0.0.1",
+        )
+        p.wait_for(
+            lambda: any(e.get("requeued") == 5 for e in p.events("pass")), what="the first recovery"
+        )
         assert scrape(metrics_port)[("recovery_scan_requeued_total", LABELS)] == 5
 
         server.proc.terminate()
         server.proc.wait(10)
         p.wait_for(lambda: p.events("redis-unavailable"), what="the outage to be logged")
-        proc, port, _ = start_server(port=server.port, workdir=server.dir,
-                                     extra_args=("--appendonly", "yes"))  # fmt: skip
+        proc, port, _ = start_server(
+            port=server.port, workdir=server.dir, extra_args=("--appendonly", "yes")
+        )
         server = RedisServer(proc, port, server.dir)
         client = server.client()
         assert len(copies(client)) == 5  # the AOF kept the first recovery
         sc.set_idle(client, b"s", b"g", b"c1", ids[50:53], HOUR)
-        p.wait_for(lambda: any(e.get("requeued") == 3 for e in p.events("pass")),
-                   what="recovery after the restart")  # fmt: skip
+        p.wait_for(
+            lambda: any(e.get("requeued") == 3 for e in p.events("pass")),
+            what="recovery after the restart",
+        )
         p.wait_for(lambda: p.events("recovered"), what="the recovered line")  # after the pass
         assert not pending_ids(client) & set(ids[50:53])
         assert len(copies(client)) == 8
@@ -213,16 +229,36 @@ def test_metrics_bind_loopback_unless_told_otherwise(spawn, redis_server) -> Non
 
     port = free_port()
     # no stream s here: the loop waits for it (else it would refuse to start, exit 3)
-    p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--metrics-port", str(port),
-              "--wait-for-group")  # fmt: skip
+    p = spawn(
+        redis_server.url,
+        "s",
+        "-g",
+        "g",
+        "--idle",
+        "30s",
+        "--metrics-port",
+        str(port),
+        "--wait-for-group",
+    )
     p.wait_for(lambda: p.events("metrics"), what="the metrics endpoint")
     assert (p.events("metrics")[0]["addr"], p.events("metrics")[0]["port"]) == ("127.0.0.1", port)
     assert _reachable("127.0.0.1", port) and not _reachable("127.0.0.2", port)
     p.stop()
 
     port = free_port()
-    p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--metrics-port", str(port),
-              "--metrics-addr", "0.0.0.0", "--wait-for-group")  # fmt: skip
+    p = spawn(
+        redis_server.url,
+        "s",
+        "-g",
+        "g",
+        "--idle",
+        "30s",
+        "--metrics-port",
+        str(port),
+        "--metrics-addr",
+        "0.0.0.0",
+        "--wait-for-group",
+    )
     p.wait_for(lambda: p.events("metrics"), what="the metrics endpoint")
     assert p.events("metrics")[0]["addr"] == "0.0.0.0"
     assert _reachable("127.0.0.2", port)

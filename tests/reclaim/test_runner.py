@@ -26,15 +26,21 @@ def test_the_trap_of_reference_000_an_idle_entry_deep_in_a_fresh_pel(r, cli) -> 
     """1,000 pending entries, the first 500 fresh, one idle at position 500: XAUTOCLAIM from
     0-0 with COUNT 10 (reference 000) never reaches it; one pass of reclaim does."""
     ids = build_pel(r, 1_000, idle={500: HOUR})
-    naive = sc.raw(r).execute_command("XAUTOCLAIM", "s", "g", "ref-000", 30_000, "0-0",
-                                      "COUNT", 10)  # fmt: skip
+    naive = sc.raw(r).execute_command("XAUTOCLAIM", "s", "g", "ref-000", 30_000, "0-0", "COUNT", 10)
     assert naive[1] == [] and naive[0] != b"0-0"  # the trap is real: nothing found, not done
 
     res = cli(*RECLAIM, "-o", "json")
     assert res.exit_code == 0, res.stderr
     doc = res.json
-    assert {"scanned", "requeued", "claimed", "dead_lettered", "skipped_alive",
-            "duplicate_acks", "duration_s"} <= set(doc)  # fmt: skip
+    assert {
+        "scanned",
+        "requeued",
+        "claimed",
+        "dead_lettered",
+        "skipped_alive",
+        "duplicate_acks",
+        "duration_s",
+    } <= set(doc)
     assert doc["requeued"] == 1 and doc["scanned"] == 1 and doc["dead_lettered"] == 0
     assert ids[500] not in pending_ids(r)
     assert len(pending_ids(r)) == 999
@@ -48,8 +54,9 @@ def test_the_trap_of_reference_000_an_idle_entry_deep_in_a_fresh_pel(r, cli) -> 
 
 
 def test_max_deliveries_lock_keys_and_the_summary(r, cli) -> None:
-    ids = build_pel(r, 200, idle={10: HOUR, 20: HOUR, 30: HOUR, 40: HOUR},
-                    deliveries={20: 5, 30: 9})  # fmt: skip
+    ids = build_pel(
+        r, 200, idle={10: HOUR, 20: HOUR, 30: HOUR, 40: HOUR}, deliveries={20: 5, 30: 9}
+    )
     r.set(b"lock:s:" + ids[40], b"worker-7")
     res = cli(*RECLAIM, "--max-deliveries", "5", "--lock-key", "lock:{stream}:{id}", "-o", "json")
     assert res.exit_code == 0, res.stderr
@@ -88,8 +95,7 @@ def test_requeued_copies_are_dead_lettered_when_their_retries_reach_the_limit(r,
 def incident_everywhere(r, redis_server) -> list[bytes]:
     """What a read-only pass must leave alone: idle entries (one poison, one lock-held, one
     ghost), a DLQ, a second group, an idle consumer holding nothing, and keys in db 3."""
-    ids = build_pel(r, 100, idle={1: HOUR, 2: HOUR, 3: HOUR, 4: HOUR, 5: HOUR},
-                    deliveries={3: 8})  # fmt: skip
+    ids = build_pel(r, 100, idle={1: HOUR, 2: HOUR, 3: HOUR, 4: HOUR, 5: HOUR}, deliveries={3: 8})
     r.xdel("s", ids[5])  # a ghost
     r.set(b"lock:s:" + ids[4], b"worker-7")
     r.xadd("s:dlq", {b"n": b"old", b"_dlq_source": b"s", b"_dlq_id": b"1-0"})
@@ -118,23 +124,36 @@ STRATEGIES = {
 
 @pytest.mark.parametrize("way", list(READ_ONLY_WAYS))
 @pytest.mark.parametrize("strategy", list(STRATEGIES))
-def test_read_only_reports_what_it_would_do_and_changes_nothing(r, cli, redis_server, way,
-                                                                strategy) -> None:  # fmt: skip
+def test_read_only_reports_what_it_would_do_and_changes_nothing(
+    r, cli, redis_server, way, strategy
+) -> None:
     """Every key of every database is as it was (values, groups, consumers, PEL owners and
     delivery counts, seen-times): no runner consumer, no claim, no copy, no DLQ write."""
     incident_everywhere(r, redis_server)
     before = snapshot(redis_server)
     flags, env = READ_ONLY_WAYS[way]
     extra = [] if strategy == "autoclaim" else ["--lock-key", "lock:{stream}:{id}"]
-    res = cli(*RECLAIM, *STRATEGIES[strategy], *flags, *extra, "--max-deliveries", "5",
-              "-o", "json", env=env)  # fmt: skip
+    res = cli(
+        *RECLAIM,
+        *STRATEGIES[strategy],
+        *flags,
+        *extra,
+        "--max-deliveries",
+        "5",
+        "-o",
+        "json",
+        env=env,
+    )
     assert res.exit_code == 0, res.stderr
     doc = res.json
     assert doc["read_only"] is True
     settled = "claimed" if strategy == "claim" else "requeued"
     skipped = 0 if strategy == "autoclaim" else 1
     assert (doc[settled], doc["dead_lettered"], doc["skipped_alive"]) == (
-        3 - skipped, 1, skipped), doc  # fmt: skip
+        3 - skipped,
+        1,
+        skipped,
+    ), doc
     assert_unchanged(before, redis_server, what=f"reclaim {strategy} {way}")
     assert not audit_records()  # nothing changed, nothing audited
 
@@ -144,8 +163,20 @@ def test_a_read_only_loop_changes_nothing_pass_after_pass(r, redis_server, spawn
     incident_everywhere(r, redis_server)
     before = snapshot(redis_server)
     # -v: a read-only pass that would do what the previous one would is logged at DEBUG
-    p = spawn(redis_server.url, "s", "-g", "g", "--idle", "30s", "--interval", "50ms",
-              "--read-only", "--max-deliveries", "5", "-v")  # fmt: skip
+    p = spawn(
+        redis_server.url,
+        "s",
+        "-g",
+        "g",
+        "--idle",
+        "30s",
+        "--interval",
+        "50ms",
+        "--read-only",
+        "--max-deliveries",
+        "5",
+        "-v",
+    )
     p.wait_for(lambda: len(p.events("pass")) >= 3, timeout=60, what="three read-only passes")
     p.proc.send_signal(signal.SIGTERM)
     assert p.proc.wait(60) == 0
@@ -158,8 +189,7 @@ def test_claim_strategy_gives_entries_to_a_live_consumer(r, cli) -> None:
     assert res.exit_code == 3  # issue 17: not a consumer of the group (a typo?)
     assert "--to healthy: no such consumer in s/g" in res.stderr and "claimed" in res.stdout
     assert res.json["claimed"] == 0
-    res = cli(*RECLAIM, "--strategy", "claim", "--to", "healthy", "--create-consumer",
-              "-o", "json")  # fmt: skip
+    res = cli(*RECLAIM, "--strategy", "claim", "--to", "healthy", "--create-consumer", "-o", "json")
     assert res.exit_code == 0, res.stderr
     assert res.json["claimed"] == 2 and res.json["requeued"] == 0
     rows = sc.raw(r).execute_command("XPENDING", "s", "g", "-", "+", 100, "healthy")
@@ -217,8 +247,9 @@ def test_several_runners_on_one_group_never_settle_an_entry_twice(r, make_runner
     build_pel(r, n + 500, idle={i: HOUR for i in range(n)})
     runners = [make_runner(batch=100) for _ in range(3)]
     reports: list = []
-    threads = [threading.Thread(target=lambda rn=rn: reports.append(rn.run_pass()))
-               for rn in runners]  # fmt: skip
+    threads = [
+        threading.Thread(target=lambda rn=rn: reports.append(rn.run_pass())) for rn in runners
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -296,8 +327,7 @@ def test_auto_picks_the_best_strategy_the_server_has(r, make_runner) -> None:
 
 @pytest.mark.parametrize("lua", [True, False], ids=["scripted", "no-lua-fallback"])
 @pytest.mark.parametrize("to", [None, b"healthy"])
-def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84,
-                                                             monkeypatch) -> None:  # fmt: skip
+def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84, monkeypatch) -> None:
     """fakeredis as Redis 8.4 (tests/support/fakes.py), the only XREADGROUP ... CLAIM server
     available here. With Lua (lupa) the taken entries are settled by the repair scripts, as
     on a real 8.4 server; a server that runs no scripts (some proxies) gets the ordered,
@@ -321,8 +351,16 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84,
     def connect() -> Connection:
         return Connection(ConnectionSettings(url="redis://fake"), fake, caps)
 
-    cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=30_000, strategy="auto", to=to,
-                        batch=3, once=True, create_consumer=True)  # fmt: skip
+    cfg = ReclaimConfig(
+        streams=(b"s",),
+        group=b"g",
+        idle_ms=30_000,
+        strategy="auto",
+        to=to,
+        batch=3,
+        once=True,
+        create_consumer=True,
+    )
     runner = Runner(cfg, connect, audit=False)
     report = runner.run_pass()
     assert runner.strategy == "xreadgroup-claim"
@@ -347,7 +385,8 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84,
     # The path taken: the scripts (none settled without them), or the fallback for all 6.
     assert sum(unscripted) == (0 if lua else 6), unscripted
     assert {c["name"] for c in fake.xinfo_consumers("s", "g")} == (
-        {b"dead", to} if to else {b"dead"})  # fmt: skip
+        {b"dead", to} if to else {b"dead"}
+    )
 
 
 def test_the_ghost_sweep_of_xreadgroup_claim_clears_deleted_entries(r, conn) -> None:
@@ -360,9 +399,17 @@ def test_the_ghost_sweep_of_xreadgroup_claim_clears_deleted_entries(r, conn) -> 
     r.xdel("s", ids[5], ids[20_000])
     found = []
     cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=1_000)
-    run = StreamRun(conn, cfg, b"s", PassCounts(), threading.Event(), __import__("logging")
-                    .getLogger("t"), lambda item, idle, back: found.append(item.id), State(),
-                    b"me")  # fmt: skip
+    run = StreamRun(
+        conn,
+        cfg,
+        b"s",
+        PassCounts(),
+        threading.Event(),
+        __import__("logging").getLogger("t"),
+        lambda item, idle, back: found.append(item.id),
+        State(),
+        b"me",
+    )
     ghost_sweep(run, max_calls=1)  # examines 1,000 entries
     assert found == [ids[5]] and run.state.sweep_cursor[b"s"] != b"0-0"
     ghost_sweep(run, max_calls=None)

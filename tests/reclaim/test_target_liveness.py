@@ -11,8 +11,19 @@ import pytest
 from pelctl.demo.timeshift import backdate_consumers
 from tests.reclaim.conftest import HOUR, build_pel, pending_ids
 
-RECLAIM = ("reclaim", "s", "-g", "g", "--idle", "30s", "--once", "--strategy", "claim",
-           "--to", "rescue")  # fmt: skip
+RECLAIM = (
+    "reclaim",
+    "s",
+    "-g",
+    "g",
+    "--idle",
+    "30s",
+    "--once",
+    "--strategy",
+    "claim",
+    "--to",
+    "rescue",
+)
 
 
 @pytest.fixture
@@ -70,8 +81,9 @@ def test_an_unknown_target_is_served_with_a_warning(pel_with_a_quiet_target, r, 
     assert owned_by(r, "rescue") == {ids[5], ids[6]}
 
 
-def test_the_verdict_is_logged_when_it_changes(pel_with_a_quiet_target, make_runner, caplog,
-                                               redis_server):  # fmt: skip
+def test_the_verdict_is_logged_when_it_changes(
+    pel_with_a_quiet_target, make_runner, caplog, redis_server
+):
     runner = make_runner(strategy="claim", to=b"rescue")
     peer = redis_server.client(client_name="c1")
     try:
@@ -81,9 +93,14 @@ def test_the_verdict_is_logged_when_it_changes(pel_with_a_quiet_target, make_run
             second = runner.run_pass()
     finally:
         peer.close()
-    events = [(rec.getMessage(), rec.levelno) for rec in caplog.records
-              if rec.getMessage().startswith("target-")]  # fmt: skip
-    assert events == [("target-dead-suspect", logging.WARNING),
-                      ("target-dead-suspect", logging.DEBUG)]  # fmt: skip
+    events = [
+        (rec.getMessage(), rec.levelno)
+        for rec in caplog.records
+        if rec.getMessage().startswith("target-")
+    ]
+    assert events == [
+        ("target-dead-suspect", logging.WARNING),
+        ("target-dead-suspect", logging.DEBUG),
+    ]
     assert first.streams[0].skipped and second.streams[0].skipped
     assert first.totals.claimed == second.totals.claimed == 0

@@ -69,16 +69,22 @@ def _fake_runner(fake, **kwargs):
     from pelctl.redis.settings import ConnectionSettings
 
     caps = Capabilities("redis", (8, 4, 0))
-    cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=30_000, strategy="xreadgroup-claim",
-                        once=True, **kwargs)  # fmt: skip
-    return Runner(cfg, lambda: Connection(ConnectionSettings(url="redis://fake"), fake, caps),
-                  audit=False)  # fmt: skip
+    cfg = ReclaimConfig(
+        streams=(b"s",),
+        group=b"g",
+        idle_ms=30_000,
+        strategy="xreadgroup-claim",
+        once=True,
+        **kwargs,
+    )
+    return Runner(
+        cfg, lambda: Connection(ConnectionSettings(url="redis://fake"), fake, caps), audit=False
+    )
 
 
 @pytest.mark.parametrize("lua", [True, False], ids=["scripted", "no-lua"])
 @pytest.mark.parametrize("limit", [None, 3], ids=["requeue", "max-deliveries"])
-def test_xreadgroup_claim_settles_a_wide_and_a_huge_entry(limit, lua, redis84,
-                                                          monkeypatch) -> None:  # fmt: skip
+def test_xreadgroup_claim_settles_a_wide_and_a_huge_entry(limit, lua, redis84, monkeypatch) -> None:
     """fakeredis as Redis 8.4: the only XREADGROUP ... CLAIM server available here."""
     from tests.support.fakes import spy_unscripted
 
@@ -97,8 +103,9 @@ def test_xreadgroup_claim_settles_a_wide_and_a_huge_entry(limit, lua, redis84,
 
 
 @pytest.mark.parametrize("mode", ["autoclaim", "claim", "claim-no-lua"])
-def test_reliable_consumer_dead_letters_a_wide_and_a_huge_entry(r, mode, redis84,
-                                                                monkeypatch) -> None:  # fmt: skip
+def test_reliable_consumer_dead_letters_a_wide_and_a_huge_entry(
+    r, mode, redis84, monkeypatch
+) -> None:
     """Entries already delivered max_deliveries times go to the DLQ on the next iteration,
     without reaching the handler: on a real server (XAUTOCLAIM mode, the dlq-move script),
     on fakeredis as 8.4 (CLAIM mode, the same script) and on one without Lua (CLAIM mode,
@@ -113,9 +120,16 @@ def test_reliable_consumer_dead_letters_a_wide_and_a_huge_entry(r, mode, redis84
     batch = build_batch(client, deliveries=3, idle_ms=HOUR)
     seen: list[bytes] = []
     worker = pelctl.ReliableConsumer(
-        client, "s", "g", "w1", lambda msg: seen.append(msg.id),
-        min_idle=60_000, max_deliveries=3, count=10, block=0,
-    )  # fmt: skip
+        client,
+        "s",
+        "g",
+        "w1",
+        lambda msg: seen.append(msg.id),
+        min_idle=60_000,
+        max_deliveries=3,
+        count=10,
+        block=0,
+    )
     assert worker.mode == mode
     worker.run_once()
     assert seen == []

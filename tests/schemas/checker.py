@@ -117,8 +117,11 @@ def check(ref: str, value: Any, what: str = "output") -> None:
     found = errors(ref, value)
     if found:
         shown = json.dumps(value, ensure_ascii=False)[:600]
-        raise AssertionError(f"{what} does not match docs/schemas/{ref}:\n  "
-                             + "\n  ".join(found[:10]) + f"\n{shown}")  # fmt: skip
+        raise AssertionError(
+            f"{what} does not match docs/schemas/{ref}:\n  "
+            + "\n  ".join(found[:10])
+            + f"\n{shown}"
+        )
 
 
 @contextmanager
@@ -154,8 +157,10 @@ def check_output(seen: list[tuple[str, str]], stdout: str, exit_code: int) -> No
     if fmt not in ("json", "ndjson") or command in NOT_JSON:
         return
     if command not in OUTPUTS:
-        raise AssertionError(f"pelctl {command} printed {fmt} but no schema is declared for "
-                             "it (tests/schemas/checker.py OUTPUTS, docs/schemas/)")  # fmt: skip
+        raise AssertionError(
+            f"pelctl {command} printed {fmt} but no schema is declared for "
+            "it (tests/schemas/checker.py OUTPUTS, docs/schemas/)"
+        )
     doc_ref, line_ref = OUTPUTS[command]
     if fmt == "ndjson":
         lines = [line for line in stdout.splitlines() if line.strip()]
@@ -164,8 +169,9 @@ def check_output(seen: list[tuple[str, str]], stdout: str, exit_code: int) -> No
                 value = json.loads(line)
             except ValueError:
                 if exit_code == 0:
-                    raise AssertionError(f"pelctl {command} -o ndjson: line {n + 1} is not "
-                                         f"JSON: {line[:200]!r}") from None  # fmt: skip
+                    raise AssertionError(
+                        f"pelctl {command} -o ndjson: line {n + 1} is not JSON: {line[:200]!r}"
+                    ) from None
                 return  # an error cut the output short
             ref = WATCH_FRAME if _is_frame_marker(value) else line_ref
             if ref == WATCH_FRAME or _sampled(n, len(lines)):
@@ -177,8 +183,9 @@ def check_output(seen: list[tuple[str, str]], stdout: str, exit_code: int) -> No
         frames = _watch_frames(stdout)
         if frames is None:
             if exit_code == 0:
-                raise AssertionError(f"pelctl {command} -o json is not one JSON document: "
-                                     f"{stdout[:300]!r}") from None  # fmt: skip
+                raise AssertionError(
+                    f"pelctl {command} -o json is not one JSON document: {stdout[:300]!r}"
+                ) from None
             return
         for frame in frames:  # --watch -o json: one document a line
             _check_document(command, doc_ref, line_ref, frame)
@@ -233,8 +240,10 @@ def audit_checker() -> Iterator[list[str]]:
         # Records pelctl built (tests of the file mechanics append made-up ones).
         found = errors("audit-line.json", record) if "surface" in record else []
         if found:
-            problems.append(f"audit line does not match docs/schemas/audit-line.json: "
-                            f"{found[:5]}\n{json.dumps(record)[:600]}")  # fmt: skip
+            problems.append(
+                f"audit line does not match docs/schemas/audit-line.json: "
+                f"{found[:5]}\n{json.dumps(record)[:600]}"
+            )
         return original(record, path)
 
     with mock.patch.object(audit, "append", append):

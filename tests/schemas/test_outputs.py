@@ -52,8 +52,21 @@ def run(cli, command: str, *args: str, code: int = 0) -> object:
 
 
 def test_streams(cli, scene) -> None:
-    run(cli, "dlq-move", "dlq", "move", "orders", "billing", "--min-deliveries", "1",
-        "--limit", "2", "--yes", "-o", "json")  # fmt: skip
+    run(
+        cli,
+        "dlq-move",
+        "dlq",
+        "move",
+        "orders",
+        "billing",
+        "--min-deliveries",
+        "1",
+        "--limit",
+        "2",
+        "--yes",
+        "-o",
+        "json",
+    )
     rows = {s["stream"]: s for s in run(cli, "streams", "streams", "-o", "json")}
     assert rows["orders"]["is_dlq"] is False and rows["orders:dlq"]["is_dlq"] is True
     assert rows["orders"]["group_count"] == 1 and "dlq" not in rows["orders"]
@@ -101,14 +114,26 @@ def test_ghosts(cli, scene) -> None:
 # ghost, and the applied ones: ack does not look at the stream entry, requeue and dlq move
 # must; claim's plan does not look, but XCLAIM drops a ghost from the PEL and says so)
 REPAIRS = [
-    ("requeue", ("requeue", "orders", "billing", "--idle", "30m"),
-     {"requeued": 19, "ghost": 1}, {"requeued": 19, "ghost": 1}),
-    ("claim", ("claim", "orders", "billing", "--to", "billing-1", "--idle", "30m"),
-     {"claimed": 20}, {"claimed": 19, "ghost": 1}),
+    (
+        "requeue",
+        ("requeue", "orders", "billing", "--idle", "30m"),
+        {"requeued": 19, "ghost": 1},
+        {"requeued": 19, "ghost": 1},
+    ),
+    (
+        "claim",
+        ("claim", "orders", "billing", "--to", "billing-1", "--idle", "30m"),
+        {"claimed": 20},
+        {"claimed": 19, "ghost": 1},
+    ),
     ("ack", ("ack", "orders", "billing", "--idle", "30m"), {"acked": 20}, {"acked": 20}),
-    ("dlq-move", ("dlq", "move", "orders", "billing", "--idle", "30m"),
-     {"dlq": 19, "ghost": 1}, {"dlq": 19, "ghost": 1}),
-]  # fmt: skip
+    (
+        "dlq-move",
+        ("dlq", "move", "orders", "billing", "--idle", "30m"),
+        {"dlq": 19, "ghost": 1},
+        {"dlq": 19, "ghost": 1},
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -148,8 +173,20 @@ def test_consumers_prune_plan_says_idle_ms(cli, r, scene) -> None:
 
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-one")
     backdate_consumers(r, S, {b"idle-one": 2 * 3_600_000})
-    doc = run(cli, "consumers-prune", "consumers", "prune", "orders", "billing", "--inactive",
-              "30m", "--assume-dead", "--dry-run", "-o", "json")  # fmt: skip
+    doc = run(
+        cli,
+        "consumers-prune",
+        "consumers",
+        "prune",
+        "orders",
+        "billing",
+        "--inactive",
+        "30m",
+        "--assume-dead",
+        "--dry-run",
+        "-o",
+        "json",
+    )
     rows = {p["consumer"]: p for p in doc["plan"]}
     assert rows["idle-one"]["outcome"] == "deleted" and rows["idle-one"]["idle_ms"] >= 3_600_000
     assert all("inactive_ms" not in p for p in doc["plan"])
@@ -168,16 +205,30 @@ def test_plan_file_and_apply(cli, scene, tmp_path: Path) -> None:
 
 
 def test_dlq_commands(cli, scene) -> None:
-    run(cli, "dlq-move", "dlq", "move", "orders", "billing", "--idle", "30m", "--limit", "3",
-        "--yes", "-o", "json")  # fmt: skip
+    run(
+        cli,
+        "dlq-move",
+        "dlq",
+        "move",
+        "orders",
+        "billing",
+        "--idle",
+        "30m",
+        "--limit",
+        "3",
+        "--yes",
+        "-o",
+        "json",
+    )
     listed = run(cli, "dlq-list", "dlq", "list", "orders:dlq", "-o", "ndjson")
     assert {e["consumer"] for e in listed} == {DEAD.decode()}
     assert all("owner" not in e for e in listed)
     run(cli, "dlq-show", "dlq", "show", "orders:dlq", listed[0]["id"], "-o", "json")
     run(cli, "dlq-stats", "dlq", "stats", "-o", "json")
     for command in ("replay", "purge"):
-        dry = run(cli, f"dlq-{command}", "dlq", command, "orders:dlq", "--all", "--dry-run",
-                  "-o", "json")  # fmt: skip
+        dry = run(
+            cli, f"dlq-{command}", "dlq", command, "orders:dlq", "--all", "--dry-run", "-o", "json"
+        )
         past = {"replay": "replayed", "purge": "purged"}[command]
         assert {p["outcome"] for p in dry["plan"]} == {past} and dry["failed_count"] == 0
         both = run(cli, f"dlq-{command}", "dlq", command, "--all", "--dry-run", "-o", "json")
@@ -193,8 +244,19 @@ def test_audit_tail(cli, scene) -> None:
 
 
 def test_reclaim_summary(cli, scene) -> None:
-    doc = run(cli, "reclaim", "reclaim", "orders", "--group", "billing", "--idle", "30m",
-              "--once", "-o", "json")  # fmt: skip
+    doc = run(
+        cli,
+        "reclaim",
+        "reclaim",
+        "orders",
+        "--group",
+        "billing",
+        "--idle",
+        "30m",
+        "--once",
+        "-o",
+        "json",
+    )
     assert doc["failed_count"] == 0 and doc["streams"][0]["stream"] == "orders"
 
 
@@ -223,8 +285,20 @@ def test_watch_frames(cli, scene) -> None:
     assert len(docs) == 2
     for doc in docs:
         check("inspect.json", doc, "inspect --watch -o json")
-    res = cli("pending", "orders", "billing", "--watch", "--interval", "100ms", "--count", "2",
-              "-n", "3", "-o", "ndjson")  # fmt: skip
+    res = cli(
+        "pending",
+        "orders",
+        "billing",
+        "--watch",
+        "--interval",
+        "100ms",
+        "--count",
+        "2",
+        "-n",
+        "3",
+        "-o",
+        "ndjson",
+    )
     assert res.exit_code == 0, res.stderr
     lines = [json.loads(line) for line in res.stdout.splitlines()]
     assert len(lines) == 8
@@ -237,8 +311,9 @@ def test_watch_frames(cli, scene) -> None:
 def test_config_contexts_switch(cli, redis_server) -> None:
     config = Path(__import__("os").environ["XDG_CONFIG_HOME"]) / "pelctl" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f'[contexts.a]\nurl = "{redis_server.url}"\n'
-                      f'[contexts.b]\nurl = "{redis_server.url}"\n')  # fmt: skip
+    config.write_text(
+        f'[contexts.a]\nurl = "{redis_server.url}"\n[contexts.b]\nurl = "{redis_server.url}"\n'
+    )
     doc = run(cli, "config-use-context", "config", "use-context", "b", "-o", "json")
     assert doc["current_context"] == "b" and doc["previous"] is None
     now = run(cli, "config-current-context", "config", "current-context", "-o", "json")

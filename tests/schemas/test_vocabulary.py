@@ -102,8 +102,9 @@ def test_one_type_per_key_across_every_output() -> None:
         for key, where in key_types().items()
         if len(set().union(*where.values())) > 1 or any(len(t) > 1 for t in where.values())
     }
-    assert not clashes, json.dumps({k: {s: sorted(t) for s, t in v.items()}
-                                    for k, v in clashes.items()}, indent=1)  # fmt: skip
+    assert not clashes, json.dumps(
+        {k: {s: sorted(t) for s, t in v.items()} for k, v in clashes.items()}, indent=1
+    )
 
 
 def test_the_vocabulary_keys_mean_one_thing() -> None:
@@ -172,8 +173,14 @@ def test_a_renamed_key_fails_its_schema() -> None:
     assert errors("pending.json", entry) == []
     old = {("owner" if k == "consumer" else k): v for k, v in entry.items()}
     assert errors("pending.json", old)
-    row = {"stream": "s", "length": 1, "group_count": 0, "pending": 0, "lag": None,
-           "oldest_pending_age_ms": None, "is_dlq": False}  # fmt: skip
+    row = {
+        "stream": "s",
+        "length": 1,
+        "group_count": 0,
+        "pending": 0,
+        "lag": None,
+        "oldest_pending_age_ms": None,
+        "is_dlq": False,
+    }
     assert errors("streams.json", row) == []
-    assert errors("streams.json", {**{k: v for k, v in row.items() if k != "is_dlq"},
-                                   "dlq": False})  # fmt: skip
+    assert errors("streams.json", {**{k: v for k, v in row.items() if k != "is_dlq"}, "dlq": False})

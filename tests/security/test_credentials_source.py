@@ -92,8 +92,11 @@ def test_context_secrets_go_to_its_own_url(capture: CaptureServer) -> None:
     assert res.exit_code == 0, res.stderr
     sent = capture.captured()
     auth = b"*3\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (
-        len(CTX_USER), CTX_USER.encode(), len(CTX_PASSWORD), CTX_PASSWORD.encode()
-    )  # fmt: skip
+        len(CTX_USER),
+        CTX_USER.encode(),
+        len(CTX_PASSWORD),
+        CTX_PASSWORD.encode(),
+    )
     assert auth in sent
     assert warnings(res.stderr) == []
 

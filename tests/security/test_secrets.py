@@ -102,15 +102,24 @@ def test_no_secret_in_any_output_log_or_file(seeded, tmp_path):
         ({"url": None}, {}),  # the current context's password
     ]
     for how, env in ways:
-        for args in cm.read_invocations() + [["config", "show"], ["config", "show", "-o", "json"],
-                                             ["config", "contexts"]]:  # fmt: skip
+        for args in cm.read_invocations() + [
+            ["config", "show"],
+            ["config", "show", "-o", "json"],
+            ["config", "contexts"],
+        ]:
             for extra in ([], ["-v"], ["-o", "json"]):
                 t.add(args + extra, run_pelctl(*args, *extra, url=how["url"], env=env))
         # error paths, plain and verbose (tracebacks)
-        for args in (["inspect", "nope"], ["pending", "s", "nogroup"], ["inspect", "s", "-v"],
-                     ["pending", "s", "g", "--idle", "bogus"], ["streams", "--cluster"],
-                     ["streams", "--cluster", "-v"], ["pending", "nope", "g", "-v"],
-                     ["streams", "--tls-ca", "/nope.pem", "-v"]):  # fmt: skip
+        for args in (
+            ["inspect", "nope"],
+            ["pending", "s", "nogroup"],
+            ["inspect", "s", "-v"],
+            ["pending", "s", "g", "--idle", "bogus"],
+            ["streams", "--cluster"],
+            ["streams", "--cluster", "-v"],
+            ["pending", "nope", "g", "-v"],
+            ["streams", "--tls-ca", "/nope.pem", "-v"],
+        ):
             t.add(args, run_pelctl(*args, url=how["url"], env=env))
     # --askpass on stdin, also verbose
     for args in (["inspect", "s"], ["inspect", "nope", "-v"]):
@@ -122,8 +131,10 @@ def test_no_secret_in_any_output_log_or_file(seeded, tmp_path):
     for url in (wrong, dead, sentinel):
         for v in ([], ["-v"]):
             t.add(["streams", *v, url], run_pelctl("streams", *v, url=url))
-    t.add(["wrong REDISCLI_AUTH"], run_pelctl("streams", "-v", url=plain,
-                                              env={"REDISCLI_AUTH": PASSWORD + "x"}))  # fmt: skip
+    t.add(
+        ["wrong REDISCLI_AUTH"],
+        run_pelctl("streams", "-v", url=plain, env={"REDISCLI_AUTH": PASSWORD + "x"}),
+    )
     # repairs: dry run, plan file, applied (audit log), apply, audit tail
     plan = tmp_path / "plan.json"
     for name, args in cm.mutation_invocations().items():
@@ -139,8 +150,10 @@ def test_no_secret_in_any_output_log_or_file(seeded, tmp_path):
         with seeded.client(password=PASSWORD) as c:
             c.flushall()
             cm.seed(c)
-        t.add(["plan-out"], run_pelctl("requeue", "s", "g", "--idle", "30m", "--plan-out",
-                                       str(plan), url=url_user))  # fmt: skip
+        t.add(
+            ["plan-out"],
+            run_pelctl("requeue", "s", "g", "--idle", "30m", "--plan-out", str(plan), url=url_user),
+        )
         t.add(["apply"], run_pelctl("apply", str(plan), "--yes", "-v", url=url_user))
         t.add(["apply elsewhere"], run_pelctl("apply", str(plan), "--yes", url=dead))
     if cm.exists("audit tail"):
@@ -227,11 +240,24 @@ def test_audit_log_and_plan_files_are_private(seeded, tmp_path):
 def test_docs_and_help_show_no_real_passwords():
     """Examples in the docs and --help use placeholders or the redacted form only."""
     root = Path(__file__).resolve().parents[2]
-    texts = {str(p): p.read_text() for p in [root / "README.md", *(root / "docs").glob("*.md")]
-             if p.exists()}  # fmt: skip
+    texts = {
+        str(p): p.read_text()
+        for p in [root / "README.md", *(root / "docs").glob("*.md")]
+        if p.exists()
+    }
     url_with_password = re.compile(r"rediss?(?:\+sentinel)?://[^\s/@`'\"]*:([^\s/@`'\"]+)@")
-    allowed = {"***", "secret", "password", "PASSWORD", "<password>", "pass", "${REDIS_PASSWORD}",
-               "$REDIS_PASSWORD", "p@ss", "password]"}  # fmt: skip
+    allowed = {
+        "***",
+        "secret",
+        "password",
+        "PASSWORD",
+        "<password>",
+        "pass",
+        "${REDIS_PASSWORD}",
+        "$REDIS_PASSWORD",
+        "p@ss",
+        "password]",
+    }
     bad = []
     for where, text in texts.items():
         for match in url_with_password.finditer(text):

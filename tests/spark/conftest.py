@@ -279,13 +279,18 @@ def ground_truth(snapshot_dir: Path, stuck_ms: int = 300_000, poison: int = 5) -
             out["stuck"][r["consumer"]] = out["stuck"].get(r["consumer"], 0) + 1
         d = r["deliveries"]
         bucket = (
-            str(d) if d < 5
-            else "5–9" if d < 10
-            else "10–19" if d < 20
-            else "20–49" if d < 50
-            else "50–99" if d < 100
+            str(d)
+            if d < 5
+            else "5–9"
+            if d < 10
+            else "10–19"
+            if d < 20
+            else "20–49"
+            if d < 50
+            else "50–99"
+            if d < 100
             else "≥ 100"
-        )  # fmt: skip
+        )
         out["deliveries"][bucket] = out["deliveries"].get(bucket, 0) + 1
         out["poison"] += d >= poison
     out["pending"] = len(pel)

@@ -295,8 +295,16 @@ def test_version_1_snapshots_still_analyze(
     rewrite_as_version_1(old)
     options = AnalyzeOptions()
     again = analyze(load_snapshots(spark, str(old), options), options)
-    for key in ("totals", "groups", "consumers", "delivery_buckets", "poison", "dead_consumers",
-                "dlq_stats", "trends"):  # fmt: skip
+    for key in (
+        "totals",
+        "groups",
+        "consumers",
+        "delivery_buckets",
+        "poison",
+        "dead_consumers",
+        "dlq_stats",
+        "trends",
+    ):
         assert getattr(again, key) == getattr(result, key), key
     pel = spark.read.schema(spark_pel_ddl()).parquet(str(old / "pel"))
     assert pel.where("payload_format IS NOT NULL OR decoded IS NOT NULL").count() == 0

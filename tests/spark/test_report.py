@@ -63,7 +63,7 @@ def test_report_without_data() -> None:
             top=20,
             accuracy=10_000,
             since_ms=None,
-        ),  # fmt: skip
+        ),
         totals=r.Totals(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None),
         groups=(),
         consumers=(),

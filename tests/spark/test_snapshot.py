@@ -90,11 +90,15 @@ def test_consumer_rows_carry_the_server_version_and_the_verdict(
     rows = read_table(snapshots, "consumers").to_pylist()
     latest = max(r["snapshot_time"] for r in rows)
     got = {
-        r["consumer"]: (r["client_connected"], r["client_blocked"], r["verdict"],
-                        r["verdict_reason"])
+        r["consumer"]: (
+            r["client_connected"],
+            r["client_blocked"],
+            r["verdict"],
+            r["verdict_reason"],
+        )
         for r in rows
         if r["snapshot_time"] == latest
-    }  # fmt: skip
+    }
     # c1 (named connection): active or merely quiet, depending on when the session snapshots
     assert got["c1"][:2] == (True, False) and got["c1"][2] in ("active", "idle")
     assert got["c2"] == (False, False, "dead-suspect", "no-client-peers-connected")
@@ -315,12 +319,20 @@ def test_payload_format_and_decoded_columns(r, redis_server, tmp_path: Path) -> 
         conn.close()
     rows = {row["id"].encode(): row for row in read_table(tmp_path, "pel").to_pylist()}
     formats = {kind: rows[i]["payload_format"] for kind, i in ids.items()}
-    assert formats == {"faststream": "faststream", "taskiq": "taskiq", "json": "json",
-                       "plain": None, "ghost": None}  # fmt: skip
+    assert formats == {
+        "faststream": "faststream",
+        "taskiq": "taskiq",
+        "json": "json",
+        "plain": None,
+        "ghost": None,
+    }
     fs = json.loads(rows[ids["faststream"]]["decoded"])
-    assert fs == {"format": "faststream", "body": {"order": 7}, "body_type": "json",
-                  "headers": {"correlation_id": "c-1", "content-type": "application/json",
-                              "x-trace": "t-1"}}  # fmt: skip
+    assert fs == {
+        "format": "faststream",
+        "body": {"order": 7},
+        "body_type": "json",
+        "headers": {"correlation_id": "c-1", "content-type": "application/json", "x-trace": "t-1"},
+    }
     assert json.loads(rows[ids["taskiq"]]["decoded"])["task_name"] == "billing.charge"
     assert rows[ids["plain"]]["decoded"] is None and rows[ids["ghost"]]["decoded"] is None
     assert "__data__" in dict(rows[ids["faststream"]]["payload"])  # the raw map as before

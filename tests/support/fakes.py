@@ -27,9 +27,18 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-LUA_COMMANDS = frozenset({
-    "eval", "evalsha", "eval_ro", "evalsha_ro", "script", "function", "fcall", "fcall_ro",
-})  # fmt: skip
+LUA_COMMANDS = frozenset(
+    {
+        "eval",
+        "evalsha",
+        "eval_ro",
+        "evalsha_ro",
+        "script",
+        "function",
+        "fcall",
+        "fcall_ro",
+    }
+)
 
 
 def _no_lua_connection_class() -> type:
@@ -85,8 +94,7 @@ def redis_claim_rules(monkeypatch: pytest.MonkeyPatch) -> None:
             else:
                 keep.append(msg)
         existed = consumer_name in self.consumers
-        claimed, removed = original_claim(self, min_idle_ms, keep, consumer_name, *args,
-                                          **kwargs)  # fmt: skip
+        claimed, removed = original_claim(self, min_idle_ms, keep, consumer_name, *args, **kwargs)
         if not existed and not claimed:
             self.consumers.pop(consumer_name, None)
         return claimed, sorted(set(removed) | set(deleted))

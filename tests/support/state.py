@@ -203,8 +203,10 @@ def differences(before: ServerState, after: ServerState) -> list[str]:
             continue
         lines = list(_diff("", a.stream or {}, b.stream or {}))
         if a.dump != b.dump and not lines:
-            lines.append("DUMP differs: the value, or (a stream) a seen or delivery time that"
-                         " a command touched")  # fmt: skip
+            lines.append(
+                "DUMP differs: the value, or (a stream) a seen or delivery time that"
+                " a command touched"
+            )
         if a.type != b.type:
             lines.append(f"type {a.type!r} -> {b.type!r}")
         if a.expire_at_ms != b.expire_at_ms:
@@ -213,8 +215,9 @@ def differences(before: ServerState, after: ServerState) -> list[str]:
     return out
 
 
-def assert_unchanged(before: ServerState, *targets: object, after: ServerState | None = None,
-                     what: str = "") -> None:  # fmt: skip
+def assert_unchanged(
+    before: ServerState, *targets: object, after: ServerState | None = None, what: str = ""
+) -> None:
     """Fail, naming every difference, unless the whole server is as ``before``."""
     now = after if after is not None else snapshot(*targets)
     diff = differences(before, now)

@@ -42,21 +42,62 @@ def seed(
     raw = sc.raw(client)
     raw.execute_command("XDEL", stream, dead[-1])  # a ghost
     sc.raw(dlq_client or client).execute_command(
-        "XADD", dlq, "*", "order", "o-0", "_dlq_source", stream, "_dlq_group", "g",
-        "_dlq_id", "1-0", "_dlq_owner", "dead", "_dlq_deliveries", "7", "_dlq_idle_ms", "1",
-        "_dlq_reason", "poison", "_dlq_at", "1",
-    )  # fmt: skip
+        "XADD",
+        dlq,
+        "*",
+        "order",
+        "o-0",
+        "_dlq_source",
+        stream,
+        "_dlq_group",
+        "g",
+        "_dlq_id",
+        "1-0",
+        "_dlq_owner",
+        "dead",
+        "_dlq_deliveries",
+        "7",
+        "_dlq_idle_ms",
+        "1",
+        "_dlq_reason",
+        "poison",
+        "_dlq_at",
+        "1",
+    )
     return {"ids": ids, "dead": dead, "live": live}
 
 
 # Every command path of SPEC §3 (and the admin commands that exist). The walk must find
 # them all: an empty or partial walk fails here instead of skipping or passing vacuously.
 SPEC_COMMANDS = {
-    "streams", "inspect", "pending", "histogram", "ghosts", "claim", "ack", "requeue",
-    "dlq move", "dlq list", "dlq show", "dlq stats", "dlq replay", "dlq purge",
-    "consumers prune", "reclaim", "tui", "snapshot", "analyze", "demo up", "demo down",
-    "demo status", "apply", "audit tail", "config path", "config show", "version",
-}  # fmt: skip
+    "streams",
+    "inspect",
+    "pending",
+    "histogram",
+    "ghosts",
+    "claim",
+    "ack",
+    "requeue",
+    "dlq move",
+    "dlq list",
+    "dlq show",
+    "dlq stats",
+    "dlq replay",
+    "dlq purge",
+    "consumers prune",
+    "reclaim",
+    "tui",
+    "snapshot",
+    "analyze",
+    "demo up",
+    "demo down",
+    "demo status",
+    "apply",
+    "audit tail",
+    "config path",
+    "config show",
+    "version",
+}
 
 
 @cache
@@ -133,7 +174,7 @@ MUTATIONS: dict[str, list[str]] = {
         "--lock-key",
         "lock:{stream}:{id}",
         "--yes",
-    ],  # fmt: skip
+    ],
     "dlq move": ["dlq", "move", "s", "g", "--min-deliveries", "5", "--yes"],
     "dlq replay": ["dlq", "replay", "s:dlq", "--yes"],
     "dlq purge": ["dlq", "purge", "s:dlq", "--all", "--yes"],
@@ -149,7 +190,7 @@ MUTATIONS: dict[str, list[str]] = {
         "--create-consumer",
         "--assume-dead",
         "--yes",
-    ],  # fmt: skip
+    ],
     "ghosts": ["ghosts", "s", "g", "--fix", "--yes"],
     "reclaim": ["reclaim", "s", "--group", "g", "--idle", "30m", "--once"],
     "reclaim#autoclaim": [
@@ -164,7 +205,7 @@ MUTATIONS: dict[str, list[str]] = {
         "autoclaim",
         "--max-deliveries",
         "5",
-    ],  # fmt: skip
+    ],
     "apply": ["apply", "{plan}", "--yes"],  # {plan}: made by prepare() with --plan-out
 }
 
@@ -224,45 +265,61 @@ class Outcome:
 
 # seed(): 40 entries; dead holds 10 idle 1h (3 of them delivered 6 times, the last one a
 # ghost), live holds 5 fresh ones; the DLQ holds 1 entry.
-_REQUEUED = Outcome({"applied": 10, "failed": [], "outcomes": {"requeued": 9, "ghost": 1}},
-                    {"dead": 0, "live": 5}, 39 + 9, 1, {"_original_id": 9})  # fmt: skip
-_RECLAIMED = Outcome({"requeued": 6, "dead_lettered": 3, "ghosts": 1, "failed_count": 0,
-                      "claimed": 0, "skipped_alive": 0},
-                     {"dead": 0, "live": 5}, 39 + 6, 1 + 3, {"_original_id": 6})  # fmt: skip
+_REQUEUED = Outcome(
+    {"applied": 10, "failed": [], "outcomes": {"requeued": 9, "ghost": 1}},
+    {"dead": 0, "live": 5},
+    39 + 9,
+    1,
+    {"_original_id": 9},
+)
+_RECLAIMED = Outcome(
+    {
+        "requeued": 6,
+        "dead_lettered": 3,
+        "ghosts": 1,
+        "failed_count": 0,
+        "claimed": 0,
+        "skipped_alive": 0,
+    },
+    {"dead": 0, "live": 5},
+    39 + 6,
+    1 + 3,
+    {"_original_id": 6},
+)
 EXPECTED: dict[str, Outcome] = {
     "claim": Outcome(
         {"applied": 10, "failed": [], "outcomes": {"claimed": 9, "ghost": 1}},
         {"dead": 0, "live": 14},
         39,
         1,
-    ),  # fmt: skip
+    ),
     "ack": Outcome(
         {"applied": 10, "failed": [], "outcomes": {"acked": 10}}, {"dead": 0, "live": 5}, 39, 1
-    ),  # fmt: skip
+    ),
     "requeue": _REQUEUED,
     "dlq move": Outcome(
         {"applied": 3, "failed": [], "outcomes": {"dlq": 3}}, {"dead": 7, "live": 5}, 39, 1 + 3
-    ),  # fmt: skip
+    ),
     "dlq replay": Outcome(
         {"applied": 1, "failed": [], "outcomes": {"replayed": 1}},
         {"dead": 10, "live": 5},
         40,
         0,
         {"_replayed_from": 1, "_original_id": 1},
-    ),  # fmt: skip
+    ),
     "dlq purge": Outcome(
         {"applied": 1, "failed": [], "outcomes": {"purged": 1}}, {"dead": 10, "live": 5}, 39, 0
-    ),  # fmt: skip
+    ),
     # both consumers idle >= 1ms: dead's 9 entries and live's 5 go to fresh (the ghost drops)
     "consumers prune": Outcome(
         {"applied": 2, "failed": [], "outcomes": {"deleted": 2, "reassigned": 15}},
         {"fresh": 14},
         39,
         1,
-    ),  # fmt: skip
+    ),
     "ghosts": Outcome(
         {"applied": 1, "failed": [], "outcomes": {"ghost": 1}}, {"dead": 9, "live": 5}, 39, 1
-    ),  # fmt: skip
+    ),
     "reclaim": _RECLAIMED,  # --max-deliveries defaults to 5: the 3 poison ones to the DLQ
     "reclaim#autoclaim": _RECLAIMED,
     "apply": _REQUEUED,

@@ -58,9 +58,14 @@ class TlsServer:
         import redis
 
         return redis.Redis(
-            host="127.0.0.1", port=self.port, ssl=True, ssl_ca_certs=self.tls.ca,
-            ssl_certfile=self.tls.client_cert, ssl_keyfile=self.tls.client_key, protocol=2,
-        )  # fmt: skip
+            host="127.0.0.1",
+            port=self.port,
+            ssl=True,
+            ssl_ca_certs=self.tls.ca,
+            ssl_certfile=self.tls.client_cert,
+            ssl_keyfile=self.tls.client_key,
+            protocol=2,
+        )
 
     def cert_args(self) -> list[str]:
         t = self.tls
@@ -100,18 +105,39 @@ def tls_server_optional(tls_material: sv.TlsMaterial) -> Iterator[TlsServer]:
 
 # Kept in one place: docs/security.md quotes these rules and test_acl checks they suffice.
 READ_ONLY_RULES = [
-    "resetkeys", "~*", "resetchannels", "-@all",
-    "+client|setname", "+info", "+ping", "+type", "+scan", "+xinfo|groups", "+xinfo|consumers",
-    "+xinfo|stream", "+time",
-    "+xpending", "+xrange", "+xrevrange", "+xlen",
-]  # fmt: skip
+    "resetkeys",
+    "~*",
+    "resetchannels",
+    "-@all",
+    "+client|setname",
+    "+info",
+    "+ping",
+    "+type",
+    "+scan",
+    "+xinfo|groups",
+    "+xinfo|consumers",
+    "+xinfo|stream",
+    "+time",
+    "+xpending",
+    "+xrange",
+    "+xrevrange",
+    "+xlen",
+]
 # On a cluster, redis-py discovers the nodes (CLUSTER SLOTS) and the key positions of every
 # command (COMMAND) when it connects.
 CLUSTER_RULES = ["+cluster|slots", "+command"]
 REPAIR_RULES = READ_ONLY_RULES + [
-    "+evalsha", "+script|load", "+xclaim", "+xautoclaim", "+xack", "+xadd", "+xdel",
-    "+xgroup|delconsumer", "+exists", "+zscore",
-]  # fmt: skip
+    "+evalsha",
+    "+script|load",
+    "+xclaim",
+    "+xautoclaim",
+    "+xack",
+    "+xadd",
+    "+xdel",
+    "+xgroup|delconsumer",
+    "+exists",
+    "+zscore",
+]
 # Replaying a DLQ into a stream in another cluster slot keeps a marker set beside the target.
 CROSS_SLOT_REPLAY_RULES = ["+zadd", "+zremrangebyscore", "+pexpire"]
 # Replaying a dead letter too wide for one script (about 4,000 fields or more): the client's
@@ -145,12 +171,22 @@ def acl_server() -> Iterator[AclServer]:
     binary = need("redis-server")
     server = sv.spawn(binary, [], port=sv.free_port())
     admin = server.client()
-    admin.execute_command("ACL", "SETUSER", "reader", "reset", "on", f">{PASSWORDS['reader']}",
-                          *READ_ONLY_RULES)  # fmt: skip
-    admin.execute_command("ACL", "SETUSER", "repair", "reset", "on", f">{PASSWORDS['repair']}",
-                          *REPAIR_RULES)  # fmt: skip
-    admin.execute_command("ACL", "SETUSER", "nobody", "reset", "on", f">{PASSWORDS['nobody']}",
-                          "-@all", "+client|setname")  # fmt: skip
+    admin.execute_command(
+        "ACL", "SETUSER", "reader", "reset", "on", f">{PASSWORDS['reader']}", *READ_ONLY_RULES
+    )
+    admin.execute_command(
+        "ACL", "SETUSER", "repair", "reset", "on", f">{PASSWORDS['repair']}", *REPAIR_RULES
+    )
+    admin.execute_command(
+        "ACL",
+        "SETUSER",
+        "nobody",
+        "reset",
+        "on",
+        f">{PASSWORDS['nobody']}",
+        "-@all",
+        "+client|setname",
+    )
     admin.close()
     yield AclServer(server)
     server.stop()

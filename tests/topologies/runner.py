@@ -74,9 +74,7 @@ def run_subprocess(
     timeout: float = 60,
 ) -> CliResult:
     """The installed ``pelctl`` binary in a child process (real argv, real exit code)."""
-    full_env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS"))
-    }  # fmt: skip
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS"))}
     full_env["COLUMNS"] = "200"
     if url is not None:
         full_env["PELCTL_URL"] = url
@@ -84,9 +82,14 @@ def run_subprocess(
     exe = str(VENV_PELCTL) if VENV_PELCTL.exists() else None
     argv = [exe, *args] if exe else [sys.executable, "-m", "pelctl", *args]
     done = subprocess.run(
-        argv, env=full_env, input=input, capture_output=True, text=True, timeout=timeout,
+        argv,
+        env=full_env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         stdin=None if input is not None else subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     return CliResult(done.returncode, done.stdout, done.stderr)
 
 

@@ -113,13 +113,29 @@ def spawn(
     if config_file:
         argv.append(config_file)
     argv += [
-        "--port", str(port), "--bind", "127.0.0.1", "--dir", workdir, "--daemonize", "no",
-        "--logfile", log, "--save", "", "--appendonly", "no", *args,
-    ]  # fmt: skip
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        workdir,
+        "--daemonize",
+        "no",
+        "--logfile",
+        log,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        *args,
+    ]
     proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
-    )  # fmt: skip
+    )
     server = Server(proc, port, workdir, binary, owns)
 
     def ping() -> bool:
@@ -227,13 +243,16 @@ def start_cluster(primaries: int = 3, binary: str | None = None) -> Cluster:
                     ],
                     port=port,
                     workdir=workdir,
-                )  # fmt: skip
+                )
             )
         addrs = [f"127.0.0.1:{n.port}" for n in nodes]
         done = subprocess.run(
             [cli, "--cluster", "create", *addrs, "--cluster-replicas", "0", "--cluster-yes"],
-            capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"redis-cli --cluster create failed:\n{done.stdout}{done.stderr}")
         deadline = time.monotonic() + 30
@@ -295,9 +314,13 @@ class TlsMaterial:
 
 def _openssl(*args: str, cwd: str) -> None:
     done = subprocess.run(
-        ["openssl", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+        ["openssl", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
         stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     if done.returncode != 0:
         raise RuntimeError(f"openssl {' '.join(args)} failed: {done.stderr}")
 
@@ -307,24 +330,68 @@ def make_tls_material(workdir: str) -> TlsMaterial:
     d = workdir
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
     for ca in ("ca", "other-ca"):
-        _openssl("req", "-x509", *ec, "-keyout", f"{ca}.key", "-out", f"{ca}.crt", "-days", "2",
-                 "-subj", f"/CN=pelctl test {ca}", cwd=d)  # fmt: skip
+        _openssl(
+            "req",
+            "-x509",
+            *ec,
+            "-keyout",
+            f"{ca}.key",
+            "-out",
+            f"{ca}.crt",
+            "-days",
+            "2",
+            "-subj",
+            f"/CN=pelctl test {ca}",
+            cwd=d,
+        )
     Path(d, "server.ext").write_text(
         "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n"
     )
     Path(d, "client.ext").write_text("extendedKeyUsage=clientAuth\n")
     for who in ("server", "client"):
-        _openssl("req", "-new", *ec, "-keyout", f"{who}.key", "-out", f"{who}.csr",
-                 "-subj", f"/CN=pelctl-test-{who}", cwd=d)  # fmt: skip
-        _openssl("x509", "-req", "-in", f"{who}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-                 "-CAcreateserial", "-out", f"{who}.crt", "-days", "2",
-                 "-extfile", f"{who}.ext", cwd=d)  # fmt: skip
+        _openssl(
+            "req",
+            "-new",
+            *ec,
+            "-keyout",
+            f"{who}.key",
+            "-out",
+            f"{who}.csr",
+            "-subj",
+            f"/CN=pelctl-test-{who}",
+            cwd=d,
+        )
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{who}.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{who}.crt",
+            "-days",
+            "2",
+            "-extfile",
+            f"{who}.ext",
+            cwd=d,
+        )
     for name in os.listdir(d):
         if name.endswith(".key"):
             os.chmod(os.path.join(d, name), 0o600)
     p = lambda name: os.path.join(d, name)  # noqa: E731
-    return TlsMaterial(d, p("ca.crt"), p("server.crt"), p("server.key"), p("client.crt"),
-                       p("client.key"), p("other-ca.crt"))  # fmt: skip
+    return TlsMaterial(
+        d,
+        p("ca.crt"),
+        p("server.crt"),
+        p("server.key"),
+        p("client.crt"),
+        p("client.key"),
+        p("other-ca.crt"),
+    )
 
 
 def start_tls_server(tls: TlsMaterial, auth_clients: str = "yes", binary: str | None = None):
@@ -334,17 +401,31 @@ def start_tls_server(tls: TlsMaterial, auth_clients: str = "yes", binary: str | 
     tls_port = free_port()
     workdir = tempfile.mkdtemp(prefix="pelctl-tls-")
     args = [
-        "--tls-port", str(tls_port), "--tls-cert-file", tls.server_cert,
-        "--tls-key-file", tls.server_key, "--tls-ca-cert-file", tls.ca,
-        "--tls-auth-clients", auth_clients,
-    ]  # fmt: skip
+        "--tls-port",
+        str(tls_port),
+        "--tls-cert-file",
+        tls.server_cert,
+        "--tls-key-file",
+        tls.server_key,
+        "--tls-ca-cert-file",
+        tls.ca,
+        "--tls-auth-clients",
+        auth_clients,
+    ]
 
     def ready() -> bool:
         c = redis.Redis(
-            host="127.0.0.1", port=tls_port, ssl=True, ssl_ca_certs=tls.ca,
-            ssl_certfile=tls.client_cert, ssl_keyfile=tls.client_key, protocol=2,
-            socket_timeout=1, socket_connect_timeout=1, retry=NO_RETRY,
-        )  # fmt: skip
+            host="127.0.0.1",
+            port=tls_port,
+            ssl=True,
+            ssl_ca_certs=tls.ca,
+            ssl_certfile=tls.client_cert,
+            ssl_keyfile=tls.client_key,
+            protocol=2,
+            socket_timeout=1,
+            socket_connect_timeout=1,
+            retry=NO_RETRY,
+        )
         try:
             return bool(c.ping())
         finally:
@@ -360,9 +441,12 @@ def start_tls_server(tls: TlsMaterial, auth_clients: str = "yes", binary: str | 
 
 
 def start_sentinel(
-    primary_port: int, service: str = "mymaster", *, down_after_ms: int = 1000,
+    primary_port: int,
+    service: str = "mymaster",
+    *,
+    down_after_ms: int = 1000,
     extra_conf: str = "",
-):  # fmt: skip
+):
     """``redis-server sentinel.conf --sentinel`` monitoring 127.0.0.1:primary_port (quorum 1)."""
     binary = which("redis-sentinel", "redis-server")
     assert binary
@@ -375,13 +459,28 @@ def start_sentinel(
         f"sentinel failover-timeout {service} 10000\n"
         f"sentinel parallel-syncs {service} 1\n" + extra_conf
     )
-    argv = [binary, conf, "--sentinel", "--port", str(port), "--bind", "127.0.0.1",
-            "--dir", workdir, "--daemonize", "no",
-            "--logfile", os.path.join(workdir, f"server-{port}.log")]  # fmt: skip
+    argv = [
+        binary,
+        conf,
+        "--sentinel",
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        workdir,
+        "--daemonize",
+        "no",
+        "--logfile",
+        os.path.join(workdir, f"server-{port}.log"),
+    ]
     proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
-    )  # fmt: skip
+    )
     server = Server(proc, port, workdir, binary, True)
     deadline = time.monotonic() + START_TIMEOUT
     while True:

@@ -76,8 +76,16 @@ def test_user_without_read_rights_gets_one_noperm_line(acl):
 
 def test_key_pattern_limits_are_noperm_too(acl):
     admin = acl.admin()
-    admin.execute_command("ACL", "SETUSER", "narrow", "reset", "on", ">narrow-pw", "~other:*",
-                          *[r for r in READ_ONLY_RULES if r.startswith("+")])  # fmt: skip
+    admin.execute_command(
+        "ACL",
+        "SETUSER",
+        "narrow",
+        "reset",
+        "on",
+        ">narrow-pw",
+        "~other:*",
+        *[r for r in READ_ONLY_RULES if r.startswith("+")],
+    )
     url = f"redis://narrow:narrow-pw@127.0.0.1:{acl.server.port}/0"
     res = run_pelctl("inspect", "s", url=url)
     admin.execute_command("ACL", "DELUSER", "narrow")
@@ -164,8 +172,9 @@ def test_repair_user_limited_to_one_stream_by_key_patterns(acl, tmp_path):
     mutations = cm.mutation_invocations()
     admin = acl.admin()
     rules = [r for r in REPAIR_RULES if r not in ("resetkeys", "~*")]
-    admin.execute_command("ACL", "SETUSER", "scoped", "reset", "on", ">scoped-pw", *rules,
-                          *REPAIR_KEYS_FOR_S)  # fmt: skip
+    admin.execute_command(
+        "ACL", "SETUSER", "scoped", "reset", "on", ">scoped-pw", *rules, *REPAIR_KEYS_FOR_S
+    )
     url = f"redis://scoped:scoped-pw@127.0.0.1:{acl.server.port}/0"
     try:
         for name, args in mutations.items():
@@ -192,8 +201,9 @@ def test_key_limited_reader_lists_streams_within_its_pattern(acl):
     admin = acl.admin()
     cm.seed(admin, b"orders")
     rules = [r for r in READ_ONLY_RULES if r not in ("resetkeys", "~*")]
-    admin.execute_command("ACL", "SETUSER", "orders-ro", "reset", "on", ">o-pw", "resetkeys",
-                          "~orders*", *rules)  # fmt: skip
+    admin.execute_command(
+        "ACL", "SETUSER", "orders-ro", "reset", "on", ">o-pw", "resetkeys", "~orders*", *rules
+    )
     url = f"redis://orders-ro:o-pw@127.0.0.1:{acl.server.port}/0"
     try:
         res = run_pelctl("streams", url=url)
@@ -235,11 +245,19 @@ def test_wide_entries_need_only_the_documented_rules(acl):
         for missing in [None, *WIDE_REPLAY_RULES, *CROSS_SLOT_REPLAY_RULES]:
             admin.flushall()
             ids, _bodies = dead_letter_batch(admin)
-            admin.execute_command("ACL", "SETUSER", "wide", "reset", "on", ">wide-pw",
-                                  *[r for r in rules if r != missing])  # fmt: skip
+            admin.execute_command(
+                "ACL",
+                "SETUSER",
+                "wide",
+                "reset",
+                "on",
+                ">wide-pw",
+                *[r for r in rules if r != missing],
+            )
             admin.execute_command("ACL", "LOG", "RESET")
-            res = run_pelctl("dlq", "replay", "s:dlq", "--id", ids[1].decode(), "--yes",
-                             url=wide_url)  # fmt: skip
+            res = run_pelctl(
+                "dlq", "replay", "s:dlq", "--id", ids[1].decode(), "--yes", url=wide_url
+            )
             if missing is None:
                 assert res.exit_code == 0, res.stderr
                 assert admin.xlen("s:dlq") == len(ids) - 1

@@ -119,8 +119,9 @@ def test_inspect_and_pending_on_every_node(cluster, cl):
         rows = res.ndjson
         assert len(rows) == 10 and {r["consumer"] for r in rows} == {"dead"}
         assert all(r["deliveries"] == 4 for r in rows)
-        res = run_pelctl("pending", name, "g", "-c", "live", "--with-payload", "-o", "ndjson",
-                         url=cluster.url)  # fmt: skip
+        res = run_pelctl(
+            "pending", name, "g", "-c", "live", "--with-payload", "-o", "ndjson", url=cluster.url
+        )
         assert res.exit_code == 0, res.stderr
         assert len(res.ndjson) == 5
         assert all(name in str(r) for r in res.ndjson)  # payload {k: <stream name>}
@@ -253,8 +254,9 @@ def test_histogram_on_every_node(cluster, cl):
         seed_on_cluster(cluster, cl, key)
     for key in keys:
         for by in ("idle", "deliveries", "consumer", "age"):
-            res = run_pelctl("histogram", key.decode(), "g", "--by", by, "-o", "json",
-                             url=cluster.url)  # fmt: skip
+            res = run_pelctl(
+                "histogram", key.decode(), "g", "--by", by, "-o", "json", url=cluster.url
+            )
             assert res.exit_code == 0, res.stderr
             doc = res.json
             assert doc["total"] == 15
@@ -270,10 +272,23 @@ def test_dlq_move_paths(cluster, cl, tagged):
     assert (cl.keyslot(name) == cl.keyslot(dlq)) is tagged
     seed_on_cluster(cluster, cl, name)
     with owner(cluster, cl, name) as c:
-        poison = {r[0] for r in sc.raw(c).execute_command("XPENDING", name, "g", "-", "+", 100)
-                  if r[3] >= 5}  # fmt: skip
-    res = run_pelctl("dlq", "move", name.decode(), "g", "--min-deliveries", "5", "--yes",
-                     "-o", "json", url=cluster.url)  # fmt: skip
+        poison = {
+            r[0]
+            for r in sc.raw(c).execute_command("XPENDING", name, "g", "-", "+", 100)
+            if r[3] >= 5
+        }
+    res = run_pelctl(
+        "dlq",
+        "move",
+        name.decode(),
+        "g",
+        "--min-deliveries",
+        "5",
+        "--yes",
+        "-o",
+        "json",
+        url=cluster.url,
+    )
     assert res.exit_code == 0, res.stderr
     doc = res.json
     assert doc["applied"] == len(poison) == 3
@@ -298,8 +313,16 @@ def test_every_repair_on_a_stream_on_each_node(cluster, cl, tmp_path, where):
         args = cm.for_stream(args, stream.decode())
         if name == "apply":
             plan = str(tmp_path / f"plan-{where}.json")
-            res = run_pelctl("requeue", stream.decode(), "g", "--idle", "30m", "--plan-out", plan,
-                             url=cluster.url)  # fmt: skip
+            res = run_pelctl(
+                "requeue",
+                stream.decode(),
+                "g",
+                "--idle",
+                "30m",
+                "--plan-out",
+                plan,
+                url=cluster.url,
+            )
             assert res.exit_code == 0, res.stderr
             args = [plan if a == "{plan}" else a for a in args]
         before = snapshot(cluster)
@@ -330,8 +353,7 @@ def test_acl_repair_user_on_the_cluster(cluster, cl):
     def set_user(rules: list[str]) -> None:
         for node in cluster.nodes:
             with node.client() as admin:
-                admin.execute_command("ACL", "SETUSER", "crepair", "reset", "on", ">crp-pw",
-                                      *rules)  # fmt: skip
+                admin.execute_command("ACL", "SETUSER", "crepair", "reset", "on", ">crp-pw", *rules)
 
     try:
         set_user(REPAIR_RULES + CLUSTER_RULES + CROSS_SLOT_REPLAY_RULES)
@@ -344,8 +366,9 @@ def test_acl_repair_user_on_the_cluster(cluster, cl):
             assert res.exit_code == 0, (args, res.stdout, res.stderr)
             cm.check_outcome(name, res.json, cl, stream.decode())
         for missing in CROSS_SLOT_REPLAY_RULES:
-            set_user(REPAIR_RULES + CLUSTER_RULES +
-                     [r for r in CROSS_SLOT_REPLAY_RULES if r != missing])  # fmt: skip
+            set_user(
+                REPAIR_RULES + CLUSTER_RULES + [r for r in CROSS_SLOT_REPLAY_RULES if r != missing]
+            )
             cluster.flushall()
             seed_on_cluster(cluster, cl, stream)
             res = run_pelctl(*replay, url=url)

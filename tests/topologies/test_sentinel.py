@@ -66,8 +66,9 @@ def test_failover_pelctl_follows_the_new_primary():
     binary = need("redis-server")
     need("redis-sentinel", "redis-server")
     primary = sv.spawn(binary, ["--repl-diskless-sync-delay", "0"], port=sv.free_port())
-    replica = sv.spawn(binary, ["--replicaof", "127.0.0.1", str(primary.port)],
-                       port=sv.free_port({primary.port}))  # fmt: skip
+    replica = sv.spawn(
+        binary, ["--replicaof", "127.0.0.1", str(primary.port)], port=sv.free_port({primary.port})
+    )
     sentinel = None
     try:
         with primary.client() as c:
@@ -130,8 +131,9 @@ def test_sentinel_to_a_password_protected_primary():
             primary.port, extra_conf="sentinel auth-pass mymaster s3ntinel-data-pw\n"
         )
         url = f"redis+sentinel://127.0.0.1:{sentinel.port}/mymaster"
-        res = run_pelctl("inspect", "s", "-o", "json", url=url,
-                         env={"REDISCLI_AUTH": "s3ntinel-data-pw"})  # fmt: skip
+        res = run_pelctl(
+            "inspect", "s", "-o", "json", url=url, env={"REDISCLI_AUTH": "s3ntinel-data-pw"}
+        )
         assert res.exit_code == 0, res.stderr
         assert "s3ntinel-data-pw" not in res.stdout + res.stderr
         res = run_pelctl("inspect", "s", url=url, env={"REDISCLI_AUTH": "wrong-pw"})

@@ -26,8 +26,9 @@ def test_rediss_with_ca_and_client_cert(tls_server):
     res = run_pelctl("inspect", "tls-s", "-o", "json", *args, url=tls_server.url)
     assert res.exit_code == 0, res.stderr
     assert res.json["groups"][0]["pending"] == 8
-    res = run_pelctl("pending", "tls-s", "g", "--idle", "30m", "-o", "ndjson", *args,
-                     url=tls_server.url)  # fmt: skip
+    res = run_pelctl(
+        "pending", "tls-s", "g", "--idle", "30m", "-o", "ndjson", *args, url=tls_server.url
+    )
     assert res.exit_code == 0, res.stderr
     assert len(res.ndjson) == 3
     res = run_pelctl("version", "--server", "-o", "json", *args, url=tls_server.url)
@@ -53,8 +54,16 @@ def test_tls_settings_from_a_context(tls_server, tmp_path):
 
 def test_wrong_ca_is_one_clear_line_exit_4(tls_server):
     t = tls_server.tls
-    res = run_pelctl("streams", "--tls-ca", t.other_ca, "--tls-cert", t.client_cert,
-                     "--tls-key", t.client_key, url=tls_server.url)  # fmt: skip
+    res = run_pelctl(
+        "streams",
+        "--tls-ca",
+        t.other_ca,
+        "--tls-cert",
+        t.client_cert,
+        "--tls-key",
+        t.client_key,
+        url=tls_server.url,
+    )
     assert res.exit_code == 4, res.stderr
     line = one_error_line(res)
     assert "certificate verify failed" in line, line
@@ -73,21 +82,46 @@ def test_missing_client_cert_is_refused_exit_4(tls_server):
 def test_client_cert_optional_server_needs_only_the_ca(tls_server_optional):
     with tls_server_optional.client() as c:
         seed(c)
-    res = run_pelctl("inspect", "tls-s", "--tls-ca", tls_server_optional.tls.ca, "-o", "json",
-                     url=tls_server_optional.url)  # fmt: skip
+    res = run_pelctl(
+        "inspect",
+        "tls-s",
+        "--tls-ca",
+        tls_server_optional.tls.ca,
+        "-o",
+        "json",
+        url=tls_server_optional.url,
+    )
     assert res.exit_code == 0, res.stderr
     assert res.json["stream"] == "tls-s"
 
 
 def test_tls_insecure_warns_and_connects(tls_server):
     t = tls_server.tls
-    res = run_pelctl("streams", "--tls-insecure", "--tls-cert", t.client_cert, "--tls-key",
-                     t.client_key, "-o", "json", url=tls_server.url)  # fmt: skip
+    res = run_pelctl(
+        "streams",
+        "--tls-insecure",
+        "--tls-cert",
+        t.client_cert,
+        "--tls-key",
+        t.client_key,
+        "-o",
+        "json",
+        url=tls_server.url,
+    )
     assert res.exit_code == 0, res.stderr
     assert "warning: TLS certificate verification is off" in res.stderr
     # Even against a CA that would have refused the server.
-    res = run_pelctl("streams", "--tls-insecure", "--tls-ca", t.other_ca, "--tls-cert",
-                     t.client_cert, "--tls-key", t.client_key, url=tls_server.url)  # fmt: skip
+    res = run_pelctl(
+        "streams",
+        "--tls-insecure",
+        "--tls-ca",
+        t.other_ca,
+        "--tls-cert",
+        t.client_cert,
+        "--tls-key",
+        t.client_key,
+        url=tls_server.url,
+    )
     assert res.exit_code == 0, res.stderr
     assert "warning: TLS certificate verification is off" in res.stderr
 
@@ -159,7 +193,14 @@ def test_tls_verification_off_in_the_url_warns_like_tls_insecure(tls_server):
     assert res.stderr.splitlines() == [
         "warning: TLS certificate verification is off (ssl_cert_reqs=none in the URL)"
     ]
-    res = run_pelctl("streams", "-o", "json", "--tls-ca", t.ca, *client,
-                     url=tls_server.url + "?ssl_check_hostname=false")  # fmt: skip
+    res = run_pelctl(
+        "streams",
+        "-o",
+        "json",
+        "--tls-ca",
+        t.ca,
+        *client,
+        url=tls_server.url + "?ssl_check_hostname=false",
+    )
     assert res.exit_code == 0, res.stderr
     assert "TLS certificate verification is off (ssl_check_hostname=false" in res.stderr

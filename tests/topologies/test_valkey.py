@@ -95,14 +95,36 @@ def test_reclaim_strategies_on_valkey(valkey_server, vk):
     picks a strategy Valkey has and heals the group."""
     cm.seed(vk)
     before = snapshot(vk)
-    res = run_pelctl("reclaim", "s", "--group", "g", "--idle", "30m", "--once", "--strategy",
-                     "xreadgroup-claim", url=valkey_server.url)  # fmt: skip
+    res = run_pelctl(
+        "reclaim",
+        "s",
+        "--group",
+        "g",
+        "--idle",
+        "30m",
+        "--once",
+        "--strategy",
+        "xreadgroup-claim",
+        url=valkey_server.url,
+    )
     assert res.exit_code != 0
     line = one_error_line(res)
     assert "XREADGROUP ... CLAIM needs Redis 8.4+" in line and "valkey 8" in line, line
     assert_unchanged(before, vk)
-    res = run_pelctl("reclaim", "s", "--group", "g", "--idle", "30m", "--once", "--strategy",
-                     "auto", "--max-deliveries", "5", url=valkey_server.url)  # fmt: skip
+    res = run_pelctl(
+        "reclaim",
+        "s",
+        "--group",
+        "g",
+        "--idle",
+        "30m",
+        "--once",
+        "--strategy",
+        "auto",
+        "--max-deliveries",
+        "5",
+        url=valkey_server.url,
+    )
     assert res.exit_code == 0, res.stderr
     pending = sc.raw(vk).execute_command("XPENDING", "s", "g", "IDLE", 30 * 60_000, "-", "+", 100)
     assert pending == []
@@ -121,8 +143,9 @@ def test_reliable_consumer_on_valkey(valkey_server, vk):
         seen.append(msg.id)
 
     client = valkey_server.client()
-    worker = pelctl.ReliableConsumer(client, "s", "g", "w-valkey", handle, min_idle="30m",
-                                     max_deliveries=5, block=10)  # fmt: skip
+    worker = pelctl.ReliableConsumer(
+        client, "s", "g", "w-valkey", handle, min_idle="30m", max_deliveries=5, block=10
+    )
     try:
         assert worker.mode == "autoclaim"
         for _ in range(20):

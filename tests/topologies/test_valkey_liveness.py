@@ -74,8 +74,9 @@ def test_inspect_cli_on_valkey_honours_a_short_dead_after(valkey_server, vk, rea
     readers.go()
     victim.kill()
     wait_for(lambda: idle_of(vk)[b"victim"] > 2_200, "the victim to be quiet for 2s")
-    doc = run_pelctl("inspect", "jobs", "--dead-after", "2s", "-o", "json",
-                     url=valkey_server.url).json  # fmt: skip
+    doc = run_pelctl(
+        "inspect", "jobs", "--dead-after", "2s", "-o", "json", url=valkey_server.url
+    ).json
     consumers = {c["consumer"]: c for c in doc["groups"][0]["consumers"]}
     assert (consumers["poller"]["verdict"], consumers["poller"]["verdict_reason"]) == (
         "active",

@@ -23,8 +23,11 @@ async def test_command_palette_runs_a_screen_command(demo, make_app, recorder):
 
         def matched() -> bool:
             found = app.screen.query(CommandList)
-            return bool(found) and found.first().option_count >= 1 and "oison" in str(
-                found.first().get_option_at_index(0).prompt)  # fmt: skip
+            return (
+                bool(found)
+                and found.first().option_count >= 1
+                and "oison" in str(found.first().get_option_at_index(0).prompt)
+            )
 
         await until(pilot, matched, "the palette lists the poison filter")
         await pilot.press("enter")

@@ -36,8 +36,9 @@ def test_operations_report_applied_not_audited(r, redis_server, tmp_path, monkey
     assert not set(stuck) & set(pel(r))
 
 
-async def test_the_notification_says_applied_not_audited(demo, make_app, recorder, r, tmp_path,
-                                                         monkeypatch):  # fmt: skip
+async def test_the_notification_says_applied_not_audited(
+    demo, make_app, recorder, r, tmp_path, monkeypatch
+):
     path = tmp_path / "audit" / "audit.jsonl"
     monkeypatch.setenv("PELCTL_AUDIT_LOG", str(path))
     app = make_app(stream=b"orders", group=b"billing")

@@ -15,8 +15,12 @@ async def test_deliv_is_the_messages_total_and_sorts_by_it(r, make_app, recorder
     a = add_dead(r, b"jobs:dlq", b"jobs", ((b"n", b"a"),), deliveries=5, original_id=b"1-0")
     # b: requeued after 10 deliveries (the copy carries the lineage), then the copy was
     # delivered once and moved: 11 in all, though its envelope says 1
-    lineage = ((b"n", b"b"), (b"_retry_count", b"1"), (b"_prior_deliveries", b"10"),
-               (b"_original_id", b"2-0"))  # fmt: skip
+    lineage = (
+        (b"n", b"b"),
+        (b"_retry_count", b"1"),
+        (b"_prior_deliveries", b"10"),
+        (b"_original_id", b"2-0"),
+    )
     b = add_dead(r, b"jobs:dlq", b"jobs", lineage, deliveries=1, original_id=b"3-0")
     listed = cli("dlq", "list", "jobs:dlq", "-o", "json")
     assert listed.exit_code == 0, listed.stderr

@@ -126,10 +126,12 @@ async def test_keys_work_and_memory_stays_flat_over_a_million_entry_pel(r, make_
         sampler.join()
         r.flushall()
     fresh = fresh_process_rss_mb()
-    print(f"\n1M PEL: {moves} presses during refreshes, {progress} progress updates, "
-          f"{skipped} ticks skipped; RSS {base:.0f}MB before the app, peak "
-          f"{sampler.peak:.0f}MB; a fresh process starts at {fresh:.0f}MB, so pelctl tui "
-          f"peaks at about {fresh + sampler.peak - base:.0f}MB")  # fmt: skip
+    print(
+        f"\n1M PEL: {moves} presses during refreshes, {progress} progress updates, "
+        f"{skipped} ticks skipped; RSS {base:.0f}MB before the app, peak "
+        f"{sampler.peak:.0f}MB; a fresh process starts at {fresh:.0f}MB, so pelctl tui "
+        f"peaks at about {fresh + sampler.peak - base:.0f}MB"
+    )
     assert fresh + (sampler.peak - base) < RSS_BUDGET_MB
     assert progress >= 1  # the histogram filled in while the scan ran
     assert skipped >= 1  # a 0.5 s tick over a scan longer than that skipped, not queued

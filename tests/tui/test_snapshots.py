@@ -46,8 +46,11 @@ async def settled(pilot) -> None:
     for _ in range(3):
         await app.workers.wait_for_complete()
         await pilot.pause()
-    await until(pilot, lambda: not getattr(app.screen, "busy", False) and not app.workers._workers,
-                "the screen settled")  # fmt: skip
+    await until(
+        pilot,
+        lambda: not getattr(app.screen, "busy", False) and not app.workers._workers,
+        "the screen settled",
+    )
     # A focused input's cursor blinks on a timer: the screenshot would catch it on or off.
     for box in app.screen.query(Input):
         box.cursor_blink = False  # shown, steadily

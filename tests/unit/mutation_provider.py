@@ -29,5 +29,5 @@ RECORD = m.declare(
         _executor,
         needs=("reason", "to"),
         past="recorded",
-    )  # fmt: skip
+    )
 )

@@ -21,8 +21,9 @@ def consumer(name: str, pending: int, idle_ms: int, verdict: str, reason: str) -
 def group(consumers: list[ConsumerInfo], poison: int = 0) -> GroupInfo:
     held = sum(c.pending for c in consumers)
     counts = IdleCounts((MIN, 10 * MIN, 60 * MIN), (held, held, 0), held, None, poison)
-    return GroupInfo(b"billing", len(consumers), held, b"0-0", None, None,
-                     tuple(consumers), idle_counts=counts)  # fmt: skip
+    return GroupInfo(
+        b"billing", len(consumers), held, b"0-0", None, None, tuple(consumers), idle_counts=counts
+    )
 
 
 DEAD = "dead-suspect"
@@ -41,8 +42,13 @@ def test_every_consumer_dead_poison_and_locks() -> None:
         poison=8,
     )
     lock = "lock:{stream}:{id}"
-    advice = advise(b"orders", [g], None, lock_by={b"billing": lock},
-                    poison_by={b"billing": Counter({b"billing-1": 8})})  # fmt: skip
+    advice = advise(
+        b"orders",
+        [g],
+        None,
+        lock_by={b"billing": lock},
+        poison_by={b"billing": Counter({b"billing-1": 8})},
+    )
     commands = [a.command for a in advice if a.command]
     q = f"--lock-key '{lock}'"
     assert commands == [
@@ -94,8 +100,9 @@ def test_unknown_consumers_are_hedged_one_at_a_time() -> None:
         consumer("a", 5, 20 * MIN, "unknown", "no-signal-below-7.2"),
         consumer("b", 7, 30 * MIN, "unknown", "no-signal-below-7.2"),
     ]
-    advice = advise(b"s", [group(unknown, poison=2)], None,
-                    poison_by={b"billing": Counter({b"b": 2})})  # fmt: skip
+    advice = advise(
+        b"s", [group(unknown, poison=2)], None, poison_by={b"billing": Counter({b"b": 2})}
+    )
     head = advice[1]
     assert head.command is None and "liveness unknown" in head.message
     assert "once its worker is known to be gone" in head.message and "CLIENT LIST" in head.message
@@ -116,8 +123,9 @@ OLD = "below Redis 7.2 idle does not refresh while a worker waits in XREADGROUP"
 
 def bare(lag: int | None = None, consumers: tuple[ConsumerInfo, ...] = (), **kw) -> GroupInfo:
     """A group as `inspect --no-pel-scan` sees it: no idle counts unless given."""
-    return GroupInfo(b"g", len(consumers), sum(c.pending for c in consumers), b"0-0", None,
-                     lag, consumers, **kw)  # fmt: skip
+    return GroupInfo(
+        b"g", len(consumers), sum(c.pending for c in consumers), b"0-0", None, lag, consumers, **kw
+    )
 
 
 def test_a_lag_without_consumers() -> None:
@@ -132,8 +140,11 @@ def test_a_lag_without_consumers() -> None:
 
 
 def test_ghosts() -> None:
-    for n, text in ((1, "1 pending entry"), (2, "2 pending entries"),
-                    (1_234, "1,234 pending entries")):  # fmt: skip
+    for n, text in (
+        (1, "1 pending entry"),
+        (2, "2 pending entries"),
+        (1_234, "1,234 pending entries"),
+    ):
         assert advise(b"s", [bare(ghosts=n)], None) == [
             Advice(f"group g has {text} whose stream entry is gone (ghosts)", "pelctl ghosts s g")
         ]
@@ -179,15 +190,16 @@ def test_poison_seen_in_the_oldest_entries_without_a_scan() -> None:
     entries read (5 deliveries or more); no scan, so nobody is named as their holder."""
     oldest = (entry(1, 4), entry(2, 5), entry(3, 1), entry(4, 9))
     assert advise(b"s", [bare(oldest=oldest)], None) == [
-        Advice(POISON_HEAD.format("2 entries"),
-               "pelctl dlq move s g --min-deliveries 5 --dry-run"),
-    ]  # fmt: skip
+        Advice(POISON_HEAD.format("2 entries"), "pelctl dlq move s g --min-deliveries 5 --dry-run"),
+    ]
     # the same with a lock pattern: it rides along, and the message says so
     lock = "lock:{id}"
     assert advise(b"s", [bare(oldest=oldest[:2])], None, lock_by={b"g": lock}) == [
-        Advice(POISON_HEAD.format("1 entry") + "; lock-held entries are skipped",
-               f"pelctl dlq move s g --min-deliveries 5 --lock-key '{lock}' --dry-run"),
-    ]  # fmt: skip
+        Advice(
+            POISON_HEAD.format("1 entry") + "; lock-held entries are skipped",
+            f"pelctl dlq move s g --min-deliveries 5 --lock-key '{lock}' --dry-run",
+        ),
+    ]
     assert advise(b"s", [bare(oldest=(entry(1, 4),))], None) == []
 
 
@@ -209,18 +221,24 @@ def test_who_is_left_once_the_poison_is_quarantined() -> None:
     g = bare(consumers=(all_poison, one, dead_one), idle_counts=counts)
     advice = advise(b"s", [g], None, poison_by={b"g": Counter({b"p": 4})})
     assert advice == [
-        Advice(POISON_HEAD.format("4 entries").replace("suspects:", "suspects held by p (4):"),
-               "pelctl dlq move s g --min-deliveries 5 --dry-run"),
-        Advice("consumer d holds 1 entry in group g, unseen for > 2h00m (dead suspect: "
-               "inactive-over-threshold); requeue them, poison suspects left out "
-               "(--below-deliveries 5)",
-               "pelctl requeue s g --consumer d --below-deliveries 5 --dry-run"),
-        Advice(f"1 consumer (o) holds 1 entry in group g, quiet for > 20m00s, liveness unknown "
-               f"({OLD}); once its worker is known to be gone (the process; a client named o "
-               "in CLIENT LIST; inspect --lock-key), requeue its entries, poison suspects left "
-               "out (--below-deliveries 5):",
-               "pelctl requeue s g --consumer o --below-deliveries 5 --dry-run"),
-    ]  # fmt: skip
+        Advice(
+            POISON_HEAD.format("4 entries").replace("suspects:", "suspects held by p (4):"),
+            "pelctl dlq move s g --min-deliveries 5 --dry-run",
+        ),
+        Advice(
+            "consumer d holds 1 entry in group g, unseen for > 2h00m (dead suspect: "
+            "inactive-over-threshold); requeue them, poison suspects left out "
+            "(--below-deliveries 5)",
+            "pelctl requeue s g --consumer d --below-deliveries 5 --dry-run",
+        ),
+        Advice(
+            f"1 consumer (o) holds 1 entry in group g, quiet for > 20m00s, liveness unknown "
+            f"({OLD}); once its worker is known to be gone (the process; a client named o "
+            "in CLIENT LIST; inspect --lock-key), requeue its entries, poison suspects left "
+            "out (--below-deliveries 5):",
+            "pelctl requeue s g --consumer o --below-deliveries 5 --dry-run",
+        ),
+    ]
 
 
 def test_unknown_liveness_with_a_lock_pattern_and_poison() -> None:
@@ -236,4 +254,4 @@ def test_unknown_liveness_with_a_lock_pattern_and_poison() -> None:
         "CLIENT LIST), requeue its entries, poison suspects left out (--below-deliveries 5) "
         "and lock-held entries skipped (--lock-key):",
         f"pelctl requeue s g --consumer q --below-deliveries 5 --lock-key '{lock}' --dry-run",
-    )  # fmt: skip
+    )

@@ -32,11 +32,17 @@ def rows(idles, deliveries=1):  # raw XPENDING rows
 
 # (value, bucket index) written out by hand for EDGES: lo, hi-1 and hi of every bucket.
 IDLE_CASES = [
-    (0, 0), (1, 0), (99, 0),  # [0, 100): lo, lo+1, hi-1
-    (100, 1), (999, 1),  # [100, 1000): lo, hi-1
-    (1_000, 2), (59_999, 2),  # [1000, 60000)
-    (60_000, 3), (60_001, 3), (10**12, 3),  # the open last bucket
-]  # fmt: skip
+    (0, 0),
+    (1, 0),
+    (99, 0),  # [0, 100): lo, lo+1, hi-1
+    (100, 1),
+    (999, 1),  # [100, 1000): lo, hi-1
+    (1_000, 2),
+    (59_999, 2),  # [1000, 60000)
+    (60_000, 3),
+    (60_001, 3),
+    (10**12, 3),  # the open last bucket
+]
 
 
 @pytest.mark.parametrize(("idle", "index"), IDLE_CASES)
@@ -112,8 +118,11 @@ def test_age_uses_the_milliseconds_of_the_id_not_its_sequence():
 def test_edge_buckets_are_lo_inclusive_hi_exclusive_last_open():
     b = _edge_buckets(EDGES, [1, 2, 3, 4])
     assert [(x.lo, x.hi, x.count) for x in b] == [
-        (0, 100, 1), (100, 1_000, 2), (1_000, 60_000, 3), (60_000, None, 4),
-    ]  # fmt: skip
+        (0, 100, 1),
+        (100, 1_000, 2),
+        (1_000, 60_000, 3),
+        (60_000, None, 4),
+    ]
 
 
 # inspect: counts of entries idle AT LEAST each threshold (XPENDING IDLE semantics).
@@ -189,21 +198,45 @@ def test_parse_edges_accepts(by, text, edges):
 @pytest.mark.parametrize(
     ("by", "text", "message", "hint"),
     [
-        ("consumer", "1s", "--buckets does not apply to --by consumer (one bucket per consumer)",
-         None),
+        (
+            "consumer",
+            "1s",
+            "--buckets does not apply to --by consumer (one bucket per consumer)",
+            None,
+        ),
         ("idle", " , ", "--buckets needs at least one edge, e.g. --buckets 1s,10s,1m", None),
-        ("deliveries", "2,x", "invalid delivery count 'x' in --buckets",
-         "--by deliveries takes whole numbers: --buckets 2,5,10"),
-        ("deliveries", "0,5", "--buckets edges must be positive and strictly increasing",
-         "e.g. --buckets 1s,10s,1m,10m,1h"),
-        ("deliveries", "2,2", "--buckets edges must be positive and strictly increasing",
-         "e.g. --buckets 1s,10s,1m,10m,1h"),
-        ("idle", "1s,1000ms", "--buckets edges must be positive and strictly increasing",
-         "e.g. --buckets 1s,10s,1m,10m,1h"),
-        ("idle", "2s,1s", "--buckets edges must be positive and strictly increasing",
-         "e.g. --buckets 1s,10s,1m,10m,1h"),
+        (
+            "deliveries",
+            "2,x",
+            "invalid delivery count 'x' in --buckets",
+            "--by deliveries takes whole numbers: --buckets 2,5,10",
+        ),
+        (
+            "deliveries",
+            "0,5",
+            "--buckets edges must be positive and strictly increasing",
+            "e.g. --buckets 1s,10s,1m,10m,1h",
+        ),
+        (
+            "deliveries",
+            "2,2",
+            "--buckets edges must be positive and strictly increasing",
+            "e.g. --buckets 1s,10s,1m,10m,1h",
+        ),
+        (
+            "idle",
+            "1s,1000ms",
+            "--buckets edges must be positive and strictly increasing",
+            "e.g. --buckets 1s,10s,1m,10m,1h",
+        ),
+        (
+            "idle",
+            "2s,1s",
+            "--buckets edges must be positive and strictly increasing",
+            "e.g. --buckets 1s,10s,1m,10m,1h",
+        ),
     ],
-)  # fmt: skip
+)
 def test_parse_edges_refuses(by, text, message, hint):
     with pytest.raises(UsageError) as info:
         parse_edges(by, text)

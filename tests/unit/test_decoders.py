@@ -47,7 +47,7 @@ def test_faststream_json_body_and_headers() -> None:
             "content-type": "application/json",
             "x-trace": "t-1",
             "tenant": "acme",
-        },  # fmt: skip
+        },
         "body": {"order": 7, "note": "crème"},
         "body_type": "json",
     }
@@ -106,8 +106,9 @@ def test_faststream_inconsistent_headers_keep_the_ascii_ones() -> None:
     assert d is not None
     assert d.data["headers"] == {"correlation_id": "c", "a": "1"}
     assert d.data["body"] == "body"
-    assert d.notes == ("headers inconsistent: 1 of 3 unreadable (lengths do not add up to the "
-                       "body offset)",)  # fmt: skip
+    assert d.notes == (
+        "headers inconsistent: 1 of 3 unreadable (lengths do not add up to the body offset)",
+    )
 
 
 def test_faststream_legacy_envelope_and_raw_value() -> None:
@@ -118,8 +119,11 @@ def test_faststream_legacy_envelope_and_raw_value() -> None:
     assert d.data["body"] == {"a": 1} and d.data["headers"]["correlation_id"] == "old"
     assert "older JSON envelope" in d.notes[0]
     raw = decode(fs(b"just bytes"))
-    assert raw is not None and raw.data == {"headers": {}, "body": "just bytes",
-                                            "body_type": "text"}  # fmt: skip
+    assert raw is not None and raw.data == {
+        "headers": {},
+        "body": "just bytes",
+        "body_type": "text",
+    }
     assert "raw body" in raw.notes[0]
 
 

@@ -218,7 +218,7 @@ SAMPLES = {
         7,
         True,
         2.0,
-    ],  # fmt: skip
+    ],
     "float": [
         "0",
         "0.5",
@@ -237,7 +237,7 @@ SAMPLES = {
         1.0,
         3,
         True,
-    ],  # fmt: skip
+    ],
     "enum": ["json", "JSON", "Json", "ndjson", "bogus", "", "idle", "age", "roundrobin"],
     "list": [("a", "b"), ["x"], (), ("a", 1)],
     "bool": [True, False],
@@ -319,12 +319,12 @@ def test_plain_coercion_is_typers(redis_server) -> None:
                 "COMP_CWORD": "2",
             },
             ["pending"],
-        ),  # fmt: skip
+        ),
         (
             [],
             {"_PELCTL_COMPLETE": "zsh_complete", "COMP_WORDS": "pelctl pen", "COMP_CWORD": "1"},
             None,
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_only_the_named_command_is_built(
@@ -417,8 +417,11 @@ def test_the_module_table_names_every_command_and_enough_modules() -> None:
     for name in MODULES_OF:
         proc = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code), name],
-            capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr
         subs, params, registered = json.loads(proc.stdout)[name]
         command = whole.commands[name]
@@ -454,8 +457,13 @@ def test_help_loads_neither_markdown_nor_pretty_tracebacks(argv: list[str]) -> N
                           "real": [Markdown.__module__, Traceback.__module__,
                                    hasattr(rich.markdown, "__file__")]}))
     """
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=120, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result == {"heavy": [], "real": ["rich.markdown", "rich.traceback", True]}
@@ -463,10 +471,18 @@ def test_help_loads_neither_markdown_nor_pretty_tracebacks(argv: list[str]) -> N
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["-h"], [], ["--help", "streams"], ["pending", "--help"], ["dlq", "--help"],
-     ["dlq", "list", "--help"], ["config"]],
+    [
+        ["--help"],
+        ["-h"],
+        [],
+        ["--help", "streams"],
+        ["pending", "--help"],
+        ["dlq", "--help"],
+        ["dlq", "list", "--help"],
+        ["config"],
+    ],
     ids=" ".join,
-)  # fmt: skip
+)
 def test_help_loads_nothing_it_does_not_print_with(argv: list[str]) -> None:
     """A help screen needs no server: no redis-py, no redis or command layer, no config,
     none of the output libraries but rich (which prints it)."""
@@ -505,8 +521,16 @@ def test_the_root_lists_summaries_and_builds_a_command_when_it_resolves_it(
     assert list(listing.commands) == list(whole.commands)
 
     def shown(cmd) -> tuple:
-        return (type(cmd), cmd.name, cmd.help, cmd.short_help, cmd.get_short_help_str(),
-                cmd.hidden, cmd.deprecated, cmd.rich_help_panel)  # fmt: skip
+        return (
+            type(cmd),
+            cmd.name,
+            cmd.help,
+            cmd.short_help,
+            cmd.get_short_help_str(),
+            cmd.hidden,
+            cmd.deprecated,
+            cmd.rich_help_panel,
+        )
 
     for name, summary in listing.commands.items():
         real = whole.commands[name]
@@ -570,11 +594,26 @@ def _root_run(argv: list[str], env: dict[str, str], whole: bool) -> tuple[int, s
         from pelctl.cli.main import main
         main()
     """
-    terminal = ("COLUMNS", "LINES", "TERM", "NO_COLOR", "FORCE_COLOR", "PY_COLORS",
-                "GITHUB_ACTIONS", "TERMINAL_WIDTH", "COLORTERM")  # fmt: skip
+    terminal = (
+        "COLUMNS",
+        "LINES",
+        "TERM",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "PY_COLORS",
+        "GITHUB_ACTIONS",
+        "TERMINAL_WIDTH",
+        "COLORTERM",
+    )
     base = {k: v for k, v in os.environ.items() if k not in terminal and not k.startswith("_")}
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=120, check=False, env={**base, **env})  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**base, **env},
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -666,11 +705,17 @@ def test_the_objects_alive_at_exit_are_frozen(seeded: str, argv: list[str]) -> N
     [
         (["--help"], {}),
         ([], {}),
-        ([], {"_PELCTL_COMPLETE": "zsh_complete", "COMP_WORDS": "pelctl pending ",
-              "COMP_CWORD": "2"}),
+        (
+            [],
+            {
+                "_PELCTL_COMPLETE": "zsh_complete",
+                "COMP_WORDS": "pelctl pending ",
+                "COMP_CWORD": "2",
+            },
+        ),
     ],
     ids=["--help", "no arguments", "stream-name TAB"],
-)  # fmt: skip
+)
 def test_help_and_completion_run_without_collections(
     seeded: str, argv: list[str], env: dict[str, str]
 ) -> None:
@@ -708,9 +753,14 @@ def test_a_command_runs_with_the_collector_on(seeded: str) -> None:
         sys.stdout = real_stdout
         print(json.dumps({"code": code, "seen": seen}))
     """
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=120, check=False,
-                          env={**os.environ, "PELCTL_URL": seeded})  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PELCTL_URL": seeded},
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"code": 0, "seen": [[True, True]]}
 

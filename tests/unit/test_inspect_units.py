@@ -20,7 +20,10 @@ def test_tally_counts_seen_stale_and_poison_per_consumer() -> None:
     t.add([[b"1-0", b"a", 999, 5], [b"2-0", b"a", 1_000, 4], [b"3-0", b"b", 5_000, 1]])
     t.add([[b"4-0", b"b", 0, 6]])
     assert (dict(t.seen), dict(t.stale), dict(t.poison)) == (
-        {b"a": 2, b"b": 2}, {b"a": 1, b"b": 1}, {b"a": 1, b"b": 1})  # fmt: skip
+        {b"a": 2, b"b": 2},
+        {b"a": 1, b"b": 1},
+        {b"a": 1, b"b": 1},
+    )
     assert t.candidates() == {}  # no lock pattern to look for: no walk
 
 
@@ -35,8 +38,14 @@ def test_tally_of_an_idle_floored_scan_counts_every_row_stale() -> None:
 
 def test_fresh() -> None:
     whole = LivenessTally(dead_after_ms=1_000)
-    whole.add([[b"1-0", b"a", 5_000, 1], [b"2-0", b"a", 10, 1], [b"3-0", b"b", 5_000, 1],
-               [b"4-0", b"c", 10, 1]])  # fmt: skip
+    whole.add(
+        [
+            [b"1-0", b"a", 5_000, 1],
+            [b"2-0", b"a", 10, 1],
+            [b"3-0", b"b", 5_000, 1],
+            [b"4-0", b"c", 10, 1],
+        ]
+    )
     assert whole.fresh(b"a", 0) is False  # holds nothing: nothing fresh
     assert whole.fresh(b"a", 2) is True  # one of its entries was delivered recently
     assert whole.fresh(b"b", 1) is False  # its one entry is old
@@ -50,7 +59,10 @@ def test_fresh() -> None:
     above = LivenessTally(dead_after_ms=1_000, floor=5_000)
     above.add([[b"1-0", b"a", 6_000, 1]])
     assert (above.fresh(b"a", 1), above.fresh(b"a", 2), above.fresh(b"new", 1)) == (
-        False, None, None)  # fmt: skip
+        False,
+        None,
+        None,
+    )
 
 
 def newest(lock_k: int, page: list) -> dict[bytes, list[bytes]]:
@@ -101,10 +113,12 @@ def test_would_repair() -> None:
         (Counter({b"a": 1}), "a (1)"),
         (Counter({b"a": 5, b"b": 3, b"c": 1_234}), "c (1,234), a (5), b (3)"),
         (Counter({b"a": 5, b"b": 3, b"c": 2, b"d": 1}), "a (5), b (3), c (2) and 1 more"),
-        (Counter({b"a": 5, b"b": 3, b"c": 2, b"d": 1, b"e\x1b": 1}),
-         "a (5), b (3), c (2) and 2 more"),
+        (
+            Counter({b"a": 5, b"b": 3, b"c": 2, b"d": 1, b"e\x1b": 1}),
+            "a (5), b (3), c (2) and 2 more",
+        ),
     ],
-)  # fmt: skip
+)
 def test_who(per: Counter[bytes], text: str) -> None:
     assert advice._who(per) == text
 
@@ -118,7 +132,11 @@ def test_names_and_entries() -> None:
     assert advice._names([info(b"a"), info(b"b"), info(b"c"), info(b"d")]) == "a, b, c…"
     assert advice._names([info(b"a\x00")]) == "a\\x00"
     assert [advice._entries(n) for n in (0, 1, 2, 1_234)] == [
-        "0 entries", "1 entry", "2 entries", "1,234 entries"]  # fmt: skip
+        "0 entries",
+        "1 entry",
+        "2 entries",
+        "1,234 entries",
+    ]
 
 
 NAMES = (b"s", b"g")

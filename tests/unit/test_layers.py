@@ -36,8 +36,11 @@ def test_the_contracts_are_kept() -> None:
     lint = Path(sys.executable).parent / "lint-imports"
     proc = subprocess.run(
         [str(lint), "--no-cache", "--config", str(ROOT / "pyproject.toml")],
-        capture_output=True, text=True, cwd=ROOT, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 kept, 0 broken" in proc.stdout
 

@@ -13,16 +13,22 @@ DEAD_AFTER = 300_000
 MIN = 60_000
 
 
-def judge(*facts: ConsumerFacts, modern: bool, clients: Clients | None = None, locks=None,
-          dead_after: int = DEAD_AFTER) -> dict[bytes, tuple[str, str]]:  # fmt: skip
+def judge(
+    *facts: ConsumerFacts,
+    modern: bool,
+    clients: Clients | None = None,
+    locks=None,
+    dead_after: int = DEAD_AFTER,
+) -> dict[bytes, tuple[str, str]]:
     calls: list[str] = []
 
     def probe() -> Clients:
         calls.append("CLIENT LIST")
         return clients or Clients()
 
-    got = lv.judge_group(list(facts), modern=modern, dead_after_ms=dead_after,
-                         locks=locks, clients=probe)  # fmt: skip
+    got = lv.judge_group(
+        list(facts), modern=modern, dead_after_ms=dead_after, locks=locks, clients=probe
+    )
     assert len(calls) <= 1
     return {name: (j.verdict, j.reason) for name, j in got.items()}
 
@@ -38,7 +44,7 @@ def judge(*facts: ConsumerFacts, modern: bool, clients: Clients | None = None, l
         (
             ConsumerFacts(b"c", 3, DEAD_AFTER, DEAD_AFTER),
             ("dead-suspect", "inactive-over-threshold"),
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_7_2_semantics(fact: ConsumerFacts, expected: tuple[str, str]) -> None:
@@ -88,8 +94,9 @@ def test_signals_of_the_clients(modern: bool) -> None:
     empty = ConsumerFacts(b"e", 0, 10 * DEAD_AFTER, 10 * DEAD_AFTER)
     got = judge(quiet[b"a"], empty, modern=modern, clients=named)
     # holding nothing: on 7.2 decided without clients; below, its peers' clients speak
-    assert got[b"e"] == (("idle", "inactive-holds-nothing") if modern
-                         else ("idle", "no-client-peers-connected"))  # fmt: skip
+    assert got[b"e"] == (
+        ("idle", "inactive-holds-nothing") if modern else ("idle", "no-client-peers-connected")
+    )
     denied = Clients(missing=lv.CLIENT_LIST_DENIED)
     main = "inactive-over-threshold" if modern else "no-signal-below-7.2"
     verdict = "dead-suspect" if modern else "unknown"
@@ -128,8 +135,13 @@ def test_locks_are_probed_only_for_undecided_holders_then_clients_only_if_needed
         ConsumerFacts(b"empty", 0, 10 * DEAD_AFTER, 10 * DEAD_AFTER),
     ]
     calls: list[int] = []
-    got = lv.judge_group(facts, modern=True, dead_after_ms=DEAD_AFTER, locks=locks,
-                         clients=lambda: calls.append(1) or Clients())  # fmt: skip
+    got = lv.judge_group(
+        facts,
+        modern=True,
+        dead_after_ms=DEAD_AFTER,
+        locks=locks,
+        clients=lambda: calls.append(1) or Clients(),
+    )
     assert asked == [[b"slow"]]
     assert got[b"slow"] == Judgement("active", "lock-held")
     assert calls == []  # nobody left undecided: no CLIENT LIST
@@ -150,8 +162,14 @@ def test_parse_client_list() -> None:
 
 def test_the_tally_of_the_inspect_scan() -> None:
     full = LivenessTally(DEAD_AFTER, lock_k=2)
-    full.add([[b"1-0", b"a", 10 * DEAD_AFTER, 1], [b"2-0", b"a", 10, 1],
-              [b"3-0", b"b", 10 * DEAD_AFTER, 1], [b"4-0", b"a", 10 * DEAD_AFTER, 1]])  # fmt: skip
+    full.add(
+        [
+            [b"1-0", b"a", 10 * DEAD_AFTER, 1],
+            [b"2-0", b"a", 10, 1],
+            [b"3-0", b"b", 10 * DEAD_AFTER, 1],
+            [b"4-0", b"a", 10 * DEAD_AFTER, 1],
+        ]
+    )
     assert full.fresh(b"a", 3) is True and full.fresh(b"b", 1) is False
     assert full.fresh(b"c", 0) is False
     assert full.candidates() == {b"a": [b"4-0", b"2-0"], b"b": [b"3-0"]}
@@ -170,8 +188,14 @@ def test_claim_warnings_name_the_equivalent_requeue() -> None:
     from pelctl.core.mutations.declaration import Plan
     from pelctl.core.mutations.model import Options, Targets
 
-    plan = Plan("claim", b"orders", b"billing", (), Targets(consumer=b"-x", min_idle_ms=5_400_000),
-                Options(to=b"live"))  # fmt: skip
+    plan = Plan(
+        "claim",
+        b"orders",
+        b"billing",
+        (),
+        Targets(consumer=b"-x", min_idle_ms=5_400_000),
+        Options(to=b"live"),
+    )
     (before,) = claim_warnings(plan, applied=False)
     assert before.endswith(
         "to hand them to any healthy consumer instead: pelctl requeue orders billing "
@@ -191,25 +215,65 @@ def test_analyze_judges_snapshot_rows_with_the_same_decision() -> None:
     from pelctl.spark.analyze import consumer_verdicts
 
     def row(server: str, consumer: str, pending: int, idle: int, inactive=None, **extra):
-        base = {"server": server, "stream": "s", "group": "g", "consumer": consumer,
-                "pending": pending, "idle_ms": idle, "inactive_ms": inactive}  # fmt: skip
-        return base | {"server_version": None, "client_connected": None,
-                       "client_blocked": None} | extra  # fmt: skip
+        base = {
+            "server": server,
+            "stream": "s",
+            "group": "g",
+            "consumer": consumer,
+            "pending": pending,
+            "idle_ms": idle,
+            "inactive_ms": inactive,
+        }
+        return (
+            base
+            | {"server_version": None, "client_connected": None, "client_blocked": None}
+            | extra
+        )
 
     hour = 3_600_000
     rows = [
         row("old-7.0", "c", 5, hour),  # schema < 3, Redis < 7.2
         row("old-7.2", "c", 5, hour, hour),  # schema < 3, inactive_ms: 7.2 semantics
         row("r70", "c", 5, hour, server_version="redis 7.0.15"),  # CLIENT LIST failed
-        row("r70n", "dead", 5, hour, server_version="redis 7.0.15", client_connected=False,
-            client_blocked=False),
-        row("r70n", "live", 1, 10, server_version="redis 7.0.15", client_connected=True,
-            client_blocked=False),
-        row("vk", "blocked", 5, hour, hour, server_version="valkey 8.0.1",
-            client_connected=False, client_blocked=True),
-        row("vk", "gone", 5, 3 * hour, 3 * hour, server_version="valkey 8.0.1",
-            client_connected=False, client_blocked=False),
-    ]  # fmt: skip
+        row(
+            "r70n",
+            "dead",
+            5,
+            hour,
+            server_version="redis 7.0.15",
+            client_connected=False,
+            client_blocked=False,
+        ),
+        row(
+            "r70n",
+            "live",
+            1,
+            10,
+            server_version="redis 7.0.15",
+            client_connected=True,
+            client_blocked=False,
+        ),
+        row(
+            "vk",
+            "blocked",
+            5,
+            hour,
+            hour,
+            server_version="valkey 8.0.1",
+            client_connected=False,
+            client_blocked=True,
+        ),
+        row(
+            "vk",
+            "gone",
+            5,
+            3 * hour,
+            3 * hour,
+            server_version="valkey 8.0.1",
+            client_connected=False,
+            client_blocked=False,
+        ),
+    ]
     got = [(j.verdict, j.reason) for j in consumer_verdicts(rows, DEAD_AFTER)]
     assert got == [
         ("unknown", "no-signal-below-7.2"),

@@ -29,8 +29,15 @@ def a_plan(action: str, items: tuple[m.PlanItem, ...], **kw: object) -> m.Plan:
 
 
 def test_prompt_names_count_owners_and_server() -> None:
-    p = a_plan("requeue", (item(b"1-0", b"c1"), item(b"2-0", b"c2"), item(b"3-0", b"c1"),
-                           item(b"4-0", b"c3", "skip")))  # fmt: skip
+    p = a_plan(
+        "requeue",
+        (
+            item(b"1-0", b"c1"),
+            item(b"2-0", b"c2"),
+            item(b"3-0", b"c1"),
+            item(b"4-0", b"c3", "skip"),
+        ),
+    )
     assert m.get("requeue").prompt(p) == (
         "requeue 3 entries of orders/billing held by c1, c2 on redis://h:1/0?"
     )
@@ -52,8 +59,11 @@ def test_prompt_says_where_entries_go() -> None:
     assert m.get("claim").prompt(claim) == (
         "claim 1 entry of orders/billing held by c1 to w\\n1 on redis://h:1/0?"
     )
-    dlq = a_plan("dlq-move", (item(b"1-0", b"c1", "dlq"), item(b"2-0", b"c1", "dlq")),
-                 options=m.Options(dlq=b"orders:dlq"))  # fmt: skip
+    dlq = a_plan(
+        "dlq-move",
+        (item(b"1-0", b"c1", "dlq"), item(b"2-0", b"c1", "dlq")),
+        options=m.Options(dlq=b"orders:dlq"),
+    )
     assert m.get("dlq-move").prompt(dlq) == (
         "move 2 entries of orders/billing held by c1 to orders:dlq on redis://h:1/0?"
     )
@@ -102,13 +112,19 @@ def test_prune_prompts_name_the_consumers() -> None:
     assert prune.prompt(one) == "delete consumer w1 of orders/billing on redis://h:1/0?"
     two = a_plan("consumers-prune", (consumer(b"w1"), consumer(b"w2"), consumer(b"w3", "skip")))
     assert prune.prompt(two) == "delete 2 consumers (w1, w2) of orders/billing on redis://h:1/0?"
-    moving = a_plan("consumers-prune", (consumer(b"w1", "reassign+delete"),),
-                    options=m.Options(reassign_to=b"w9"))  # fmt: skip
+    moving = a_plan(
+        "consumers-prune",
+        (consumer(b"w1", "reassign+delete"),),
+        options=m.Options(reassign_to=b"w9"),
+    )
     assert prune.prompt(moving) == (
         "delete consumer w1 of orders/billing after reassigning its entries to w9 on redis://h:1/0?"
     )
-    both = a_plan("consumers-prune", (consumer(b"w1", "reassign+delete"), consumer(b"w2")),
-                  options=m.Options(reassign_to=b"w9"))  # fmt: skip
+    both = a_plan(
+        "consumers-prune",
+        (consumer(b"w1", "reassign+delete"), consumer(b"w2")),
+        options=m.Options(reassign_to=b"w9"),
+    )
     assert prune.prompt(both) == (
         "delete 2 consumers (w1, w2) of orders/billing after reassigning their entries to w9"
         " on redis://h:1/0?"
@@ -139,9 +155,7 @@ def test_describe_counts_with_separators_and_without_names() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("n", "word"), [(0, "entries"), (1, "entry"), (2, "entries")]
-)  # fmt: skip
+@pytest.mark.parametrize(("n", "word"), [(0, "entries"), (1, "entry"), (2, "entries")])
 def test_nouns(n: int, word: str) -> None:
     assert m.get("ack").noun(n) == word
     assert m.get("consumers-prune").noun(n) == word.replace("entries", "consumers").replace(
@@ -191,10 +205,17 @@ def test_on_server(server: str, context: str | None, text: str) -> None:
 
 
 def test_outcome_names_what_was_done() -> None:
-    p = a_plan("requeue", (item(b"1-0", b"c1"), item(b"2-0", b"c2"), item(b"3-0", b"c2", "dlq")),
-               options=m.Options(max_retries=3, dlq=b"orders:dlq"), context="prod")  # fmt: skip
-    done = [m.ItemResult(b"1-0", "requeued", "9-0"), m.ItemResult(b"3-0", "dlq", "9-1"),
-            m.ItemResult(b"2-0", "requeued", "9-2")]  # fmt: skip
+    p = a_plan(
+        "requeue",
+        (item(b"1-0", b"c1"), item(b"2-0", b"c2"), item(b"3-0", b"c2", "dlq")),
+        options=m.Options(max_retries=3, dlq=b"orders:dlq"),
+        context="prod",
+    )
+    done = [
+        m.ItemResult(b"1-0", "requeued", "9-0"),
+        m.ItemResult(b"3-0", "dlq", "9-1"),
+        m.ItemResult(b"2-0", "requeued", "9-2"),
+    ]
     assert m.get("requeue").outcome(p, done) == (
         "requeued 3 entries of orders/billing held by c2, c1 (1 past --max-retries to"
         " orders:dlq) on redis://h:1/0 (context prod)"
@@ -214,8 +235,11 @@ def test_outcome_of_entries_found_later_names_only_known_owners() -> None:
 
 
 def test_outcome_of_consumers_names_them_even_when_found_later() -> None:
-    p = a_plan("consumers-prune", (consumer(b"w1", "reassign+delete"),),
-               options=m.Options(reassign_to=b"w9"))  # fmt: skip
+    p = a_plan(
+        "consumers-prune",
+        (consumer(b"w1", "reassign+delete"),),
+        options=m.Options(reassign_to=b"w9"),
+    )
     done = [m.ItemResult(b"w1", "deleted"), m.ItemResult(b"w2", "deleted")]
     assert m.get("consumers-prune").outcome(p, done) == (
         "deleted 2 consumers (w1, w2) of orders/billing after reassigning their entries to w9"
@@ -248,8 +272,10 @@ def test_outcome_past_tense_defaults_to_verb_and_d() -> None:
 BOTH = "give entry ids or filters, not both"
 HINT_FILTERS = "filters: --consumer, --idle, --min-deliveries, --below-deliveries, --limit"
 HINT_NONE = "--consumer C, --idle 1h, --min-deliveries 5 (or --all for every pending entry)"
-HINT_RANGE = ("--min-deliveries N keeps entries delivered at least N times, "
-              "--below-deliveries N those delivered fewer than N times")  # fmt: skip
+HINT_RANGE = (
+    "--min-deliveries N keeps entries delivered at least N times, "
+    "--below-deliveries N those delivered fewer than N times"
+)
 
 
 @pytest.mark.parametrize(
@@ -262,12 +288,18 @@ HINT_RANGE = ("--min-deliveries N keeps entries delivered at least N times, "
         (m.Targets(ids=(b"1-0",), below_deliveries=9), BOTH, HINT_FILTERS),
         (m.Targets(), "no entries targeted: give entry ids or a filter", HINT_NONE),
         (m.Targets(limit=10), "no entries targeted: give entry ids or a filter", HINT_NONE),
-        (m.Targets(min_deliveries=5, below_deliveries=5),
-         "--min-deliveries 5 and --below-deliveries 5 select nothing", HINT_RANGE),
-        (m.Targets(min_deliveries=7, below_deliveries=3),
-         "--min-deliveries 7 and --below-deliveries 3 select nothing", HINT_RANGE),
+        (
+            m.Targets(min_deliveries=5, below_deliveries=5),
+            "--min-deliveries 5 and --below-deliveries 5 select nothing",
+            HINT_RANGE,
+        ),
+        (
+            m.Targets(min_deliveries=7, below_deliveries=3),
+            "--min-deliveries 7 and --below-deliveries 3 select nothing",
+            HINT_RANGE,
+        ),
     ],
-)  # fmt: skip
+)
 def test_targets_refused_exactly(targets: m.Targets, message: str, hint: str) -> None:
     with pytest.raises(UsageError) as err:
         targets.require_some()
@@ -297,28 +329,48 @@ def test_targets_accepted(targets: m.Targets) -> None:
 
 @pytest.mark.parametrize(
     ("outcome", "status"),
-    [*((o, m.APPLIED) for o in ("requeued", "dlq", "claimed", "acked", "ghost", "deleted",
-                                 "reassigned")),
-     *((o, m.FAILED) for o in ("fail", "interrupted", "refused", "unknown")),
-     *((o, m.SKIPPED) for o in ("alive", "moved", "not-idle", "lock-held", ""))],
-)  # fmt: skip
+    [
+        *(
+            (o, m.APPLIED)
+            for o in ("requeued", "dlq", "claimed", "acked", "ghost", "deleted", "reassigned")
+        ),
+        *((o, m.FAILED) for o in ("fail", "interrupted", "refused", "unknown")),
+        *((o, m.SKIPPED) for o in ("alive", "moved", "not-idle", "lock-held", "")),
+    ],
+)
 def test_status_of(outcome: str, status: str) -> None:
     assert m.status_of(outcome) == status
     assert m.ItemResult(b"1-0", outcome).status == status
 
 
 def test_build_result_counts_and_headline() -> None:
-    p = a_plan("requeue", (item(b"1-0", b"c1"), item(b"2-0", b"c1"), item(b"3-0", b"c2")),
-               missing=(b"4-0",), notes=("planned note",))  # fmt: skip
-    items = (m.ItemResult(b"1-0", "requeued", "9-0"), m.ItemResult(b"2-0", "moved"),
-             m.ItemResult(b"3-0", "fail", "OOM"))  # fmt: skip
+    p = a_plan(
+        "requeue",
+        (item(b"1-0", b"c1"), item(b"2-0", b"c1"), item(b"3-0", b"c2")),
+        missing=(b"4-0",),
+        notes=("planned note",),
+    )
+    items = (
+        m.ItemResult(b"1-0", "requeued", "9-0"),
+        m.ItemResult(b"2-0", "moved"),
+        m.ItemResult(b"3-0", "fail", "OOM"),
+    )
     result = m.build_result(p, items, extra={"z": 2, "a": 1}, interrupted=True, notes=["later"])
     assert result == m.RepairResult(
-        action="requeue", stream=b"orders", group=b"billing", dry_run=False, matched=4,
-        applied=1, skipped=1, failed=(items[2],), items=items, extra=(("a", 1), ("z", 2)),
-        interrupted=True, notes=("planned note", "later"),
+        action="requeue",
+        stream=b"orders",
+        group=b"billing",
+        dry_run=False,
+        matched=4,
+        applied=1,
+        skipped=1,
+        failed=(items[2],),
+        items=items,
+        extra=(("a", 1), ("z", 2)),
+        interrupted=True,
+        notes=("planned note", "later"),
         headline="requeued 1 entry of orders/billing held by c1 on redis://h:1/0",
-    )  # fmt: skip
+    )
     assert not result.ok
     assert result.outcome_counts() == {"requeued": 1, "moved": 1, "fail": 1, "a": 1, "z": 2}
     # matched given by the executor wins; defaults
@@ -333,37 +385,63 @@ def test_build_result_counts_and_headline() -> None:
 
 
 def test_dry_run_result() -> None:
-    p = a_plan("requeue", (item(b"1-0", b"c1"), item(b"2-0", b"c1", "skip"),
-                           item(b"3-0", b"c1", "refuse"), item(b"4-0", b"c1", "dlq")),
-               missing=(b"5-0", b"6-0"), notes=("n",))  # fmt: skip
-    assert m.dry_run_result(p) == m.RepairResult(
-        action="requeue", stream=b"orders", group=b"billing", dry_run=True, matched=6,
-        applied=0, skipped=4, failed=(),
-        items=(m.ItemResult(b"5-0", "not-pending"), m.ItemResult(b"6-0", "not-pending"),
-               m.ItemResult(b"1-0", "requeued"), m.ItemResult(b"2-0", "skip"),
-               m.ItemResult(b"3-0", "refused"), m.ItemResult(b"4-0", "dlq")),
+    p = a_plan(
+        "requeue",
+        (
+            item(b"1-0", b"c1"),
+            item(b"2-0", b"c1", "skip"),
+            item(b"3-0", b"c1", "refuse"),
+            item(b"4-0", b"c1", "dlq"),
+        ),
+        missing=(b"5-0", b"6-0"),
         notes=("n",),
-    )  # fmt: skip
+    )
+    assert m.dry_run_result(p) == m.RepairResult(
+        action="requeue",
+        stream=b"orders",
+        group=b"billing",
+        dry_run=True,
+        matched=6,
+        applied=0,
+        skipped=4,
+        failed=(),
+        items=(
+            m.ItemResult(b"5-0", "not-pending"),
+            m.ItemResult(b"6-0", "not-pending"),
+            m.ItemResult(b"1-0", "requeued"),
+            m.ItemResult(b"2-0", "skip"),
+            m.ItemResult(b"3-0", "refused"),
+            m.ItemResult(b"4-0", "dlq"),
+        ),
+        notes=("n",),
+    )
 
 
 def test_dry_run_of_a_prune_counts_the_entries_it_would_reassign() -> None:
-    items = (m.PlanItem(b"c1", b"c1", 9, 20, "reassign+delete", "to c9 (dead-suspect: x)"),
-             m.PlanItem(b"c2", b"c2", 9, 0, "delete"),
-             m.PlanItem(b"c3", b"c3", 9, 7, "refuse", "alive"),
-             m.PlanItem(b"c4", b"c4", 9, 3, "reassign+delete"),
-             m.PlanItem(b"c5", b"c5", 9, 1, "made-up"))  # fmt: skip
+    items = (
+        m.PlanItem(b"c1", b"c1", 9, 20, "reassign+delete", "to c9 (dead-suspect: x)"),
+        m.PlanItem(b"c2", b"c2", 9, 0, "delete"),
+        m.PlanItem(b"c3", b"c3", 9, 7, "refuse", "alive"),
+        m.PlanItem(b"c4", b"c4", 9, 3, "reassign+delete"),
+        m.PlanItem(b"c5", b"c5", 9, 1, "made-up"),
+    )
     p = a_plan("consumers-prune", items, options=m.Options(inactive_ms=1, reassign_to=b"c9"))
     result = m.dry_run_result(p)
     assert result.extra == (("reassigned", 23),)
     assert result.items == (
         m.ItemResult(b"c1", "deleted", "to c9 (dead-suspect: x)"),
-        m.ItemResult(b"c2", "deleted"), m.ItemResult(b"c3", "refused", "alive"),
-        m.ItemResult(b"c4", "deleted"), m.ItemResult(b"c5", "made-up"),
-    )  # fmt: skip
+        m.ItemResult(b"c2", "deleted"),
+        m.ItemResult(b"c3", "refused", "alive"),
+        m.ItemResult(b"c4", "deleted"),
+        m.ItemResult(b"c5", "made-up"),
+    )
     # without --reassign-to, or for entries, there is nothing reassigned to count
     assert m.dry_run_result(a_plan("consumers-prune", items[1:3])).extra == ()
-    entries = a_plan("claim", (item(b"1-0", b"c1", "reassign+delete"),),
-                     options=m.Options(to=b"x", reassign_to=b"y"))  # fmt: skip
+    entries = a_plan(
+        "claim",
+        (item(b"1-0", b"c1", "reassign+delete"),),
+        options=m.Options(to=b"x", reassign_to=b"y"),
+    )
     assert m.dry_run_result(entries).extra == ()
 
 
@@ -496,9 +574,8 @@ def test_apply_hands_every_argument_to_the_executor(recorder: None) -> None:
     result = m.apply("conn", p, progress=progress, force_cross_slot=True, batch_size=7)  # type: ignore[arg-type]
     assert result.action == "test-record"
     assert provider.calls == [
-        ("apply", ("conn", p),
-         {"progress": progress, "force_cross_slot": True, "batch_size": 7})
-    ]  # fmt: skip
+        ("apply", ("conn", p), {"progress": progress, "force_cross_slot": True, "batch_size": 7})
+    ]
     provider.calls.clear()
     m.apply("conn", p)  # type: ignore[arg-type]
     assert provider.calls[0][2] == {"progress": None, "force_cross_slot": None, "batch_size": None}

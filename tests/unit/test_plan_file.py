@@ -20,11 +20,16 @@ from pelctl.core import plan as plans
 
 KEY = "k" * 32
 PLAN = m.Plan(
-    action="requeue", stream=b"orders", group=b"billing",
+    action="requeue",
+    stream=b"orders",
+    group=b"billing",
     items=(m.PlanItem(b"1-0", b"c1", 5_000, 2, "requeue"),),
-    targets=m.Targets(min_idle_ms=5), server="redis://h:1/0", server_id="ab" * 20, db=0,
+    targets=m.Targets(min_idle_ms=5),
+    server="redis://h:1/0",
+    server_id="ab" * 20,
+    db=0,
     created_ms=1_700_000_000_000,
-)  # fmt: skip
+)
 TOO_BIG = (
     "narrow it (--limit N, --consumer, --idle: several smaller plans), or run the repair "
     "directly after a --dry-run"
@@ -51,10 +56,13 @@ def test_save_refusals_are_exact(key, tmp_path) -> None:
     path = tmp_path / "p.json"
     assert refusal(replace(PLAN, action="dlq-replay"), path) == (
         "dlq-replay plans cannot be saved to a file (plan files hold claim, ack, requeue, "
-        "dlq-move, consumers-prune, ghosts-fix)", None)  # fmt: skip
+        "dlq-move, consumers-prune, ghosts-fix)",
+        None,
+    )
     assert refusal(replace(PLAN, server_id=""), path) == (
-        "the server does not report a run_id (INFO server): a plan file could not be bound "
-        "to it", "run the repair directly, after a --dry-run")  # fmt: skip
+        "the server does not report a run_id (INFO server): a plan file could not be bound to it",
+        "run the repair directly, after a --dry-run",
+    )
     row = PLAN.items[0]
     many = tuple(replace(row, id=f"{i}-0".encode()) for i in range(1, plans.MAX_ITEMS + 2))
     assert refusal(replace(PLAN, items=many), path) == (
@@ -70,9 +78,12 @@ def test_save_and_load_at_both_caps_at_once(key, tmp_path) -> None:
     n = plans.MAX_ITEMS
 
     def sized(note: int, pad: int = 0) -> m.Plan:
-        return replace(PLAN, items=tuple(
-            replace(row, id=f"{i}-0".encode(), note="n" * (note + (i < pad))) for i in range(n)
-        ))  # fmt: skip
+        return replace(
+            PLAN,
+            items=tuple(
+                replace(row, id=f"{i}-0".encode(), note="n" * (note + (i < pad))) for i in range(n)
+            ),
+        )
 
     def size(plan: m.Plan) -> int:
         return len(plans.dumps(plans.seal(plans.to_json(plan))))
@@ -124,7 +135,9 @@ def test_a_failed_save_leaves_nothing_behind(key, tmp_path, monkeypatch) -> None
     with pytest.raises(OperationFailed) as err:
         plans.save(PLAN, target)
     assert (err.value.message, err.value.exit_code) == (
-        f"cannot write the plan file {target}: File exists", 1)  # fmt: skip
+        f"cannot write the plan file {target}: File exists",
+        1,
+    )
     # the rename fails: a directory stands where the file should be
     target = tmp_path / "d"
     target.mkdir()
@@ -209,7 +222,8 @@ def test_short_keys_are_refused_with_their_hint(monkeypatch, key_path) -> None:
         plans.plan_key()
     assert (usage.value.message, usage.value.hint) == (
         f"{plans.KEY_ENV} is too short (31 characters): a plan key needs at least 32",
-        "make one with: openssl rand -hex 32")  # fmt: skip
+        "make one with: openssl rand -hex 32",
+    )
     monkeypatch.delenv(plans.KEY_ENV)
     key_path.parent.mkdir(parents=True)
     key_path.write_text("k" * 31 + "\n")
@@ -218,7 +232,8 @@ def test_short_keys_are_refused_with_their_hint(monkeypatch, key_path) -> None:
     assert (err.value.message, err.value.hint) == (
         f"the plan key {key_path} is damaged (shorter than 32 characters)",
         "delete it: the next --plan-out makes a new one (plans sealed with the old key will no "
-        "longer apply)")  # fmt: skip
+        "longer apply)",
+    )
     key_path.write_text("k" * 32 + "\n")  # exactly the minimum
     assert plans.plan_key() == (b"k" * 32, str(key_path))
 
@@ -267,7 +282,9 @@ def test_a_key_that_cannot_be_made_names_why(monkeypatch, key_path) -> None:
         plans.plan_key(create=True)
     assert (err.value.message, err.value.hint) == (
         f"cannot create the plan key {key_path}: cannot read the plan key {key_path}: 'utf-8' "
-        "codec can't decode byte 0xff in position 0: invalid start byte", hint)  # fmt: skip
+        "codec can't decode byte 0xff in position 0: invalid start byte",
+        hint,
+    )
 
 
 def test_reading_the_key_tightens_only_a_readable_key_of_ones_own(key_path) -> None:

@@ -16,23 +16,35 @@ from pelctl.core import plan as plans
 from pelctl.core.plan.sealing import _digest
 
 ENTRY = m.Plan(
-    action="requeue", stream=b"orders", group=b"billing",
-    items=(m.PlanItem(b"1-0", b"c1", 5_000, 2, "requeue"),
-           m.PlanItem(b"2-0", b"c\xff", 6_000, 1, "skip", "alive")),
-    targets=m.Targets(consumer=b"c1", min_idle_ms=5, min_deliveries=2, limit=9,
-                      below_deliveries=4),
-    options=m.Options(max_retries=3, dlq=b"orders:dlq", reason="why", field_prefix="__",
-                      full=True),
-    missing=(b"3-0",), server="redis://h:1/0", server_id="ab" * 20, db=0, stream_added=7,
-    created_ms=1_700_000_000_000, notes=("a note",),
-)  # fmt: skip
+    action="requeue",
+    stream=b"orders",
+    group=b"billing",
+    items=(
+        m.PlanItem(b"1-0", b"c1", 5_000, 2, "requeue"),
+        m.PlanItem(b"2-0", b"c\xff", 6_000, 1, "skip", "alive"),
+    ),
+    targets=m.Targets(consumer=b"c1", min_idle_ms=5, min_deliveries=2, limit=9, below_deliveries=4),
+    options=m.Options(max_retries=3, dlq=b"orders:dlq", reason="why", field_prefix="__", full=True),
+    missing=(b"3-0",),
+    server="redis://h:1/0",
+    server_id="ab" * 20,
+    db=0,
+    stream_added=7,
+    created_ms=1_700_000_000_000,
+    notes=("a note",),
+)
 PRUNE = m.Plan(
-    action="consumers-prune", stream=b"orders", group=b"billing",
-    items=(m.PlanItem(b"w1", b"w1", 60_000, 0, "delete"),
-           m.PlanItem(b"w\x002", b"w\x002", 70_000, 3, "reassign+delete")),
+    action="consumers-prune",
+    stream=b"orders",
+    group=b"billing",
+    items=(
+        m.PlanItem(b"w1", b"w1", 60_000, 0, "delete"),
+        m.PlanItem(b"w\x002", b"w\x002", 70_000, 3, "reassign+delete"),
+    ),
     options=m.Options(inactive_ms=60_000, reassign_to=b"w9", assume_dead=True),
-    server_id="cd" * 20, db=2,
-)  # fmt: skip
+    server_id="cd" * 20,
+    db=2,
+)
 
 
 def doc(plan: m.Plan = ENTRY) -> dict[str, Any]:
@@ -43,10 +55,16 @@ def doc(plan: m.Plan = ENTRY) -> dict[str, Any]:
     data["targets"]["ids"] = data["targets"].pop("id_count")
     data["options"]["inactive_ms"] = data["options"].pop("consumer_min_idle_ms")
     data["items"] = [
-        {"id": escape(i.id), "owner": escape(i.owner), "idle_ms": i.idle_ms,
-         "deliveries": i.deliveries, "action": i.action, **({"note": i.note} if i.note else {})}
+        {
+            "id": escape(i.id),
+            "owner": escape(i.owner),
+            "idle_ms": i.idle_ms,
+            "deliveries": i.deliveries,
+            "action": i.action,
+            **({"note": i.note} if i.note else {}),
+        }
         for i in plan.items
-    ]  # fmt: skip
+    ]
     return data
 
 
@@ -59,9 +77,15 @@ def test_round_trips() -> None:
 def test_to_json_layout() -> None:
     data = plans.to_json(ENTRY)
     assert data["version"] == 3
-    assert data["targets"] == {"id_count": 0, "consumer": "c1", "min_idle_ms": 5,
-                               "min_deliveries": 2, "limit": 9, "all": False,
-                               "below_deliveries": 4}  # fmt: skip
+    assert data["targets"] == {
+        "id_count": 0,
+        "consumer": "c1",
+        "min_idle_ms": 5,
+        "min_deliveries": 2,
+        "limit": 9,
+        "all": False,
+        "below_deliveries": 4,
+    }
     assert (data["count"], data["missing"], data["created_at"]) == (
         1,
         ["3-0"],
@@ -69,11 +93,19 @@ def test_to_json_layout() -> None:
     )
     assert plans.params_json(ENTRY) == {"targets": data["targets"], "options": data["options"]}
     assert plans.params_json(PRUNE)["options"] == {
-        "to": None, "dlq": None, "reason": None, "lock_key": None, "max_retries": None,
-        "field_prefix": "_", "no_lineage": False, "consumer_min_idle_ms": 60_000,
+        "to": None,
+        "dlq": None,
+        "reason": None,
+        "lock_key": None,
+        "max_retries": None,
+        "field_prefix": "_",
+        "no_lineage": False,
+        "consumer_min_idle_ms": 60_000,
         "reassign_to": "w9",
-        "full": False, "assume_dead": True, "create_consumer": False,
-    }  # fmt: skip
+        "full": False,
+        "assume_dead": True,
+        "create_consumer": False,
+    }
 
 
 def refused(data: Any) -> str:
@@ -110,8 +142,10 @@ ACTIONS = "claim, ack, requeue, dlq-move, consumers-prune, ghosts-fix"
         ([], 'not a pelctl plan (no "format": "pelctl-plan")'),
         (edit("format", "x"), 'not a pelctl plan (no "format": "pelctl-plan")'),
         (edit("version", 4), "unsupported plan version 4 (this pelctl reads versions 2, 3)"),
-        (edit("version", "v" * 30), "unsupported plan version '" + "v" * 19 + " (this pelctl"
-         " reads versions 2, 3)"),
+        (
+            edit("version", "v" * 30),
+            "unsupported plan version '" + "v" * 19 + " (this pelctl reads versions 2, 3)",
+        ),
         (edit("action", "dlq-replay"), f"a plan file cannot hold 'dlq-replay' (only {ACTIONS})"),
         (edit("action", 5), f"a plan file cannot hold '5' (only {ACTIONS})"),
         (edit("action", "a" * 50), f"a plan file cannot hold '{'a' * 40}' (only {ACTIONS})"),
@@ -122,21 +156,31 @@ ACTIONS = "claim, ack, requeue, dlq-move, consumers-prune, ghosts-fix"
         (edit("missing", ["3-0"] * 50_001), '"missing" must be a list of stream ids'),
         (edit("missing", ["3"]), "not a stream id: '3' (ids look like 1700000000000-0)"),
         (edit("items.0", "1-0"), "every item must be an object"),
-        (edit("items.0.action", "claim"),
-         "item action 'claim' is not one this repair makes (ack-ghost, dlq, refuse, requeue,"
-         " skip)"),
-        (edit("items.0.action", "x" * 50),
-         f"item action '{'x' * 40}' is not one this repair makes (ack-ghost, dlq, refuse,"
-         " requeue, skip)"),
+        (
+            edit("items.0.action", "claim"),
+            "item action 'claim' is not one this repair makes (ack-ghost, dlq, refuse, requeue,"
+            " skip)",
+        ),
+        (
+            edit("items.0.action", "x" * 50),
+            f"item action '{'x' * 40}' is not one this repair makes (ack-ghost, dlq, refuse,"
+            " requeue, skip)",
+        ),
         (edit("items.0.id", "1-0x"), "not a stream id: '1-0x' (ids look like 1700000000000-0)"),
         (edit("items.0.id", "１-0"), "not a stream id: '１-0' (ids look like 1700000000000-0)"),
         (edit("items.0.id", 10), "not a stream id: '10' (ids look like 1700000000000-0)"),
-        (edit("items.0.id", "1" * 41), f"not a stream id: '{'1' * 40}' (ids look like"
-         " 1700000000000-0)"),
-        (edit("items.0.id", "18446744073709551616-0"),
-         "not a stream id: '18446744073709551616-0' (a part is 2^64 or more)"),
-        (edit("items.0.id", "0-18446744073709551616"),
-         "not a stream id: '0-18446744073709551616' (a part is 2^64 or more)"),
+        (
+            edit("items.0.id", "1" * 41),
+            f"not a stream id: '{'1' * 40}' (ids look like 1700000000000-0)",
+        ),
+        (
+            edit("items.0.id", "18446744073709551616-0"),
+            "not a stream id: '18446744073709551616-0' (a part is 2^64 or more)",
+        ),
+        (
+            edit("items.0.id", "0-18446744073709551616"),
+            "not a stream id: '0-18446744073709551616' (a part is 2^64 or more)",
+        ),
         (edit("items.0.owner", ""), "\"owner\" must be a name, not ''"),
         (edit("items.0.owner", ...), '"owner" must be a name, not None'),
         (edit("items.0.owner", 5), "expected text, got int"),
@@ -162,7 +206,7 @@ ACTIONS = "claim, ack, requeue, dlq-move, consumers-prune, ghosts-fix"
         (edit("count", 5), '"count" is 5 but 1 items will act'),
         (edit("count", "9" * 30), '"count" is ' + "9" * 20 + " but 1 items will act"),
     ],
-)  # fmt: skip
+)
 def test_refusals_are_exact(data: Any, message: str) -> None:
     assert refused(data) == message
 
@@ -202,14 +246,29 @@ def test_consumer_items_are_named_by_their_owner() -> None:
 
 def test_defaults_of_absent_fields() -> None:
     data = doc()
-    for key in ("notes", "missing", "server", "server_id", "db", "stream_entries_added",
-                "created_ms", "count"):  # fmt: skip
+    for key in (
+        "notes",
+        "missing",
+        "server",
+        "server_id",
+        "db",
+        "stream_entries_added",
+        "created_ms",
+        "count",
+    ):
         del data[key]
     del data["targets"], data["options"]["field_prefix"], data["items"][1]["note"]
     data["options"]["max_retries"] = None
     plan = plans.from_json(data)
-    assert (plan.notes, plan.missing, plan.server, plan.server_id, plan.db, plan.stream_added,
-            plan.created_ms) == ((), (), "", "", None, None, 0)  # fmt: skip
+    assert (
+        plan.notes,
+        plan.missing,
+        plan.server,
+        plan.server_id,
+        plan.db,
+        plan.stream_added,
+        plan.created_ms,
+    ) == ((), (), "", "", None, None, 0)
     assert plan.targets == m.Targets()
     assert plan.options.field_prefix == "_"
     assert plan.items[1].note == ""
@@ -263,11 +322,15 @@ def test_check_seal_refusals_are_exact(monkeypatch, tmp_path) -> None:
     assert seal_refusal(doc()) == (f"the plan {unsealed}", new)
     assert seal_refusal({**sealed, "seal": "x"}, "plan p.json") == (f"plan p.json {unsealed}", new)
     assert seal_refusal({**sealed, "seal": {**sealed["seal"], "digest": 5}}) == (
-        f"the plan {unsealed}", new)  # fmt: skip
+        f"the plan {unsealed}",
+        new,
+    )
     odd = {**sealed, "seal": {**sealed["seal"], "alg": "x" * 30}}
     assert seal_refusal(odd) == (f"the plan has an unknown seal (alg '{'x' * 20}')", new)
     assert seal_refusal({**sealed, "seal": {"digest": "d"}}) == (
-        "the plan has an unknown seal (alg 'None')", new)  # fmt: skip
+        "the plan has an unknown seal (alg 'None')",
+        new,
+    )
     # changed after it was sealed (same key)
     changed = {**sealed, "group": "other"}
     assert seal_refusal(changed) == (
@@ -281,7 +344,9 @@ def test_check_seal_refusals_are_exact(monkeypatch, tmp_path) -> None:
     kid_a, kid_b = plans.key_id(KEY_A.encode()), plans.key_id(KEY_B.encode())
     assert seal_refusal(sealed) == (
         f"the plan was sealed with another key (key {kid_a}), not with this user's"
-        f" ({plans.KEY_ENV}: key {kid_b})", plans.SHARE_HINT)  # fmt: skip
+        f" ({plans.KEY_ENV}: key {kid_b})",
+        plans.SHARE_HINT,
+    )
     for theirs in ("not-hex", "", None, kid_a.upper()):
         forged = {**sealed, "seal": {**sealed["seal"], "key_id": theirs}}
         assert seal_refusal(forged)[0] == (
@@ -295,7 +360,9 @@ def test_check_seal_refusals_are_exact(monkeypatch, tmp_path) -> None:
 
     assert seal_refusal(sealed) == (
         f"the plan was sealed with a key this user does not have (no {plan_key_path()} and no"
-        f" {plans.KEY_ENV})", plans.SHARE_HINT)  # fmt: skip
+        f" {plans.KEY_ENV})",
+        plans.SHARE_HINT,
+    )
 
 
 def test_the_item_caps_are_inclusive() -> None:
@@ -350,8 +417,9 @@ def test_the_seal_format_is_stable() -> None:
     data = {"b": [1, None], "a": "é", "seal": {"digest": "ignored"}}
     body = b'{"a":"\\u00e9","b":[1,null]}'
     assert plans.canonical(data) == body
-    assert _digest(key, data) == hmac.new(
-        key, b"pelctl-plan/2\n" + body, hashlib.sha256).hexdigest()  # fmt: skip
+    assert (
+        _digest(key, data) == hmac.new(key, b"pelctl-plan/2\n" + body, hashlib.sha256).hexdigest()
+    )
     assert plans.key_id(key) == hashlib.sha256(b"pelctl plan key id\0" + key).hexdigest()[:16]
     assert len(plans.key_id(key)) == 16
     with pytest.raises(ValueError):
@@ -359,8 +427,12 @@ def test_the_seal_format_is_stable() -> None:
 
 
 def test_dumps_layout() -> None:
-    data = {"format": "pelctl-plan", "name": "é", "items": [{"id": "1-0", "o": "é"}, {"id": "2-0"}],
-            "missing": []}  # fmt: skip
+    data = {
+        "format": "pelctl-plan",
+        "name": "é",
+        "items": [{"id": "1-0", "o": "é"}, {"id": "2-0"}],
+        "missing": [],
+    }
     assert plans.dumps(data).decode() == (
         '{\n "format": "pelctl-plan",\n "name": "é",\n "items": [\n'
         '  {"id": "1-0", "o": "é"},\n  {"id": "2-0"}\n ],\n "missing": []\n}\n'
@@ -419,7 +491,8 @@ def test_load_refusals_are_exact(monkeypatch, tmp_path) -> None:
         plans.load(path)
     assert (refused_.value.message, refused_.value.hint) == (
         f"{path} was made by an older pelctl: version 1 plans are not sealed",
-        "make a new plan with --plan-out")  # fmt: skip
+        "make a new plan with --plan-out",
+    )
     path.write_text(json.dumps({**doc(), "version": "v" * 30}))
     with pytest.raises(ConfigError) as err:
         plans.load(path)
@@ -451,8 +524,10 @@ ENTRY_KEYS = "consumer, deliveries, id, idle_ms, note, outcome"
     ("data", "message"),
     [
         (v3("items.0", "1-0"), "every item must be an object"),
-        (v3("items.0.k" + "x" * 50, 1),
-         f"item key 'k{'x' * 39}' is not one a plan item has ({ENTRY_KEYS})"),
+        (
+            v3("items.0.k" + "x" * 50, 1),
+            f"item key 'k{'x' * 39}' is not one a plan item has ({ENTRY_KEYS})",
+        ),
         (v3("items.0.owner", "c1"), f"item key 'owner' is not one a plan item has ({ENTRY_KEYS})"),
         (v3("items.0.outcome", ...), 'a version 3 plan item has an "outcome"'),
         (v3("items.0.outcome", 5), "item outcome '5' is not an outcome name"),
@@ -463,18 +538,24 @@ ENTRY_KEYS = "consumer, deliveries, id, idle_ms, note, outcome"
         (v3("items.0.outcome", "fail"), "item outcome 'fail' is not one a plan makes"),
         (v3("items.0.outcome", "unknown"), "item outcome 'unknown' is not one a plan makes"),
         (v3("items.0.outcome", "claimed"), "item outcome 'claimed' is not one this repair makes"),
-        (v3("items.1.note", "n" * 50),
-         f"item outcome 'alive' does not match its note '{'n' * 40}'"),
+        (
+            v3("items.1.note", "n" * 50),
+            f"item outcome 'alive' does not match its note '{'n' * 40}'",
+        ),
         (v3("items.0.consumer", ""), "\"consumer\" must be a name, not ''"),
         (v3("items.0.consumer", ...), '"consumer" must be a name, not None'),
         (v3("items.0.consumer", "", PRUNE), "\"consumer\" must be a name, not ''"),
         (v3("items.1.consumer", ..., PRUNE), '"consumer" must be a name, not None'),
-        (v3("options.reassign_to", None, PRUNE),
-         "a consumer holding entries is deleted only with --reassign-to"),
-        (v3("options.to", "", replace(ENTRY, action="claim", items=())),
-         'claim needs options "to"'),
+        (
+            v3("options.reassign_to", None, PRUNE),
+            "a consumer holding entries is deleted only with --reassign-to",
+        ),
+        (
+            v3("options.to", "", replace(ENTRY, action="claim", items=())),
+            'claim needs options "to"',
+        ),
     ],
-)  # fmt: skip
+)
 def test_version_3_refusals_are_exact(data: Any, message: str) -> None:
     assert refused(data) == message
 
@@ -482,11 +563,23 @@ def test_version_3_refusals_are_exact(data: Any, message: str) -> None:
 def test_version_3_items_read_back() -> None:
     data = plans.to_json(ENTRY)
     assert data["items"] == [
-        {"id": "1-0", "consumer": "c1", "idle_ms": 5_000, "deliveries": 2,
-         "outcome": "requeued", "note": ""},
-        {"id": "2-0", "consumer": "c\\xff", "idle_ms": 6_000, "deliveries": 1,
-         "outcome": "alive", "note": "alive"},
-    ]  # fmt: skip
+        {
+            "id": "1-0",
+            "consumer": "c1",
+            "idle_ms": 5_000,
+            "deliveries": 2,
+            "outcome": "requeued",
+            "note": "",
+        },
+        {
+            "id": "2-0",
+            "consumer": "c\\xff",
+            "idle_ms": 6_000,
+            "deliveries": 1,
+            "outcome": "alive",
+            "note": "alive",
+        },
+    ]
     # a skip without a reason is written "skip", with no note
     skip = v3("items.1.outcome", "skip")
     skip["items"][1]["note"] = ""
@@ -494,7 +587,9 @@ def test_version_3_items_read_back() -> None:
     # a prune's "deleted": plain for an idle consumer holding nothing, with --reassign-to for
     # one holding entries
     assert [i.action for i in plans.from_json(plans.to_json(PRUNE)).items] == [
-        "delete", "reassign+delete"]  # fmt: skip
+        "delete",
+        "reassign+delete",
+    ]
     # item_to_json writes an entry unless told the item is a consumer
     assert plans.item_to_json(ENTRY.items[1]) == data["items"][1]
     assert plans.item_to_json(PRUNE.items[1], True) == {
@@ -524,8 +619,11 @@ def test_sealing_again_replaces_the_seal_and_puts_it_last() -> None:
     old = {"seal": {"alg": "x", "digest": "old"}, "format": "pelctl-plan", "items": []}
     sealed = plans.seal(old, key)
     assert list(sealed) == ["format", "items", "seal"]
-    assert sealed["seal"] == {"alg": "HMAC-SHA256", "key_id": plans.key_id(key),
-                              "digest": _digest(key, old)}  # fmt: skip
+    assert sealed["seal"] == {
+        "alg": "HMAC-SHA256",
+        "key_id": plans.key_id(key),
+        "digest": _digest(key, old),
+    }
 
 
 def test_a_plan_that_cannot_be_sealed_never_matches_a_seal(monkeypatch, tmp_path) -> None:
@@ -534,8 +632,12 @@ def test_a_plan_that_cannot_be_sealed_never_matches_a_seal(monkeypatch, tmp_path
     monkeypatch.setenv(plans.KEY_ENV, KEY_A)
     sealed = plans.seal(plans.to_json(ENTRY))
     changed = "the plan was changed after it was made: its seal does not match"
-    forged = {**sealed, "group": "other", "extra": float("nan"),
-              "seal": {**sealed["seal"], "digest": ""}}  # fmt: skip
+    forged = {
+        **sealed,
+        "group": "other",
+        "extra": float("nan"),
+        "seal": {**sealed["seal"], "digest": ""},
+    }
     assert seal_refusal(forged) == (changed, plans.NARROW_HINT)
     for digest in ("é", "\ud800", sealed["seal"]["digest"] + "é"):
         odd = {**sealed, "seal": {**sealed["seal"], "digest": digest}}

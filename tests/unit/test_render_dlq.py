@@ -13,29 +13,62 @@ from tests.unit.render_text import render
 
 NOW = 1_700_003_600_000
 MOVED = DlqEntry(
-    b"1700000000500-0", b"orders", b"billing", b"1700000000000-0", b"c2\x1b", 5, 7_200_000,
-    "bad sku", 1_700_000_000_500, ((b"sku", b"A-1"),), dlq=b"orders:dlq",
-    dlq_id=b"1700000000100-0", prior_deliveries=1,
-)  # fmt: skip
-RAW = DlqEntry(b"1700000000600-0", None, None, None, None, None, None, None, None,
-               ((b"x", b"\xff"),), dlq=b"orders:dlq")  # fmt: skip
+    b"1700000000500-0",
+    b"orders",
+    b"billing",
+    b"1700000000000-0",
+    b"c2\x1b",
+    5,
+    7_200_000,
+    "bad sku",
+    1_700_000_000_500,
+    ((b"sku", b"A-1"),),
+    dlq=b"orders:dlq",
+    dlq_id=b"1700000000100-0",
+    prior_deliveries=1,
+)
+RAW = DlqEntry(
+    b"1700000000600-0",
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    ((b"x", b"\xff"),),
+    dlq=b"orders:dlq",
+)
 
 
 def test_entries_plain_json_and_styles() -> None:
-    data = TableData(dr.entry_columns(True),
-                     [dr.entry_row(e, NOW, with_dlq=True) for e in (MOVED, RAW)])  # fmt: skip
+    data = TableData(
+        dr.entry_columns(True), [dr.entry_row(e, NOW, with_dlq=True) for e in (MOVED, RAW)]
+    )
     assert render("plain", data) == (
         "DLQ         ID               SOURCE    ORIGINAL ID      OWNER      DELIV  REASON       AGE  FIELDS\n"  # noqa: E501
         "orders:dlq  1700000000500-0  orders    1700000000000-0  c2\\x1b         6  bad sku   59m59s  sku=A-1\n"  # noqa: E501
         "orders:dlq  1700000000600-0  -         -                -              -  -         59m59s  x=\\xff\n"  # noqa: E501
     )
     assert dr.entry_json(MOVED, NOW) == {
-        "dlq": "orders:dlq", "id": "1700000000500-0", "source": "orders", "group": "billing",
-        "original_id": "1700000000000-0", "consumer": "c2\\x1b", "deliveries": 6,
-        "idle_ms": 7_200_000, "reason": "bad sku", "at_ms": 1_700_000_000_500,
-        "age_ms": 3_599_500, "fields": {"sku": "A-1"}, "dlq_id": "1700000000100-0",
-        "dlq_deliveries": 5, "prior_deliveries": 1, "decoded": None,
-    }  # fmt: skip
+        "dlq": "orders:dlq",
+        "id": "1700000000500-0",
+        "source": "orders",
+        "group": "billing",
+        "original_id": "1700000000000-0",
+        "consumer": "c2\\x1b",
+        "deliveries": 6,
+        "idle_ms": 7_200_000,
+        "reason": "bad sku",
+        "at_ms": 1_700_000_000_500,
+        "age_ms": 3_599_500,
+        "fields": {"sku": "A-1"},
+        "dlq_id": "1700000000100-0",
+        "dlq_deliveries": 5,
+        "prior_deliveries": 1,
+        "decoded": None,
+    }
     raw = dr.entry_json(RAW, NOW)
     assert raw["source"] is None and raw["deliveries"] is None and raw["fields"] == {"x": "\\xff"}
     # poison (5+ deliveries over every copy); an entry without an envelope is dim
@@ -61,9 +94,15 @@ def test_entry_pairs() -> None:
 def test_stats() -> None:
     hour = 1_700_000_000_000 - 1_700_000_000_000 % 3_600_000
     s = DlqStats(
-        12, ((b"orders", 9), (None, 3)), (("bad sku", 5), (None, 7)), ((hour, 12),),
-        ((b"orders:dlq", 12),), 1_700_000_000_500, 1_700_000_001_500, now_ms=NOW,
-    )  # fmt: skip
+        12,
+        ((b"orders", 9), (None, 3)),
+        (("bad sku", 5), (None, 7)),
+        ((hour, 12),),
+        ((b"orders:dlq", 12),),
+        1_700_000_000_500,
+        1_700_000_001_500,
+        now_ms=NOW,
+    )
     assert dr.stats_json(s) == {
         "total": 12,
         "by_source": {"orders": 9, "(no envelope)": 3},
@@ -87,10 +126,16 @@ def test_stats() -> None:
 
 
 def test_replay_plan() -> None:
-    plan = Plan("dlq-replay", b"orders:dlq", b"",
-                (PlanItem(b"1700000000500-0", b"orders", 60_000, 5, "replay"),
-                 PlanItem(b"1700000000600-0", b"", 0, 0, "refuse", "no envelope")),
-                missing=(b"9-0",))  # fmt: skip
+    plan = Plan(
+        "dlq-replay",
+        b"orders:dlq",
+        b"",
+        (
+            PlanItem(b"1700000000500-0", b"orders", 60_000, 5, "replay"),
+            PlanItem(b"1700000000600-0", b"", 0, 0, "refuse", "no envelope"),
+        ),
+        missing=(b"9-0",),
+    )
     assert dr.plan_summary(plan) == (
         "dlq-replay: 1 entry from orders:dlq to orders (1); refuse 1, skip 1"
     )
@@ -102,22 +147,50 @@ def test_replay_plan() -> None:
         "orders:dlq  9-0              -             -        -  skip      not in the dead-letter stream\n"  # noqa: E501
     )
     assert [record for _r, record, _s in items] == [
-        {"dlq": "orders:dlq", "id": "1700000000500-0", "target": "orders", "age_ms": 60_000,
-         "deliveries": 5, "outcome": "replayed", "note": ""},
-        {"dlq": "orders:dlq", "id": "1700000000600-0", "target": None, "age_ms": 0,
-         "deliveries": 0, "outcome": "refused", "note": "no envelope"},
-        {"dlq": "orders:dlq", "id": "9-0", "target": None, "age_ms": None, "deliveries": None,
-         "outcome": "gone", "note": "not in the dead-letter stream"},
-    ]  # fmt: skip
+        {
+            "dlq": "orders:dlq",
+            "id": "1700000000500-0",
+            "target": "orders",
+            "age_ms": 60_000,
+            "deliveries": 5,
+            "outcome": "replayed",
+            "note": "",
+        },
+        {
+            "dlq": "orders:dlq",
+            "id": "1700000000600-0",
+            "target": None,
+            "age_ms": 0,
+            "deliveries": 0,
+            "outcome": "refused",
+            "note": "no envelope",
+        },
+        {
+            "dlq": "orders:dlq",
+            "id": "9-0",
+            "target": None,
+            "age_ms": None,
+            "deliveries": None,
+            "outcome": "gone",
+            "note": "not in the dead-letter stream",
+        },
+    ]
     assert [style for _r, _rec, style in items] == [None, "red", "dim"]
 
 
 def test_results() -> None:
     res = RepairResult(
-        "dlq-replay", b"orders:dlq", b"", False, 3, 1, 2, (ItemResult(b"x-0", "fail", "oops"),),
+        "dlq-replay",
+        b"orders:dlq",
+        b"",
+        False,
+        3,
+        1,
+        2,
+        (ItemResult(b"x-0", "fail", "oops"),),
         items=(ItemResult(b"1700000000500-0", "replayed", "7-0"),),
         headline="replayed 1 entry from orders:dlq to orders on redis://h:6379/0",
-    )  # fmt: skip
+    )
     assert dr.result_summary(res) == (
         "replayed 1 entry from orders:dlq to orders on redis://h:6379/0\n"
         "  dlq-replay orders:dlq: matched 3, applied 1, skipped 2, failed 1\n"
@@ -125,10 +198,17 @@ def test_results() -> None:
     )
     doc = dr.result_json(res)
     assert doc == {
-        "action": "dlq-replay", "dlq": "orders:dlq", "dry_run": False, "matched": 3,
-        "applied": 1, "skipped": 2, "failed": [{"id": "x-0", "reason": "fail: oops"}],
-        "failed_count": 1, "outcomes": {"replayed": 1}, "interrupted": False,
-    }  # fmt: skip
+        "action": "dlq-replay",
+        "dlq": "orders:dlq",
+        "dry_run": False,
+        "matched": 3,
+        "applied": 1,
+        "skipped": 2,
+        "failed": [{"id": "x-0", "reason": "fail: oops"}],
+        "failed_count": 1,
+        "outcomes": {"replayed": 1},
+        "interrupted": False,
+    }
     both = dr.combined_json([doc, doc], "dlq-replay", False)
     assert (both["matched"], both["applied"], both["skipped"], len(both["failed"])) == (6, 2, 4, 2)
     assert both["dlqs"] == [doc, doc]

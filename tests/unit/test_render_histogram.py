@@ -9,15 +9,26 @@ from pelctl.render import histogram as hr
 from tests.unit.render_text import render
 
 IDLE = Histogram(
-    b"orders", b"billing", "idle", 10,
+    b"orders",
+    b"billing",
+    "idle",
+    10,
     (Bucket(0, 1000, 6), Bucket(1000, 60_000, 3), Bucket(60_000, None, 1)),
-    now_ms=0, source="scan", calls=3, max_call_ms=1.25, elapsed_ms=42.0,
-)  # fmt: skip
+    now_ms=0,
+    source="scan",
+    calls=3,
+    max_call_ms=1.25,
+    elapsed_ms=42.0,
+)
 CONSUMERS = Histogram(
-    b"s", b"g", "consumer", 5,
+    b"s",
+    b"g",
+    "consumer",
+    5,
     (Bucket(None, None, 4, b"c\x1b1"), Bucket(None, None, 1, None, others=3)),
-    now_ms=0, source="summary",
-)  # fmt: skip
+    now_ms=0,
+    source="summary",
+)
 
 
 def test_plain_idle_histogram_with_bars() -> None:
@@ -44,8 +55,12 @@ def test_json_and_records() -> None:
         ],
     }
     assert hr.records(IDLE)[1] == {
-        "by": "idle", "bucket": "1s – 1m", "lo": 1000, "hi": 60_000, "count": 3,
-    }  # fmt: skip
+        "by": "idle",
+        "bucket": "1s – 1m",
+        "lo": 1000,
+        "hi": 60_000,
+        "count": 3,
+    }
 
 
 def test_consumer_buckets_escape_names_and_fold_others() -> None:
@@ -63,8 +78,10 @@ def test_consumer_buckets_escape_names_and_fold_others() -> None:
 
 
 def test_labels_bars_and_shares() -> None:
-    labels = [hr.bucket_label(Bucket(lo, hi, 0), "deliveries")
-              for lo, hi in ((0, 1), (1, 2), (5, 10), (100, None))]  # fmt: skip
+    labels = [
+        hr.bucket_label(Bucket(lo, hi, 0), "deliveries")
+        for lo, hi in ((0, 1), (1, 2), (5, 10), (100, None))
+    ]
     assert labels == ["0", "1", "5–9", "≥ 100"]
     assert hr.bucket_label(Bucket(600_000, 3_600_000, 0), "age") == "10m – 1h"
     assert [hr.bar(n, 8, 1) for n in (0, 1, 4, 8)] == ["", "▏", "▌", "█"]
@@ -72,11 +89,16 @@ def test_labels_bars_and_shares() -> None:
 
 
 def test_ghost_rows() -> None:
-    trimmed = SimpleNamespace(id=b"1-0", consumer=b"c\x07", idle_ms=61_000, deliveries=2,
-                              reason="trimmed")  # fmt: skip
+    trimmed = SimpleNamespace(
+        id=b"1-0", consumer=b"c\x07", idle_ms=61_000, deliveries=2, reason="trimmed"
+    )
     assert hr.ghost_row(trimmed) == ("1-0", "c\\x07", "1m01s", "2", "trimmed")
     assert hr.ghost_json(trimmed) == {
-        "id": "1-0", "consumer": "c\\x07", "idle_ms": 61_000, "deliveries": 2, "reason": "trimmed",
-    }  # fmt: skip
+        "id": "1-0",
+        "consumer": "c\\x07",
+        "idle_ms": 61_000,
+        "deliveries": 2,
+        "reason": "trimmed",
+    }
     assert hr.ghost_style(trimmed) == "yellow"
     assert hr.ghost_style(SimpleNamespace(reason="deleted")) == "red"

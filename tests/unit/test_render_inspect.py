@@ -16,7 +16,12 @@ from tests.unit.render_text import render
 
 OLDEST = PendingEntry(b"1700000000000-0", b"c2", 7_200_000, 2)
 BILLING = GroupInfo(
-    b"billing", 2, 700, b"1700000000500-0", 1500, 800,
+    b"billing",
+    2,
+    700,
+    b"1700000000500-0",
+    1500,
+    800,
     consumers=(
         ConsumerInfo(b"c1", 0, 1_000, 1_000, "active", "recent-read"),
         ConsumerInfo(b"c2\x1b", 700, 7_200_000, -1, "dead-suspect", "inactive-over-threshold"),
@@ -25,13 +30,20 @@ BILLING = GroupInfo(
     oldest=(OLDEST,),
     idle_counts=IdleCounts((60_000, 600_000, 3_600_000), (700, 700, 700), 700, OLDEST, 0),
     ghosts=3,
-)  # fmt: skip
+)
 SHIPPING = GroupInfo(b"shipping", 0, 0, b"0-0", None, None)
 INSPECTION = StreamInspection(
-    b"orders", 3000, b"1700000000000-0", b"1700000002999-0", (BILLING, SHIPPING),
-    "redis://localhost:6379/0", now_ms=1_700_007_200_000,
-    advice=(Advice("do x", "pelctl claim"),), dlq=b"orders:dlq", dlq_length=1,
-)  # fmt: skip
+    b"orders",
+    3000,
+    b"1700000000000-0",
+    b"1700000002999-0",
+    (BILLING, SHIPPING),
+    "redis://localhost:6379/0",
+    now_ms=1_700_007_200_000,
+    advice=(Advice("do x", "pelctl claim"),),
+    dlq=b"orders:dlq",
+    dlq_length=1,
+)
 
 
 def test_summary_pairs() -> None:
@@ -106,7 +118,7 @@ def test_json() -> None:
                         "verdict": "dead-suspect",
                         "verdict_reason": "inactive-over-threshold",
                     },
-                ],  # fmt: skip
+                ],
                 "pel": {
                     "count": 700,
                     "min_id": "1700000000000-0",

@@ -26,8 +26,7 @@ def test_decoded_json() -> None:
 
 
 def test_sections_and_plain_table() -> None:
-    d = Decoded("taskiq", {"task_name": "t", "labels": {"a": 1}, "args": [1, 2]}, "t(1, 2)",
-                ("n",))  # fmt: skip
+    d = Decoded("taskiq", {"task_name": "t", "labels": {"a": 1}, "args": [1, 2]}, "t(1, 2)", ("n",))
     s = pl.sections(d)
     assert s == pl.Sections(
         "taskiq",

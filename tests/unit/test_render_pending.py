@@ -27,16 +27,40 @@ def test_plain_rows_with_payload() -> None:
 
 def test_json_records() -> None:
     assert [pr.to_json(e, True) for e in ENTRIES] == [
-        {"id": "1700000000000-0", "consumer": "c1", "idle_ms": 7_200_000, "deliveries": 7,
-         "fields": {"sku": "A-1", "qty": "2"}, "ghost": False, "decoded": None},
-        {"id": "1700000000001-0", "consumer": "w\\x1b[31m", "idle_ms": 90_000, "deliveries": 1,
-         "fields": None, "ghost": True, "decoded": None},
-        {"id": "1700000000002-0", "consumer": "c2", "idle_ms": 500, "deliveries": 1,
-         "fields": {"k": "\\xff\\x00"}, "ghost": False, "decoded": None},
-    ]  # fmt: skip
+        {
+            "id": "1700000000000-0",
+            "consumer": "c1",
+            "idle_ms": 7_200_000,
+            "deliveries": 7,
+            "fields": {"sku": "A-1", "qty": "2"},
+            "ghost": False,
+            "decoded": None,
+        },
+        {
+            "id": "1700000000001-0",
+            "consumer": "w\\x1b[31m",
+            "idle_ms": 90_000,
+            "deliveries": 1,
+            "fields": None,
+            "ghost": True,
+            "decoded": None,
+        },
+        {
+            "id": "1700000000002-0",
+            "consumer": "c2",
+            "idle_ms": 500,
+            "deliveries": 1,
+            "fields": {"k": "\\xff\\x00"},
+            "ghost": False,
+            "decoded": None,
+        },
+    ]
     assert pr.to_json(ENTRIES[0]) == {
-        "id": "1700000000000-0", "consumer": "c1", "idle_ms": 7_200_000, "deliveries": 7,
-    }  # fmt: skip
+        "id": "1700000000000-0",
+        "consumer": "c1",
+        "idle_ms": 7_200_000,
+        "deliveries": 7,
+    }
 
 
 def test_styles_pairs_and_stream_items() -> None:

@@ -10,27 +10,59 @@ from pelctl.render.table import TableData
 from tests.unit.render_text import render
 
 PLAN = Plan(
-    "requeue", b"orders", b"billing",
+    "requeue",
+    b"orders",
+    b"billing",
     (
         PlanItem(b"1-0", b"c2", 7_200_000, 2, "requeue"),
         PlanItem(b"2-0", b"c2\x1b", 3_600_000, 1, "requeue"),
         PlanItem(b"3-0", b"c1", 1_000, 7, "skip", "lock held"),
     ),
     missing=(b"9-0",),
-)  # fmt: skip
+)
 # The outcome each item will have, named as the apply reports it (a skip: its reason).
 PLAN_RECORDS = [
-    {"id": "1-0", "consumer": "c2", "idle_ms": 7_200_000, "deliveries": 2,
-     "outcome": "requeued", "note": ""},
-    {"id": "2-0", "consumer": "c2\\x1b", "idle_ms": 3_600_000, "deliveries": 1,
-     "outcome": "requeued", "note": ""},
-    {"id": "3-0", "consumer": "c1", "idle_ms": 1000, "deliveries": 7, "outcome": "lock held",
-     "note": "lock held"},
-    {"id": "9-0", "consumer": None, "idle_ms": None, "deliveries": None,
-     "outcome": "not-pending", "note": "not pending"},
-]  # fmt: skip
+    {
+        "id": "1-0",
+        "consumer": "c2",
+        "idle_ms": 7_200_000,
+        "deliveries": 2,
+        "outcome": "requeued",
+        "note": "",
+    },
+    {
+        "id": "2-0",
+        "consumer": "c2\\x1b",
+        "idle_ms": 3_600_000,
+        "deliveries": 1,
+        "outcome": "requeued",
+        "note": "",
+    },
+    {
+        "id": "3-0",
+        "consumer": "c1",
+        "idle_ms": 1000,
+        "deliveries": 7,
+        "outcome": "lock held",
+        "note": "lock held",
+    },
+    {
+        "id": "9-0",
+        "consumer": None,
+        "idle_ms": None,
+        "deliveries": None,
+        "outcome": "not-pending",
+        "note": "not pending",
+    },
+]
 RESULT = RepairResult(
-    "requeue", b"orders", b"billing", dry_run=False, matched=4, applied=2, skipped=2,
+    "requeue",
+    b"orders",
+    b"billing",
+    dry_run=False,
+    matched=4,
+    applied=2,
+    skipped=2,
     failed=(ItemResult(b"2-0", "fail", "NOSCRIPT"),),
     items=(
         ItemResult(b"1-0", "requeued", "5-0"),
@@ -41,7 +73,7 @@ RESULT = RepairResult(
     interrupted=True,
     notes=("n1",),
     headline="requeued 1 entry of orders/billing held by c2 on redis://h:6379/0",
-)  # fmt: skip
+)
 
 
 def test_plan_plain_rows_styles_and_records() -> None:
@@ -62,20 +94,29 @@ def test_plan_summaries() -> None:
     assert rr.plan_summary(PLAN) == (
         "requeue: 2 entries of orders/billing; skip 2; held by c2 (1), c2\\x1b (1)"
     )
-    prune = Plan("consumers-prune", b"orders", b"billing",
-                 (PlanItem(b"c9", b"c9", 86_400_000, 3, "reassign+delete"),),
-                 options=Options(reassign_to=b"c1"))  # fmt: skip
+    prune = Plan(
+        "consumers-prune",
+        b"orders",
+        b"billing",
+        (PlanItem(b"c9", b"c9", 86_400_000, 3, "reassign+delete"),),
+        options=Options(reassign_to=b"c1"),
+    )
     assert rr.plan_summary(prune) == (
         "consumers-prune: 1 consumer of orders/billing, entries reassigned to c1"
     )
     assert list(rr.plan_rows(prune)) == [
         (
             ("c9", "1d00h", "3", "reassign+delete", ""),
-            {"consumer": "c9", "idle_ms": 86_400_000, "pending": 3,
-             "outcome": "deleted", "note": ""},
+            {
+                "consumer": "c9",
+                "idle_ms": 86_400_000,
+                "pending": 3,
+                "outcome": "deleted",
+                "note": "",
+            },
             None,
         )
-    ]  # fmt: skip
+    ]
 
 
 def test_result_summary_json_and_failed_table() -> None:
@@ -86,16 +127,30 @@ def test_result_summary_json_and_failed_table() -> None:
         "  interrupted: entries not reported were not attempted or have an unknown outcome"
     )
     assert rr.result_to_json(RESULT) == {
-        "action": "requeue", "dry_run": False, "matched": 4, "applied": 2, "skipped": 2,
-        "failed": [{"id": "2-0", "reason": "fail: NOSCRIPT"}], "failed_count": 1,
-        "stream": "orders", "group": "billing",
+        "action": "requeue",
+        "dry_run": False,
+        "matched": 4,
+        "applied": 2,
+        "skipped": 2,
+        "failed": [{"id": "2-0", "reason": "fail: NOSCRIPT"}],
+        "failed_count": 1,
+        "stream": "orders",
+        "group": "billing",
         "outcomes": {"requeued": 1, "fail": 1, "lock-held": 1, "not-pending": 1},
-        "interrupted": True, "notes": ["n1"],
-    }  # fmt: skip
+        "interrupted": True,
+        "notes": ["n1"],
+    }
     assert rr.result_record(RESULT) == {
-        "action": "requeue", "stream": "orders", "group": "billing", "dry_run": False,
-        "matched": 4, "applied": 2, "skipped": 2, "failed_count": 1, "interrupted": True,
-    }  # fmt: skip
+        "action": "requeue",
+        "stream": "orders",
+        "group": "billing",
+        "dry_run": False,
+        "matched": 4,
+        "applied": 2,
+        "skipped": 2,
+        "failed_count": 1,
+        "interrupted": True,
+    }
     assert render("plain", rr.failed_table(RESULT)) == (
         "# failed\nID    OUTCOME    DETAIL\n2-0   fail       NOSCRIPT\n"
     )

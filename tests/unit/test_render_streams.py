@@ -26,13 +26,35 @@ def test_plain() -> None:
 
 def test_json_records() -> None:
     assert [streams.to_json(s) for s in SUMMARIES] == [
-        {"stream": "orders", "length": 3000, "group_count": 2, "pending": 1204, "lag": 5,
-         "oldest_pending_age_ms": 7_200_000, "is_dlq": False},
-        {"stream": "orders:dlq", "length": 12, "group_count": 0, "pending": 0, "lag": None,
-         "oldest_pending_age_ms": None, "is_dlq": True, "node": "10.0.0.1:7000"},
-        {"stream": "bad\\x1b[31m", "length": 1, "group_count": 1, "pending": 1, "lag": 0,
-         "oldest_pending_age_ms": 65_000, "is_dlq": False},
-    ]  # fmt: skip
+        {
+            "stream": "orders",
+            "length": 3000,
+            "group_count": 2,
+            "pending": 1204,
+            "lag": 5,
+            "oldest_pending_age_ms": 7_200_000,
+            "is_dlq": False,
+        },
+        {
+            "stream": "orders:dlq",
+            "length": 12,
+            "group_count": 0,
+            "pending": 0,
+            "lag": None,
+            "oldest_pending_age_ms": None,
+            "is_dlq": True,
+            "node": "10.0.0.1:7000",
+        },
+        {
+            "stream": "bad\\x1b[31m",
+            "length": 1,
+            "group_count": 1,
+            "pending": 1,
+            "lag": 0,
+            "oldest_pending_age_ms": 65_000,
+            "is_dlq": False,
+        },
+    ]
 
 
 def test_styles() -> None:

@@ -24,9 +24,16 @@ def test_crc16_and_slots_match_redis_cluster() -> None:
 
 @pytest.mark.parametrize(
     ("key", "tag"),
-    [(b"{orders}:dlq", b"orders"), (b"orders", b"orders"), (b"{}x", b"{}x"),
-     (b"a{b}{c}", b"b"), (b"a{", b"a{"), (b"x{}{y}", b"x{}{y}"), (b"{a}}", b"a")],
-)  # fmt: skip
+    [
+        (b"{orders}:dlq", b"orders"),
+        (b"orders", b"orders"),
+        (b"{}x", b"{}x"),
+        (b"a{b}{c}", b"b"),
+        (b"a{", b"a{"),
+        (b"x{}{y}", b"x{}{y}"),
+        (b"{a}}", b"a"),
+    ],
+)
 def test_hash_tags(key: bytes, tag: bytes) -> None:
     assert hash_tag(key) == tag
 
@@ -41,7 +48,8 @@ def test_lock_key_patterns() -> None:
     assert lock_key("lock:{stream}:{id}", b"orders", b"g", b"1-0", b"c") == b"lock:orders:1-0"
     assert lock_key("lock:{{{stream}}}:{id}", b"orders", b"g", b"1-0", b"c") == b"lock:{orders}:1-0"
     assert lock_key("l:{orders}:{group}:{consumer}:{id}", b"s", b"g", b"1-0", b"c\xff") == (
-        b"l:{orders}:g:c\xff:1-0")  # fmt: skip
+        b"l:{orders}:g:c\xff:1-0"
+    )
 
 
 def test_ids_are_validated_and_completed() -> None:
@@ -54,9 +62,15 @@ def test_envelope_keeps_the_fields_first() -> None:
     fields = envelope([b"a", b"1"], "_", b"s", b"g", b"1-0", b"c", 5, 10, "why", 99)
     assert fields[:2] == [b"a", b"1"]
     assert dict(zip(fields[2::2], fields[3::2], strict=True)) == {
-        b"_dlq_source": b"s", b"_dlq_group": b"g", b"_dlq_id": b"1-0", b"_dlq_owner": b"c",
-        b"_dlq_deliveries": b"5", b"_dlq_idle_ms": b"10", b"_dlq_reason": b"why",
-        b"_dlq_at": b"99"}  # fmt: skip
+        b"_dlq_source": b"s",
+        b"_dlq_group": b"g",
+        b"_dlq_id": b"1-0",
+        b"_dlq_owner": b"c",
+        b"_dlq_deliveries": b"5",
+        b"_dlq_idle_ms": b"10",
+        b"_dlq_reason": b"why",
+        b"_dlq_at": b"99",
+    }
 
 
 def test_scripts_carry_the_prelude() -> None:
@@ -76,13 +90,21 @@ def test_every_mutation_is_declared_once_and_dangerous() -> None:
 
 def test_plan_json_round_trip_without_a_server() -> None:
     plan = m.Plan(
-        action="requeue", stream=b"s\xff", group=b"g",
-        items=(m.PlanItem(b"1-0", b"c\x00", 5, 2, "requeue"),
-               m.PlanItem(b"2-0", b"c", 6, 1, "skip", "alive")),
-        targets=m.Targets(min_idle_ms=5), options=m.Options(max_retries=3, dlq=b"d"),
-        missing=(b"3-0",), server="redis://h:1/0", server_id="abc", stream_added=7,
+        action="requeue",
+        stream=b"s\xff",
+        group=b"g",
+        items=(
+            m.PlanItem(b"1-0", b"c\x00", 5, 2, "requeue"),
+            m.PlanItem(b"2-0", b"c", 6, 1, "skip", "alive"),
+        ),
+        targets=m.Targets(min_idle_ms=5),
+        options=m.Options(max_retries=3, dlq=b"d"),
+        missing=(b"3-0",),
+        server="redis://h:1/0",
+        server_id="abc",
+        stream_added=7,
         created_ms=1_700_000_000_000,
-    )  # fmt: skip
+    )
     back = plans.from_json(plans.to_json(plan))
     assert back == plan
     assert back.count == 1 and back.matched == 3
@@ -92,8 +114,12 @@ def test_plan_json_round_trip_without_a_server() -> None:
 
 
 def test_results_classify_outcomes() -> None:
-    items = (m.ItemResult(b"1-0", "requeued", "9-0"), m.ItemResult(b"2-0", "alive"),
-             m.ItemResult(b"3-0", "fail", "OOM"), m.ItemResult(b"4-0", "ghost"))  # fmt: skip
+    items = (
+        m.ItemResult(b"1-0", "requeued", "9-0"),
+        m.ItemResult(b"2-0", "alive"),
+        m.ItemResult(b"3-0", "fail", "OOM"),
+        m.ItemResult(b"4-0", "ghost"),
+    )
     plan = m.Plan("requeue", b"s", b"g", ())
     result = m.build_result(plan, items, matched=4)
     assert (result.applied, result.skipped, len(result.failed)) == (2, 1, 1)
@@ -104,17 +130,29 @@ def test_results_classify_outcomes() -> None:
 def test_the_seal_covers_the_whole_plan_whatever_its_layout(monkeypatch) -> None:
     monkeypatch.setenv("PELCTL_PLAN_KEY", "k" * 40)
     plan = m.Plan(
-        action="ack", stream=b"s", group=b"g", items=(m.PlanItem(b"1-0", b"c", 5, 1, "ack"),),
-        server="redis://h:1/0", server_id="abc", db=0, created_ms=1_700_000_000_000,
-    )  # fmt: skip
+        action="ack",
+        stream=b"s",
+        group=b"g",
+        items=(m.PlanItem(b"1-0", b"c", 5, 1, "ack"),),
+        server="redis://h:1/0",
+        server_id="abc",
+        db=0,
+        created_ms=1_700_000_000_000,
+    )
     doc = plans.seal(plans.to_json(plan))
     assert doc["seal"]["key_id"] == plans.key_id(b"k" * 40)
     relaid = json.loads(json.dumps(doc, indent=4, sort_keys=True))  # another layout
     plans.check_seal(relaid)
     assert plans.from_json(relaid) == plan
-    for path, value in [(("action",), "dlq-purge"), (("group",), "h"), (("db",), 1),
-                        (("server_id",), ""), (("items", 0, "id"), "2-0"),
-                        (("options", "dlq"), "x"), (("targets", "all"), True)]:  # fmt: skip
+    for path, value in [
+        (("action",), "dlq-purge"),
+        (("group",), "h"),
+        (("db",), 1),
+        (("server_id",), ""),
+        (("items", 0, "id"), "2-0"),
+        (("options", "dlq"), "x"),
+        (("targets", "all"), True),
+    ]:
         changed = json.loads(json.dumps(doc))
         *parents, last = path
         node = changed

@@ -19,8 +19,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "pelctl"
 def test_the_audit_log_is_written_from_one_place() -> None:
     """``audit.append(`` / ``audit.record(`` appear in the runner alone (and audit.py)."""
     call = re.compile(r"\baudit\.(append|record)\(")
-    writers = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
-                     if call.search(p.read_text()))  # fmt: skip
+    writers = sorted(
+        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py") if call.search(p.read_text())
+    )
     assert writers == ["core/runner.py"]
 
 
@@ -53,8 +54,9 @@ def test_every_mutating_command_runs_a_declared_mutation() -> None:
 
 
 def _mutation(dangerous: bool) -> Mutation:
-    return Mutation("probe", "probe", "a probe", lambda *a, **k: None, lambda *a, **k: None,
-                    dangerous=dangerous)  # type: ignore[arg-type]  # fmt: skip
+    return Mutation(
+        "probe", "probe", "a probe", lambda *a, **k: None, lambda *a, **k: None, dangerous=dangerous
+    )  # type: ignore[arg-type]
 
 
 def test_refusals_in_order(tmp_path, monkeypatch) -> None:

@@ -56,20 +56,36 @@ def test_next_and_previous_keys_at_the_edges() -> None:
     assert prev_key((0, 0)) is None
 
 
-@pytest.mark.parametrize(("text", "start", "key"), [
-    ("-", True, (0, 0)), ("-", False, (0, 0)), ("+", True, (TOP, TOP)), ("+", False, (TOP, TOP)),
-    ("5", True, (5, 0)), ("5", False, (5, TOP)), ("5-3", True, (5, 3)), ("5-3", False, (5, 3)),
-    ("(5-3", True, (5, 4)), ("(5-3", False, (5, 2)), ("(5", True, (5, 1)),
-    ("(5", False, (5, TOP - 1)), ("(5-0", False, (4, TOP)), ("(-", True, (0, 1)),
-    ("(+", False, (TOP, TOP - 1)), ("(+", True, None), ("(-", False, None),
-    (b"(0-0", False, None), (f"{TOP}-{TOP}", True, (TOP, TOP)), ("0", False, (0, TOP)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "start", "key"),
+    [
+        ("-", True, (0, 0)),
+        ("-", False, (0, 0)),
+        ("+", True, (TOP, TOP)),
+        ("+", False, (TOP, TOP)),
+        ("5", True, (5, 0)),
+        ("5", False, (5, TOP)),
+        ("5-3", True, (5, 3)),
+        ("5-3", False, (5, 3)),
+        ("(5-3", True, (5, 4)),
+        ("(5-3", False, (5, 2)),
+        ("(5", True, (5, 1)),
+        ("(5", False, (5, TOP - 1)),
+        ("(5-0", False, (4, TOP)),
+        ("(-", True, (0, 1)),
+        ("(+", False, (TOP, TOP - 1)),
+        ("(+", True, None),
+        ("(-", False, None),
+        (b"(0-0", False, None),
+        (f"{TOP}-{TOP}", True, (TOP, TOP)),
+        ("0", False, (0, TOP)),
+    ],
+)
 def test_bounds(text: str | bytes, start: bool, key: tuple[int, int] | None) -> None:
     assert _bound(text, start=start) == key
 
 
-@pytest.mark.parametrize("text", ["x", "5-x", f"{TOP + 1}", f"1-{TOP + 1}", "-1", "(",
-                                  b"\xff"])  # fmt: skip
+@pytest.mark.parametrize("text", ["x", "5-x", f"{TOP + 1}", f"1-{TOP + 1}", "-1", "(", b"\xff"])
 def test_bad_bounds_are_refused_by_name(text: str | bytes) -> None:
     shown = text.decode(errors="replace") if isinstance(text, bytes) else text
     for start in (True, False):
@@ -104,8 +120,12 @@ def _scan(**kw: object) -> PelScan:
 
 def test_constructor_normalizes_its_options() -> None:
     s = _scan()
-    assert (s.min_idle_ms, s.parallel, s.stats.page_size, s.fixed_page) == (None, 1, FIRST_PAGE,
-                                                                              None)  # fmt: skip
+    assert (s.min_idle_ms, s.parallel, s.stats.page_size, s.fixed_page) == (
+        None,
+        1,
+        FIRST_PAGE,
+        None,
+    )
     assert (s.start, s.end, s.max_server_ms, s.use_idle_filter) == (b"-", b"+", 10.0, True)
     assert _scan(min_idle_ms=0).min_idle_ms is None
     assert _scan(min_idle_ms=-5).min_idle_ms is None
@@ -160,12 +180,29 @@ def test_record_keeps_counts_and_the_longest_call() -> None:
 
 def test_xpending_arguments() -> None:
     s = _scan(consumer=b"c\xff")
-    assert s._args((0, 0), MAX_KEY, 50, None) == ["XPENDING", b"s", b"g", b"-", b"+", 50,
-                                                  b"c\xff"]  # fmt: skip
-    assert s._args((5, 1), (9, 2), 70, 1_000) == ["XPENDING", b"s", b"g", "IDLE", 1_000,
-                                                  b"5-1", b"9-2", 70, b"c\xff"]  # fmt: skip
-    assert s._args((5, 1), (9, 2), 60, 0) == ["XPENDING", b"s", b"g", "IDLE", 0, b"5-1",
-                                              b"9-2", 60, b"c\xff"]  # fmt: skip
+    assert s._args((0, 0), MAX_KEY, 50, None) == ["XPENDING", b"s", b"g", b"-", b"+", 50, b"c\xff"]
+    assert s._args((5, 1), (9, 2), 70, 1_000) == [
+        "XPENDING",
+        b"s",
+        b"g",
+        "IDLE",
+        1_000,
+        b"5-1",
+        b"9-2",
+        70,
+        b"c\xff",
+    ]
+    assert s._args((5, 1), (9, 2), 60, 0) == [
+        "XPENDING",
+        b"s",
+        b"g",
+        "IDLE",
+        0,
+        b"5-1",
+        b"9-2",
+        60,
+        b"c\xff",
+    ]
     assert s.stats.max_count == 70
     assert _scan()._args((1, 0), (2, 0), 5, None) == ["XPENDING", b"s", b"g", b"1-0", b"2-0", 5]
 

@@ -38,17 +38,24 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     proc = subprocess.Popen(
         [
             binary,
-            "--port", str(port),
-            "--bind", "127.0.0.1",
-            "--dir", str(workdir),
-            "--save", "",
-            "--appendonly", "no",
-            "--daemonize", "no",
-            "--logfile", str(workdir / "redis.log"),
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(workdir),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(workdir / "redis.log"),
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    )
     try:
         probe = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
         deadline = time.monotonic() + 10

@@ -120,9 +120,13 @@ def test_settings_password_sources() -> None:
         ("redis://h/0?username=u&password=p", ("u", "p"), "redis://h/0"),
         ("redis://:pw@h/0?username=u", ("u", "pw"), "redis://h/0"),  # the userinfo's password
         ("redis://x:pw@h/0?password=q", ("x", "pw"), "redis://h/0"),  # the userinfo wins
-        ("rediss://h/0?ssl_cert_reqs=none&password=p#f", (None, "p"), "rediss://h/0?ssl_cert_reqs=none#f"),
+        (
+            "rediss://h/0?ssl_cert_reqs=none&password=p#f",
+            (None, "p"),
+            "rediss://h/0?ssl_cert_reqs=none#f",
+        ),
     ],
-)  # fmt: skip
+)
 def test_credentials_in_the_query(url: str, creds: tuple, stripped: str) -> None:
     assert credentials(url) == creds
     assert strip_credentials(url) == stripped
@@ -140,13 +144,15 @@ def test_query_passwords_are_redacted() -> None:
         ("rediss://h:6380/0", ()),
         ("rediss://h:6380/0?ssl_cert_reqs=required&ssl_check_hostname=true", ()),
         ("rediss://h:6380/0?ssl_cert_reqs=none", ("ssl_cert_reqs=none",)),
-        ("rediss://h/0?ssl_check_hostname=No&ssl_cert_reqs=optional",
-         ("ssl_check_hostname=No", "ssl_cert_reqs=optional")),
+        (
+            "rediss://h/0?ssl_check_hostname=No&ssl_cert_reqs=optional",
+            ("ssl_check_hostname=No", "ssl_cert_reqs=optional"),
+        ),
         ("unix:///run/redis.sock?db=3", ()),
         ("redis+sentinel://h1:26379,h2:26379/mymaster/2", ()),
         ("redis://[::1]:6379/0/", ()),
     ],
-)  # fmt: skip
+)
 def test_check_url_reports_tls_verification_off(url: str, insecure: tuple) -> None:
     from pelctl.redis.url import check_url
 

@@ -70,8 +70,9 @@ def _take_ascii(block: bytes, pos: int, n: int) -> bytes | None:
     return value if len(value) == n and value.isascii() else None
 
 
-def _whole(block: bytes, count: int, take: Callable[[bytes, int, int], bytes | None]
-           ) -> list[tuple[bytes, bytes]] | None:  # fmt: skip
+def _whole(
+    block: bytes, count: int, take: Callable[[bytes, int, int], bytes | None]
+) -> list[tuple[bytes, bytes]] | None:
     """Every pair read with ``take``, or None unless they fill exactly the block."""
     if count * 4 > len(block):
         return None

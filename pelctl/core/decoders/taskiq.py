@@ -54,8 +54,12 @@ def decode_taskiq(fields: Fields) -> Decoded | None:
         return None
     task_id, task_name = msg.get("task_id"), msg.get("task_name")
     args, kwargs = msg.get("args"), msg.get("kwargs")
-    if not (isinstance(task_id, str) and isinstance(task_name, str)
-            and isinstance(args, list) and isinstance(kwargs, dict)):  # fmt: skip
+    if not (
+        isinstance(task_id, str)
+        and isinstance(task_name, str)
+        and isinstance(args, list)
+        and isinstance(kwargs, dict)
+    ):
         return None
     raw_labels, kinds = msg.get("labels"), msg.get("labels_types")
     if not isinstance(raw_labels, dict):
@@ -71,6 +75,11 @@ def decode_taskiq(fields: Fields) -> Decoded | None:
         )
         summary += f" labels: {shown}"
     summary += other_fields(fields, TASKIQ_FIELD)
-    data = {"task_id": task_id, "task_name": task_name, "args": args, "kwargs": kwargs,
-            "labels": labels}  # fmt: skip
+    data = {
+        "task_id": task_id,
+        "task_name": task_name,
+        "args": args,
+        "kwargs": kwargs,
+        "labels": labels,
+    }
     return Decoded("taskiq", data, summary)

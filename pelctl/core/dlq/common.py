@@ -30,8 +30,16 @@ from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import DEFAULT_BATCH
 
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:/\s*(\d*)\s*(s|sec|second|m|min|minute|h|hour))?\s*$")
-_RATE_UNITS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600,
-               "hour": 3600}  # fmt: skip
+_RATE_UNITS = {
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+}
 
 
 def parse_rate(text: str) -> float:
@@ -164,8 +172,10 @@ def select(
     f = dlq_filter(targets)
     if targets.ids:
         if f.active:
-            raise UsageError("give entry ids or filters, not both",
-                             hint="filters: --source, --reason, --since, --until")  # fmt: skip
+            raise UsageError(
+                "give entry ids or filters, not both",
+                hint="filters: --source, --reason, --since, --until",
+            )
         found, missing = read_ids(conn, dlq, normalize_ids(targets.ids), prefix)
         return found, tuple(missing)
     return iter_entries(conn, dlq, f, limit=targets.limit, prefix=prefix, check=False), ()
@@ -239,16 +249,21 @@ def run_batches(
                 if not is_connection_error(err):
                     raise
                 out += [DlqItemResult(it.id, "unknown", f"connection lost: {err}") for it in part]
-                out += [DlqItemResult(it.id, "fail", "not attempted: connection lost")
-                        for it in send[i + size :]]  # fmt: skip
+                out += [
+                    DlqItemResult(it.id, "fail", "not attempted: connection lost")
+                    for it in send[i + size :]
+                ]
                 return out, False
             i += len(part)
             if progress:
                 progress(i, len(send))
     except KeyboardInterrupt:
         answered = {r.id for r in out}
-        out += [DlqItemResult(it.id, "interrupted", "outcome unknown or not attempted")
-                for it in send[i:] if it.id not in answered]  # fmt: skip
+        out += [
+            DlqItemResult(it.id, "interrupted", "outcome unknown or not attempted")
+            for it in send[i:]
+            if it.id not in answered
+        ]
         return out, True
     return out, False
 
@@ -279,15 +294,18 @@ def params(plan: Plan) -> dict[str, Any]:
     out = params_json(plan)
     t, o = plan.targets, plan.options
     if isinstance(t, DlqTargets):
-        out["targets"].update({
-            "source": escape(t.source) if t.source is not None else None,
-            "reason": t.reason,
-            "since": t.start.decode() if t.start != b"-" else None,
-            "until": t.end.decode() if t.end != b"+" else None,
-            "discovered": t.discovered,
-        })  # fmt: skip
+        out["targets"].update(
+            {
+                "source": escape(t.source) if t.source is not None else None,
+                "reason": t.reason,
+                "since": t.start.decode() if t.start != b"-" else None,
+                "until": t.end.decode() if t.end != b"+" else None,
+                "discovered": t.discovered,
+            }
+        )
     if isinstance(o, ReplayOptions):
-        out["options"].update({"rate": o.rate, "keep_envelope": o.keep_envelope,
-                               "keep_retries": o.keep_retries})  # fmt: skip
+        out["options"].update(
+            {"rate": o.rate, "keep_envelope": o.keep_envelope, "keep_retries": o.keep_retries}
+        )
     out["options"]["no_lineage"] = o.no_lineage
     return out

@@ -92,16 +92,25 @@ def write(
 ) -> list[bytes]:
     """The dead-letter entry: original fields untouched, then the envelope (in
     :data:`ENVELOPE` order). Python twin of ``add_envelope`` in ``_prelude.lua``."""
-    values = (stream, group, entry_id, owner, str(deliveries).encode(), str(idle_ms).encode(),
-              reason.encode(), str(at_ms).encode())  # fmt: skip
+    values = (
+        stream,
+        group,
+        entry_id,
+        owner,
+        str(deliveries).encode(),
+        str(idle_ms).encode(),
+        reason.encode(),
+        str(at_ms).encode(),
+    )
     out = list(fields)
     for name, value in zip(envelope_names(head(prefix)), values, strict=True):
         out += [name, value]
     return out
 
 
-def split(flat: Sequence[bytes], envelope_head: bytes = b"_dlq_"
-          ) -> tuple[dict[str, bytes], list[tuple[bytes, bytes]], Pairs]:  # fmt: skip
+def split(
+    flat: Sequence[bytes], envelope_head: bytes = b"_dlq_"
+) -> tuple[dict[str, bytes], list[tuple[bytes, bytes]], Pairs]:
     """A raw ``[field, value, ...]`` as (envelope ``{"source": ..., ...}``, the original
     fields in order, every field in order).
 
@@ -182,8 +191,9 @@ class DlqEntry:
         return (self.prior_deliveries or 0) + (self.deliveries or 0)
 
 
-def parse_entry(entry_id: bytes, flat: Sequence[bytes], prefix: str = "_",
-                dlq: bytes = b"") -> DlqEntry:  # fmt: skip
+def parse_entry(
+    entry_id: bytes, flat: Sequence[bytes], prefix: str = "_", dlq: bytes = b""
+) -> DlqEntry:
     """A DLQ entry from its raw ``[field, value, ...]`` (see :func:`split`)."""
     env, fields, raw = split(flat, head(prefix))
     reason = env.get("reason")

@@ -48,7 +48,7 @@ def plan_purge(
             e.total_deliveries or 0,
             "purge",
             e.reason or "",
-        )  # fmt: skip
+        )
         for e in entries
     )
     return new_plan(conn, mutation, dlq, b"", items, targets, options, missing=missing)
@@ -73,12 +73,16 @@ def apply_purge(
             for item in items:
                 pipe.execute_command("XDEL", plan.stream, item.id)
             replies = pipe.execute()
-        return [DlqItemResult(it.id, "purged") if int(n) else
-                DlqItemResult(it.id, "gone", SKIP_TEXT["gone"])
-                for it, n in zip(items, replies, strict=True)]  # fmt: skip
+        return [
+            DlqItemResult(it.id, "purged")
+            if int(n)
+            else DlqItemResult(it.id, "gone", SKIP_TEXT["gone"])
+            for it, n in zip(items, replies, strict=True)
+        ]
 
-    done, interrupted = run_batches(send, one, batch=batch_size or 1_000, depth=1, rate=None,
-                                     progress=progress)  # fmt: skip
+    done, interrupted = run_batches(
+        send, one, batch=batch_size or 1_000, depth=1, rate=None, progress=progress
+    )
     return build_result(plan, results + done, interrupted=interrupted)
 
 
@@ -90,5 +94,5 @@ PURGE = declare(
         plan_purge,
         apply_purge,
         past="permanently deleted",
-    )  # fmt: skip
+    )
 )

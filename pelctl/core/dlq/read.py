@@ -44,8 +44,12 @@ class DlqFilter:
 
     @property
     def active(self) -> bool:
-        return (self.source is not None or self.reason is not None or self.start != b"-"
-                or self.end != b"+")  # fmt: skip
+        return (
+            self.source is not None
+            or self.reason is not None
+            or self.start != b"-"
+            or self.end != b"+"
+        )
 
     def matches(self, e: DlqEntry) -> bool:
         if self.source is not None:
@@ -73,9 +77,11 @@ def parse_time_bound(text: str, *, now_ms: int | None = None, end: bool = False)
     raw = text.strip()
     if _FULL_ID.match(raw):
         if any(int(part) >= 2**64 for part in raw.split("-")):
-            raise UsageError(f"stream id {raw[:60]!r} is out of range",
-                             hint="each part of a stream id is below 2^64, at most "
-                             "18446744073709551615-18446744073709551615")  # fmt: skip
+            raise UsageError(
+                f"stream id {raw[:60]!r} is out of range",
+                hint="each part of a stream id is below 2^64, at most "
+                "18446744073709551615-18446744073709551615",
+            )
         return raw.encode()
     now = int(time.time() * 1000) if now_ms is None else now_ms
     ms: int | None = None
@@ -86,9 +92,10 @@ def parse_time_bound(text: str, *, now_ms: int | None = None, end: bool = False)
                 when = when.replace(tzinfo=UTC)
             ms = int(when.timestamp() * 1000)
         except (ValueError, OverflowError):
-            raise UsageError(f"invalid time {text[:60]!r}",
-                             hint="use a duration (30m, 2d), an ISO time "
-                             "(2025-01-31T14:00Z) or a stream id") from None  # fmt: skip
+            raise UsageError(
+                f"invalid time {text[:60]!r}",
+                hint="use a duration (30m, 2d), an ISO time (2025-01-31T14:00Z) or a stream id",
+            ) from None
     else:
         ms = now - parse_duration_ms(raw)
     ms = max(ms, 0)
@@ -199,8 +206,10 @@ def get_entry(conn: Connection, dlq: bytes, entry_id: bytes, prefix: str = "_") 
     with redis_errors("dlq show"):
         rows = conn.raw(dlq).execute_command("XRANGE", dlq, eid, eid)
     if not rows:
-        raise NotFound(f"entry {escape(eid)} not found in {escape(dlq)}",
-                       hint=f"list it: pelctl dlq list {escape(dlq)}")  # fmt: skip
+        raise NotFound(
+            f"entry {escape(eid)} not found in {escape(dlq)}",
+            hint=f"list it: pelctl dlq list {escape(dlq)}",
+        )
     return parse_entry(rows[0][0], rows[0][1], prefix, dlq)
 
 

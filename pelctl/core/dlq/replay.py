@@ -80,8 +80,10 @@ def plan_replay(
         if own is not None and e.source != own:
             action = "refuse"
             source = "no _dlq_source" if e.source is None else f"_dlq_source {escape(e.source)}"
-            note = (f"{source}, not {escape(own)} (the stream {escape(dlq)} belongs to): "
-                    f"name the DLQ to replay it")  # fmt: skip
+            note = (
+                f"{source}, not {escape(own)} (the stream {escape(dlq)} belongs to): "
+                f"name the DLQ to replay it"
+            )
         elif target is None:
             action, note = "refuse", "no _dlq_source in the entry: give --to STREAM"
         elif target == dlq:
@@ -97,8 +99,11 @@ def plan_replay(
         if action == "replay" and target is not None and cross_slot(conn, dlq, target):
             cross.add(target)
         age = max(0, now - e.time_ms)
-        items.append(PlanItem(e.id, target or b"", age, e.total_deliveries or 0, action,
-                              note or (e.reason or "")))  # fmt: skip
+        items.append(
+            PlanItem(
+                e.id, target or b"", age, e.total_deliveries or 0, action, note or (e.reason or "")
+            )
+        )
     notes: list[str] = []
     if options.no_lineage:
         notes.append(lineage.no_lineage_note("replay", options.field_prefix))
@@ -129,9 +134,13 @@ def apply_replay(
     results, send = start(plan, DlqItemResult)
     replayer = Replayer(conn, plan, force_cross_slot)
     done, interrupted = run_batches(
-        send, replayer.run, batch=batch_for_rate(rate, batch_size),
-        depth=1 if rate else DEFAULT_DEPTH, rate=rate, progress=progress,
-    )  # fmt: skip
+        send,
+        replayer.run,
+        batch=batch_for_rate(rate, batch_size),
+        depth=1 if rate else DEFAULT_DEPTH,
+        rate=rate,
+        progress=progress,
+    )
     notes = []
     if any(r.outcome == "unknown" for r in done):
         notes.append("the connection was lost: rerun the same replay, it skips what was done")
@@ -146,5 +155,5 @@ REPLAY = declare(
         plan_replay,
         apply_replay,
         past="replayed",
-    )  # fmt: skip
+    )
 )

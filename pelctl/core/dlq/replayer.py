@@ -121,9 +121,13 @@ class Replayer:
                 if flat is None:
                     continue
                 pairs = field_pairs(flat)
-                fields = replay_fields(pairs, self.prefix, keep_envelope=self.keep_envelope,
-                                       keep_retries=self.keep_retries,
-                                       no_lineage=self.no_lineage)  # fmt: skip
+                fields = replay_fields(
+                    pairs,
+                    self.prefix,
+                    keep_envelope=self.keep_envelope,
+                    keep_retries=self.keep_retries,
+                    no_lineage=self.no_lineage,
+                )
                 values = self.xadd_values(fields)
                 if not xadd_fits(values):
                     self.wide[item.id] = values
@@ -200,8 +204,14 @@ class Replayer:
         client = self.conn.raw(target)
         markers = marker_key(target, self.dlq)
         marker_pair = (self.marker, item.id) if self.marker else ()
-        xadd: list[object] = ["XADD", target, *(() if self.create else ("NOMKSTREAM",)), "*",
-                              *fields, *marker_pair]  # fmt: skip
+        xadd: list[object] = [
+            "XADD",
+            target,
+            *(() if self.create else ("NOMKSTREAM",)),
+            "*",
+            *fields,
+            *marker_pair,
+        ]
         mark_args: tuple[object, ...] = (self.marker, item.id, MARKER_RETENTION_MS)
         # Without a marker field the script knows the copy by its fields, and by being newer
         # than the target's newest entry read after the WATCH (appended there).
@@ -214,15 +224,32 @@ class Replayer:
             if text(check[0]) == "denied":
                 raise rex.NoPermissionError(text(check[1]))
             for _attempt in range(WATCH_ATTEMPTS):
-                reply = _watched_copy(client, markers, item.id, xadd,
-                                      ("EVALSHA", self.mark.sha, 2, target, markers, "mark",
-                                       *mark_args, *(known or ())),
-                                      newest_of=target if known else None)  # fmt: skip
+                reply = _watched_copy(
+                    client,
+                    markers,
+                    item.id,
+                    xadd,
+                    (
+                        "EVALSHA",
+                        self.mark.sha,
+                        2,
+                        target,
+                        markers,
+                        "mark",
+                        *mark_args,
+                        *(known or ()),
+                    ),
+                    newest_of=target if known else None,
+                )
                 if reply is not None:
                     break
             else:
-                return DlqItemResult(item.id, "fail", "the marker set kept changing (another "
-                                     "replay of the same entries?); rerun", note)  # fmt: skip
+                return DlqItemResult(
+                    item.id,
+                    "fail",
+                    "the marker set kept changing (another replay of the same entries?); rerun",
+                    note,
+                )
             if reply == "already":
                 self.dlq_client.execute_command("XDEL", self.dlq, item.id)
                 return DlqItemResult(item.id, "already-replayed", SKIP_TEXT["already"], note)
@@ -301,8 +328,13 @@ def parse_reply(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
         if status == "replayed":
             out.append(DlqItemResult(item.id, "replayed", detail))
         elif status == "wide":  # the client sends only entries that fit: not expected
-            out.append(DlqItemResult(item.id, "fail", f"too wide for a script ({detail} XADD "
-                                     "values): nothing written"))  # fmt: skip
+            out.append(
+                DlqItemResult(
+                    item.id,
+                    "fail",
+                    f"too wide for a script ({detail} XADD values): nothing written",
+                )
+            )
         elif status == "already":
             out.append(DlqItemResult(item.id, "already-replayed", SKIP_TEXT["already"]))
         elif status == "skip":

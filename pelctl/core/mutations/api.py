@@ -68,8 +68,7 @@ def dry_run_result(plan: Plan) -> RepairResult:
     )
     extra: dict[str, int] = {}
     if plan.mutation.subject == "consumer" and plan.options.reassign_to is not None:
-        extra["reassigned"] = sum(i.deliveries for i in plan.items
-                                  if i.action == "reassign+delete")  # fmt: skip
+        extra["reassigned"] = sum(i.deliveries for i in plan.items if i.action == "reassign+delete")
     return RepairResult(
         action=plan.action,
         stream=plan.stream,

@@ -123,9 +123,13 @@ class Mutation:
         o = plan.options
         if self.subject == "consumer":
             names = [i.id for i in items]
-            text = (f"consumer {escape(names[0])} of {where}" if n == 1 and names
-                    else f"{n:,} {noun} ({name_list(names)}) of {where}" if names
-                    else f"{n:,} {noun} of {where}")  # fmt: skip
+            text = (
+                f"consumer {escape(names[0])} of {where}"
+                if n == 1 and names
+                else f"{n:,} {noun} ({name_list(names)}) of {where}"
+                if names
+                else f"{n:,} {noun} of {where}"
+            )
             moving = [i for i in items if i.action == "reassign+delete"]
             if moving and o.reassign_to is not None:
                 their = "its" if len(items) == 1 else "their"

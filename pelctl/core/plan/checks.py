@@ -23,8 +23,10 @@ def check_target(conn: Connection, plan: Plan) -> None:
 
     here = conn.settings.redacted_url
     if not plan.server_id:
-        raise PlanRefused("this plan does not say which server it was made on (no server_id)",
-                          hint="make a new plan with --plan-out")  # fmt: skip
+        raise PlanRefused(
+            "this plan does not say which server it was made on (no server_id)",
+            hint="make a new plan with --plan-out",
+        )
     run_id = server_run_id(conn, plan.stream)
     if plan.server_id != run_id:
         raise PlanRefused(
@@ -36,10 +38,12 @@ def check_target(conn: Connection, plan: Plan) -> None:
     db = server_db(conn, plan.stream)
     if plan.db is None or plan.db != db:
         made = "an unknown database" if plan.db is None else f"db {plan.db}"
-        raise PlanRefused(f"this plan was made on {made}, not on db {db} of {here}",
-                          hint=f"apply it on db {plan.db}, where it was planned (a URL "
-                          f"ending in /{plan.db})" if plan.db is not None
-                          else "make a new plan")  # fmt: skip
+        raise PlanRefused(
+            f"this plan was made on {made}, not on db {db} of {here}",
+            hint=f"apply it on db {plan.db}, where it was planned (a URL ending in /{plan.db})"
+            if plan.db is not None
+            else "make a new plan",
+        )
     if plan.group:
         require_group(conn, plan.stream, plan.group)
     else:  # a dead-letter plan: a stream, no group

@@ -53,8 +53,15 @@ _TOKEN = re.compile(r"[a-z][a-z0-9-]{0,39}")  # an outcome name (fullmatch)
 # entries, since only --reassign-to lets one be deleted).
 _ENTRY_ITEM_KEYS = frozenset({"id", "consumer", "idle_ms", "deliveries", "outcome", "note"})
 _CONSUMER_ITEM_KEYS = frozenset({"consumer", "idle_ms", "pending", "outcome", "note"})
-_ACTION_OF = {"requeued": "requeue", "dlq": "dlq", "claimed": "claim", "acked": "ack",
-              "ghost": "ack-ghost", "deleted": "delete", "refused": "refuse"}  # fmt: skip
+_ACTION_OF = {
+    "requeued": "requeue",
+    "dlq": "dlq",
+    "claimed": "claim",
+    "acked": "ack",
+    "ghost": "ack-ghost",
+    "deleted": "delete",
+    "refused": "refuse",
+}
 
 
 def item_to_json(item: PlanItem, consumers: bool = False) -> dict[str, Any]:
@@ -138,12 +145,15 @@ def from_json(data: Any) -> Plan:
         raise ValueError(f'not a pelctl plan (no "format": "{FORMAT}")')
     version = data.get("version")
     if version not in READABLE:
-        raise ValueError(f"unsupported plan version {version!r:.20} (this pelctl reads "
-                         f"versions {', '.join(map(str, READABLE))})")  # fmt: skip
+        raise ValueError(
+            f"unsupported plan version {version!r:.20} (this pelctl reads "
+            f"versions {', '.join(map(str, READABLE))})"
+        )
     action = data["action"]
     if not isinstance(action, str) or action not in ITEM_ACTIONS:
-        raise ValueError(f"a plan file cannot hold {str(action)[:40]!r} (only "
-                         f"{', '.join(ITEM_ACTIONS)})")  # fmt: skip
+        raise ValueError(
+            f"a plan file cannot hold {str(action)[:40]!r} (only {', '.join(ITEM_ACTIONS)})"
+        )
     mutation = get(action)
     t = read_table(data, "targets")
     o = read_table(data, "options")
@@ -224,8 +234,9 @@ def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
     keys = _CONSUMER_ITEM_KEYS if consumers else _ENTRY_ITEM_KEYS
     unknown = sorted(set(raw) - keys)
     if unknown:
-        raise ValueError(f"item key {unknown[0][:40]!r} is not one a plan item has "
-                         f"({', '.join(sorted(keys))})")  # fmt: skip
+        raise ValueError(
+            f"item key {unknown[0][:40]!r} is not one a plan item has ({', '.join(sorted(keys))})"
+        )
     if "outcome" not in raw:
         raise ValueError('a version 3 plan item has an "outcome"')
     outcome = raw["outcome"]
@@ -251,8 +262,14 @@ def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
         action = "skip"
     if action not in allowed:
         raise ValueError(f"item outcome {outcome!r} is not one this repair makes")
-    return PlanItem(id=item_id, owner=owner, idle_ms=read_int(raw, "idle_ms"),
-                    deliveries=deliveries, action=action, note=note)  # fmt: skip
+    return PlanItem(
+        id=item_id,
+        owner=owner,
+        idle_ms=read_int(raw, "idle_ms"),
+        deliveries=deliveries,
+        action=action,
+        note=note,
+    )
 
 
 def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
@@ -260,12 +277,15 @@ def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
     if not isinstance(raw, dict):
         raise ValueError("every item must be an object")
     if "action" not in raw:
-        raise ValueError('a version 2 plan item has an "action" (version 3 items have '
-                         'an "outcome")')  # fmt: skip
+        raise ValueError(
+            'a version 2 plan item has an "action" (version 3 items have an "outcome")'
+        )
     action = raw["action"]
     if action not in allowed:
-        raise ValueError(f"item action {str(action)[:40]!r} is not one this repair makes "
-                         f"({', '.join(sorted(allowed))})")  # fmt: skip
+        raise ValueError(
+            f"item action {str(action)[:40]!r} is not one this repair makes "
+            f"({', '.join(sorted(allowed))})"
+        )
     if consumers:  # consumers prune: the item is a consumer, by name
         name = read_name(raw, "id", required=True) or b""
         if read_name(raw, "owner", required=True) != name:

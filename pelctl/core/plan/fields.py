@@ -29,8 +29,7 @@ def unescaped(value: Any) -> bytes | None:
 def read_stream_id(value: Any) -> bytes:
     """A full stream id ``ms-seq`` with both parts below 2^64 (what XPENDING returns)."""
     if not isinstance(value, str) or not _STREAM_ID.fullmatch(value):
-        raise ValueError(f"not a stream id: {str(value)[:40]!r} (ids look like "
-                         "1700000000000-0)")  # fmt: skip
+        raise ValueError(f"not a stream id: {str(value)[:40]!r} (ids look like 1700000000000-0)")
     if any(int(part) >= 2**64 for part in value.split("-")):
         raise ValueError(f"not a stream id: {value!r} (a part is 2^64 or more)")
     return value.encode()

@@ -36,28 +36,38 @@ def save(plan: Plan, path: str | os.PathLike[str]) -> Path:
     """Seal the plan and write it atomically (temp file + rename), mode 0600: it names
     entries. Refused beyond :data:`MAX_ITEMS` items or :data:`MAX_BYTES`."""
     if plan.action not in ITEM_ACTIONS:
-        raise UsageError(f"{plan.action} plans cannot be saved to a file (plan files hold "
-                         f"{', '.join(ITEM_ACTIONS)})")  # fmt: skip
+        raise UsageError(
+            f"{plan.action} plans cannot be saved to a file (plan files hold "
+            f"{', '.join(ITEM_ACTIONS)})"
+        )
     if not plan.server_id:
-        raise UsageError("the server does not report a run_id (INFO server): a plan file "
-                         "could not be bound to it", hint="run the repair directly, after a "
-                         "--dry-run")  # fmt: skip
+        raise UsageError(
+            "the server does not report a run_id (INFO server): a plan file "
+            "could not be bound to it",
+            hint="run the repair directly, after a --dry-run",
+        )
     too_big = "narrow it (--limit N, --consumer, --idle: several smaller plans), or run the "
     too_big += "repair directly after a --dry-run"
     if len(plan.items) > MAX_ITEMS:
-        raise UsageError(f"the plan has {len(plan.items):,} items, more than the "
-                         f"{MAX_ITEMS:,} a plan file may hold", hint=too_big)  # fmt: skip
+        raise UsageError(
+            f"the plan has {len(plan.items):,} items, more than the "
+            f"{MAX_ITEMS:,} a plan file may hold",
+            hint=too_big,
+        )
     blob = dumps(seal(to_json(plan)))
     if len(blob) > MAX_BYTES:
-        raise UsageError(f"the plan would take {len(blob):,} bytes, more than the "
-                         f"{MAX_BYTES:,} a plan file may", hint=too_big)  # fmt: skip
+        raise UsageError(
+            f"the plan would take {len(blob):,} bytes, more than the {MAX_BYTES:,} a plan file may",
+            hint=too_big,
+        )
     target = Path(path).expanduser()
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".plan-", suffix=".json", dir=target.parent)
     except OSError as err:
-        raise OperationFailed(f"cannot write the plan file {target}: "
-                              f"{err.strerror or err}") from None  # fmt: skip
+        raise OperationFailed(
+            f"cannot write the plan file {target}: {err.strerror or err}"
+        ) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(blob)
@@ -65,8 +75,9 @@ def save(plan: Plan, path: str | os.PathLike[str]) -> Path:
         os.replace(tmp, target)
     except OSError as err:
         Path(tmp).unlink(missing_ok=True)
-        raise OperationFailed(f"cannot write the plan file {target}: "
-                              f"{err.strerror or err}") from None  # fmt: skip
+        raise OperationFailed(
+            f"cannot write the plan file {target}: {err.strerror or err}"
+        ) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -86,22 +97,30 @@ def load(path: str | os.PathLike[str]) -> Plan:
     except OSError as err:
         raise ConfigError(f"cannot read plan file {source}: {err.strerror or err}") from None
     if size > MAX_BYTES or len(blob) > MAX_BYTES:
-        raise PlanRefused(f"plan file {source} is larger than the {MAX_BYTES:,} bytes a plan "
-                          "may take", hint=NARROW_HINT)  # fmt: skip
+        raise PlanRefused(
+            f"plan file {source} is larger than the {MAX_BYTES:,} bytes a plan may take",
+            hint=NARROW_HINT,
+        )
     try:
         data = json.loads(blob.decode("utf-8"))
     except ValueError as err:
-        raise ConfigError(f"cannot read plan file {source}: not a whole JSON document "
-                          f"(truncated or damaged): {err}") from None  # fmt: skip
+        raise ConfigError(
+            f"cannot read plan file {source}: not a whole JSON document "
+            f"(truncated or damaged): {err}"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ConfigError(f'{source} is not a valid pelctl plan (no "format": "{FORMAT}")')
     if data.get("version") == 1:
-        raise PlanRefused(f"{source} was made by an older pelctl: version 1 plans are not "
-                          "sealed", hint="make a new plan with --plan-out")  # fmt: skip
+        raise PlanRefused(
+            f"{source} was made by an older pelctl: version 1 plans are not sealed",
+            hint="make a new plan with --plan-out",
+        )
     if data.get("version") not in READABLE:
-        raise ConfigError(f"{source}: unsupported plan version {data.get('version')!r:.20} "
-                          f"(this pelctl reads versions "
-                          f"{', '.join(map(str, READABLE))})")  # fmt: skip
+        raise ConfigError(
+            f"{source}: unsupported plan version {data.get('version')!r:.20} "
+            f"(this pelctl reads versions "
+            f"{', '.join(map(str, READABLE))})"
+        )
     check_seal(data, f"plan {source}")
     try:
         return from_json(data)

@@ -79,8 +79,9 @@ def _read_key(path: Path) -> str:
     except FileNotFoundError:
         raise
     except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"cannot read the plan key {path}: "
-                          f"{getattr(err, 'strerror', None) or err}") from None  # fmt: skip
+        raise ConfigError(
+            f"cannot read the plan key {path}: {getattr(err, 'strerror', None) or err}"
+        ) from None
 
 
 def _create_key(path: Path) -> str:
@@ -117,8 +118,9 @@ def canonical(doc: dict[str, Any]) -> bytes:
     """The bytes the seal covers: the whole plan but its ``seal``, as sorted, compact,
     ASCII-only JSON (the same for any layout of the file)."""
     body = {k: v for k, v in doc.items() if k != "seal"}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False).encode("ascii")  # fmt: skip
+    return json.dumps(
+        body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    ).encode("ascii")
 
 
 def _digest(key: bytes, doc: dict[str, Any]) -> str:
@@ -141,11 +143,15 @@ def check_seal(doc: dict[str, Any], source: str = "the plan") -> None:
     sealed with a key this user does not have."""
     mark = doc.get("seal")
     if not isinstance(mark, dict) or not isinstance(mark.get("digest"), str):
-        raise PlanRefused(f"{source} is not sealed: pelctl apply only runs plans it sealed",
-                          hint="make a new plan with --plan-out")  # fmt: skip
+        raise PlanRefused(
+            f"{source} is not sealed: pelctl apply only runs plans it sealed",
+            hint="make a new plan with --plan-out",
+        )
     if mark.get("alg") != SEAL_ALG:
-        raise PlanRefused(f"{source} has an unknown seal (alg {str(mark.get('alg'))[:20]!r})",
-                          hint="make a new plan with --plan-out")  # fmt: skip
+        raise PlanRefused(
+            f"{source} has an unknown seal (alg {str(mark.get('alg'))[:20]!r})",
+            hint="make a new plan with --plan-out",
+        )
     found = plan_key()
     if found is None:
         raise PlanRefused(
@@ -171,5 +177,6 @@ def check_seal(doc: dict[str, Any], source: str = "the plan") -> None:
             f"({where}: key {key_id(key)})",
             hint=SHARE_HINT,
         )
-    raise PlanRefused(f"{source} was changed after it was made: its seal does not match",
-                      hint=NARROW_HINT)  # fmt: skip
+    raise PlanRefused(
+        f"{source} was changed after it was made: its seal does not match", hint=NARROW_HINT
+    )

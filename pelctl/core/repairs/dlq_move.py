@@ -38,8 +38,16 @@ def apply_dlq_move(
     reason = opts.reason or "moved by pelctl"
     results, send = start(plan)
     if cross_slot(conn, plan.stream, dlq, force_cross_slot):
-        moved, interrupted = ordered(conn, plan, send, kind="dlq", dlq=dlq, reason=reason,
-                                      batch_size=batch_size, progress=progress)  # fmt: skip
+        moved, interrupted = ordered(
+            conn,
+            plan,
+            send,
+            kind="dlq",
+            dlq=dlq,
+            reason=reason,
+            batch_size=batch_size,
+            progress=progress,
+        )
         note = (
             f"{escape(plan.stream)} and {escape(dlq)} are in different cluster slots: ordered "
             "path (dead-letter write first, then ack); a crash can duplicate, never lose"
@@ -55,9 +63,15 @@ def apply_dlq_move(
     interrupted = run.interrupted
     if later.items and not interrupted:
         moved, interrupted = ordered(
-            conn, plan, later.items, kind="dlq", dlq=dlq, reason=reason,
-            batch_size=batch_size, wide=later.wide,
-        )  # fmt: skip
+            conn,
+            plan,
+            later.items,
+            kind="dlq",
+            dlq=dlq,
+            reason=reason,
+            batch_size=batch_size,
+            wide=later.wide,
+        )
         out += moved
     else:
         out += later.not_attempted(out)
@@ -72,5 +86,5 @@ DLQ_MOVE = declare(
         plan_entries,
         apply_dlq_move,
         past="moved",
-    )  # fmt: skip
+    )
 )

@@ -130,9 +130,13 @@ def _flag_poison(
 
 
 def _verified(
-    conn: Connection, plan: Plan, name: str, header: Sequence[object],
-    progress: Progress | None, batch_size: int | None,
-) -> RepairResult:  # fmt: skip
+    conn: Connection,
+    plan: Plan,
+    name: str,
+    header: Sequence[object],
+    progress: Progress | None,
+    batch_size: int | None,
+) -> RepairResult:
     """Run the entry script ``name`` (no copies: claim, ack) over the plan's items."""
     results, send = start(plan)
     run = EntryRun(conn, plan, progress, batch_size, len(send))
@@ -185,9 +189,16 @@ def apply_requeue(
     notes: list[str] = []
     if later.items and not run.interrupted:
         moved, interrupted = ordered(
-            conn, plan, later.items, kind="requeue", dlq=dlq, reason=reason,
-            max_retries=max_retries, batch_size=batch_size, wide=later.wide,
-        )  # fmt: skip
+            conn,
+            plan,
+            later.items,
+            kind="requeue",
+            dlq=dlq,
+            reason=reason,
+            max_retries=max_retries,
+            batch_size=batch_size,
+            wide=later.wide,
+        )
         out += moved
         run.interrupted = interrupted  # it was not, or this branch would not run
         if later.deferred:
@@ -212,7 +223,7 @@ CLAIM = declare(
         apply_claim,
         needs=("to",),
         past="claimed",
-    )  # fmt: skip
+    )
 )
 ACK = declare(
     Mutation(
@@ -222,7 +233,7 @@ ACK = declare(
         plan_entries,
         apply_ack,
         past="acknowledged",
-    )  # fmt: skip
+    )
 )
 REQUEUE = declare(
     Mutation(
@@ -232,5 +243,5 @@ REQUEUE = declare(
         plan_entries,
         apply_requeue,
         past="requeued",
-    )  # fmt: skip
+    )
 )

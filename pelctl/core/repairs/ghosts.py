@@ -56,17 +56,27 @@ def plan_ghosts(
         flags = probe(conn, stream, rows, Options(), group) if rows else []
         for (entry_id, owner, idle, deliveries), (exists, _r, _l) in zip(rows, flags, strict=True):
             note = "present" if exists else "deleted"
-            items.append(PlanItem(entry_id, owner, idle, deliveries,
-                                  "skip" if exists else "ack-ghost", note))  # fmt: skip
+            items.append(
+                PlanItem(entry_id, owner, idle, deliveries, "skip" if exists else "ack-ghost", note)
+            )
     else:
-        for ghost in iter_ghosts(conn, stream, group, consumer=targets.consumer,
-                                 full=options.full, check=False):  # fmt: skip
+        for ghost in iter_ghosts(
+            conn, stream, group, consumer=targets.consumer, full=options.full, check=False
+        ):
             if targets.min_idle_ms is not None and ghost.idle_ms < targets.min_idle_ms:
                 continue
             if targets.min_deliveries is not None and ghost.deliveries < targets.min_deliveries:
                 continue
-            items.append(PlanItem(ghost.id, ghost.consumer, ghost.idle_ms, ghost.deliveries,
-                                  "ack-ghost", ghost.reason))  # fmt: skip
+            items.append(
+                PlanItem(
+                    ghost.id,
+                    ghost.consumer,
+                    ghost.idle_ms,
+                    ghost.deliveries,
+                    "ack-ghost",
+                    ghost.reason,
+                )
+            )
             if targets.limit is not None and len(items) >= targets.limit:
                 break
     return new_plan(conn, mutation, stream, group, items, targets, options, missing=missing)
@@ -100,9 +110,16 @@ def sweep_ghosts(
         while True:
             t0 = time.perf_counter()
             reply = client.execute_command(
-                "XAUTOCLAIM", stream, group, GHOST_SWEEPER, _NEVER_IDLE, cursor,
-                "COUNT", count, "JUSTID",
-            )  # fmt: skip
+                "XAUTOCLAIM",
+                stream,
+                group,
+                GHOST_SWEEPER,
+                _NEVER_IDLE,
+                cursor,
+                "COUNT",
+                count,
+                "JUSTID",
+            )
             elapsed = (time.perf_counter() - t0) * 1000.0
             cursor = reply[0]
             if len(reply) > 2:
@@ -142,8 +159,9 @@ def apply_ghosts_fix(
             removed = set(swept)
             planned = {i.id for i in send}
             results += [ItemResult(i.id, "ghost") for i in send if i.id in removed]
-            extra_items = [ItemResult(i, "ghost", "found by the sweep") for i in swept
-                           if i not in planned]  # fmt: skip
+            extra_items = [
+                ItemResult(i, "ghost", "found by the sweep") for i in swept if i not in planned
+            ]
             send = [i for i in send if i.id not in removed]
     run = EntryRun(conn, plan, progress, batch_size, len(send))
     lua = script("ghosts_ack")
@@ -156,8 +174,13 @@ def apply_ghosts_fix(
     notes = []
     if extra_items:
         notes.append(f"the sweep also cleared {len(extra_items):,} ghosts found since the plan")
-    return build_result(plan, items, interrupted=run.interrupted, notes=notes,
-                        matched=plan.matched + len(extra_items))  # fmt: skip
+    return build_result(
+        plan,
+        items,
+        interrupted=run.interrupted,
+        notes=notes,
+        matched=plan.matched + len(extra_items),
+    )
 
 
 GHOSTS_FIX = declare(
@@ -169,5 +192,5 @@ GHOSTS_FIX = declare(
         apply_ghosts_fix,
         past="cleared",
         label="ghost",
-    )  # fmt: skip
+    )
 )

@@ -48,9 +48,15 @@ def ordered(
     where = {b"stream": plan.stream, b"dlq": dlq}
     run = EntryRun(conn, plan, progress, batch_size, len(items))
     wide = wide or {}
-    header = (plan.group, plan.options.field_prefix, kind, max_retries,
-              "dlq" if dlq is not None else "none", reason,
-              0 if plan.options.no_lineage else 1)  # fmt: skip
+    header = (
+        plan.group,
+        plan.options.field_prefix,
+        kind,
+        max_retries,
+        "dlq" if dlq is not None else "none",
+        reason,
+        0 if plan.options.no_lineage else 1,
+    )
     out: list[ItemResult] = []
     batches = list(chunks(items, run.batch))
     n = 0  # batches[n - 1] is the one in hand
@@ -76,13 +82,17 @@ def ordered(
                 reply = lease.call(source, keys, [*header, *args])
             except rex.ResponseError as err:  # reported per item (a refusal raises)
                 fatal(err)
-                out.extend(ItemResult(it.id, "fail", f"script error: {err}", note(it.id))
-                           for it in sent)  # fmt: skip
+                out.extend(
+                    ItemResult(it.id, "fail", f"script error: {err}", note(it.id)) for it in sent
+                )
                 continue
             # Step 2: the copies, one pipeline per target node.
             taken: dict[bytes, list[tuple[bytes, bytes, int]]] = {b"stream": [], b"dlq": []}
-            pipes = {t: conn.raw(k).pipeline(transaction=False)
-                     for t, k in where.items() if k is not None}  # fmt: skip
+            pipes = {
+                t: conn.raw(k).pipeline(transaction=False)
+                for t, k in where.items()
+                if k is not None
+            }
             later = [item for item, status, _d in pairs(sent, reply) if status == LATER]
             if later:  # the lease reached its byte budget: these go again, untouched
                 batches.extend(chunks(later, max(1, len(sent) - len(later))))
@@ -111,8 +121,11 @@ def ordered(
                     fatal(new_id)
                     if isinstance(new_id, Exception):
                         # Nothing written: the entry stays pending with its owner.
-                        out.append(ItemResult(entry_id, "fail", f"copy not written: {new_id}",
-                                              note(entry_id)))  # fmt: skip
+                        out.append(
+                            ItemResult(
+                                entry_id, "fail", f"copy not written: {new_id}", note(entry_id)
+                            )
+                        )
                     else:
                         written.append((target, entry_id, owner, deliveries, new_id))
             if not written:
@@ -139,8 +152,14 @@ def ordered(
                     reason_ = "dlq-duplicate" if target == b"dlq" else "requeue-duplicate"
                     out.append(ItemResult(entry_id, reason_, text(new_id), note(entry_id)))
                 else:
-                    out.append(ItemResult(entry_id, "unknown", f"copy written ({text(new_id)}),"
-                                          f" ack failed: {detail}", note(entry_id)))  # fmt: skip
+                    out.append(
+                        ItemResult(
+                            entry_id,
+                            "unknown",
+                            f"copy written ({text(new_id)}), ack failed: {detail}",
+                            note(entry_id),
+                        )
+                    )
             run.done += len(chunk) - len(later)
             if progress:
                 progress(run.done, run.total)
@@ -150,8 +169,12 @@ def ordered(
         answered = {r.id for r in out}
         lost((it.id for it in batches[n - 1] if it.id not in answered), f"connection lost: {err}")
         answered = {r.id for r in out}
-        out.extend(ItemResult(it.id, "fail", "not attempted: connection lost", note(it.id))
-                   for chunk in batches[n:] for it in chunk if it.id not in answered)  # fmt: skip
+        out.extend(
+            ItemResult(it.id, "fail", "not attempted: connection lost", note(it.id))
+            for chunk in batches[n:]
+            for it in chunk
+            if it.id not in answered
+        )
     except KeyboardInterrupt:
         answered = {r.id for r in out}
         out.extend(

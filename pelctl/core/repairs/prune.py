@@ -68,8 +68,15 @@ def plan_prune(
     if targets.consumer is not None:
         require_consumer(conn, stream, group, targets.consumer, names=known)
     if to is not None and not options.create_consumer:
-        require_consumer(conn, stream, group, to, option="--reassign-to", names=known,
-                         create_flag="--create-consumer")  # fmt: skip
+        require_consumer(
+            conn,
+            stream,
+            group,
+            to,
+            option="--reassign-to",
+            names=known,
+            create_flag="--create-consumer",
+        )
     quiet = [
         c
         for c in facts
@@ -81,7 +88,7 @@ def plan_prune(
     judged = (
         liveness.group_verdicts(
             conn, stream, group, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
-        )  # fmt: skip
+        )
         if any(c.pending for c in quiet)
         else {}
     )
@@ -98,8 +105,10 @@ def plan_prune(
             pass
         elif verdict.verdict == liveness.UNKNOWN and not options.assume_dead:
             unknown += 1
-            note = (f"liveness unknown ({verdict.reason}); once its worker is known to be "
-                    "gone: --assume-dead")  # fmt: skip
+            note = (
+                f"liveness unknown ({verdict.reason}); once its worker is known to be "
+                "gone: --assume-dead"
+            )
         elif to is not None:
             action, note = "reassign+delete", f"to {escape(to)} ({why})"
         else:
@@ -120,7 +129,7 @@ def plan_prune(
     target = (
         liveness.target_verdict(
             conn, stream, group, to, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
-        )  # fmt: skip
+        )
         if to is not None and any(i.action == "reassign+delete" for i in items)
         else None
     )
@@ -188,8 +197,9 @@ def apply_prune(
             if item.action == "reassign+delete":
                 to = plan.options.reassign_to
                 assert to is not None
-                moved, _left = reassign(conn, plan.stream, plan.group, item.id, to,
-                                        batch_size=batch_size)  # fmt: skip
+                moved, _left = reassign(
+                    conn, plan.stream, plan.group, item.id, to, batch_size=batch_size
+                )
                 moved_total += moved
             with redis_errors("consumers prune"):
                 reply = lua.call(client, [plan.stream], [plan.group, item.id, inactive])
@@ -219,5 +229,5 @@ PRUNE = declare(
         subject="consumer",
         needs=("inactive_ms",),
         past="deleted",
-    )  # fmt: skip
+    )
 )

@@ -235,8 +235,11 @@ class Later:
     def not_attempted(self, results: Sequence[ItemResult]) -> list[ItemResult]:
         """After an interruption: the entries left for the ordered path were not touched."""
         answered = {r.id for r in results}
-        return [ItemResult(i.id, "interrupted", "not attempted (left for the ordered path)")
-                for i in self.items if i.id not in answered]  # fmt: skip
+        return [
+            ItemResult(i.id, "interrupted", "not attempted (left for the ordered path)")
+            for i in self.items
+            if i.id not in answered
+        ]
 
     def notes(self, results: Sequence[ItemResult]) -> list[str]:
         if not self.wide:

@@ -34,8 +34,15 @@ def dlq_row(e: DlqEntry, now_ms: int, decoded: Decoded | None = UNSET) -> KeyedR
     # DELIV is the message's every delivery (earlier copies + the moved one), as the cell
     # (and `pelctl dlq list`) shows it, so the column sorts by what it shows.
     values = (
-        parse_id(e.id), e.source, e.original_id, e.owner, e.total_deliveries, e.reason, age, None
-    )  # fmt: skip
+        parse_id(e.id),
+        e.source,
+        e.original_id,
+        e.owner,
+        e.total_deliveries,
+        e.reason,
+        age,
+        None,
+    )
     return KeyedRow(
         e.id.decode(),
         render.entry_row(e, now_ms, width=60, decoded=decoded),
@@ -188,10 +195,11 @@ class DlqScreen(PollingScreen):
             return
         now_ms = int(self.data.taken_at * 1000) if isinstance(self.data, DlqSnapshot) else 0
         detail = EntryDetail(
-            render.entry_pairs(e, now_ms), e.fields,
+            render.entry_pairs(e, now_ms),
+            e.fields,
             pel_title="Dead-letter envelope (its PEL data when it was moved)",
             fields_title="Original fields",
-        )  # fmt: skip
+        )
         self.app.push_screen(EntryScreen(f"{escape(e.dlq)} · {e.id.decode()}", lambda: detail))
 
     def action_back(self) -> None:
