@@ -7,13 +7,16 @@ STAMP := $(VENV)/.installed
 SPARK_STAMP := $(VENV)/.installed-spark
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup setup-spark redis demo demo-down test test-fast lint typecheck docs bench mutate clean
+.PHONY: setup setup-spark redis tools demo demo-down test test-fast lint typecheck docs bench mutate clean
 
 redis:  ## install redis-server (and redis-cli) if missing
 	@command -v redis-server >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends redis-server redis-tools >/dev/null; }
+
+tools:  ## what the suite needs from the machine (apt packages, Redis 8.6 built and cached)
+	bash tools/install-tools.sh
 
 $(STAMP): pyproject.toml requirements.lock
 	@[ -x $(BIN)/python ] || $(PY) -m venv $(VENV)
@@ -39,14 +42,15 @@ demo: setup  ## start the throwaway demo server with its incident and inspect it
 demo-down:
 	$(BIN)/pelctl demo down
 
-# -rs lists every skipped test with its reason; with CI set (.ci/run) any skip fails the run.
-# The linter and the type checker run first; the layer contracts are a test
-# (tests/unit/test_layers.py).
-test: setup-spark  ## the linter, the type checker and the whole suite, as CI runs it
+# `tools` installs what the suite needs (tools/install-tools.sh, the script .ci/run relies on
+# too), so a newcomer's `make test` skips nothing. -rs lists every skipped test with its
+# reason; with CI set (.ci/run) any skip fails the run. The linter and the type checker run
+# first; the layer contracts are a test (tests/unit/test_layers.py).
+test: tools setup-spark  ## the linter, the type checker and the whole suite, as CI runs it
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(MAKE) --no-print-directory typecheck
-	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
+	$(BIN)/python -m pytest -q -rs -p no:cacheprovider --durations=25
 
 # mypy on the package, settings in pyproject.toml ([tool.mypy]). With the Spark extra
 # installed, so pelctl/spark is checked against pyspark's own annotations.

@@ -1,7 +1,12 @@
 """Test harness: a real redis-server per test session, on a free loopback port.
 
 Fixtures:
-- ``redis_server``: the session's server (``.url``, ``.port``, ``.dir``, ``.proc``);
+- ``redis_server``: the session's server (``.url``, ``.port``, ``.dir``, ``.proc``,
+  ``.version``): Debian's Redis 7.0; in the tiers that test the command layer on every
+  server (``tests/integration``, ``tests/reclaim``) it is parametrised over Redis 7.0 and
+  Redis 8.6 (built from Debian's source package by tools/build-redis.sh), test ids ``[7.0]``
+  and ``[8.6]``;
+- ``redis_servers``: one server per version for the whole session (``redis_servers("8.6")``);
 - ``r``: a redis-py client (RESP2, bytes) on a flushed database;
 - ``conn``: a pelctl ``Connection`` to it;
 - ``cli``: run the typer app in-process (``cli("inspect", "s", "-o", "json")``); whatever
@@ -47,6 +52,7 @@ class RedisServer:
     proc: subprocess.Popen
     port: int
     dir: str
+    version: str = "7.0"
 
     @property
     def url(self) -> str:
@@ -65,23 +71,58 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def start_redis(*extra: str) -> RedisServer:
+SERVER_VERSIONS = ("7.0", "8.6")
+
+
+def redis_binary(version: str = "7.0") -> str:
+    """The ``redis-server`` of a version: Debian's package for 7.0, the cached build of
+    tools/build-redis.sh for 8.6 (under CI a missing one fails the test)."""
+    if version == "8.6":
+        from tests.support.tools import need_redis86
+
+        return os.path.join(need_redis86(), "redis-server")
+    from pelctl.demo.server import find_redis_server
+
+    found = find_redis_server()
+    if found is None:
+        pytest.fail("redis-server is not installed (apt-get install redis-server)")
+    return found
+
+
+def start_redis(*extra: str, version: str = "7.0") -> RedisServer:
     from pelctl.demo.server import start_server
 
     workdir = tempfile.mkdtemp(prefix="pelctl-test-")
-    proc, port, workdir = start_server(workdir=workdir, extra_args=extra)
-    return RedisServer(proc, port, workdir)
+    proc, port, workdir = start_server(
+        workdir=workdir, extra_args=extra, binary=redis_binary(version)
+    )
+    return RedisServer(proc, port, workdir, version)
 
 
 @pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
-    from pelctl.demo.server import find_redis_server
+def redis_servers() -> Iterator[Callable[[str], RedisServer]]:
+    """``redis_servers(version)``: the session's server of that version, started once."""
+    started: dict[str, RedisServer] = {}
 
-    if find_redis_server() is None:
-        pytest.fail("redis-server is not installed (apt-get install redis-server)")
-    server = start_redis()
-    yield server
-    server.stop()
+    def get(version: str) -> RedisServer:
+        if version not in started:
+            started[version] = start_redis(version=version)
+        return started[version]
+
+    yield get
+    for server in started.values():
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_server(redis_servers: Callable[[str], RedisServer]) -> RedisServer:
+    return redis_servers("7.0")
+
+
+@pytest.fixture(scope="session")
+def redis86_server(redis_servers: Callable[[str], RedisServer]) -> RedisServer:
+    """Redis 8.6 for a test of a feature older servers lack (CLAIM, IDMP, XACKDEL)."""
+    return redis_servers("8.6")
 
 
 @pytest.fixture

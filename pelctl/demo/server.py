@@ -51,8 +51,12 @@ def state_file() -> Path:
 
 
 def find_redis_server() -> str | None:
-    for candidate in (os.environ.get("PELCTL_REDIS_SERVER"), shutil.which("redis-server"),
-                      "/usr/bin/redis-server", "/usr/sbin/redis-server"):  # fmt: skip
+    for candidate in (
+        os.environ.get("PELCTL_REDIS_SERVER"),
+        shutil.which("redis-server"),
+        "/usr/bin/redis-server",
+        "/usr/sbin/redis-server",
+    ):
         if candidate and os.path.exists(candidate):
             return candidate
     return None
@@ -108,21 +112,42 @@ def status() -> DemoState | None:
 
 
 def start_server(
-    port: int | None = None, workdir: str | None = None, extra_args: tuple[str, ...] = ()
+    port: int | None = None,
+    workdir: str | None = None,
+    extra_args: tuple[str, ...] = (),
+    binary: str | None = None,
 ) -> tuple[subprocess.Popen, int, str]:
-    """Start a detached redis-server on loopback; return (process, port, dir)."""
-    binary = find_redis_server()
+    """Start a detached redis-server (``binary``, else the machine's) on loopback; return
+    (process, port, dir)."""
+    binary = binary or find_redis_server()
     if binary is None:
         raise OperationFailed(INSTALL_HINT)
     port = port or free_port()
     workdir = workdir or tempfile.mkdtemp(prefix="pelctl-demo-")
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", workdir, "--daemonize", "no", "--logfile", os.path.join(workdir, "redis.log"),
-         *extra_args],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            workdir,
+            "--daemonize",
+            "no",
+            "--logfile",
+            os.path.join(workdir, "redis.log"),
+            *extra_args,
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
-    )  # fmt: skip
+    )
     import redis
     from redis.backoff import NoBackoff
     from redis.retry import Retry
@@ -207,8 +232,11 @@ HOUR = 3_600_000
 
 
 def _dlq_envelope(i: int, now_ms: int) -> dict[str, str]:
-    reasons = ["handler error: KeyError 'sku'", "max deliveries exceeded (5)",
-               "handler error: timeout calling payments-api"]  # fmt: skip
+    reasons = [
+        "handler error: KeyError 'sku'",
+        "max deliveries exceeded (5)",
+        "handler error: timeout calling payments-api",
+    ]
     return {
         "order_id": f"ord-{90000 + i}",
         "sku": "" if i % 3 == 0 else f"SKU-{i % 17}",
@@ -237,9 +265,18 @@ def seed(client) -> None:  # a scenario script reads best in one piece
     for i in range(6_000):
         ts = start + i * 1_700
         pipe.execute_command(
-            "XADD", orders, f"{ts}-0", "order_id", f"ord-{10000 + i}", "sku", f"SKU-{i % 97}",
-            "amount", f"{(i * 13) % 900 + 10}.00", "customer", f"cust-{i % 311}",
-        )  # fmt: skip
+            "XADD",
+            orders,
+            f"{ts}-0",
+            "order_id",
+            f"ord-{10000 + i}",
+            "sku",
+            f"SKU-{i % 97}",
+            "amount",
+            f"{(i * 13) % 900 + 10}.00",
+            "customer",
+            f"cust-{i % 311}",
+        )
     pipe.execute()
     sc.create_group(client, orders, b"billing", "0")
     sc.create_group(client, orders, b"shipping", "0")
@@ -277,17 +314,43 @@ def seed(client) -> None:  # a scenario script reads best in one piece
 
     # {payments}: hash-tagged pair, healthy-ish.
     pay = b"{payments}"
-    sc.add_entries(client, pay, 400, {b"payment_id": b"pay", b"amount": b"12.50"},
-                   start_ms=now_ms - 30 * 60_000)  # fmt: skip
+    sc.add_entries(
+        client,
+        pay,
+        400,
+        {b"payment_id": b"pay", b"amount": b"12.50"},
+        start_ms=now_ms - 30 * 60_000,
+    )
     sc.create_group(client, pay, b"settle", "0")
     a = sc.deliver(client, pay, b"settle", b"settle-a", 200)
     b = sc.deliver(client, pay, b"settle", b"settle-b", 150)
     r.execute_command("XACK", pay, b"settle", *a[:-30], *b[:-20])
     sc.set_idle(client, pay, b"settle", b"settle-b", b[-20:], 12 * 60_000)
-    r.execute_command("XADD", b"{payments}:dlq", "*", "payment_id", "pay-77", "amount", "0.00",
-                      "_dlq_source", "{payments}", "_dlq_group", "settle", "_dlq_id", a[0],
-                      "_dlq_owner", "settle-a", "_dlq_deliveries", "6", "_dlq_idle_ms", "900000",
-                      "_dlq_reason", "invalid amount", "_dlq_at", str(now_ms))  # fmt: skip
+    r.execute_command(
+        "XADD",
+        b"{payments}:dlq",
+        "*",
+        "payment_id",
+        "pay-77",
+        "amount",
+        "0.00",
+        "_dlq_source",
+        "{payments}",
+        "_dlq_group",
+        "settle",
+        "_dlq_id",
+        a[0],
+        "_dlq_owner",
+        "settle-a",
+        "_dlq_deliveries",
+        "6",
+        "_dlq_idle_ms",
+        "900000",
+        "_dlq_reason",
+        "invalid amount",
+        "_dlq_at",
+        str(now_ms),
+    )
 
     # A stream nobody consumes.
     sc.add_entries(client, b"notifications", 300, {b"to": b"user@example.com", b"kind": b"email"})

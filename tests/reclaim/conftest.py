@@ -15,9 +15,16 @@ import pytest
 import redis
 
 from pelctl.demo import scenario as sc
+from tests.conftest import SERVER_VERSIONS, RedisServer
 
 HOUR = 3_600_000
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session", params=SERVER_VERSIONS)
+def redis_server(request: pytest.FixtureRequest, redis_servers: Callable[[str], RedisServer]):
+    """The reclaim loop and ReliableConsumer run on Redis 7.0 and on Redis 8.6."""
+    return redis_servers(request.param)
 
 
 def build_pel(
@@ -71,8 +78,13 @@ def make_runner(redis_server) -> Callable[..., object]:
         kwargs.setdefault("once", True)
         cfg = ReclaimConfig(**kwargs)
         settings = ConnectionSettings(url=redis_server.url)
-        runner = Runner(cfg, connect_fn or (lambda: connect(settings)), metrics=metrics,
-                        server=redis_server.url, **(runner_kwargs or {}))  # fmt: skip
+        runner = Runner(
+            cfg,
+            connect_fn or (lambda: connect(settings)),
+            metrics=metrics,
+            server=redis_server.url,
+            **(runner_kwargs or {}),
+        )
         made.append(runner)
         return runner
 
@@ -89,8 +101,12 @@ class Proc:
         self.raw: list[str] = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "pelctl", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -130,8 +146,12 @@ def spawn(tmp_path) -> Iterator[Callable[..., Proc]]:
 
     def start(url: str, *args: str) -> Proc:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PELCTL_", "REDIS"))}
-        env.update(PELCTL_URL=url, XDG_STATE_HOME=str(tmp_path / "state"),
-                   XDG_CONFIG_HOME=str(tmp_path / "config"), PYTHONUNBUFFERED="1")  # fmt: skip
+        env.update(
+            PELCTL_URL=url,
+            XDG_STATE_HOME=str(tmp_path / "state"),
+            XDG_CONFIG_HOME=str(tmp_path / "config"),
+            PYTHONUNBUFFERED="1",
+        )
         p = Proc(["reclaim", *args, "--log-format", "json"], env)
         procs.append(p)
         return p

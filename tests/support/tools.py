@@ -43,10 +43,12 @@ def missing(what: str, install: str | None = None) -> NoReturn:
     how = install or INSTALL.get(what, what)
     message = f"MISSING {what}: install it with `{how}`"
     if in_ci():
-        pytest.fail(f"{message} (.ci/run must install it: under CI nothing is skipped)",
-                    pytrace=False)  # fmt: skip
-    pytest.skip(f"{message} (skipped because CI is unset; under CI this fails)",
-                allow_module_level=True)  # fmt: skip
+        pytest.fail(
+            f"{message} (.ci/run must install it: under CI nothing is skipped)", pytrace=False
+        )
+    pytest.skip(
+        f"{message} (skipped because CI is unset; under CI this fails)", allow_module_level=True
+    )
     raise AssertionError  # unreachable
 
 
@@ -66,6 +68,36 @@ def need_binary(*names: str, install: str | None = None) -> str:
     if found:
         return found
     missing(names[0], install)
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REDIS86_BUILD = "tools/build-redis.sh 8.6 (make test runs it: Debian's source package, cached in .cache/)"
+
+
+def redis86_dir() -> str | None:
+    """Where a Redis 8.6 built by tools/build-redis.sh lives (``PELCTL_REDIS86_DIR`` first,
+    then the newest ``.cache/redis-8.6.*``), or None."""
+    import glob
+
+    given = os.environ.get("PELCTL_REDIS86_DIR")
+    candidates = [given] if given else []
+    candidates += sorted(
+        glob.glob(os.path.join(ROOT, ".cache", "redis-8.6.*")),
+        key=lambda p: [int(x) for x in os.path.basename(p)[6:].split(".") if x.isdigit()],
+        reverse=True,
+    )
+    for path in candidates:
+        if os.access(os.path.join(path, "redis-server"), os.X_OK):
+            return path
+    return None
+
+
+def need_redis86() -> str:
+    """The directory holding Redis 8.6's ``redis-server`` and ``redis-cli``, or :func:`missing`."""
+    found = redis86_dir()
+    if found:
+        return found
+    missing("redis-server 8.6", REDIS86_BUILD)
 
 
 def need_module(name: str, install: str | None = None) -> ModuleType:
