@@ -71,7 +71,9 @@ def need_binary(*names: str, install: str | None = None) -> str:
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-REDIS86_BUILD = "tools/build-redis.sh 8.6 (make test runs it: Debian's source package, cached in .cache/)"
+REDIS86_BUILD = (
+    "tools/build-redis.sh 8.6 (make test runs it: Debian's source package, cached in .cache/)"
+)
 
 
 def redis86_dir() -> str | None:
