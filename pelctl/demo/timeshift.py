@@ -24,10 +24,13 @@ Supported formats (the type byte that opens the payload; layouts checked against
 - 15 ``RDB_TYPE_STREAM_LISTPACKS``   (Redis 5.0-6.2): ``seen_time`` only;
 - 19 ``RDB_TYPE_STREAM_LISTPACKS_2`` (Redis 7.0): adds first id, max deleted id, entries added
   and each group's entries-read counter; ``seen_time`` only;
-- 21 ``RDB_TYPE_STREAM_LISTPACKS_3`` (Redis 7.2-7.4, Valkey 7.2-9.x): adds ``active_time``.
+- 21 ``RDB_TYPE_STREAM_LISTPACKS_3`` (Redis 7.2-8.4, Valkey 7.2-9.x): adds ``active_time``;
+- 26 ``RDB_TYPE_STREAM_LISTPACKS_4`` (Redis 8.6): the idempotent-producer state after the
+  groups (``idmp-duration``, ``idmp-maxsize``, each producer's ids with the entry id each
+  one produced, and the ``iids-added`` / ``iids-duplicates`` counters), copied untouched.
 
-Anything else, including the newer Redis 8.x stream types (26 and up: IDMP, XNACK, ...), is
-refused with :class:`ValueError` rather than guessed at.
+Anything else (a newer stream type) is refused with :class:`ValueError` rather than guessed
+at.
 
 .. warning::
    This is a helper for seeding demo and test scenarios only. Never use it on production
@@ -56,6 +59,7 @@ __all__ = [
     "RDB_TYPE_STREAM_LISTPACKS",
     "RDB_TYPE_STREAM_LISTPACKS_2",
     "RDB_TYPE_STREAM_LISTPACKS_3",
+    "RDB_TYPE_STREAM_LISTPACKS_4",
     "SUPPORTED_STREAM_TYPES",
     "backdate_consumers",
     "backdate_payload",
@@ -65,10 +69,12 @@ __all__ = [
 RDB_TYPE_STREAM_LISTPACKS = 15
 RDB_TYPE_STREAM_LISTPACKS_2 = 19
 RDB_TYPE_STREAM_LISTPACKS_3 = 21
+RDB_TYPE_STREAM_LISTPACKS_4 = 26
 SUPPORTED_STREAM_TYPES = (
     RDB_TYPE_STREAM_LISTPACKS,
     RDB_TYPE_STREAM_LISTPACKS_2,
     RDB_TYPE_STREAM_LISTPACKS_3,
+    RDB_TYPE_STREAM_LISTPACKS_4,
 )
 
 # Millisecond times are written little-endian since RDB 9 (Redis 5.0, which introduced streams).
@@ -240,11 +246,12 @@ def _walk_stream(body: bytes) -> list[_ConsumerTimes]:
     if rdb_type not in SUPPORTED_STREAM_TYPES:
         raise ValueError(
             f"unsupported DUMP value type {rdb_type}: expected a stream serialised as RDB type "
-            f"{', '.join(map(str, SUPPORTED_STREAM_TYPES))} (Redis 5.0-7.4, Valkey 7.2-9.x); "
-            "newer stream formats (Redis 8.x types 26+) and other key types are not supported"
+            f"{', '.join(map(str, SUPPORTED_STREAM_TYPES))} (Redis 5.0-8.6, Valkey 7.2-9.x); "
+            "newer stream formats and other key types are not supported"
         )
     v2 = rdb_type >= RDB_TYPE_STREAM_LISTPACKS_2
     v3 = rdb_type >= RDB_TYPE_STREAM_LISTPACKS_3
+    v4 = rdb_type >= RDB_TYPE_STREAM_LISTPACKS_4
 
     for _ in range(r.length()):  # listpacks: (master id, listpack) pairs, copied untouched
         r.skip_string()
@@ -277,6 +284,17 @@ def _walk_stream(body: bytes) -> list[_ConsumerTimes]:
             pel_count = r.length()
             r.take(pel_count * _STREAM_ID_LEN)  # consumer PEL: raw ids only
             found.append(_ConsumerTimes(group, consumer, seen_offset, active_offset))
+    if v4:  # idempotent producers (rdbSaveStreamIdmpEntries), copied untouched
+        r.length()  # idmp-duration (s)
+        r.length()  # idmp-maxsize
+        for _ in range(r.length()):  # producers
+            r.skip_string()  # producer id
+            for _ in range(r.length()):  # its idempotent ids, oldest first
+                r.skip_string()  # idempotent id
+                r.length()  # the entry id it produced: ms
+                r.length()  # and seq
+        r.length()  # iids-added
+        r.length()  # iids-duplicates
     if r.pos != len(body):
         raise ValueError(
             f"unexpected {len(body) - r.pos} trailing bytes after the stream value "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -18,7 +19,7 @@ from pelctl.demo.timeshift import (
     crc64,
 )
 from pelctl.redis.connection import strip_callbacks
-from tests.support.tools import need_binary
+from tests.support.tools import need_binary, need_redis86
 
 HOUR_MS = 3_600_000
 SMALL_MS = 60_000  # "recently seen": generous for a slow CI machine
@@ -30,9 +31,15 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
-    binary = need_binary("redis-server")
+@pytest.fixture(scope="module", params=["7.0", "8.6"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[int]:
+    """Debian's Redis 7.0 (stream type 19) and Redis 8.6 (type 26, with IDMP state)."""
+    if request.param == "8.6":
+        binary = os.path.join(need_redis86(), "redis-server")
+    else:
+        binary = need_binary("redis-server")
     workdir = tmp_path_factory.mktemp("redis-timeshift")
     port = _free_port()
     proc = subprocess.Popen(
@@ -168,6 +175,37 @@ def test_backdate_one_consumer(client: redis.Redis) -> None:
     assert _consumers(client, key, b"g2")[b"bob"][b"idle"] < SMALL_MS
 
 
+def test_idempotent_producers_survive_the_rewrite(client: redis.Redis) -> None:
+    """On Redis 8.6 a stream written with XADD IDMP carries its producers' ids in the DUMP
+    (type 26): the rewrite walks past them and keeps them, so a retried write is still
+    refused afterwards."""
+    key = b"idmp"
+    _build(client, key, [b"a", b"b"])
+    if not _has_idmp(client):  # Redis 7.0: no IDMP, and the older stream type
+        assert client.dump(key)[0] == 19
+        return
+    first = client.execute_command("XADD", key, "IDMP", "p1", "order-1", "*", "n", "1")
+    client.execute_command("XADD", key, "IDMP", "p2", b"\xff" * 70, "*", "n", "2")
+    assert client.dump(key)[0] == 26
+    backdate_consumers(client, key, {b"a": HOUR_MS})
+    assert _consumers(client, key, b"g1")[b"a"][b"idle"] >= HOUR_MS
+    again = client.execute_command("XADD", key, "IDMP", "p1", "order-1", "*", "n", "1")
+    assert again == first
+    info = strip_callbacks(client).execute_command("XINFO", "STREAM", key)
+    fields = dict(zip(info[::2], info[1::2], strict=True))
+    assert fields[b"pids-tracked"] == 2
+    assert fields[b"iids-duplicates"] == 1
+
+
+def _has_idmp(client: redis.Redis) -> bool:
+    try:
+        client.execute_command("XADD", b"idmp-probe", "IDMP", "p", "i", "*", "n", "1")
+    except redis.ResponseError:
+        return False
+    client.delete(b"idmp-probe")
+    return True
+
+
 def test_binary_numeric_and_long_names(client: redis.Redis) -> None:
     key = b"bin\x00stream"
     weird = b"w\xff"
@@ -257,6 +295,9 @@ def _synthetic_payload(rdb_type: int, times: dict[bytes, tuple[int, int]]) -> by
         if v3:
             out += active.to_bytes(8, "little", signed=True)
         out += bytes([1]) + raw_id
+    if rdb_type >= 26:  # IDMP: duration 60 s, maxsize 50, producer "p" with iid "i" -> 5-0
+        out += bytes([60, 50, 1]) + s(b"p") + bytes([1]) + s(b"i") + bytes([5, 0])
+        out += bytes([1, 0])  # iids-added 1, iids-duplicates 0
     out += (11).to_bytes(2, "little")
     return bytes(out) + crc64(bytes(out)).to_bytes(8, "little")
 
@@ -277,10 +318,10 @@ def test_synthetic_layouts(rdb_type: int) -> None:
 
 
 def test_unknown_stream_types_are_refused() -> None:
-    payload = bytearray(_synthetic_payload(21, {b"x": (1, 1)}))
-    payload[0] = 26  # Redis 8.x RDB_TYPE_STREAM_LISTPACKS_4
+    payload = bytearray(_synthetic_payload(26, {b"x": (1, 1)}))
+    payload[0] = 27  # a stream type newer than any this module knows
     payload[-8:] = crc64(bytes(payload[:-8])).to_bytes(8, "little")
-    with pytest.raises(ValueError, match="unsupported DUMP value type 26"):
+    with pytest.raises(ValueError, match="unsupported DUMP value type 27"):
         backdate_payload(bytes(payload), {b"x": 1})
 
 
