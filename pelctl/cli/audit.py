@@ -85,7 +85,7 @@ def tail(
             out.line(json_text(r))
             sys.stdout.flush()
         return
-    out.stream(columns, rows(records))
+    out.stream_triples(columns, rows(records))
     for r in audit.follow(path) if follow else ():
         for row, _record, _style in rows([r]):
             out.line("  ".join(row))

@@ -201,7 +201,7 @@ def list_cmd(
 
     with_dlq = dlq is None
     known = problems()
-    shown = rt.out.stream(
+    shown = rt.out.stream_triples(
         render.entry_columns(with_dlq), render.entry_items(entries(), with_dlq=with_dlq)
     )
     warn_decoders(rt, known)

@@ -77,7 +77,7 @@ def _show_dry_run(rt: Runtime, plans: list[Any], single: bool) -> int:
         out.document(docs[0] if single else render.combined_json(docs, plans[0].action, True))
         return 0
     if out.fmt in ("ndjson", "csv", "tsv"):
-        out.stream(render.plan_columns(plans[0]), render.plan_items(plans))
+        out.stream_triples(render.plan_columns(plans[0]), render.plan_items(plans))
         return 0
     # Text: each DLQ's summary and its notes first, then the first rows of all of them.
     for p in plans:

@@ -126,7 +126,7 @@ def register(app: typer.Typer) -> None:
             ghosts = _limited(ghosts, limit)
         items = ((render.ghost_row(x), render.ghost_json(x), render.ghost_style(x)) for x in ghosts)
         with bar:
-            shown = out.stream(render.GHOST_COLUMNS, items)
+            shown = out.stream_triples(render.GHOST_COLUMNS, items)
         if not out.machine:
             rt.info(summary(stats, shown, limit))
         return None

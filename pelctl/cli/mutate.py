@@ -152,14 +152,14 @@ def show_dry_run(
         out.document(doc)
         return 0
     if out.fmt == "ndjson":
-        out.stream(render.plan_columns(plan), render.plan_rows(plan))
+        out.stream_triples(render.plan_columns(plan), render.plan_rows(plan))
         doc = render.result_to_json(result)
         if said:
             doc["warnings"] = said
         out.document(doc)
         return 0
     if out.fmt in ("csv", "tsv"):
-        out.stream(render.plan_columns(plan), render.plan_rows(plan))
+        out.stream_triples(render.plan_columns(plan), render.plan_rows(plan))
         _warn(rt, said)
         return 0
     if header:
@@ -191,7 +191,7 @@ def show_plan_rows(rt: Runtime, columns: Any, rows: Any, total: int) -> None:
     limit = rt.dry_run_rows
     out = rt.out
     out.blank()
-    shown = out.stream(columns, itertools.islice(rows, limit))
+    shown = out.stream_triples(columns, itertools.islice(rows, limit))
     if shown < total:
         sys.stdout.flush()
         rt.info(f"... and {total - shown:,} more (--all-rows or -o json for all)")

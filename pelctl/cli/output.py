@@ -1,9 +1,14 @@
-"""Output in every format of SPEC §3, for whole tables and for streams of rows.
+"""Output in every format of the ``-o`` option, for whole results and streams of rows.
 
 - ``table``: rich, coloured (default on a terminal);
 - ``plain`` and ``markdown``: tabulate text tables (``plain`` is the default in pipes);
 - ``json``: one document; ``ndjson``: one object a line;
 - ``csv`` / ``tsv``: the machine records (raw numbers, not humanised), with a header.
+
+This is the one place that looks at the format. A command hands over a result and its
+renderer (:meth:`Output.result`) or items and their row renderer (:meth:`Output.stream`);
+the renderer protocol (:mod:`pelctl.render.protocol`) says what each format shows, and
+this module writes it.
 
 Data is never trusted as markup or terminal control (docs/security.md). Every text written
 here goes through one function per surface: :func:`pelctl.base.binary.clean` for terminal
@@ -19,10 +24,26 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pelctl.base.binary import clean, json_text
+from pelctl.render.protocol import (
+    PLAIN_WIDTH,
+    Aside,
+    Blank,
+    Doc,
+    Line,
+    Lines,
+    Message,
+    Note,
+    Pairs,
+    Part,
+    Records,
+    ResultRenderer,
+    RowRenderer,
+    Stream,
+)
 from pelctl.render.table import Column, TableData, fit, natural_widths
 
 if TYPE_CHECKING:
@@ -31,17 +52,42 @@ if TYPE_CHECKING:
 FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
 _TABULATE = {"plain": "plain", "markdown": "github"}
 
+T = TypeVar("T")
+R = TypeVar("R")
+
 
 def stdout_is_tty() -> bool:
     return sys.stdout.isatty()
 
 
+def _to_stderr(text: str) -> None:
+    sys.stderr.write(clean(text) + "\n")
+
+
+def _warn_stderr(text: str) -> None:
+    _to_stderr(f"warning: {text}")
+
+
 class Output:
-    def __init__(self, fmt: str | None, *, no_color: bool = False, pipe_default: str = "plain"):
+    """The chosen format (``-o``, else ``table`` on a terminal and ``pipe_default`` in a
+    pipe) and the writing of every part in it. ``info`` and ``warn`` say a line on stderr
+    (the runtime's: secrets redacted)."""
+
+    def __init__(
+        self,
+        fmt: str | None,
+        *,
+        no_color: bool = False,
+        pipe_default: str = "plain",
+        info: Callable[[str], None] = _to_stderr,
+        warn: Callable[[str], None] = _warn_stderr,
+    ):
         self.is_tty = stdout_is_tty()
         self.fmt = fmt or ("table" if self.is_tty else pipe_default)
         self.no_color = no_color or bool(os.environ.get("NO_COLOR"))
         self._console: Console | None = None
+        self._info = info
+        self._warn = warn
 
     # -- consoles --------------------------------------------------------------------------
     @property
@@ -62,6 +108,85 @@ class Output:
     @property
     def machine(self) -> bool:
         return self.fmt in ("json", "ndjson", "csv", "tsv")
+
+    @property
+    def width(self) -> int:
+        """The width a text view is laid out for: the terminal's for a ``table``; plain and
+        markdown are never fitted."""
+        return self.console.width if self.fmt == "table" else PLAIN_WIDTH
+
+    # -- through a renderer ------------------------------------------------------------------
+    def result(self, renderer: ResultRenderer[R], result: R) -> None:
+        """Show one whole result: the renderer's face for the chosen format."""
+        if self.fmt == "json":
+            parts = renderer.json(result)
+        elif self.fmt == "ndjson":
+            parts = renderer.ndjson(result)
+        elif self.fmt in ("csv", "tsv"):
+            parts = renderer.delimited(result)
+        else:
+            parts = renderer.view(result, self.width)
+        self.show(parts)
+
+    def stream(
+        self,
+        renderer: RowRenderer[T],
+        items: Iterable[T],
+        *,
+        limit: int | None = None,
+        footer: Callable[[int], str | None] | None = None,
+    ) -> int:
+        """Write items as they come (:class:`~pelctl.render.protocol.Stream`); returns how
+        many were written."""
+        return self._stream(Stream(renderer, items, limit, footer))
+
+    def stream_triples(
+        self,
+        columns: tuple[Column, ...],
+        items: Iterable[tuple[tuple[str, ...], dict[str, Any], str | None]],
+    ) -> int:
+        """Transitional: ``(row, record, style)`` items of the commands not yet moved to a
+        row renderer."""
+        return self.stream(_Triples(columns), items)
+
+    def show(self, parts: Iterable[Part]) -> None:
+        for part in parts:
+            self._show(part)
+
+    def _show(self, part: Part) -> None:
+        if isinstance(part, Doc):
+            self.document(part.value)
+        elif isinstance(part, Records):
+            self.table(TableData(()), part.records)
+        elif isinstance(part, Stream):
+            self._stream(part)
+        elif isinstance(part, TableData):
+            self.table(part)
+        elif isinstance(part, Pairs):
+            self.pairs(list(part.pairs), part.title)
+        elif isinstance(part, Message):
+            self.message(part.text, part.style)
+        elif isinstance(part, Line):
+            self.line(part.text)
+        elif isinstance(part, Lines):
+            for text in part.lines:
+                self.line(text)
+                sys.stdout.flush()
+        elif isinstance(part, Blank):
+            self.blank()
+        elif isinstance(part, Note):
+            self.note(part.text, warning=part.warning)
+        elif isinstance(part, Aside):
+            if self.fmt == "table":
+                self.console.print(_text(part.text))
+        else:  # pragma: no cover - a Part this module does not know
+            raise TypeError(f"not an output part: {part!r}")
+
+    def note(self, text: str, *, warning: bool = False) -> None:
+        """A line on stderr, after everything stdout printed before it."""
+        sys.stdout.flush()
+        (self._warn if warning else self._info)(text)
+        sys.stderr.flush()
 
     # -- whole results ---------------------------------------------------------------------
     def document(self, obj: Any) -> None:
@@ -117,29 +242,30 @@ class Output:
         sys.stdout.write(clean(text, keep="\n") + "\n")
 
     # -- streams of rows -------------------------------------------------------------------
-    def stream(
-        self,
-        columns: tuple[Column, ...],
-        items: Iterable[tuple[tuple[str, ...], dict[str, Any], str | None]],
-        *,
-        title: str | None = None,
-        flush_every: int = 1000,
-    ) -> int:
-        """Write rows as they come (``(display_row, record, style)``); returns the count.
-
-        Text formats print the header first, then each row aligned to the widths of the
-        first page, so output starts before the scan ends and memory stays flat.
-        """
+    def _stream(self, part: Stream[Any], flush_every: int = 1000) -> int:
+        """Text formats print the header first, then each row aligned to the widths of the
+        first page, so output starts before the scan ends and memory stays flat; machine
+        formats write each record."""
+        items: Iterable[Any] = part.items
+        if part.limit is not None:
+            items = itertools.islice(items, part.limit)
+        if self.fmt not in ("json", "ndjson", "csv", "tsv"):
+            n = self._stream_text(part.renderer, items, flush_every)
+            if part.footer is not None:
+                said = part.footer(n)
+                if said:
+                    self.note(said)
+            return n
+        records = map(part.renderer.record, items)
         out = sys.stdout
         n = 0
-        if self.fmt in ("json",):
+        if self.fmt == "json":
             # A JSON array written incrementally: still streaming, still valid JSON. "[" waits
             # for the first item, so an error raised by the source (a missing group) leaves
             # stdout empty rather than holding a lone "[".
-            iterator = iter(items)
-            first = next(iterator, None)
+            first = next(records, None)
             out.write("[")
-            for _row, record, _style in itertools.chain([first] if first else [], iterator):
+            for record in itertools.chain([first] if first is not None else [], records):
                 out.write(("\n  " if n == 0 else ",\n  ") + json_text(record))
                 n += 1
                 if n % flush_every == 0:
@@ -147,33 +273,32 @@ class Output:
             out.write("\n]\n" if n else "]\n")
             return n
         if self.fmt == "ndjson":
-            for _row, record, _style in items:
+            for record in records:
                 out.write(json_text(record) + "\n")
                 n += 1
                 if n % flush_every == 0:
                     out.flush()
             return n
-        if self.fmt in ("csv", "tsv"):
-            writer = csv.writer(
-                out, delimiter="," if self.fmt == "csv" else "\t", lineterminator="\n"
-            )
-            for _row, record, _style in items:
-                if n == 0:
-                    writer.writerow([csv_cell(k) for k in record])
-                writer.writerow([csv_cell(v) for v in record.values()])
-                n += 1
-                if n % flush_every == 0:
-                    out.flush()
-            return n
-        return self._stream_text(columns, items, title, flush_every)
+        writer = csv.writer(out, delimiter="," if self.fmt == "csv" else "\t", lineterminator="\n")
+        for record in records:
+            if n == 0:
+                writer.writerow([csv_cell(k) for k in record])
+            writer.writerow([csv_cell(v) for v in record.values()])
+            n += 1
+            if n % flush_every == 0:
+                out.flush()
+        return n
 
-    def _stream_text(self, columns, items, title, flush_every) -> int:
+    def _stream_text(
+        self, renderer: RowRenderer[Any], items: Iterable[Any], flush_every: int
+    ) -> int:
+        columns = renderer.columns
         buffered: list[tuple[tuple[str, ...], str | None]] = []
-        iterator: Iterator = iter(items)
+        iterator: Iterator[Any] = iter(items)
         n = 0
         # Widths come from the first rows (up to 200), then stay fixed.
-        for row, _record, style in iterator:
-            buffered.append((self._cells(row), style))
+        for item in iterator:
+            buffered.append((self._cells(renderer.row(item)), renderer.style(item)))
             if len(buffered) >= 200:
                 break
         fit_row = self._row_fitter(columns, [row for row, _ in buffered])
@@ -183,8 +308,6 @@ class Output:
             text = sep.join(fit_row(cells)).rstrip()
             return f"| {text} |" if self.fmt == "markdown" else text
 
-        if title and self.fmt == "table":
-            self.console.print(_text(title, "bold"))
         header = fmt_row([clean(c.header) for c in columns])
         if self.fmt == "table":
             self.console.print(_text(header, "bold"))
@@ -207,8 +330,8 @@ class Output:
             emit(row, style)
             n += 1
         sys.stdout.flush()
-        for row, _record, style in iterator:
-            emit(self._cells(row), style)
+        for item in iterator:
+            emit(self._cells(renderer.row(item)), renderer.style(item))
             n += 1
             if n % flush_every == 0:
                 sys.stdout.flush()
@@ -354,6 +477,22 @@ class Output:
             writer.writerow([csv_cell(k) for k in keys])
         for record in records:
             writer.writerow([csv_cell(record.get(k, "")) for k in keys])
+
+
+class _Triples:
+    """Transitional row renderer over ready ``(row, record, style)`` items."""
+
+    def __init__(self, columns: tuple[Column, ...]) -> None:
+        self.columns = columns
+
+    def row(self, item: tuple[tuple[str, ...], dict[str, Any], str | None], /) -> tuple[str, ...]:
+        return item[0]
+
+    def record(self, item: tuple[tuple[str, ...], dict[str, Any], str | None], /) -> dict[str, Any]:
+        return item[1]
+
+    def style(self, item: tuple[tuple[str, ...], dict[str, Any], str | None], /) -> str | None:
+        return item[2]
 
 
 # A string cell a spreadsheet would run as a formula (OWASP "CSV injection"); plain numbers

@@ -134,7 +134,7 @@ def register(app: typer.Typer) -> None:
         machine = rt.out.machine
         items = (render.item(e, with_payload, machine) for e in entries)
         known = problems()
-        shown = rt.out.stream(render.columns(with_payload), items)
+        shown = rt.out.stream_triples(render.columns(with_payload), items)
         if with_payload:
             warn_decoders(rt, known)
         if cap is not None and shown == cap and not rt.out.machine:
