@@ -129,21 +129,16 @@ def register(app: typer.Typer) -> None:
 
             if wanted():
                 entries = _with_progress(entries, conn, s, g, rt.out.no_color)
-        # json/ndjson/csv/tsv write the record only (no display row); a payload is decoded
-        # once for both.
-        machine = rt.out.machine
-        items = (render.item(e, with_payload, machine) for e in entries)
+        footer = None
+        if cap is not None:  # a full page: how many there are in all (one XPENDING)
+
+            def footer(shown: int) -> str | None:
+                return render.more(shown, count_pending(conn, s, g)) if shown == cap else None
+
         known = problems()
-        shown = rt.out.stream_triples(render.columns(with_payload), items)
+        rt.out.stream(render.renderer(with_payload), entries, footer=footer)
         if with_payload:
             warn_decoders(rt, known)
-        if cap is not None and shown == cap and not rt.out.machine:
-            total = count_pending(conn, s, g)
-            if total > shown:
-                rt.info(
-                    f"showing {shown:,} of {total:,} pending (before filters); "
-                    "use --limit N or --all"
-                )
 
 
 def warn_decoders(rt: Runtime, before: dict[str, str]) -> None:

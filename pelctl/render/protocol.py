@@ -68,7 +68,7 @@ def no_style(_item: object) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: Rows[X](...) sets __orig_class__
 class Rows(Generic[T]):
     """A :class:`RowRenderer` made of a renderer module's functions."""
 
@@ -97,7 +97,7 @@ class Records:
     records: Sequence[Record]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Stream(Generic[T]):
     """Items written as they come, with flat memory: in text a header, then each row
     aligned to the first rows; in JSON an array written incrementally, in NDJSON one record
