@@ -6,11 +6,13 @@ surface can draw them; the CLI colours them with rich on a terminal.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.histogram import Bucket, Histogram
+from pelctl.render.protocol import Aside, Doc, Part, Record, ResultRenderer
 from pelctl.render.table import Column, TableData, fmt_int
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -132,6 +134,29 @@ def records(h: Histogram) -> list[dict[str, Any]]:
         record.update(bucket_json(b, h.by))
         out.append(record)
     return out
+
+
+class HistogramRenderer(ResultRenderer[Histogram]):
+    """``pelctl histogram``: the document (``{"by", "total", "buckets"}``); in NDJSON and CSV
+    one record per bucket; on a terminal the table with bars as wide as the room left, and
+    under it how the counts were made (``max_server_ms``: the bound each call kept)."""
+
+    def __init__(self, max_server_ms: float | None = None) -> None:
+        self.max_server_ms = max_server_ms
+
+    def document(self, result: Histogram) -> dict[str, Any]:
+        return to_json(result)
+
+    def records(self, result: Histogram) -> Sequence[Record]:
+        return records(result)
+
+    def ndjson(self, result: Histogram) -> Iterable[Part]:
+        return (Doc(records(result)),)
+
+    def view(self, result: Histogram, width: int) -> Iterable[Part]:
+        label_width = max((len(r[0]) for r in table(result, 0).rows), default=8)
+        bar_width = max(10, min(50, width - label_width - 30))
+        return (table(result, bar_width), Aside(caption(result, self.max_server_ms)))
 
 
 # -- ghosts ------------------------------------------------------------------------------------
