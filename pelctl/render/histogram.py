@@ -1,4 +1,4 @@
-"""Rows, bars and JSON for ``pelctl histogram`` and ``pelctl ghosts`` (shared by CLI and TUI).
+"""Rows, bars and JSON for ``pelctl histogram`` (shared by the CLI and the TUI).
 
 Pure functions: no rich, no textual. Bars are text (eighth-block characters) so every
 surface can draw them; the CLI colours them with rich on a terminal.
@@ -157,39 +157,3 @@ class HistogramRenderer(ResultRenderer[Histogram]):
         label_width = max((len(r[0]) for r in table(result, 0).rows), default=8)
         bar_width = max(10, min(50, width - label_width - 30))
         return (table(result, bar_width), Aside(caption(result, self.max_server_ms)))
-
-
-# -- ghosts ------------------------------------------------------------------------------------
-# Narrow terminals: the deliveries go first; the consumer's name and the reason are
-# shortened; ids stay.
-GHOST_COLUMNS = (
-    Column("id", "ID"),
-    Column("consumer", "CONSUMER", shrinkable=True, min_width=12),
-    Column("idle", "IDLE", "right"),
-    Column("deliveries", "DELIVERIES", "right", priority=1),
-    Column("reason", "REASON", shrinkable=True, min_width=12),
-)
-
-
-def ghost_row(g: Any) -> tuple[str, ...]:
-    return (
-        g.id.decode(),
-        escape(g.consumer),
-        format_duration_ms(g.idle_ms),
-        str(g.deliveries),
-        g.reason,
-    )
-
-
-def ghost_json(g: Any) -> dict[str, Any]:
-    return {
-        "id": g.id.decode(),
-        "consumer": escape(g.consumer),
-        "idle_ms": g.idle_ms,
-        "deliveries": g.deliveries,
-        "reason": g.reason,
-    }
-
-
-def ghost_style(g: Any) -> str | None:
-    return "red" if g.reason == "deleted" else "yellow"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from pelctl.core.histogram import Bucket, Histogram
 from pelctl.render import histogram as hr
 from tests.unit.render_text import render
@@ -103,19 +101,3 @@ def test_the_histogram_renderer() -> None:
     assert aside == Aside(hr.caption(IDLE, 10))
     assert r.view(IDLE, 50)[0] == hr.table(IDLE, bar_width=13)  # 50 - 7 (labels) - 30
     assert r.view(IDLE, 20)[0] == hr.table(IDLE, bar_width=10)  # at least 10
-
-
-def test_ghost_rows() -> None:
-    trimmed = SimpleNamespace(
-        id=b"1-0", consumer=b"c\x07", idle_ms=61_000, deliveries=2, reason="trimmed"
-    )
-    assert hr.ghost_row(trimmed) == ("1-0", "c\\x07", "1m01s", "2", "trimmed")
-    assert hr.ghost_json(trimmed) == {
-        "id": "1-0",
-        "consumer": "c\\x07",
-        "idle_ms": 61_000,
-        "deliveries": 2,
-        "reason": "trimmed",
-    }
-    assert hr.ghost_style(trimmed) == "yellow"
-    assert hr.ghost_style(SimpleNamespace(reason="deleted")) == "red"

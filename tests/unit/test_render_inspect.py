@@ -158,8 +158,7 @@ def test_the_inspect_renderer() -> None:
 
     assert ir.INSPECT.document(INSPECTION) == ir.to_json(INSPECTION)
     assert ir.INSPECT.records(INSPECTION) == [
-        {"stream": "orders", "group": "billing", **ir.consumer_json(c)}
-        for c in BILLING.consumers
+        {"stream": "orders", "group": "billing", **ir.consumer_json(c)} for c in BILLING.consumers
     ]
     view = list(ir.INSPECT.view(INSPECTION, 100))
     assert view[0] == Pairs(ir.summary_pairs(INSPECTION))
