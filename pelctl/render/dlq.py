@@ -1,10 +1,10 @@
 """Rows and JSON for dead-letter streams: entries, one entry in full, stats, replay/purge
-plans and results (CLI; the TUI's DLQ view can use the same rows)."""
+plans and results (CLI; the TUI's DLQ view uses the same rows)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pelctl.base.binary import escape, to_json_text
@@ -14,11 +14,14 @@ from pelctl.core.decoders.registry import decode
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqStats
 from pelctl.core.models import POISON_DELIVERIES
+from pelctl.core.mutations.api import dry_run_result
 from pelctl.core.mutations.declaration import Plan
 from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
 from pelctl.core.mutations.outcomes import RepairResult, planned_outcome
 from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
+from pelctl.render.protocol import Message, Note, Part, Record, ResultRenderer, Stream
+from pelctl.render.repair import failures, plan_table
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): the original id goes first, then the payload preview
@@ -305,6 +308,9 @@ def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
     }
 
 
+NOT_IN_DLQ = "not in the dead-letter stream"
+
+
 def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
     """An explicit id that is not in the dead-letter stream (applied: ``gone``)."""
     where = "target" if plan.action == "dlq-replay" else "source"
@@ -315,36 +321,56 @@ def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
         "age_ms": None,
         "deliveries": None,
         "outcome": plan.mutation.missing_outcome,
-        "note": "not in the dead-letter stream",
+        "note": NOT_IN_DLQ,
     }
+
+
+PlanRow = tuple[Plan, "PlanItem | bytes"]
+
+
+class PlanRows:
+    """The rows of one or more DLQs' plans: each planned entry, then each explicit id that
+    is not in its DLQ (a ``bytes`` id); the columns are those of the first plan."""
+
+    def __init__(self, plans: Sequence[Plan]) -> None:
+        self.plans = plans
+        self.columns = plan_columns(plans[0])
+
+    def items(self) -> Iterator[PlanRow]:
+        for plan in self.plans:
+            yield from ((plan, item) for item in plan.items)
+            yield from ((plan, missing) for missing in plan.missing)
+
+    def row(self, item: PlanRow, /) -> tuple[str, ...]:
+        plan, x = item
+        if isinstance(x, bytes):
+            return (escape(plan.stream), escape(x), "-", "-", "-", "skip", NOT_IN_DLQ)
+        return (
+            escape(plan.stream),
+            escape(x.id),
+            escape(x.owner) or "-",
+            format_duration_ms(x.idle_ms),
+            str(x.deliveries),
+            x.action,
+            x.note,
+        )
+
+    def record(self, item: PlanRow, /) -> dict[str, Any]:
+        plan, x = item
+        return missing_record(plan, x) if isinstance(x, bytes) else plan_record(plan, x)
+
+    def style(self, item: PlanRow, /) -> str | None:
+        x = item[1]
+        return "dim" if isinstance(x, bytes) else _ACTION_STYLE.get(x.action)
 
 
 def plan_items(
     plans: Sequence[Plan],
 ) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
-    for plan in plans:
-        for item in plan.items:
-            row = (
-                escape(plan.stream),
-                escape(item.id),
-                escape(item.owner) or "-",
-                format_duration_ms(item.idle_ms),
-                str(item.deliveries),
-                item.action,
-                item.note,
-            )
-            yield row, plan_record(plan, item), _ACTION_STYLE.get(item.action)
-        for missing in plan.missing:
-            row = (
-                escape(plan.stream),
-                escape(missing),
-                "-",
-                "-",
-                "-",
-                "skip",
-                "not in the dead-letter stream",
-            )
-            yield row, missing_record(plan, missing), "dim"
+    """``(row, record, style)`` of each row of ``plans`` (the dashboard's confirmation)."""
+    rows = PlanRows(plans)
+    for item in rows.items():
+        yield rows.row(item), rows.record(item), rows.style(item)
 
 
 def plan_summary(plan: Plan) -> str:
@@ -387,7 +413,8 @@ def result_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any
     if result.notes:
         out["notes"] = list(result.notes)
     if plan is not None and result.dry_run:
-        out["plan"] = [record for _row, record, _style in plan_items([plan])]
+        rows = PlanRows([plan])
+        out["plan"] = [rows.record(item) for item in rows.items()]
     return out
 
 
@@ -441,3 +468,73 @@ def failed_table(result: RepairResult) -> TableData:
     )
     rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
     return TableData(cols, rows, title=f"failed in {escape(result.stream)}")
+
+
+# -- the faces of a replay or purge --------------------------------------------------------------
+
+
+class DryRunRenderer(ResultRenderer[Sequence[Plan]]):
+    """The dry run of a replay or purge over one DLQ (``single``) or several. JSON: the
+    result with every planned row (several: the totals and each under ``dlqs``); NDJSON and
+    CSV: the rows. Text: each DLQ's summary and notes, then the first ``rows`` rows of all
+    of them (None: all) and how many more there are."""
+
+    def __init__(self, single: bool, *, rows: int | None = None) -> None:
+        self.single = single
+        self.rows = rows
+
+    def document(self, result: Sequence[Plan]) -> dict[str, Any]:
+        docs = [result_json(dry_run_result(p), p) for p in result]
+        return docs[0] if self.single else combined_json(docs, result[0].action, True)
+
+    def ndjson(self, result: Sequence[Plan]) -> Iterable[Part]:
+        rows = PlanRows(result)
+        return (Stream(rows, rows.items()),)
+
+    def delimited(self, result: Sequence[Plan]) -> Iterable[Part]:
+        return self.ndjson(result)
+
+    def view(self, result: Sequence[Plan], width: int) -> Iterable[Part]:
+        parts: list[Part] = []
+        for p in result:
+            parts.append(Message(f"dry run, nothing changed: {plan_summary(p)}"))
+            parts += [Note(f"note: {note}") for note in p.notes]
+        rows = PlanRows(result)
+        total = sum(len(p.items) + len(p.missing) for p in result)
+        return parts + plan_table(rows, rows.items(), total, self.rows)
+
+
+class AppliedRenderer(ResultRenderer[Sequence[RepairResult]]):
+    """What a replay or purge did, over one DLQ (``single``) or several. JSON: the result
+    (several: the totals and each under ``dlqs``); CSV: each DLQ's counts. Text: each
+    DLQ's summary, its first failures and its notes."""
+
+    def __init__(self, single: bool) -> None:
+        self.single = single
+
+    def document(self, result: Sequence[RepairResult]) -> dict[str, Any]:
+        docs = [result_json(r) for r in result]
+        return docs[0] if self.single else combined_json(docs, result[0].action, False)
+
+    def records(self, result: Sequence[RepairResult]) -> Sequence[Record]:
+        return [
+            {
+                "action": r.action,
+                "dlq": escape(r.stream),
+                "dry_run": False,
+                "matched": r.matched,
+                "applied": r.applied,
+                "skipped": r.skipped,
+                "failed_count": len(r.failed),
+                "interrupted": r.interrupted,
+            }
+            for r in result
+        ]
+
+    def view(self, result: Sequence[RepairResult], width: int) -> Iterable[Part]:
+        parts: list[Part] = []
+        for r in result:
+            parts.append(Message(result_summary(r)))
+            parts += failures(failed_table(r), len(r.failed))
+            parts += [Note(f"note: {note}") for note in r.notes]
+        return parts

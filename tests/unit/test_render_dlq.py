@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqStats
 from pelctl.core.mutations.declaration import Plan
@@ -39,6 +41,29 @@ RAW = DlqEntry(
     None,
     ((b"x", b"\xff"),),
     dlq=b"orders:dlq",
+)
+
+REPLAY = Plan(
+    "dlq-replay",
+    b"orders:dlq",
+    b"",
+    (
+        PlanItem(b"1700000000500-0", b"orders", 60_000, 5, "replay"),
+        PlanItem(b"1700000000600-0", b"", 0, 0, "refuse", "no envelope"),
+    ),
+    missing=(b"9-0",),
+)
+REPLAYED = RepairResult(
+    "dlq-replay",
+    b"orders:dlq",
+    b"",
+    False,
+    3,
+    1,
+    2,
+    (ItemResult(b"x-0", "fail", "oops"),),
+    items=(ItemResult(b"1700000000500-0", "replayed", "7-0"),),
+    headline="replayed 1 entry from orders:dlq to orders on redis://h:6379/0",
 )
 
 
@@ -126,16 +151,7 @@ def test_stats() -> None:
 
 
 def test_replay_plan() -> None:
-    plan = Plan(
-        "dlq-replay",
-        b"orders:dlq",
-        b"",
-        (
-            PlanItem(b"1700000000500-0", b"orders", 60_000, 5, "replay"),
-            PlanItem(b"1700000000600-0", b"", 0, 0, "refuse", "no envelope"),
-        ),
-        missing=(b"9-0",),
-    )
+    plan = REPLAY
     assert dr.plan_summary(plan) == (
         "dlq-replay: 1 entry from orders:dlq to orders (1); refuse 1, skip 1"
     )
@@ -179,18 +195,7 @@ def test_replay_plan() -> None:
 
 
 def test_results() -> None:
-    res = RepairResult(
-        "dlq-replay",
-        b"orders:dlq",
-        b"",
-        False,
-        3,
-        1,
-        2,
-        (ItemResult(b"x-0", "fail", "oops"),),
-        items=(ItemResult(b"1700000000500-0", "replayed", "7-0"),),
-        headline="replayed 1 entry from orders:dlq to orders on redis://h:6379/0",
-    )
+    res = REPLAYED
     assert dr.result_summary(res) == (
         "replayed 1 entry from orders:dlq to orders on redis://h:6379/0\n"
         "  dlq-replay orders:dlq: matched 3, applied 1, skipped 2, failed 1\n"
@@ -215,3 +220,63 @@ def test_results() -> None:
     assert render("plain", dr.failed_table(res)) == (
         "# failed in orders:dlq\nID    OUTCOME    DETAIL\nx-0   fail       oops\n"
     )
+
+
+def test_the_replay_dry_run_renderer() -> None:
+    from pelctl.core.mutations.api import dry_run_result
+    from pelctl.render.protocol import Blank, Message, Note, Stream
+
+    one = dr.DryRunRenderer(single=True, rows=1)
+    assert one.document([REPLAY]) == dr.result_json(dry_run_result(REPLAY), REPLAY)
+    other = replace(REPLAY, stream=b"payments:dlq", notes=("n1",))
+    both = dr.DryRunRenderer(single=False).document([REPLAY, other])
+    assert both["dry_run"] is True and [d["dlq"] for d in both["dlqs"]] == [
+        "orders:dlq",
+        "payments:dlq",
+    ]
+    (stream,) = one.ndjson([REPLAY, other])
+    assert isinstance(stream, Stream)
+    assert [stream.renderer.record(x) for x in stream.items] == [
+        *(r for _row, r, _s in dr.plan_items([REPLAY])),
+        *(r for _row, r, _s in dr.plan_items([other])),
+    ]
+    (rows_csv,) = one.delimited([REPLAY])  # CSV: the same rows
+    assert isinstance(rows_csv, Stream) and list(map(rows_csv.renderer.record, rows_csv.items)) == [
+        r for _row, r, _s in dr.plan_items([REPLAY])
+    ]
+    s1, s2, note, blank, rows = one.view([REPLAY, other], 100)
+    assert (s1, s2, note, blank) == (
+        Message(f"dry run, nothing changed: {dr.plan_summary(REPLAY)}"),
+        Message(f"dry run, nothing changed: {dr.plan_summary(other)}"),
+        Note("note: n1"),
+        Blank(),
+    )
+    assert isinstance(rows, Stream) and rows.limit == 1 and rows.footer is not None
+    assert rows.footer(1) == "... and 5 more (--all-rows or -o json for all)"
+
+
+def test_the_replay_result_renderer() -> None:
+    from pelctl.render.protocol import Blank, Message
+
+    one = dr.AppliedRenderer(single=True)
+    assert one.document([REPLAYED]) == dr.result_json(REPLAYED)
+    doc = dr.result_json(REPLAYED)
+    both = dr.AppliedRenderer(single=False).document([REPLAYED, REPLAYED])
+    assert both == dr.combined_json([doc, doc], "dlq-replay", False)
+    assert one.records([REPLAYED]) == [
+        {
+            "action": "dlq-replay",
+            "dlq": "orders:dlq",
+            "dry_run": False,
+            "matched": 3,
+            "applied": 1,
+            "skipped": 2,
+            "failed_count": 1,
+            "interrupted": False,
+        }
+    ]
+    assert list(one.view([REPLAYED], 100)) == [
+        Message(dr.result_summary(REPLAYED)),
+        Blank(),
+        dr.failed_table(REPLAYED),
+    ]
