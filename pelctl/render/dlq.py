@@ -20,7 +20,17 @@ from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
 from pelctl.core.mutations.outcomes import RepairResult, planned_outcome
 from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
-from pelctl.render.protocol import Message, Note, Part, Record, ResultRenderer, Stream
+from pelctl.render.protocol import (
+    Blank,
+    Message,
+    Note,
+    Pairs,
+    Part,
+    Record,
+    ResultRenderer,
+    Rows,
+    Stream,
+)
 from pelctl.render.repair import failures, plan_table
 from pelctl.render.table import Column, TableData, fmt_int
 
@@ -122,15 +132,32 @@ def entry_style(e: DlqEntry) -> str | None:
     return None
 
 
-def entry_items(
-    entries: Iterator[DlqEntry], *, with_dlq: bool = False
-) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
-    """``(row, record, style)`` for :meth:`pelctl.cli.output.Output.stream`."""
-    for e in entries:
-        now = now_ms()
-        decoded = decode(e.fields)
-        row = entry_row(e, now, with_dlq=with_dlq, decoded=decoded)
-        yield row, entry_json(e, now, decoded), entry_style(e)
+def entries(with_dlq: bool = False) -> Rows[DlqEntry]:
+    """Dead-letter entries (``dlq list``); ``with_dlq``: a DLQ column first (entries of
+    several dead-letter streams). Each format decodes a payload once."""
+    return Rows[DlqEntry](
+        entry_columns(with_dlq),
+        lambda e: entry_row(e, now_ms(), with_dlq=with_dlq),
+        lambda e: entry_json(e, now_ms()),
+        entry_style,
+    )
+
+
+def list_footer(
+    shown: int, *, dlqs: int, total: int, limit: int | None, filtered: bool
+) -> str | None:
+    """What ``dlq list`` says after its rows: no DLQ found, a full page of how many, or
+    none shown (``total``: the entries of the ``dlqs`` dead-letter streams)."""
+    if not dlqs:
+        return "no dead-letter streams found"
+    if limit is not None and shown == limit and total > shown:
+        return (
+            f"showing {shown:,} of {total:,} dead-letter entries (before filters); "
+            "use --limit N or --all"
+        )
+    if shown == 0:
+        return "no entries" + (" match the filters" if filtered and total else "")
+    return None
 
 
 def _when(ms: int | None, now: int) -> str:
@@ -182,6 +209,42 @@ def payload_view(e: DlqEntry) -> payload.Sections | None:
     """The decoded payload of ``dlq show`` (None: no decoder knows it; the fields say all)."""
     d = decode(e.fields)
     return payload.sections(d) if d is not None else None
+
+
+def payload_parts(view: payload.Sections) -> list[Part]:
+    """The decoded payload: its format and scalars, then in the decoder's order tables
+    (headers, labels) and indented JSON (a body, args)."""
+    pairs = [("payload", view.format), *view.pairs, *(("note", n) for n in view.notes)]
+    parts: list[Part] = [Pairs(pairs, title="decoded payload")]
+    for title, part in view.parts:
+        parts.append(Blank())
+        if isinstance(part, str):
+            parts += [Message(f"{title}:", "bold"), Message(part)]
+        else:
+            parts.append(payload.table_data(title, part))
+    return parts
+
+
+class ShowRenderer(ResultRenderer[DlqEntry]):
+    """``dlq show``: the entry in JSON with its ordered field pairs; in CSV its fields;
+    in text the envelope, the decoded payload in full, then every field."""
+
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def document(self, result: DlqEntry) -> dict[str, Any]:
+        return show_json(result, self.now)
+
+    def records(self, result: DlqEntry) -> Sequence[Record]:
+        return [{"field": k, "value": v} for k, v in field_rows(result).rows]
+
+    def view(self, result: DlqEntry, width: int) -> Iterable[Part]:
+        title = f"{escape(result.dlq)} {result.id.decode()}"
+        parts: list[Part] = [Pairs(entry_pairs(result, self.now), title=title), Blank()]
+        decoded = payload_view(result)
+        if decoded is not None:
+            parts += [*payload_parts(decoded), Blank()]
+        return [*parts, field_rows(result)]
 
 
 def show_json(e: DlqEntry, now: int) -> dict[str, Any]:
@@ -271,6 +334,32 @@ def stats_summary(s: DlqStats) -> str:
         + ("s" if len(s.by_dlq) != 1 else "")
         + span
     )
+
+
+class StatsRenderer(ResultRenderer[DlqStats]):
+    """``dlq stats``: the counts as one document; in CSV one record per count (its kind,
+    key and count); in text the summary line, then a table per kind."""
+
+    def document(self, result: DlqStats) -> dict[str, Any]:
+        return stats_json(result)
+
+    def records(self, result: DlqStats) -> Sequence[Record]:
+        doc = stats_json(result)
+        return [
+            {"kind": kind[3:], "key": k, "count": n}
+            for kind in ("by_dlq", "by_source", "by_reason", "by_hour")
+            for k, n in doc[kind].items()
+        ]
+
+    def view(self, result: DlqStats, width: int) -> Iterable[Part]:
+        parts: list[Part] = [Message(stats_summary(result))]
+        if result.total:
+            for table in stats_tables(result):
+                parts += [Blank(), table]
+        return parts
+
+
+STATS = StatsRenderer()
 
 
 # -- plans and results -------------------------------------------------------------------------
