@@ -156,14 +156,14 @@ def _with_progress(entries, conn, stream: bytes, group: bytes, no_color: bool):
     """Pass entries through, driving a progress bar on stderr (position in the id range)."""
     from pelctl.cli.progress import ScanProgress
     from pelctl.core.models import id_ms
-    from pelctl.redis.scan import group_meta
+    from pelctl.core.pending import last_delivered_ms
 
     iterator = iter(entries)
     first = next(iterator, None)  # runs the group checks first: their errors win
     if first is None:
         return
     lo = id_ms(first.id)
-    hi = group_meta(conn.raw(stream), stream, group).last_delivered[0]
+    hi = last_delivered_ms(conn, stream, group)
     width = max(hi - lo, 1)
     with ScanProgress("pending --all", no_color=no_color) as bar:
         yield first
