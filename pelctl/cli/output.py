@@ -140,15 +140,6 @@ class Output:
         many were written."""
         return self._stream(Stream(renderer, items, limit, footer))
 
-    def stream_triples(
-        self,
-        columns: tuple[Column, ...],
-        items: Iterable[tuple[tuple[str, ...], dict[str, Any], str | None]],
-    ) -> int:
-        """Transitional: ``(row, record, style)`` items of the commands not yet moved to a
-        row renderer."""
-        return self.stream(_Triples(columns), items)
-
     def show(self, parts: Iterable[Part]) -> None:
         for part in parts:
             self._show(part)
@@ -477,22 +468,6 @@ class Output:
             writer.writerow([csv_cell(k) for k in keys])
         for record in records:
             writer.writerow([csv_cell(record.get(k, "")) for k in keys])
-
-
-class _Triples:
-    """Transitional row renderer over ready ``(row, record, style)`` items."""
-
-    def __init__(self, columns: tuple[Column, ...]) -> None:
-        self.columns = columns
-
-    def row(self, item: tuple[tuple[str, ...], dict[str, Any], str | None], /) -> tuple[str, ...]:
-        return item[0]
-
-    def record(self, item: tuple[tuple[str, ...], dict[str, Any], str | None], /) -> dict[str, Any]:
-        return item[1]
-
-    def style(self, item: tuple[tuple[str, ...], dict[str, Any], str | None], /) -> str | None:
-        return item[2]
 
 
 # A string cell a spreadsheet would run as a formula (OWASP "CSV injection"); plain numbers
