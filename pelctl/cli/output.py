@@ -232,6 +232,47 @@ class Output:
     def line(self, text: str) -> None:
         sys.stdout.write(clean(text, keep="\n") + "\n")
 
+    # -- --watch in a pipe: frames appended (pelctl/cli/watch.py) --------------------------
+    def frame(self, n: int, at: str, text: str) -> None:
+        """Frame ``n`` of ``--watch``, ``text`` as the command printed it at ``at``: in
+        ``json`` its document on one line; in ``ndjson`` a marker ``{"frame", "at",
+        "records"}`` and then its records; otherwise a ``# <at> frame N`` line first (text
+        tables: after a blank line). docs/formats.md has the details."""
+        w = sys.stdout.write
+        if self.fmt == "json":
+            import json
+
+            try:
+                text = json_text(json.loads(text)) + "\n"
+            except ValueError:
+                pass  # not one document: as it came
+            w(text)
+        elif self.fmt == "ndjson":
+            records = sum(1 for line in text.splitlines() if line.strip())
+            w(json_text({"frame": n, "at": at, "records": records}) + "\n")
+            w(text)
+        else:
+            if n > 1 and self.fmt in ("table", "plain", "markdown"):
+                w("\n")
+            w(f"# {at} frame {n}\n")
+            w(text)
+
+    def frame_failed(self, n: int, at: str, message: str, retry_s: float) -> None:
+        """Frame ``n`` failed (``message``; retried in ``retry_s``): in ``ndjson`` a marker
+        with ``records`` 0 and the ``error``; in ``json`` nothing (one document a line);
+        otherwise a ``# <at> frame N failed: ...`` line."""
+        if self.fmt == "ndjson":
+            marker = {
+                "frame": n,
+                "at": at,
+                "records": 0,
+                "error": message,
+                "retry_in_s": round(retry_s, 3),
+            }
+            sys.stdout.write(json_text(marker) + "\n")
+        elif self.fmt != "json":
+            sys.stdout.write(f"# {at} frame {n} failed: {message}\n")
+
     # -- streams of rows -------------------------------------------------------------------
     def _stream(self, part: Stream[Any], flush_every: int = 1000) -> int:
         """Text formats print the header first, then each row aligned to the widths of the
