@@ -1,5 +1,5 @@
 """Sections, rows and JSON for ``pelctl inspect`` (shared by the CLI and the TUI):
-``INSPECT``."""
+``INSPECT`` (the report), ``CONSUMERS`` (a group's consumers)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import POISON_DELIVERIES, ConsumerInfo, GroupInfo, StreamInspection, id_ms
 from pelctl.render import pending as pending_render
-from pelctl.render.protocol import Blank, Message, Pairs, Part, Record, ResultRenderer
+from pelctl.render.protocol import Blank, Message, Pairs, Part, Record, ResultRenderer, Rows
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): ids and bookkeeping go first, then the lag; names are
@@ -91,12 +91,16 @@ def consumer_row(c: ConsumerInfo) -> tuple[str, ...]:
     )
 
 
+def consumer_style(c: ConsumerInfo) -> str | None:
+    return VERDICT_STYLES.get(c.verdict)
+
+
 def consumers_table(g: GroupInfo) -> TableData:
     return TableData(
         CONSUMER_COLUMNS,
         [consumer_row(c) for c in g.consumers],
         title=f"Consumers of {escape(g.name)}",
-        row_styles=[VERDICT_STYLES.get(c.verdict) for c in g.consumers],
+        row_styles=[consumer_style(c) for c in g.consumers],
     )
 
 
@@ -186,6 +190,10 @@ def consumer_json(c: ConsumerInfo) -> dict[str, Any]:
         "verdict": c.verdict,
         "verdict_reason": c.verdict_reason,
     }
+
+
+# A group's consumers (the dashboard's consumers table).
+CONSUMERS = Rows(CONSUMER_COLUMNS, consumer_row, consumer_json, consumer_style)
 
 
 def group_json(g: GroupInfo, now_ms: int) -> dict[str, Any]:

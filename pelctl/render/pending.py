@@ -108,6 +108,10 @@ def renderer(with_payload: bool = False) -> Rows[PendingEntry]:
     )
 
 
+# Entries without their payload (the dashboard's stuck entries, inspect's oldest).
+PENDING = renderer()
+
+
 def more(shown: int, total: int) -> str | None:
     """The footer of a listing cut at ``--limit``: how many there are in all."""
     if total <= shown:

@@ -170,3 +170,14 @@ def test_the_inspect_renderer() -> None:
         Message("  • do x"),
         Message("      pelctl claim", style="cyan"),
     ]
+
+
+def test_the_consumers_renderer() -> None:
+    """A group's consumers as the dashboard shows them: the rows of inspect's table."""
+    assert ir.CONSUMERS.columns == ir.CONSUMER_COLUMNS
+    table = ir.consumers_table(BILLING)
+    assert [ir.CONSUMERS.row(c) for c in BILLING.consumers] == list(table.rows)
+    assert [ir.CONSUMERS.style(c) for c in BILLING.consumers] == ["green", "bold red"]
+    assert [ir.CONSUMERS.record(c) for c in BILLING.consumers] == [
+        ir.consumer_json(c) for c in BILLING.consumers
+    ]

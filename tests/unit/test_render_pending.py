@@ -79,7 +79,8 @@ def test_styles_pairs_and_stream_items() -> None:
     row, record, style = rows.row(ENTRIES[0]), rows.record(ENTRIES[0]), rows.style(ENTRIES[0])
     assert (row, style) == (("1700000000000-0", "c1", "2h00m", "7"), "magenta")
     assert record == pr.to_json(ENTRIES[0])
-    assert rows.columns == pr.COLUMNS
+    assert rows.columns == pr.COLUMNS == pr.PENDING.columns
+    assert [pr.PENDING.row(e) for e in ENTRIES] == [pr.row(e) for e in ENTRIES]
     with_payload = pr.renderer(with_payload=True)
     assert with_payload.columns == (*pr.COLUMNS, pr.PAYLOAD_COLUMN)
     assert [with_payload.row(e) for e in ENTRIES] == [pr.row(e, True) for e in ENTRIES]
