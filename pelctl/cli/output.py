@@ -13,8 +13,8 @@ this module writes it.
 Data is never trusted as markup or terminal control (docs/security.md). Every text written
 here goes through one function per surface: :func:`pelctl.base.binary.clean` for terminal
 text (rich gets ``Text`` objects on a console with markup and emoji codes off),
-:func:`pelctl.base.binary.json_text` for JSON and NDJSON, :func:`csv_cell` for CSV/TSV cells
-(escaped, and spreadsheet formulas neutralised).
+:func:`pelctl.base.binary.json_text` for JSON and NDJSON, :func:`pelctl.cli.cells.csv_cell`
+for CSV/TSV cells (escaped, and spreadsheet formulas neutralised).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from __future__ import annotations
 import csv
 import itertools
 import os
-import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pelctl.base.binary import clean, json_text
+from pelctl.cli.cells import cells_of, clean_row, csv_cell, ellipsis, rich_text
 from pelctl.render.protocol import (
     PLAIN_WIDTH,
     Aside,
@@ -169,7 +169,7 @@ class Output:
             self.note(part.text, warning=part.warning)
         elif isinstance(part, Aside):
             if self.fmt == "table":
-                self.console.print(_text(part.text))
+                self.console.print(rich_text(part.text))
         else:  # pragma: no cover - a Part this module does not know
             raise TypeError(f"not an output part: {part!r}")
 
@@ -207,9 +207,9 @@ class Output:
             t.add_column(style="bold")
             t.add_column()
             for k, v in pairs:
-                t.add_row(_text(k), _text(v))
+                t.add_row(rich_text(k), rich_text(v))
             if title:
-                self.console.print(_text(title, "bold"))
+                self.console.print(rich_text(title, "bold"))
             self.console.print(t)
         else:
             pairs = [(clean(k), clean(v)) for k, v in pairs]
@@ -221,7 +221,7 @@ class Output:
         """Our own (possibly multi-line) text with data in it: data is escaped, and only the
         line breaks pelctl put there are kept."""
         if self.fmt == "table":
-            self.console.print(_text(text, style, keep="\n"))
+            self.console.print(rich_text(text, style, keep="\n"))
         else:
             self.line(text)
 
@@ -342,7 +342,7 @@ class Output:
 
         header = fmt_row([clean(c.header) for c in columns])
         if self.fmt == "table":
-            self.console.print(_text(header, "bold"))
+            self.console.print(rich_text(header, "bold"))
         else:
             self.line(header)
         if self.fmt == "markdown":
@@ -354,7 +354,7 @@ class Output:
         def emit(row: tuple[str, ...], style: str | None) -> None:
             text = fmt_row(row)  # cells cleaned by the caller
             if self.fmt == "table" and style and not self.no_color:
-                self.console.print(_text(text, style))
+                self.console.print(rich_text(text, style))
             else:
                 sys.stdout.write(text + "\n")
 
@@ -409,7 +409,7 @@ class Output:
                 size = cells_of(cell)
                 if size > w:
                     if shrinkable and size > w + spare:
-                        cell = _ellipsis(cell, w + spare)
+                        cell = ellipsis(cell, w + spare)
                         size = cells_of(cell)
                     spare = max(0, spare - (size - w))
                 if right:
@@ -426,7 +426,7 @@ class Output:
     def _cells(self, row: Sequence[str]) -> tuple[str, ...]:
         """Display cells: controls escaped; in Markdown a ``|`` from data is escaped too, so
         a name cannot add a column."""
-        cells = _clean_row(row)
+        cells = clean_row(row)
         if self.fmt == "markdown":
             return tuple(c.replace("|", "\\|") for c in cells)
         return cells
@@ -440,7 +440,7 @@ class Output:
         from rich.table import Table
         from rich.text import Text
 
-        rows = [_clean_row(row) for row in data.rows]
+        rows = [clean_row(row) for row in data.rows]
         layout = fit(
             data.columns,
             natural_widths(data.columns, rows, cells_of),
@@ -451,13 +451,13 @@ class Output:
         # Title and caption on lines of their own: wrapped at the terminal's width, not
         # at the (maybe narrower) table's.
         if data.title:
-            self.console.print(_text(data.title, "bold"))
+            self.console.print(rich_text(data.title, "bold"))
         t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         for i, w in zip(layout.keep, layout.widths, strict=True):
             c = data.columns[i]
             if layout.fits:
                 t.add_column(
-                    _text(c.header),
+                    rich_text(c.header),
                     justify=c.justify,
                     style=c.style,
                     width=w,
@@ -466,7 +466,7 @@ class Output:
                 )
             else:  # rich squeezes: headers and text wrap (a column is never cropped away)
                 ident = c.key == "id" or c.key.endswith("_id")
-                t.add_column(_text(c.header), justify=c.justify, style=c.style, no_wrap=ident)
+                t.add_column(rich_text(c.header), justify=c.justify, style=c.style, no_wrap=ident)
         styles = data.row_styles or [None] * len(rows)
         for row, style in zip(rows, styles, strict=False):
             t.add_row(
@@ -474,7 +474,7 @@ class Output:
             )
         self.console.print(t)
         if data.caption:
-            self.console.print(_text(data.caption))
+            self.console.print(rich_text(data.caption))
 
     def _tabulate(self, data: TableData) -> None:
         from tabulate import tabulate
@@ -509,53 +509,3 @@ class Output:
             writer.writerow([csv_cell(k) for k in keys])
         for record in records:
             writer.writerow([csv_cell(record.get(k, "")) for k in keys])
-
-
-# A string cell a spreadsheet would run as a formula (OWASP "CSV injection"); plain numbers
-# written as text ("-5", "+1.5") are numbers to a spreadsheet too and stay as they are.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")
-
-
-def csv_cell(value: Any) -> str:
-    """One CSV/TSV cell: numbers as numbers; text escaped like a terminal's (no control
-    character), and a leading ``= + - @``, tab or CR neutralised with a ``'`` prefix."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    text = json_text(value) if isinstance(value, (dict, list)) else str(value)
-    if text.startswith(_FORMULA_START) and not _NUMBER.match(text):
-        text = "'" + text
-    return clean(text)
-
-
-def _clean_row(row: Sequence[str]) -> tuple[str, ...]:
-    return tuple(clean(cell) for cell in row)
-
-
-def cells_of(text: str) -> int:
-    """Terminal cells ``text`` takes (wide characters count 2); ASCII without a lookup."""
-    if text.isascii():
-        return len(text)
-    from rich.cells import cell_len
-
-    return cell_len(text)
-
-
-def _ellipsis(text: str, width: int) -> str:
-    """``text`` cut to ``width`` terminal cells, ending in ``…``."""
-    from rich.text import Text
-
-    cut = Text(text)
-    cut.truncate(max(1, width), overflow="ellipsis")
-    return cut.plain
-
-
-def _text(text: str, style: str | None = None, keep: str = ""):  # rich Text
-    """Data as a rich ``Text``: never parsed as markup, control characters escaped."""
-    from rich.text import Text
-
-    return Text(clean(text, keep=keep), style=style or "")
