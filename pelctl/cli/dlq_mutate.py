@@ -67,14 +67,14 @@ def run(
 
 
 def _show_dry_run(rt: Runtime, plans: list[Any], single: bool) -> int:
-    from pelctl.render import dlq as render
+    from pelctl.render import dlq_mutate as render
 
     rt.out.result(render.DryRunRenderer(single, rows=rt.dry_run_rows), plans)
     return 0
 
 
 def _confirm(rt: Runtime, plans: list[Any]) -> bool:
-    from pelctl.render import dlq as render
+    from pelctl.render import dlq_mutate as render
 
     if rt.yes:
         return True
@@ -188,6 +188,6 @@ def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:
 
 
 def _show_results(rt: Runtime, results: list[Any], single: bool) -> None:
-    from pelctl.render import dlq as render
+    from pelctl.render import dlq_mutate as render
 
     rt.out.result(render.AppliedRenderer(single), results)
