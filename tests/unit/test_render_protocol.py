@@ -185,3 +185,19 @@ def test_notes_go_through_the_runtime_sinks() -> None:
     out = Output("plain", info=said.append, warn=lambda t: said.append(f"W {t}"))
     out.show([Note("one"), Note("two", warning=True)])
     assert said == ["one", "W two"]
+
+
+def test_every_renderer_module_has_its_unit_test() -> None:
+    """One unit test per renderer: tests/unit/test_render_<module>.py for each module of
+    pelctl/render/."""
+    from pathlib import Path
+
+    import pelctl.render
+
+    modules = {
+        p.stem for p in Path(pelctl.render.__file__).parent.glob("*.py") if p.stem != "__init__"
+    }
+    tests = {
+        p.stem.removeprefix("test_render_") for p in Path(__file__).parent.glob("test_render_*.py")
+    }
+    assert modules - tests == set()
