@@ -17,8 +17,19 @@ from pelctl.core.mutations.api import dry_run_result
 from pelctl.core.mutations.declaration import Plan
 from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
 from pelctl.core.mutations.outcomes import RepairResult
-from pelctl.render import protocol
-from pelctl.render.protocol import Blank, Doc, Line, Message, Note, Part, Records, Stream
+from pelctl.render.protocol import (
+    Blank,
+    Doc,
+    Line,
+    Message,
+    Note,
+    Part,
+    Record,
+    Records,
+    ResultRenderer,
+    RowRenderer,
+    Stream,
+)
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): the deliveries go first; owners and notes are
@@ -232,7 +243,7 @@ def _warned(warnings: Sequence[str]) -> list[Part]:
 
 
 def plan_table(
-    rows: protocol.RowRenderer[Any], items: Iterable[Any], total: int, limit: int | None
+    rows: RowRenderer[Any], items: Iterable[Any], total: int, limit: int | None
 ) -> list[Part]:
     """The first ``limit`` rows of a plan (None: all), then how many more there are."""
     if not total:
@@ -246,7 +257,7 @@ def plan_table(
     return [Blank(), Stream(rows, items, limit=limit, footer=more)]
 
 
-class DryRunRenderer(protocol.ResultRenderer[Plan]):
+class DryRunRenderer(ResultRenderer[Plan]):
     """A dry run. JSON: the result with every planned row (``plan``); NDJSON: each row,
     then the result; CSV: the rows. Text: the summary first (after ``header``), the plan's
     notes and ``warnings`` right after it on stderr, then the first ``rows`` rows (None:
@@ -289,7 +300,7 @@ class Saved:
     path: str
 
 
-class SavedRenderer(protocol.ResultRenderer[Saved]):
+class SavedRenderer(ResultRenderer[Saved]):
     """JSON: the dry run's result with ``plan_file``; text (and CSV): where it went, and
     what to run next."""
 
@@ -312,7 +323,7 @@ class SavedRenderer(protocol.ResultRenderer[Saved]):
 FAILED_SHOWN = 50  # failures listed in text (JSON lists every one)
 
 
-class AppliedRenderer(protocol.ResultRenderer[RepairResult]):
+class AppliedRenderer(ResultRenderer[RepairResult]):
     """What an apply did. JSON: the result; CSV: its counts as one record. Text: the
     summary, the first failures and how many more, the result's notes. ``warnings`` (a
     claim's, about its target) go to stderr, in JSON into the document."""
@@ -323,8 +334,11 @@ class AppliedRenderer(protocol.ResultRenderer[RepairResult]):
     def document(self, result: RepairResult) -> dict[str, Any]:
         return _with_warnings(result_to_json(result), self.warnings)
 
+    def records(self, result: RepairResult) -> Sequence[Record]:
+        return [result_record(result)]
+
     def delimited(self, result: RepairResult) -> Iterable[Part]:
-        return [Records([result_record(result)]), *_warned(self.warnings)]
+        return [Records(self.records(result)), *_warned(self.warnings)]
 
     def view(self, result: RepairResult, width: int) -> Iterable[Part]:
         return [
