@@ -368,7 +368,10 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
             else:
                 runner.check_targets()
             report = runner.run_pass()
-        _show(rt, report, runner.strategy or cfg.strategy, no_lineage=cfg.no_lineage)
+        from pelctl.render.reclaim import PassRenderer
+
+        strategy = runner.strategy or cfg.strategy
+        rt.out.result(PassRenderer(strategy, no_lineage=cfg.no_lineage), report)
         if runner.audit_error is not None:
             raise runner.audit_error  # exit 6: applied (the summary above), not audited
         if any(s.error for s in report.streams):
@@ -383,73 +386,3 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
             server.shutdown()
             server.server_close()
         logs.teardown()
-
-
-def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) -> None:
-    # report: a PassReport, imported lazily
-    from pelctl.base.binary import escape
-    from pelctl.render.table import Column, TableData, fmt_int
-
-    out = rt.out
-    summary = report.summary()
-    if out.fmt in ("json", "ndjson"):
-        out.document(summary)
-        return
-    keys = (
-        "scanned",
-        "requeued",
-        "claimed",
-        "dead_lettered",
-        "skipped_alive",
-        "duplicate_acks",
-        "ghosts",
-        "failed",
-    )
-    if out.fmt in ("csv", "tsv"):
-        records = [
-            {k: v for k, v in s.items() if k not in ("error", "skipped_reason")}
-            for s in summary["streams"]
-        ]
-        for s in report.streams:
-            if s.skipped:
-                rt.warn(f"{escape(s.stream)}: {s.skipped}")
-        out.table(TableData(()), records)
-        return
-    verb = "would be" if report.read_only else ""
-    # Narrow terminals (docs/output.md): duplicate acks, skipped and ghosts go first (the
-    # line below the table counts the first two); the name is shortened.
-    dropped_first = {"duplicate_acks": 3, "skipped_alive": 2, "ghosts": 1}
-    columns = (
-        (Column("stream", "STREAM", shrinkable=True, min_width=12),)
-        + tuple(
-            Column(
-                k, k.upper().replace("_", " "), justify="right", priority=dropped_first.get(k, 0)
-            )
-            for k in keys
-        )
-        + (Column("pel_depth", "PEL", justify="right"),)
-    )
-    rows = []
-    for s in report.streams:
-        c = s.counts
-        rows.append((escape(s.stream), *(fmt_int(getattr(c, k)) for k in keys), fmt_int(s.depth)))
-    flags = (", no lineage" if no_lineage else "") + (", read-only" if report.read_only else "")
-    title = f"reclaim --once ({strategy}{flags})"
-    out.table(TableData(columns, rows, title=title), [])
-    t = report.totals
-    done = [
-        f"{t.requeued:,} requeued",
-        f"{t.claimed:,} claimed",
-        f"{t.dead_lettered:,} dead-lettered",
-    ]
-    tail = f" {verb}" if verb else ""
-    out.message(
-        f"{t.scanned:,} idle entries found: {', '.join(done)}{tail}; {t.skipped_alive:,} "
-        f"skipped (lock held), {t.duplicate_acks:,} settled by someone else first, "
-        f"{t.failed:,} failed in {report.duration_s:.2f}s"
-    )
-    for s in report.streams:
-        if s.error:
-            rt.warn(f"{escape(s.stream)}: {s.error}")
-        if s.skipped:
-            rt.warn(f"{escape(s.stream)}: {s.skipped}")
