@@ -72,8 +72,8 @@ def _entries_scenario(r) -> list[bytes]:
     ]
     sc.create_group(r, S, G)
     assert sc.deliver(r, S, G, DEAD, 6) == ids
-    for entry_id, deliveries in zip(ids, [6, 1, 1, 1, 5, 4], strict=True):
-        sc.set_idle(r, S, G, DEAD, [entry_id], HOUR, deliveries=deliveries)
+    counts = [6, 1, 1, 1, 5, 4]
+    sc.age(r, S, G, [sc.Aging(DEAD, [i], HOUR, d) for i, d in zip(ids, counts, strict=True)])
     rr.execute_command("XDEL", S, ids[0])
     rr.execute_command("SET", b"lock:" + G + b":" + ids[1], "1")
     return ids
@@ -442,10 +442,11 @@ def _ghosts_scenario(r, fresh: int | None = None) -> list[bytes]:
     ids = sc.add_entries(r, S, 10)
     sc.create_group(r, S, G)
     assert sc.deliver(r, S, G, DEAD, 10) == ids
-    for n, entry_id in enumerate(ids):
-        owner = DEAD if n % 2 == 0 else ALIVE
-        idle = 1_000 if n == fresh else HOUR
-        sc.set_idle(r, S, G, owner, [entry_id], idle, deliveries=n + 1)
+    batches = [
+        sc.Aging(DEAD if n % 2 == 0 else ALIVE, [i], 1_000 if n == fresh else HOUR, n + 1)
+        for n, i in enumerate(ids)
+    ]
+    sc.age(r, S, G, batches)
     raw(r).execute_command("XDEL", S, *ids[2:8])
     return ids
 
