@@ -82,6 +82,22 @@ class Advice:
 
 
 @dataclass(frozen=True, slots=True)
+class IdmpState:
+    """A stream's idempotent producers (``XADD ... IDMP``, Redis 8.6+), from XINFO STREAM.
+
+    A write that repeats a (producer, idempotent id) pair still in the window is answered
+    with the first write's entry id and adds nothing (a duplicate). The window is the
+    stream's own: ids are kept ``duration_s`` seconds, at most ``maxsize`` per producer."""
+
+    duration_s: int  # idmp-duration
+    maxsize: int  # idmp-maxsize
+    pids_tracked: int  # producers with ids in the window
+    iids_tracked: int  # idempotent ids in the window, all producers
+    iids_added: int  # ids ever added (entries written with IDMP)
+    iids_duplicates: int  # writes answered as duplicates (nothing added)
+
+
+@dataclass(frozen=True, slots=True)
 class StreamInspection:
     stream: bytes
     length: int
@@ -93,6 +109,7 @@ class StreamInspection:
     advice: tuple[Advice, ...] = ()
     dlq: bytes | None = None
     dlq_length: int | None = None
+    idmp: IdmpState | None = None  # None: no idempotent producer ever wrote (or below 8.6)
 
 
 @dataclass(frozen=True, slots=True)
