@@ -55,21 +55,21 @@ import redis
 import redis.exceptions as rex
 
 from pelctl.core.mutations.outcomes import ItemResult
+from pelctl.core.repairs.ghosts import GHOST_SWEEPER, release_sweeper
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import ReclaimConfig
 from pelctl.reclaim.settle import Settler, Taken
-from pelctl.reclaim.strategies import (
-    GHOST_SWEEP_COUNT,
-    GHOST_SWEEPER,
-    NEVER_IDLE,
-    parse_claim_reply,
-)
 from pelctl.redis.capabilities import Capabilities, from_info
 from pelctl.redis.connection import Connection, strip_callbacks
 from pelctl.redis.replies import field_pairs, pairs
 from pelctl.redis.settings import ConnectionSettings
 
 log = logging.getLogger("pelctl.consumer")
+
+# The ghost sweep (CLAIM mode): XAUTOCLAIM with a min-idle no entry reaches claims nothing and
+# only drops PEL entries whose stream entry is gone; at most COUNT x 10 entries examined a call.
+GHOST_SWEEP_COUNT = 100
+NEVER_IDLE = 2**62
 
 Duration = int | float | str | timedelta
 
@@ -110,6 +110,34 @@ class ConsumerStats:
     ghosts: int = 0  # PEL references to deleted entries cleared
     iterations: int = 0
     errors: dict[str, int] = field(default_factory=dict)
+
+
+def parse_claim_reply(reply: Any) -> list[Taken]:
+    """``XREADGROUP ... CLAIM`` entries: ``[id, fields, idle-ms, times-delivered]``.
+
+    ``times-delivered`` counts the deliveries *before* this one (0 for new entries, which
+    also have idle 0). RESP2 (a list of ``[stream, entries]``) or RESP3 (a map).
+    """
+    if not reply:
+        return []
+    streams = list(reply.items()) if isinstance(reply, dict) else reply
+    out: list[Taken] = []
+    for _name, entries in streams:
+        for entry in entries or ():
+            entry_id = entry[0] if isinstance(entry[0], bytes) else str(entry[0]).encode()
+            fields = entry[1]
+            idle = int(entry[2]) if len(entry) > 2 else 0
+            delivered = int(entry[3]) if len(entry) > 3 else 0
+            new = idle == 0 and delivered == 0
+            flat = None
+            if fields is not None:
+                flat = (
+                    [x for kv in fields.items() for x in kv]
+                    if isinstance(fields, dict)
+                    else (list(fields))
+                )
+            out.append(Taken(entry_id, delivered, idle, flat, new=new, deleted=fields is None))
+    return out
 
 
 def _text(value: Any) -> bytes:
@@ -406,7 +434,7 @@ class ReliableConsumer:
             if self.metrics is not None:
                 self.metrics.add(self._bstream, self._bgroup, "duplicate_acks")
 
-    def _record(self, item: ItemResult, _idle_ms: int, _handed_back: bool) -> None:
+    def _record(self, item: ItemResult, _idle_ms: int) -> None:
         """Outcome of a dead-letter move (the repair scripts' per-entry answer)."""
         if item.outcome == "dlq":
             self.stats.dead_lettered += 1
@@ -471,6 +499,10 @@ class ReliableConsumer:
         except rex.ResponseError:
             self._next_sweep = now + 60  # no XAUTOCLAIM here: try again later
             return
+        # From Redis 7.2 XAUTOCLAIM creates its consumer even when it claims nothing: delete
+        # it again (atomically with the check that it holds nothing), so no consumer of
+        # pelctl's stays in the worker's group.
+        release_sweeper(self._conn, self._bstream, self._bgroup)
         self._sweep_cursor = _text(reply[0])
         for deleted in reply[2] if len(reply) > 2 else ():
             self._ghost(_text(deleted))

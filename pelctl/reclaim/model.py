@@ -6,10 +6,20 @@ from dataclasses import dataclass, field, fields
 
 from pelctl.base.errors import UsageError
 
-STRATEGIES = ("requeue", "claim", "autoclaim", "xreadgroup-claim", "auto")
-# Strategies that take entries in the same command that finds them (XAUTOCLAIM, XREADGROUP
-# CLAIM): they cannot look at a lock key before taking, so --lock-key is refused with them.
-TAKING = ("autoclaim", "xreadgroup-claim")
+STRATEGIES = ("requeue", "claim", "autoclaim", "auto")
+# Strategies that take entries in the same command that finds them (XAUTOCLAIM): they cannot
+# look at a lock key before taking, so --lock-key is refused with them.
+TAKING = ("autoclaim",)
+# What a sidecar must not do, and why (one line, exit 2).
+NOT_OFFERED = {
+    "xreadgroup-claim": (
+        "--strategy xreadgroup-claim is not offered by the sidecar: XREADGROUP ... CLAIM "
+        "shares its COUNT between idle entries and new ones, so on a lagging group it takes "
+        "messages no consumer has had yet (and would re-add them at the tail)",
+        "use --strategy requeue (the default) or autoclaim here; CLAIM belongs in the worker's "
+        "own read loop: pelctl.ReliableConsumer (docs/reclaim.md)",
+    ),
+}
 DEFAULT_MAX_DELIVERIES = 5
 DEFAULT_BATCH = 1_000
 AUDIT_POLICIES = ("stop", "continue")
@@ -38,7 +48,6 @@ class ReclaimConfig:
     read_only: bool = False
     once: bool = False
     max_backoff_s: float = 30.0
-    ghost_sweep_calls: int = 50  # xreadgroup-claim, loop mode: sweep calls per stream per pass
     # An audit line that cannot be written: "stop" (fail closed, exit 6) or "continue".
     on_audit_failure: str = "stop"
 
@@ -80,6 +89,9 @@ class ReclaimConfig:
 
         if not self.streams:
             raise UsageError("give at least one stream")
+        if self.strategy in NOT_OFFERED:
+            message, hint = NOT_OFFERED[self.strategy]
+            raise UsageError(message, hint=hint)
         if self.strategy not in STRATEGIES:
             raise UsageError(
                 f"unknown strategy {self.strategy!r}", hint="one of: " + ", ".join(STRATEGIES)
@@ -171,7 +183,6 @@ class PassCounts:
     ghosts: int = 0
     failed: int = 0
     skipped_other: int = 0
-    handed_back: int = 0  # xreadgroup-claim: new entries read along, put back on the stream
     oldest_left_ms: int = 0  # the longest idle of the entries the pass left pending
 
     def add(self, outcome: str, idle_ms: int = 0) -> str:
@@ -190,7 +201,7 @@ class PassCounts:
 
     @property
     def changed(self) -> int:
-        return self.requeued + self.claimed + self.dead_lettered + self.ghosts + self.handed_back
+        return self.requeued + self.claimed + self.dead_lettered + self.ghosts
 
 
 @dataclass
@@ -251,7 +262,6 @@ class PassReport:
                     "duplicate_acks": s.counts.duplicate_acks,
                     "ghosts": s.counts.ghosts,
                     "failed_count": s.counts.failed,
-                    "handed_back": s.counts.handed_back,
                     "pel_depth": s.depth,
                     "oldest_idle_ms": s.oldest_idle_ms,
                     "duration_s": round(s.duration_s, 4),

@@ -82,7 +82,6 @@ _SUMMARY_KEYS = (
     "duplicate_acks",
     "ghosts",
     "failed",
-    "handed_back",
 )
 
 
@@ -421,11 +420,8 @@ class Runner:
         trail = _Trail()
         counts = sp.counts
 
-        def record(item: ItemResult, idle_ms: int, handed_back: bool) -> None:
-            name = counts.add(item.outcome, idle_ms)
-            if handed_back and name in ("requeued", "claimed"):
-                setattr(counts, name, getattr(counts, name) - 1)
-                counts.handed_back += 1
+        def record(item: ItemResult, idle_ms: int) -> None:
+            counts.add(item.outcome, idle_ms)
             trail.add(item)
 
         run = StreamRun(
@@ -553,7 +549,6 @@ class Runner:
             "duplicate_acks": c.duplicate_acks,
             "ghosts": c.ghosts,
             "failed_count": c.failed,
-            "handed_back": c.handed_back,
             "pel_depth": sp.depth,
             "oldest_idle_ms": sp.oldest_idle_ms,
             "duration_s": round(sp.duration_s, 4),
