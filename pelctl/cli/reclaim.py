@@ -253,6 +253,18 @@ def register(app: typer.Typer) -> None:
                 rich_help_panel=LOOP_PANEL,
             ),
         ] = AuditPolicy.stop,
+        prune_consumers_after: Annotated[
+            Optional[str],
+            typer.Option(
+                "--prune-consumers-after",
+                help="After each pass, delete consumers that hold no entry and have not "
+                "tried to read for this long (1h, 1d): dead workers' names. Each delete "
+                "re-checks both in one script; counted in the metrics and the audit log.",
+                rich_help_panel=LOOP_PANEL,
+                show_default=False,
+                metavar="DURATION",
+            ),
+        ] = None,
         log_format: Annotated[
             Optional[LogFormat],
             typer.Option(
@@ -321,6 +333,9 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
         once=o["once"],
         max_backoff_s=parse_duration_ms(o["max_backoff"]) / 1000.0,
         on_audit_failure=o["on_audit_failure"].value,
+        prune_after_ms=(
+            parse_duration_ms(o["prune_consumers_after"]) if o["prune_consumers_after"] else None
+        ),
     )
     cfg.validate()
     summary_s = parse_duration_ms(o["summary_every"]) / 1000.0

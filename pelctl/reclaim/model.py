@@ -50,6 +50,9 @@ class ReclaimConfig:
     max_backoff_s: float = 30.0
     # An audit line that cannot be written: "stop" (fail closed, exit 6) or "continue".
     on_audit_failure: str = "stop"
+    # --prune-consumers-after: delete consumers that hold nothing and have not tried to read
+    # for this long (XINFO CONSUMERS idle), each atomically with that check. None: never.
+    prune_after_ms: int | None = None
 
     def dlq_for(self, stream: bytes) -> bytes:
         from pelctl.core.dlq.envelope import default_dlq
@@ -82,6 +85,7 @@ class ReclaimConfig:
             "no_lineage": self.no_lineage,
             "read_only": self.read_only,
             "on_audit_failure": self.on_audit_failure,
+            "prune_consumers_after_ms": self.prune_after_ms,
         }
 
     def validate(self) -> None:
@@ -133,6 +137,8 @@ class ReclaimConfig:
                 f"unknown --on-audit-failure {self.on_audit_failure!r}",
                 hint="one of: " + ", ".join(AUDIT_POLICIES),
             )
+        if self.prune_after_ms is not None and self.prune_after_ms <= 0:
+            raise UsageError("--prune-consumers-after must be more than 0", hint="e.g. 1h")
         if self.batch < 1:
             raise UsageError("--batch must be at least 1")
         if self.interval_s < 0 or not 0 <= self.jitter < 1:
@@ -183,6 +189,7 @@ class PassCounts:
     ghosts: int = 0
     failed: int = 0
     skipped_other: int = 0
+    consumers_pruned: int = 0  # --prune-consumers-after: empty, quiet consumers deleted
     oldest_left_ms: int = 0  # the longest idle of the entries the pass left pending
 
     def add(self, outcome: str, idle_ms: int = 0) -> str:
@@ -201,7 +208,9 @@ class PassCounts:
 
     @property
     def changed(self) -> int:
-        return self.requeued + self.claimed + self.dead_lettered + self.ghosts
+        return (
+            self.requeued + self.claimed + self.dead_lettered + self.ghosts + self.consumers_pruned
+        )
 
 
 @dataclass
@@ -248,6 +257,7 @@ class PassReport:
             "duration_s": round(self.duration_s, 4),
             "ghosts": t.ghosts,
             "failed_count": t.failed,
+            "consumers_pruned": t.consumers_pruned,
             "read_only": self.read_only,
             "interrupted": self.interrupted,
             "streams": [
@@ -262,6 +272,7 @@ class PassReport:
                     "duplicate_acks": s.counts.duplicate_acks,
                     "ghosts": s.counts.ghosts,
                     "failed_count": s.counts.failed,
+                    "consumers_pruned": s.counts.consumers_pruned,
                     "pel_depth": s.depth,
                     "oldest_idle_ms": s.oldest_idle_ms,
                     "duration_s": round(s.duration_s, 4),

@@ -64,7 +64,14 @@ from pelctl.base.errors import (
 from pelctl.core.mutations.outcomes import APPLIED, FAILED, ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import PassCounts, PassReport, ReclaimConfig, StreamPass
-from pelctl.reclaim.strategies import State, StreamRun, own_consumer, resolve, run_stream
+from pelctl.reclaim.strategies import (
+    State,
+    StreamRun,
+    own_consumer,
+    prune_quiet_consumers,
+    resolve,
+    run_stream,
+)
 from pelctl.redis.connection import Connection
 
 # Errors that retrying cannot fix: the loop ends with their exit code.
@@ -82,6 +89,7 @@ _SUMMARY_KEYS = (
     "duplicate_acks",
     "ghosts",
     "failed",
+    "consumers_pruned",
 )
 
 
@@ -94,6 +102,7 @@ class _Trail:
         self.applied_count = 0
         self.failed: list[dict[str, str]] = []
         self.failed_count = 0
+        self.pruned: list[bytes] = []  # consumers deleted by --prune-consumers-after
 
     def add(self, item: ItemResult) -> None:
         self.outcomes[item.outcome] = self.outcomes.get(item.outcome, 0) + 1
@@ -442,6 +451,9 @@ class Runner:
             try:
                 if self._target_alive(conn, sp):
                     run_stream(run, strategy)
+                if cfg.prune_after_ms is not None and not self.stopping:
+                    trail.pruned = prune_quiet_consumers(run, keep={self.consumer, cfg.to})
+                    counts.consumers_pruned = len(trail.pruned)
             finally:
                 sp.duration_s = time.perf_counter() - t0
             self._measure(conn, sp)
@@ -549,6 +561,7 @@ class Runner:
             "duplicate_acks": c.duplicate_acks,
             "ghosts": c.ghosts,
             "failed_count": c.failed,
+            "consumers_pruned": c.consumers_pruned,
             "pel_depth": sp.depth,
             "oldest_idle_ms": sp.oldest_idle_ms,
             "duration_s": round(sp.duration_s, 4),
@@ -635,6 +648,8 @@ class Runner:
         record["id_count"] = trail.applied_count
         record["failed"] = trail.failed
         record["duration_s"] = round(sp.duration_s, 4)
+        if trail.pruned:
+            record["pruned_consumers"] = [escape(name) for name in trail.pruned]
         problem = runner.audit_line(
             record,
             label=f"reclaim of {escape(sp.stream)}",

@@ -214,6 +214,51 @@ def release(conn: Connection, stream: bytes, group: bytes, me: bytes) -> None:
         pass
 
 
+def prune_quiet_consumers(run: StreamRun, keep: set[bytes | None]) -> list[bytes]:
+    """``--prune-consumers-after D``: delete every consumer of the group that holds nothing
+    and has not tried to read for D (XINFO CONSUMERS ``idle``: from Redis 7.2 the time since
+    its last read attempt, so a worker polling an empty stream is never pruned; it also
+    means inactive for at least D), except ``keep``. Each delete re-checks both conditions
+    in the same script (``consumer_delete``): a consumer that took an entry or read since
+    the listing is left alone. Read-only: the consumers it would delete, none deleted.
+    Workers that die leave their names behind; this keeps a group's consumer list to the
+    workers that exist."""
+    from pelctl.redis.replies import array, field_pairs
+
+    min_quiet = run.cfg.prune_after_ms
+    assert min_quiet is not None
+    raw = run.conn.raw(run.stream)
+    with redis_errors("XINFO CONSUMERS"):
+        rows = raw.execute_command("XINFO", "CONSUMERS", run.stream, run.group)
+    quiet = []
+    for row in rows:
+        info = dict(field_pairs(row))
+        name = bytes(info[b"name"])
+        if name in keep or int(info[b"pending"]) or int(info[b"idle"]) < min_quiet:
+            continue
+        quiet.append(name)
+    if run.cfg.read_only:
+        return quiet
+    pruned = []
+    for name in quiet:
+        if run.stopping():
+            break
+        with redis_errors("EVALSHA"):
+            answer = script("consumer_delete").call(raw, [run.stream], [run.group, name, min_quiet])
+        if bytes(array(answer)[0]) == b"deleted":
+            pruned.append(name)
+            event(
+                run.log,
+                logging.INFO,
+                "consumer-pruned",
+                stream=run.stream,
+                group=run.group,
+                consumer=name,
+                quiet_ms=min_quiet,
+            )
+    return pruned
+
+
 RUNNERS: dict[str, Callable[[StreamRun], None]] = {
     "requeue": run_scan,
     "claim": run_scan,
