@@ -43,7 +43,7 @@ Row = Sequence  # [bytes, bytes, int, int]
 Record = Callable[[ItemResult, int], None]
 
 
-@dataclass
+@dataclass(slots=True)
 class Taken:
     """An entry one of our consumers holds after XAUTOCLAIM / XREADGROUP CLAIM (the latter only
     in :class:`pelctl.ReliableConsumer`, the worker's own loop)."""
