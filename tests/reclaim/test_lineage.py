@@ -1,6 +1,6 @@
 """Lineage in the reclaim loop and in ``pelctl.ReliableConsumer``: the same rule as
-``pelctl requeue`` / ``dlq move``, on the scripts (real server) and on the path without Lua
-(fakeredis 8.4, XREADGROUP ... CLAIM), and ``--no-lineage``.
+``pelctl requeue`` / ``dlq move``, on the scripts (real Redis 7.0 and 8.6) and on the path
+without Lua (a server that runs no scripts: fakeredis without Lua), and ``--no-lineage``.
 
 The delivery count a copy records is the entry's PEL count when it is settled, as the
 scripts read it: a take by XREADGROUP ... CLAIM (or XAUTOCLAIM without JUSTID) counts.
@@ -22,10 +22,10 @@ BODIES = [
 ]
 
 
-def fake_server():
-    import fakeredis
-
-    return fakeredis.FakeRedis(version=(8, 4), protocol=2)
+@pytest.fixture
+def fake_server(scriptless):
+    """A server that runs no scripts (EVALSHA: unknown command) and has XREADGROUP CLAIM."""
+    return lambda: scriptless()
 
 
 def held(client) -> list[bytes]:
@@ -76,7 +76,7 @@ def settled(client, ids: list[bytes]) -> tuple[dict[bytes, list[bytes]], dict]:
 
 
 @pytest.mark.parametrize("where", ["scripts", "no-lua"])
-def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> None:
+def test_the_loop_writes_the_lineage_of_every_copy(r, fake_server, make_runner, where) -> None:
     """Requeued copies: retry count +1, the PEL count added to the prior deliveries, the first
     id kept; the entry on its last life goes to the DLQ with its fields untouched (on main
     the path without Lua wrote no prior deliveries, and the delivery count from before the
@@ -125,7 +125,9 @@ def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> Non
 
 
 @pytest.mark.parametrize("where", ["scripts", "no-lua"])
-def test_the_loop_without_lineage_copies_the_fields_exactly(r, make_runner, where) -> None:
+def test_the_loop_without_lineage_copies_the_fields_exactly(
+    r, fake_server, make_runner, where
+) -> None:
     client = r if where == "scripts" else fake_server()
     ids = held(client)
     kwargs = {"max_deliveries": None, "no_lineage": True}
@@ -138,7 +140,7 @@ def test_the_loop_without_lineage_copies_the_fields_exactly(r, make_runner, wher
 
 @pytest.mark.parametrize("where", ["server", "no-lua"])
 def test_reliable_consumer_dead_letters_with_the_lineage_of_the_message(
-    r, redis_server, where
+    r, fake_server, redis_server, where
 ) -> None:
     """A requeued copy (first id 1-1, 6 deliveries before) fails twice in a worker with
     max_deliveries=2: its dead letter keeps its lineage, so dlq list shows 1-1 and every

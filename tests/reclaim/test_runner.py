@@ -325,7 +325,7 @@ def test_auto_never_picks_a_strategy_that_reads_new_entries(r, make_runner) -> N
 
 
 @pytest.mark.parametrize("to", [None, b"healthy"])
-def test_autoclaim_on_a_server_without_scripting(to, redis84, monkeypatch) -> None:
+def test_autoclaim_on_a_server_without_scripting(to, scriptless, monkeypatch) -> None:
     """A server that runs no scripts (some proxies; fakeredis without Lua here): the entries
     XAUTOCLAIM takes are settled by the ordered, script-less path (write first, then ack),
     and the runner's own consumer is deleted once it holds nothing."""
@@ -337,7 +337,7 @@ def test_autoclaim_on_a_server_without_scripting(to, redis84, monkeypatch) -> No
     from tests.support.fakes import spy_unscripted
 
     unscripted = spy_unscripted(monkeypatch)
-    fake = redis84(lua=False)
+    fake = scriptless()
     ids = sc.add_entries(fake, b"s", 40, {b"n": b"x"})
     sc.create_group(fake, b"s", b"g")
     sc.deliver(fake, b"s", b"g", b"dead", 30)  # 10 entries stay new (never delivered)

@@ -83,14 +83,14 @@ def _fake_runner(fake, **kwargs):
 
 @pytest.mark.parametrize("limit", [None, 3], ids=["requeue", "max-deliveries"])
 def test_autoclaim_without_scripting_settles_a_wide_and_a_huge_entry(
-    limit, redis84, monkeypatch
+    limit, scriptless, monkeypatch
 ) -> None:
     """A server that runs no scripts: the entries taken by XAUTOCLAIM are settled by the
     script-less path (write first, then ack)."""
     from tests.support.fakes import spy_unscripted
 
     unscripted = spy_unscripted(monkeypatch)
-    fake = redis84(lua=False)
+    fake = scriptless()
     batch = build_batch(fake, deliveries=7 if limit else None)
     t = _fake_runner(fake, max_deliveries=limit, batch=10).run_pass().totals
     if limit:
@@ -105,7 +105,7 @@ def test_autoclaim_without_scripting_settles_a_wide_and_a_huge_entry(
 
 @pytest.mark.parametrize("mode", ["server", "claim-no-lua"])
 def test_reliable_consumer_dead_letters_a_wide_and_a_huge_entry(
-    r, redis_server, mode, redis84, monkeypatch
+    r, redis_server, mode, scriptless, monkeypatch
 ) -> None:
     """Entries already delivered max_deliveries times go to the DLQ on the next iteration,
     without reaching the handler: on the real server (the dlq-move script; XAUTOCLAIM mode
@@ -114,7 +114,7 @@ def test_reliable_consumer_dead_letters_a_wide_and_a_huge_entry(
     from tests.support.fakes import spy_unscripted
 
     unscripted = spy_unscripted(monkeypatch)
-    client = r if mode == "server" else redis84(lua=False)
+    client = r if mode == "server" else scriptless()
     no_lua = mode == "claim-no-lua"
     if mode == "server":
         mode = "claim" if redis_server.version == "8.6" else "autoclaim"
