@@ -56,8 +56,9 @@ from typing import Any
 import redis
 import redis.exceptions as rex
 
+from pelctl.core.models import GHOST_SWEEPER
 from pelctl.core.mutations.outcomes import ItemResult
-from pelctl.core.repairs.ghosts import GHOST_SWEEPER, release_sweeper
+from pelctl.core.repairs.ghosts import release_sweeper
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import ReclaimConfig
 from pelctl.reclaim.settle import Settler, Taken

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import redis.exceptions as rex
 
+from pelctl.core.models import RUNNER_CONSUMER_PREFIX
 from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import PassCounts, ReclaimConfig
@@ -51,7 +52,7 @@ AUTOCLAIM_COUNT = 100
 def own_consumer() -> bytes:
     """The runner's consumer for the take strategies: unique per process, so the runner is
     the only one that ever adds to it, and it can delete it once it holds nothing."""
-    return f"pelctl-reclaim-{socket.gethostname()}-{os.getpid()}".encode()
+    return RUNNER_CONSUMER_PREFIX + f"{socket.gethostname()}-{os.getpid()}".encode()
 
 
 def resolve(cfg: ReclaimConfig, caps: Capabilities) -> str:

@@ -67,3 +67,18 @@ def test_a_stopped_reliable_consumer_leaves_only_its_own_name(r, claim) -> None:
     worker.stop()
     assert len(handled) == 39
     assert {c["name"] for c in r.xinfo_consumers(b"s", b"g")} == {b"dead", b"w1"}
+
+
+def test_inspect_names_a_consumer_of_pelctls_that_still_holds_entries(r, cli) -> None:
+    """A runner killed between its take and the settle leaves its consumer holding entries:
+    inspect says whose it is, why, and the command that recovers them now."""
+    ids = build_pel(r, 30, idle={i: HOUR for i in range(5)})
+    mine = b"pelctl-reclaim-host-4242"
+    sc.raw(r).execute_command("XCLAIM", b"s", b"g", mine, 0, *ids[:5], "JUSTID")
+    res = cli("inspect", "s", "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    texts = [a["message"] for a in res.json["advice"]]
+    (line,) = [t for t in texts if "pelctl-reclaim-host-4242" in t]
+    assert "pelctl's own" in line and "holds 5 entries" in line
+    (cmd,) = [a["command"] for a in res.json["advice"] if a["message"] == line]
+    assert "--consumer pelctl-reclaim-host-4242" in cmd
