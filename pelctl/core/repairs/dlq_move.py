@@ -21,6 +21,7 @@ from pelctl.core.repairs.run import EntryRun, Later
 from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import script
 
+
 def apply_dlq_move(
     conn: Connection,
     plan: Plan,
