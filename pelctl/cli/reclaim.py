@@ -24,12 +24,10 @@ LOOP_PANEL = "Loop"
 REPAIR_PANEL = "Repair"
 
 
-class Strategy(StrEnum):
-    requeue = "requeue"
-    claim = "claim"
-    autoclaim = "autoclaim"
-    xreadgroup_claim = "xreadgroup-claim"
-    auto = "auto"
+def _strategies(incomplete: str) -> list[str]:
+    from pelctl.reclaim.model import STRATEGIES
+
+    return [s for s in STRATEGIES if s.startswith(incomplete.lower())]
 
 
 class AuditPolicy(StrEnum):
@@ -70,22 +68,24 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         strategy: Annotated[
-            Strategy,
+            str,
             typer.Option(
                 "--strategy",
                 help="requeue: re-add for any healthy consumer; claim: give to --to; "
-                "autoclaim: XAUTOCLAIM cursor kept across passes; xreadgroup-claim: Redis 8.4+; "
-                "auto: xreadgroup-claim where available.",
-                case_sensitive=False,
+                "autoclaim: XAUTOCLAIM cursor kept across passes; auto: claim with --to, "
+                "else requeue. (XREADGROUP ... CLAIM belongs in the worker's loop: "
+                "pelctl.ReliableConsumer, not in a sidecar.)",
+                metavar="[requeue|claim|autoclaim|auto]",
+                autocompletion=_strategies,
                 rich_help_panel=REPAIR_PANEL,
             ),
-        ] = Strategy.requeue,
+        ] = "requeue",
         to: Annotated[
             Optional[str],
             typer.Option(
                 "--to",
                 help="Live consumer that receives the entries (claim strategy; optional "
-                "with autoclaim and xreadgroup-claim).",
+                "with autoclaim).",
                 rich_help_panel=REPAIR_PANEL,
                 show_default=False,
             ),
@@ -253,6 +253,18 @@ def register(app: typer.Typer) -> None:
                 rich_help_panel=LOOP_PANEL,
             ),
         ] = AuditPolicy.stop,
+        prune_consumers_after: Annotated[
+            Optional[str],
+            typer.Option(
+                "--prune-consumers-after",
+                help="After each pass, delete consumers that hold no entry and have not "
+                "tried to read for this long (1h, 1d): dead workers' names. Each delete "
+                "re-checks both in one script; counted in the metrics and the audit log.",
+                rich_help_panel=LOOP_PANEL,
+                show_default=False,
+                metavar="DURATION",
+            ),
+        ] = None,
         log_format: Annotated[
             Optional[LogFormat],
             typer.Option(
@@ -305,7 +317,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
         streams=tuple(unescape(s) for s in streams),
         group=unescape(group),
         idle_ms=parse_duration_ms(o["idle"]),
-        strategy=o["strategy"].value,
+        strategy=o["strategy"].lower(),
         to=unescape(o["to"]) if o["to"] else None,
         create_consumer=o["create_consumer"],
         interval_s=parse_duration_ms(o["interval"]) / 1000.0,
@@ -321,6 +333,9 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
         once=o["once"],
         max_backoff_s=parse_duration_ms(o["max_backoff"]) / 1000.0,
         on_audit_failure=o["on_audit_failure"].value,
+        prune_after_ms=(
+            parse_duration_ms(o["prune_consumers_after"]) if o["prune_consumers_after"] else None
+        ),
     )
     cfg.validate()
     summary_s = parse_duration_ms(o["summary_every"]) / 1000.0

@@ -8,7 +8,14 @@ from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
-from pelctl.core.models import POISON_DELIVERIES, ConsumerInfo, GroupInfo, StreamInspection, id_ms
+from pelctl.core.models import (
+    POISON_DELIVERIES,
+    ConsumerInfo,
+    GroupInfo,
+    IdmpState,
+    StreamInspection,
+    id_ms,
+)
 from pelctl.render import pending as pending_render
 from pelctl.render.protocol import Blank, Message, Pairs, Part, Record, ResultRenderer, Rows
 from pelctl.render.table import Column, TableData, fmt_int
@@ -53,7 +60,49 @@ def summary_pairs(r: StreamInspection) -> list[tuple[str, str]]:
     if r.dlq is not None:
         noun = "entry" if r.dlq_length == 1 else "entries"
         pairs.append(("DLQ", f"{escape(r.dlq)} ({fmt_int(r.dlq_length)} {noun})"))
+    if r.idmp is not None:
+        pairs += idmp_pairs(r.idmp)
     return pairs
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{fmt_int(n)} {word}{'' if n == 1 else 's'}"
+
+
+def idmp_pairs(s: IdmpState) -> list[tuple[str, str]]:
+    """The idempotent producers (XADD ... IDMP): who is tracked, the stream's window, and
+    what the writes did (docs/redis-versions.md)."""
+    window = f"window {s.duration_s}s, at most {fmt_int(s.maxsize)} ids a producer"
+    return [
+        (
+            "IDMP",
+            f"{_plural(s.pids_tracked, 'producer')}, {_plural(s.iids_tracked, 'id')} kept "
+            f"({window})",
+        ),
+        (
+            "IDMP writes",
+            f"{fmt_int(s.iids_added)} added, {_plural(s.iids_duplicates, 'duplicate')} not "
+            "added (answered with the first write's id)",
+        ),
+    ]
+
+
+def idmp_brief(s: IdmpState) -> str:
+    """One short line for a status bar."""
+    return f"IDMP {_plural(s.pids_tracked, 'producer')} · {fmt_int(s.iids_duplicates)} dup"
+
+
+def idmp_json(s: IdmpState | None) -> dict[str, int] | None:
+    if s is None:
+        return None
+    return {
+        "duration_s": s.duration_s,
+        "maxsize": s.maxsize,
+        "pids_tracked": s.pids_tracked,
+        "iids_tracked": s.iids_tracked,
+        "iids_added": s.iids_added,
+        "iids_duplicates": s.iids_duplicates,
+    }
 
 
 def _oldest_age(g: GroupInfo, now_ms: int) -> int | None:
@@ -237,6 +286,7 @@ def to_json(r: StreamInspection) -> dict[str, Any]:
         "groups": [group_json(g, r.now_ms) for g in r.groups],
         "dlq": escape(r.dlq) if r.dlq is not None else None,
         "dlq_length": r.dlq_length if r.dlq is not None else None,
+        "idmp": idmp_json(r.idmp),
         "advice": [{"message": a.message, "command": a.command} for a in r.advice],
     }
 

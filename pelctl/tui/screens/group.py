@@ -191,6 +191,8 @@ class GroupScreen(PollingScreen):
         ]
         if snap.dlq is not None:
             extra.append(f"DLQ {fmt_int(snap.dlq_length)}")
+        if snap.idmp is not None:
+            extra.append(inspect_render.idmp_brief(snap.idmp))
         self.status_bar.set_state(extra=tuple(extra))
 
     def show_progress(self, aggregate: object) -> None:
