@@ -106,8 +106,8 @@ def test_a_pass_on_a_lagging_group_takes_only_the_crashed_consumers_entries(
     print(
         f"\nRedis {redis_server.version}, --strategy {strategy}: recovered "
         f"{len(set(originals) & set(dead))} of {CRASHED}, taken that no consumer had "
-        f"{taken_new}, requeued {doc['requeued']}, copies added {len(copies)}, stream grew by {grown} "
-        f"during the pass (the rest: the producer), pelctl consumers left "
+        f"{taken_new}, requeued {doc['requeued']}, copies added {len(copies)}, stream grew "
+        f"by {grown} during the pass (the rest: the producer), pelctl consumers left "
         f"{sorted(n for n in names if n.startswith(b'pelctl'))}"
     )
     assert names == {b"crashed", b"worker-1", b"worker-2"}, names
