@@ -96,6 +96,7 @@ MODULES = (
     "dlq",
     "dlq_admin",
     "consumers",
+    "trim",
     "audit",  # the repairs (SPEC §3, §5)
     "spark",  # fleet analytics on Spark (SPEC §9)
     "reclaim",
@@ -117,6 +118,7 @@ MODULES_OF = {
     "apply": ("repair",),
     "dlq": ("dlq", "dlq_admin"),
     "consumers": ("consumers",),
+    "trim": ("trim",),
     "audit": ("audit",),
     "snapshot": ("spark",),
     "analyze": ("spark",),

@@ -6,7 +6,8 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from pelctl.core.models import IdmpState, StreamSummary, id_ms
+from pelctl.core.models import IdmpState, StreamSummary, UnreadLoss, id_ms
+from pelctl.core.trim import add_losses, facts_of_info, unread_loss
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import pairs, vanished_or_raise
@@ -42,24 +43,30 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
         pipe.execute_command("XLEN", key)
         pipe.execute_command("XINFO", "GROUPS", key)
     replies = [vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)]
-    # Second round: the lowest pending id per group, for the oldest pending age.
+    # Second round: the lowest pending id per group, for the oldest pending age; and for a
+    # stream with groups its XINFO STREAM (first entry, entries-added), to tell what its
+    # groups can still read from what a trim removed before they read it.
     pipe = node.pipeline(transaction=False)
-    plan: list[tuple[int, bytes]] = []
+    plan: list[tuple[str, int]] = []  # what each command of the round is for, and its stream
     for i, key in enumerate(keys):
         groups = replies[2 * i + 1]
-        if isinstance(groups, Exception):
+        if isinstance(groups, Exception) or not groups:
             continue
+        pipe.execute_command("XINFO", "STREAM", key)
+        plan.append(("info", i))
         for row in groups:
             info = pairs(row)
             if info.get(b"pending"):
                 pipe.execute_command("XPENDING", key, info[b"name"], "-", "+", 1)
-                plan.append((i, key))
-    oldest_replies = (
-        [vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)] if plan else []
-    )
+                plan.append(("oldest", i))
+    second = [vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)] if plan else []
+    infos: dict[int, Any] = {}
     oldest: dict[int, int] = {}
-    for (i, _key), reply in zip(plan, oldest_replies, strict=True):
+    for (kind, i), reply in zip(plan, second, strict=True):
         if isinstance(reply, Exception) or not reply:
+            continue
+        if kind == "info":
+            infos[i] = reply
             continue
         first_ms = id_ms(reply[0][0])
         oldest[i] = min(oldest.get(i, first_ms), first_ms)
@@ -73,6 +80,10 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
             continue  # deleted or retyped between SCAN and now
         pending = 0
         lag_total: int | None = 0
+        readable_total: int | None = 0
+        losses: list[UnreadLoss | None] = []
+        stream_info = infos.get(i)
+        facts = facts_of_info(pairs(stream_info)) if stream_info is not None else None
         for row in groups:
             info = pairs(row)
             pending += int(info.get(b"pending") or 0)
@@ -81,6 +92,20 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
                 lag_total = None
             elif lag_total is not None:
                 lag_total += int(lag)
+            readable: int | None = None
+            if facts is not None:
+                read = info.get(b"entries-read")
+                readable, loss = unread_loss(
+                    facts,
+                    info[b"last-delivered-id"],
+                    int(read) if read is not None else None,
+                    int(lag) if lag is not None else None,
+                )
+                losses.append(loss)
+            if readable is None:
+                readable_total = None
+            elif readable_total is not None:
+                readable_total += readable
         out.append(
             StreamSummary(
                 stream=key,
@@ -91,6 +116,8 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
                 oldest_pending_age_ms=(now - oldest[i]) if i in oldest else None,
                 node=label,
                 is_dlq=is_dlq_name(key),  # by name only: the one rule (core/dlq/envelope.py)
+                readable=readable_total if groups else None,
+                trimmed_unread=add_losses(losses),
             )
         )
     return out

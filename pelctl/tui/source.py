@@ -29,6 +29,7 @@ from pelctl.core.models import (
     PendingEntry,
     PendingFilter,
     StreamSummary,
+    UnreadLoss,
 )
 from pelctl.redis.connection import Connection
 
@@ -82,6 +83,9 @@ class GroupSnapshot:
     aggregate: PelAggregate
     taken_at: float
     idmp: IdmpState | None = None  # the stream's idempotent producers (Redis 8.6+)
+    # What the group can still read, and what a trim removed before it read it.
+    readable: int | None = None
+    trimmed_unread: UnreadLoss | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,6 +266,7 @@ class RedisSource:
                 oldest=0,
                 dead_after_ms=self.dead_after_ms,
                 lock_key=self.lock_key,
+                trim_estimate=False,
             )
             info = found.groups[0]
             agg = aggregate_pel(
@@ -286,6 +291,8 @@ class RedisSource:
             aggregate=agg,
             taken_at=time.time(),
             idmp=found.idmp,
+            readable=info.readable,
+            trimmed_unread=info.trimmed_unread,
         )
 
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot:
