@@ -348,12 +348,12 @@ def safe_trim_json(t: TrimEstimate | None) -> dict[str, Any] | None:
     if t is None:
         return None
     return {
-        "entries": t.entries,
+        "count": t.entries,
         "exact": t.exact,
         "bytes": t.bytes,
         "bound": t.bound.decode() if t.bound is not None else None,
-        "bounded_by": escape(t.bounded_by) if t.bounded_by is not None else None,
-        "reason": t.reason,
+        "bound_group": escape(t.bounded_by) if t.bounded_by is not None else None,
+        "bound_kind": t.reason,
     }
 
 
