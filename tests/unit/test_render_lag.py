@@ -39,6 +39,5 @@ def test_lines() -> None:
         "trimming before it read them"
     )
     assert lag.lag_line("g", None, 10, UnreadLoss(None, False, "trimmed-or-deleted")) == (
-        "g: 10 readable, some lost to trimming or XDEL before it read them (how many is not "
-        "known)"
+        "g: 10 readable, some lost to trimming or XDEL before it read them (how many is not known)"
     )
