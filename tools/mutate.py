@@ -49,7 +49,7 @@ class Module:
 
 MODULES: dict[str, Module] = {
     "histogram": Module(
-        ("pelctl/core/histogram.py",),
+        ("pelctl/core/histogram.py", "pelctl/core/buckets.py"),
         (
             "tests/unit/test_buckets.py",
             "tests/integration/test_histogram.py",
