@@ -63,6 +63,33 @@ def _check_duplicates(settings: list[Any]) -> None:
         seen.add(s.url)
 
 
+def _envelope_head(rt: Runtime, field_prefix: str | None, dlq_prefix: str | None) -> bytes:
+    """What the dead-letter envelope's field names start with: ``--field-prefix`` (the dlq
+    commands' option: ``_`` gives ``_dlq_``), or the head itself from the deprecated
+    ``--dlq-prefix`` (kept for one release, with a warning)."""
+    from pelctl.base.binary import unescape
+    from pelctl.base.errors import UsageError
+    from pelctl.cli.targets import refuse_empty_prefix
+    from pelctl.core.dlq.envelope import head
+
+    if dlq_prefix is None:
+        prefix = "_" if field_prefix is None else field_prefix
+        refuse_empty_prefix(prefix)
+        return head(prefix)
+    if field_prefix is not None:
+        raise UsageError(
+            "--dlq-prefix is the deprecated spelling of --field-prefix: give only --field-prefix",
+            hint="--field-prefix _ reads the envelope fields _dlq_source, _dlq_group, ...",
+        )
+    instead = f" --field-prefix {dlq_prefix[:-4]}" if dlq_prefix.endswith("dlq_") else ""
+    rt.warn(
+        f"--dlq-prefix is deprecated and will be removed in the next release; use{instead}"
+        if instead
+        else "--dlq-prefix is deprecated and will be removed in the next release"
+    )
+    return unescape(dlq_prefix)
+
+
 def register(app: typer.Typer) -> None:
     @pelctl_command(app, "snapshot", rich_help_panel=PANEL)
     def snapshot(
@@ -96,9 +123,24 @@ def register(app: typer.Typer) -> None:
                 "--with-payload", help="Also store each pending entry's fields (payload column)."
             ),
         ] = False,
+        field_prefix: Annotated[
+            Optional[str],
+            typer.Option(
+                "--field-prefix",
+                help="Prefix of the fields pelctl adds, as in the dlq commands: dead letters "
+                "are read by their envelope, {prefix}dlq_source and the rest.",
+                show_default="_",
+            ),
+        ] = None,
         dlq_prefix: Annotated[
-            str, typer.Option("--dlq-prefix", help="Field prefix of dead-letter envelopes.")
-        ] = "_dlq_",
+            Optional[str],
+            typer.Option(
+                "--dlq-prefix",
+                hidden=True,
+                help="Deprecated: the envelope's head (_dlq_); use --field-prefix (_).",
+                show_default=False,
+            ),
+        ] = None,
         max_server_ms: Annotated[
             float,
             typer.Option("--max-server-ms", help="Bound on each server call of the PEL scan."),
@@ -127,7 +169,7 @@ def register(app: typer.Typer) -> None:
                 out,
                 match=unescape(match) if match else None,
                 with_payload=with_payload,
-                dlq_prefix=unescape(dlq_prefix),
+                dlq_prefix=_envelope_head(rt, field_prefix, dlq_prefix),
                 max_server_ms=max_server_ms,
                 progress=progress,
             )

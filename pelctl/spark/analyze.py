@@ -142,6 +142,11 @@ def load_snapshots(spark: Any, path: str, options: AnalyzeOptions | None = None)
             continue
         ddl = f"{spark_ddl(table)}, `{PARTITION_COLUMN}` string"
         frames[table] = spark.read.schema(ddl).parquet(table_path)
+    # Snapshots written before schema 4 have the dlq's consumer under its old name, owner
+    # (its columns read as null here): the one name, whatever wrote the files.
+    frames["dlq"] = frames["dlq"].withColumn(
+        "consumer", F.coalesce(F.col("consumer"), F.col("owner"))
+    )
     # Every (server, snapshot) pair, from the small streams table: one small job.
     marks = frames["streams"].select("server", PARTITION_COLUMN).distinct().collect()
     if not marks:
@@ -169,7 +174,7 @@ def load_snapshots(spark: Any, path: str, options: AnalyzeOptions | None = None)
     history = frames["groups"]
     snapshots = sorted({row[PARTITION_COLUMN] for row in marks})
     if options.since_ms:
-        from pelctl.spark.snapshot import partition_value
+        from pelctl.spark.parquet import partition_value
 
         cutoff = partition_value(
             datetime.fromtimestamp((time.time() * 1000 - options.since_ms) / 1000.0, UTC)
@@ -212,7 +217,8 @@ def load_from_redis(spark: Any, urls: list[str], reader_options: dict[str, str])
     parallel, one task per server/stream/group/id range), the small tables on the driver."""
     from pelctl.base.binary import unescape
     from pelctl.spark import register
-    from pelctl.spark.snapshot import Target, now_ms_precision, small_tables
+    from pelctl.spark.parquet import now_ms_precision
+    from pelctl.spark.snapshot import Target, small_tables
     from pelctl.spark.source import connect_url, parse_options
 
     register(spark)
@@ -232,7 +238,7 @@ def load_from_redis(spark: Any, urls: list[str], reader_options: dict[str, str])
         small = small_tables(
             targets,
             match=unescape(opts.match) if opts.match else None,
-            dlq_prefix=opts.dlq_prefix.encode(),
+            dlq_prefix=opts.envelope_head.encode(),
             snapshot_time=now_ms_precision(),
         )
     finally:

@@ -25,7 +25,9 @@ Options (all optional but ``url``/``urls``):
 - ``with_payload`` (``true``/``false``): fetch each entry's fields into ``payload``, and its
   payload decoded into ``payload_format`` and ``decoded`` (:mod:`pelctl.core.decoders`).
 - ``max_server_ms`` (default 10): the scan engine's bound on each server call.
-- ``dlq_prefix`` (default ``_dlq_``).
+- ``field_prefix`` (default ``_``): the prefix of the fields pelctl adds, as the dlq
+  commands' ``--field-prefix``; dead letters are read by their ``{prefix}dlq_*`` envelope.
+  ``dlq_prefix`` (the envelope's head, ``_dlq_``) is its deprecated spelling, still read.
 - ``username``, ``password_env`` (name of the environment variable holding the password),
   ``tls_ca``, ``tls_cert``, ``tls_key``, ``tls_insecure``, ``cluster`` (``true``/``false``).
 
@@ -64,7 +66,7 @@ class PelOptions:
     split_rows: int = DEFAULT_SPLIT_ROWS
     with_payload: bool = False
     max_server_ms: float = 10.0
-    dlq_prefix: str = "_dlq_"
+    envelope_head: str = "_dlq_"  # what the dead-letter envelope's field names start with
     username: str | None = None
     password_env: str | None = None
     tls_ca: str | None = None
@@ -124,7 +126,7 @@ def parse_options(options: dict[str, str]) -> PelOptions:
         split_rows=split_rows,
         with_payload=bool(_bool(opts, "with_payload", False)),
         max_server_ms=max_server_ms,
-        dlq_prefix=opts.get("dlq_prefix", "_dlq_"),
+        envelope_head=_envelope_head(opts),
         username=opts.get("username") or None,
         password_env=opts.get("password_env") or None,
         tls_ca=opts.get("tls_ca") or None,
@@ -133,6 +135,18 @@ def parse_options(options: dict[str, str]) -> PelOptions:
         tls_insecure=bool(_bool(opts, "tls_insecure", False)),
         cluster=_bool(opts, "cluster", None),
     )
+
+
+def _envelope_head(opts: dict[str, str]) -> str:
+    """``field_prefix`` + ``dlq_``; the deprecated ``dlq_prefix`` is the head itself."""
+    if opts.get("field_prefix") is not None and opts.get("dlq_prefix") is not None:
+        raise ValueError("pel data source: give field_prefix only (dlq_prefix is its old name)")
+    if opts.get("dlq_prefix") is not None:
+        return opts["dlq_prefix"]
+    prefix = opts.get("field_prefix", "_")
+    if not prefix:
+        raise ValueError("pel data source: field_prefix cannot be empty (default: _)")
+    return prefix + "dlq_"
 
 
 def password_from_env(password_env: str | None = None) -> str | None:
@@ -182,7 +196,7 @@ class PelPartition(InputPartition):
 def plan_partitions(opts: PelOptions, snapshot_time: datetime) -> list[PelPartition]:
     """Discover streams and groups (on the driver) and cut the work into partitions."""
     from pelctl.base.binary import escape, unescape
-    from pelctl.spark.snapshot import describe_streams, split_id_range, stream_keys
+    from pelctl.spark.readers import describe_streams, split_id_range, stream_keys
 
     parts: list[PelPartition] = []
     for url in opts.urls:
@@ -255,16 +269,16 @@ def read_partition(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
 
 def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
     from pelctl.base.binary import escape
-    from pelctl.spark import snapshot as snap
+    from pelctl.spark import batches, readers
 
     conn = connect_url(opts, part.server)
     try:
-        origin = snap.Origin(part.snapshot_time, part.server, part.node)
-        names = snap._Names()
+        origin = readers.Origin(part.snapshot_time, part.server, part.node)
+        names = batches.Names()
         raw = conn.raw(part.streams[0]) if part.streams else conn.raw()
-        prefix = opts.dlq_prefix.encode()
+        prefix = opts.envelope_head.encode()
         if part.table == "pel":
-            yield from snap.pel_batches(
+            yield from batches.pel_batches(
                 raw,
                 part.streams[0],
                 part.group or b"",
@@ -277,7 +291,7 @@ def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
                 names=names,
             )
         elif part.table == "dlq":
-            yield from snap.dlq_batches(
+            yield from batches.dlq_batches(
                 raw,
                 part.streams[0],
                 origin,
@@ -286,15 +300,17 @@ def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
                 names=names,
             )
         else:
-            facts = snap.describe_streams(raw, list(part.streams))
+            facts = readers.describe_streams(raw, list(part.streams))
             if opts.group:
                 for sf in facts:
                     sf.groups = [g for g in sf.groups if fnmatchcase(escape(g.name), opts.group)]
             if part.table == "consumers":
-                batch = snap.consumers_batch(facts, origin, names, snap.node_liveness(conn, raw))
+                alive = readers.node_liveness(conn, raw)
+                batch = batches.consumers_batch(facts, origin, names, alive)
+            elif part.table == "groups":
+                batch = batches.groups_batch(facts, origin, names)
             else:
-                build = {"groups": snap.groups_batch, "streams": snap.streams_batch}[part.table]
-                batch = build(facts, origin, names)
+                batch = batches.streams_batch(facts, origin, names)
             if batch.num_rows:
                 yield batch
     finally:
@@ -303,7 +319,7 @@ def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
 
 class PelReader(DataSourceReader):
     def __init__(self, opts: PelOptions) -> None:
-        from pelctl.spark.snapshot import now_ms_precision
+        from pelctl.spark.parquet import now_ms_precision
 
         self.opts = opts
         self.snapshot_time = now_ms_precision()

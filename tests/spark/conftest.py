@@ -256,7 +256,7 @@ def exact_percentile_index(n: int, p: float) -> int:
 
 def ground_truth(snapshot_dir: Path, stuck_ms: int = 300_000, poison: int = 5) -> dict[str, Any]:
     """The latest snapshot's numbers, from the Parquet files, with pyarrow and Python only."""
-    from pelctl.spark.snapshot import read_table
+    from pelctl.spark.parquet import read_table
 
     pel = read_table(snapshot_dir, "pel").to_pylist()
     latest = max(r["snapshot_time"] for r in pel)

@@ -12,7 +12,7 @@ every reader goes through this module:
   (:func:`pelctl.reclaim.settle.settle_unscripted`); a test reads what each writes back with
   :func:`parse_entry`;
 - ``dlq list`` / ``show`` / ``stats`` / ``replay`` read it with :func:`parse_entry`, the
-  Parquet snapshot (:mod:`pelctl.spark.snapshot`) with :func:`split`.
+  Parquet snapshot (:mod:`pelctl.spark.batches`) with :func:`split`.
 
 The names of dead-letter *streams* (``<stream>:dlq``) are here too (:func:`default_dlq`,
 :func:`is_dlq_name`).
