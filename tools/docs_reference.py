@@ -557,7 +557,7 @@ def render_summaries(root_cmd: Any = None) -> str:
     root_cmd = root_cmd if root_cmd is not None else load_app_command()
     lines = [
         '"""The root\'s listing of every command, read by pelctl.cli.root without importing',
-        "a command module (issue 15). Generated from pelctl.cli.app by",
+        "a command module (start-up time). Generated from pelctl.cli.app by",
         f'`{GENERATED_BY}` (`make docs`): do not edit."""',
         "",
         "from __future__ import annotations",

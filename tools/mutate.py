@@ -58,7 +58,7 @@ MODULES: dict[str, Module] = {
     ),
     "inspect": Module(
         # the report (inspect.py), the PEL health walk (health.py), the advice and the lock
-        # detection: what was pelctl/core/inspect.py before issue 13 split it
+        # detection: what was pelctl/core/inspect.py before it was split
         (
             "pelctl/core/inspect.py",
             "pelctl/core/health.py",

@@ -1,4 +1,4 @@
-"""Output in every format of SPEC §3, for whole tables and for streams of rows.
+"""Output in every format of ``-o`` (docs/output.md), for whole tables and for streams of rows.
 
 - ``table``: rich, coloured (default on a terminal);
 - ``plain`` and ``markdown``: tabulate text tables (``plain`` is the default in pipes);

@@ -1,4 +1,4 @@
-"""``pelctl snapshot`` and ``pelctl analyze``: fleet analytics (SPEC §9).
+"""``pelctl snapshot`` and ``pelctl analyze``: fleet analytics (docs/spark.md).
 
 pyarrow and pyspark are imported inside the commands only: ``pelctl --help`` never loads
 them (a test checks ``sys.modules``).

@@ -1,6 +1,6 @@
 """Building a SparkSession that starts fast and never touches the network by default.
 
-Defaults for the embedded ``local[*]`` master (SPEC §9): no web UI, few shuffle partitions,
+Defaults for the embedded ``local[*]`` master (docs/spark.md): no web UI, few shuffle partitions,
 the driver bound to loopback, UTC session time zone, quiet logs, no progress bars, and
 ``PYSPARK_PYTHON`` set to the running interpreter so Python workers import the same
 ``pelctl``. ``spark.jars.packages`` is never set (it would download from Maven).

@@ -1,4 +1,5 @@
-"""``pelctl completion SHELL`` and what the scripts complete (issue 17).
+"""``pelctl completion SHELL`` and what the scripts complete (docs/architecture.md,
+"Start-up", for how a TAB is answered).
 
 - the scripts in completions/ are what ``pelctl completion SHELL`` prints;
 - commands, options and choices: every case derived from the app, in-process (fast), and a

@@ -1,5 +1,5 @@
 """Liveness verdicts on Redis 7.0 (the session's redis-server), with consumers really blocked
-in XREADGROUP while holding entries (issue 14).
+in XREADGROUP while holding entries.
 
 Below 7.2 a consumer waiting in XREADGROUP on a quiet stream never refreshes its idle time,
 so idle alone says nothing: the verdict is ``unknown`` unless a real signal says more — a
@@ -65,7 +65,7 @@ def test_a_waiting_reader_is_unknown_not_dead_on_7_0(jobs, conn, readers, r):
         b"poller": ("unknown", "no-signal-below-7.2"),
         b"blocker": ("unknown", "no-signal-below-7.2"),
     }
-    # What main called them (the bug of issue 14): dead suspects, with the advice to take
+    # What they were once called (a bug): dead suspects, with the advice to take
     # their entries. Now the advice hedges and says how to confirm.
     result = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS)
     (advice,) = [a for a in result.advice if "liveness unknown" in a.message]
@@ -105,7 +105,7 @@ def test_a_held_lock_key_is_alive(jobs, conn, readers, r):
     assert got[b"blocker"] == ("unknown", "no-signal-below-7.2")
     r.set(b"lock:jobs:" + blocker.held[0], b"blocker", px=60_000)
     assert verdicts(conn, lock_key="lock:{stream}:{id}")[b"blocker"] == ("active", "lock-held")
-    # No pattern given: this common one is found on the entries inspect read (issue 17) ...
+    # No pattern given: this common one is found on the entries inspect read ...
     assert verdicts(conn)[b"blocker"] == ("active", "lock-held")
     # ... unless asked not to look.
     assert verdicts(conn, detect_locks=False)[b"blocker"] == ("unknown", "no-signal-below-7.2")

@@ -115,7 +115,7 @@ def test_prune_plan_changes_nothing(r, conn) -> None:
     assert_unchanged(before, r)
 
 
-# -- prune follows the liveness verdict (issue 14) ----------------------------------------
+# -- prune follows the liveness verdict ----------------------------------------------------
 
 
 def test_prune_refuses_a_consumer_whose_liveness_is_unknown_on_7_0(r, conn) -> None:

@@ -1,4 +1,4 @@
-"""The reclaim loop judges its ``--to`` target as ``inspect`` does (issue 14): a dead suspect
+"""The reclaim loop judges its ``--to`` target as ``inspect`` does: a dead suspect
 gets nothing (claimed entries would wait for good, the trap of reference 001), an unknown
 one (Redis 7.0, no signal) is warned about and served; each logged when it changes."""
 

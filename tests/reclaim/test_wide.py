@@ -1,6 +1,6 @@
 """``pelctl reclaim`` and ``ReliableConsumer`` with a 10,000-field entry and a 1 MiB value in
 the middle of a batch: every strategy settles all of them, byte for byte, and leaves nothing
-with a pelctl consumer, pass after pass (issue 12, part C).
+with a pelctl consumer, pass after pass (docs/safety.md, "Entries too wide for one script").
 
 On main the requeue/dlq scripts failed on the wide entry on every pass: the entry before it
 was requeued but counted failed, the wide entry was left with ``pelctl-requeue`` (its

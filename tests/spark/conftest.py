@@ -72,7 +72,7 @@ class Fleet:
     base_ms: int
     expected: dict[str, Any] = field(default_factory=dict)
     # Connections named after server A's live consumers (c1, c3), open for the session: on
-    # Redis 7.0 they are what makes c2, quiet for two hours, a dead suspect (issue 14).
+    # Redis 7.0 they are what makes c2, quiet for two hours, a dead suspect.
     workers: list[Any] = field(default_factory=list)
 
     @property

@@ -83,7 +83,7 @@ def test_contents_match_the_fleet(fleet: Fleet, snapshots: Path) -> None:
 def test_consumer_rows_carry_the_server_version_and_the_verdict(
     fleet: Fleet, snapshots: Path
 ) -> None:
-    """Issue 14: a consumer row says what Redis version its idle time comes from, what
+    """A consumer row says what Redis version its idle time comes from, what
     CLIENT LIST said, and inspect's verdict: on Redis 7.0 p1, quiet for 45 minutes with no
     signal, is unknown; c2, whose peers' connections are named and who has none, is dead."""
     from pelctl.spark.parquet import read_table

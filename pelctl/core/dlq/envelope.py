@@ -1,4 +1,5 @@
-"""The dead-letter entry (SPEC §5a): its fields, who writes them, how they are read.
+"""The dead-letter entry: its fields, who writes them, how they are read (docs/formats.md,
+"Dead-letter entry").
 
 A dead letter is the original entry's fields, untouched (lineage fields included), followed
 by the envelope ``<prefix>dlq_source``, ``_group``, ``_id``, ``_owner``, ``_deliveries``,
