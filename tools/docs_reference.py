@@ -14,7 +14,10 @@ Outputs, all derived from ``pelctl.cli.app.app`` so they cannot drift from the c
   commands, options, choices and live stream/group/consumer names; see
   :mod:`pelctl.cli.completion`);
 - ``pelctl/cli/_summaries.py``: the root's listing (each command's name, help and panel), so
-  ``pelctl --help`` imports no command module (:mod:`pelctl.cli.root`).
+  ``pelctl --help`` imports no command module (:mod:`pelctl.cli.root`);
+- the console examples of ``README.md`` and ``docs/getting-started.md``: run on the demo
+  (``tools/docs_examples.py``; ``--no-examples`` leaves them out, for a run without a
+  redis-server).
 
 The walk uses only the public attributes of the command objects (``commands``,
 ``list_commands``, ``params``, ``opts``, ``secondary_opts``, ``help``, ``name``, ...), so it
@@ -615,16 +618,28 @@ def stale_files(base: Path, outputs: dict[str, str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python tools/docs_reference.py",
-        description="Generate docs/commands.md and completions/ from the typer app.",
+        description="Generate docs/commands.md, completions/ and the console examples.",
     )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="write the files that changed")
     mode.add_argument("--check", action="store_true", help="exit 1 if any file is stale")
     parser.add_argument("--root", type=Path, default=None, help="repository root")
+    parser.add_argument(
+        "--no-examples",
+        action="store_true",
+        help="leave out the console examples (they run the demo: a redis-server)",
+    )
     args = parser.parse_args(argv)
     base = args.root or repo_root()
     outputs = generate()
     stale = stale_files(base, outputs)
+    if not args.no_examples:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import docs_examples
+
+        examples = docs_examples.generate(repo_root())
+        outputs.update(examples)
+        stale += docs_examples.stale(base, examples)  # beyond the masked ids and times
     if args.check:
         for rel in stale:
             print(f"stale: {rel}")

@@ -104,10 +104,26 @@ class Output:
     def message(self, text: str, style: str | None = None) -> None:
         """Our own (possibly multi-line) text with data in it: data is escaped, and only the
         line breaks pelctl put there are kept."""
-        if self.fmt == "table":
-            self.console.print(_text(text, style, keep="\n"))
-        else:
+        if self.fmt != "table":
             self.line(text)
+            return
+        for line in text.split("\n"):
+            body = line.lstrip(" ")
+            lead = line[: len(line) - len(body)]
+            if body.startswith("• "):
+                lead, body = lead + "• ", body[2:]
+            from rich.cells import cell_len
+
+            if not lead or cell_len(line) <= self.console.width:
+                self.console.print(_text(line, style))
+                continue
+            from rich.table import Table
+
+            hanging = Table.grid()  # wrapped lines start under the text, not at column 0
+            hanging.add_column(width=len(lead), no_wrap=True)
+            hanging.add_column()
+            hanging.add_row(_text(lead, style), _text(body, style))
+            self.console.print(hanging)
 
     def blank(self) -> None:
         if not self.machine:
