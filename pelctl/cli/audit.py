@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Iterable, Iterator
+from typing import Annotated, Any
 
 import typer
 
@@ -55,11 +56,14 @@ def tail(
         Column("server", "SERVER", priority=3, shrinkable=True, min_width=16),
     )
 
-    def rows(items):
+    def rows(
+        items: Iterable[dict[str, Any]],
+    ) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
         for r in items:
             # Lines written before pelctl 0.2 nest the counts in "result" and name the
             # repair "command" (CHANGELOG.md): both are shown alike.
-            res = r.get("result") if isinstance(r.get("result"), dict) else r
+            nested = r.get("result")
+            res: dict[str, Any] = nested if isinstance(nested, dict) else r
             count = res.get("failed_count", res.get("failed", ""))
             failed = "error" if r.get("error") else str(count)
             row = (

@@ -116,7 +116,7 @@ class RootGroup(PelctlGroup):
             sys.exit(shell_complete(self, ctx_args, instruction))
 
 
-def shell_complete(cli: Any, ctx_args: MutableMapping[str, Any], instruction: str) -> int:
+def shell_complete(cli: Command, ctx_args: MutableMapping[str, Any], instruction: str) -> int:
     """``source_bash`` / ``complete_bash`` (typer's order) or ``bash_source`` /
     ``bash_complete`` (click's): print the script, or the completions of the words in the
     environment. Completing never fails loudly: an error gives no completions."""
@@ -445,7 +445,9 @@ def name_kind(ctx: Context, param: Parameter) -> str | None:
     return None
 
 
-def _items(ctx: Context, obj: Any, value: str, values: Context) -> list[CompletionItem]:
+def _items(
+    ctx: Context, obj: Command | Parameter, value: str, values: Context
+) -> list[CompletionItem]:
     """Completions of ``value`` for ``obj`` (a parameter or a command) in ``ctx``;
     ``values``: the context whose parsed parameters the name lookups read."""
     if isinstance(obj, Parameter):

@@ -19,7 +19,7 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pelctl.base.binary import clean, json_text
@@ -27,6 +27,7 @@ from pelctl.render.table import Column, TableData, fit, natural_widths
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
 _TABULATE = {"plain": "plain", "markdown": "github"}
@@ -183,7 +184,13 @@ class Output:
             return n
         return self._stream_text(columns, items, title, flush_every)
 
-    def _stream_text(self, columns, items, title, flush_every) -> int:
+    def _stream_text(
+        self,
+        columns: tuple[Column, ...],
+        items: Iterable[tuple[tuple[str, ...], dict[str, Any], str | None]],
+        title: str | None,
+        flush_every: int,
+    ) -> int:
         buffered: list[tuple[tuple[str, ...], str | None]] = []
         iterator: Iterator = iter(items)
         n = 0
@@ -230,7 +237,9 @@ class Output:
                 sys.stdout.flush()
         return n
 
-    def _row_fitter(self, columns: Sequence[Column], sample: Sequence[Sequence[str]]):
+    def _row_fitter(
+        self, columns: Sequence[Column], sample: Sequence[Sequence[str]]
+    ) -> Callable[[Sequence[str]], list[str]]:
         """A function from a row's cells to its padded cells, for rows written as they come.
 
         ``plain`` and ``markdown`` keep every column whole. On a ``table`` the columns are
@@ -415,7 +424,7 @@ def _ellipsis(text: str, width: int) -> str:
     return cut.plain
 
 
-def _text(text: str, style: str | None = None, keep: str = ""):  # rich Text
+def _text(text: str, style: str | None = None, keep: str = "") -> Text:
     """Data as a rich ``Text``: never parsed as markup, control characters escaped."""
     from rich.text import Text
 

@@ -9,17 +9,22 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
 
+if TYPE_CHECKING:
+    from pelctl.redis.settings import ConnectionSettings
+    from pelctl.spark.analyze import AnalyzeOptions
+    from pelctl.spark.results import Analysis
+
 PANEL = "Fleet analytics (Spark)"
 SPARK_PANEL = "Spark"
 
 
-def _targets(rt: Runtime, urls: list[str]) -> list[Any]:
+def _targets(rt: Runtime, urls: list[str]) -> list[ConnectionSettings]:
     """Connection settings for each ``--url`` (or the usual one: env, context, default)."""
     from pelctl.config import load_config, resolve_settings
 
@@ -53,7 +58,7 @@ def _targets(rt: Runtime, urls: list[str]) -> list[Any]:
     return out
 
 
-def _check_duplicates(settings: list[Any]) -> None:
+def _check_duplicates(settings: list[ConnectionSettings]) -> None:
     from pelctl.base.errors import UsageError
 
     seen: set[str] = set()
@@ -88,6 +93,35 @@ def _envelope_head(rt: Runtime, field_prefix: str | None, dlq_prefix: str | None
         else "--dlq-prefix is deprecated and will be removed in the next release"
     )
     return unescape(dlq_prefix)
+
+
+def _print_snapshot(rt: Runtime, doc: dict[str, Any]) -> None:
+    """What ``pelctl snapshot`` prints: its JSON document, one flat record, or a summary."""
+    if rt.out.fmt in ("json", "ndjson"):
+        rt.out.document(doc)
+        return
+    if rt.out.machine:
+        from pelctl.render.table import Column, TableData
+
+        flat = {k: v for k, v in doc.items() if k != "row_counts"}
+        flat.update({f"{k}_row_count": v for k, v in doc["row_counts"].items()})
+        rt.out.table(TableData(tuple(Column(k, k) for k in flat)), [flat])
+        return
+    rows = doc["row_counts"]
+    rt.out.pairs(
+        [
+            ("snapshot", doc["snapshot_at"]),
+            ("written to", doc["path"]),
+            ("servers", f"{doc['server_count']:,}"),
+            ("streams", f"{doc['stream_count']:,}"),
+            ("groups", f"{doc['group_count']:,}"),
+            ("pel rows", f"{rows['pel']:,}"),
+            ("consumer rows", f"{rows['consumers']:,}"),
+            ("dlq rows", f"{rows['dlq']:,}"),
+            ("time", f"{doc['duration_s']:.2f}s ({doc['pel_rows_per_s']:,} PEL rows/s)"),
+        ],
+        title="Snapshot written",
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -176,32 +210,7 @@ def register(app: typer.Typer) -> None:
         finally:
             for t in targets:
                 t.conn.close()
-        doc = result.to_json()
-        if rt.out.fmt in ("json", "ndjson"):
-            rt.out.document(doc)
-            return
-        if rt.out.machine:
-            from pelctl.render.table import Column, TableData
-
-            flat = {k: v for k, v in doc.items() if k != "row_counts"}
-            flat.update({f"{k}_row_count": v for k, v in doc["row_counts"].items()})
-            rt.out.table(TableData(tuple(Column(k, k) for k in flat)), [flat])
-            return
-        rows = doc["row_counts"]
-        rt.out.pairs(
-            [
-                ("snapshot", doc["snapshot_at"]),
-                ("written to", doc["path"]),
-                ("servers", f"{doc['server_count']:,}"),
-                ("streams", f"{doc['stream_count']:,}"),
-                ("groups", f"{doc['group_count']:,}"),
-                ("pel rows", f"{rows['pel']:,}"),
-                ("consumer rows", f"{rows['consumers']:,}"),
-                ("dlq rows", f"{rows['dlq']:,}"),
-                ("time", f"{doc['duration_s']:.2f}s ({doc['pel_rows_per_s']:,} PEL rows/s)"),
-            ],
-            title="Snapshot written",
-        )
+        _print_snapshot(rt, result.to_json())
 
     @pelctl_command(app, "analyze", rich_help_panel=PANEL)
     def analyze(
@@ -343,14 +352,7 @@ def register(app: typer.Typer) -> None:
         reader_options: dict[str, str] = {}
         urls: list[str] = []
         if from_redis:
-            settings = _targets(rt, list(url or []))
-            _check_duplicates(settings)
-            reader_options = _reader_options(settings, match, split_rows)
-            urls = [s.url for s in settings]
-            password = settings[0].password
-            if password and not os.environ.get("PELCTL_PASSWORD"):
-                # Local executors inherit the driver's environment; never an option.
-                os.environ["PELCTL_PASSWORD"] = password
+            urls, reader_options = _live_sources(rt, list(url or []), match, split_rows)
         result = run_analysis(
             rt,
             directory=directory,
@@ -362,17 +364,34 @@ def register(app: typer.Typer) -> None:
             conf=extra_conf,
         )
         if html:
-            from pelctl.spark.report import html_report
-
-            try:
-                with open(html, "w", encoding="utf-8") as fh:
-                    fh.write(html_report(result))
-            except OSError as err:
-                from pelctl.base.errors import OperationFailed
-
-                raise OperationFailed(f"cannot write {html}: {err.strerror or err}") from None
-            rt.info(f"report written to {html}")
+            _write_html(rt, html, result)
         _print(rt, result)
+
+
+def _live_sources(
+    rt: Runtime, urls: list[str], match: str | None, split_rows: int
+) -> tuple[list[str], dict[str, str]]:
+    """``--from-redis``: the servers' URLs and the ``pel`` data source's options."""
+    settings = _targets(rt, urls)
+    _check_duplicates(settings)
+    password = settings[0].password
+    if password and not os.environ.get("PELCTL_PASSWORD"):
+        # Local executors inherit the driver's environment; never an option.
+        os.environ["PELCTL_PASSWORD"] = password
+    return [s.url for s in settings], _reader_options(settings, match, split_rows)
+
+
+def _write_html(rt: Runtime, html: str, result: Analysis) -> None:
+    from pelctl.spark.report import html_report
+
+    try:
+        with open(html, "w", encoding="utf-8") as fh:
+            fh.write(html_report(result))
+    except OSError as err:
+        from pelctl.base.errors import OperationFailed
+
+        raise OperationFailed(f"cannot write {html}: {err.strerror or err}") from None
+    rt.info(f"report written to {html}")
 
 
 def _parse_conf(items: list[str]) -> dict[str, str]:
@@ -387,7 +406,9 @@ def _parse_conf(items: list[str]) -> dict[str, str]:
     return conf
 
 
-def _reader_options(settings: list[Any], match: str | None, split_rows: int) -> dict[str, str]:
+def _reader_options(
+    settings: list[ConnectionSettings], match: str | None, split_rows: int
+) -> dict[str, str]:
     first = settings[0]
     opts: dict[str, str] = {"split_rows": str(split_rows)}
     if match:
@@ -410,11 +431,11 @@ def run_analysis(
     directory: str | None,
     urls: list[str],
     reader_options: dict[str, str],
-    options: Any,
+    options: AnalyzeOptions,
     master: str | None,
     remote: str | None,
     conf: dict[str, str],
-) -> Any:
+) -> Analysis:
     """Start Spark, load the tables, run the jobs; the result's ``timings`` are set here."""
     from dataclasses import replace
 
@@ -447,7 +468,7 @@ def run_analysis(
     )
 
 
-def _print(rt: Runtime, result: Any) -> None:
+def _print(rt: Runtime, result: Analysis) -> None:
     from pelctl.spark.report import tables
 
     if rt.out.fmt in ("json", "ndjson"):

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.buckets import count_idle
@@ -21,6 +22,9 @@ from pelctl.core.models import POISON_DELIVERIES, PendingEntry, PendingFilter
 from pelctl.core.pending import filtered_scan
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
+
+if TYPE_CHECKING:
+    import redis
 
 # Upper edges (exclusive) of the idle buckets; the last bucket is open. Bucketed by the one
 # rule of pelctl.core.buckets ([lo, hi): a value on an edge is in the bucket starting there).
@@ -173,7 +177,7 @@ class PelAggregator:
 
 
 def aggregate_pel(
-    raw,  # a callback-free redis client (Connection.raw)
+    raw: redis.Redis,  # a callback-free redis client (Connection.raw)
     stream: bytes,
     group: bytes,
     filters: PendingFilter = PendingFilter(),

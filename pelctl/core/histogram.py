@@ -149,39 +149,8 @@ def histogram(
         return _by_consumer(conn, stream, group, top, max_server_ms, parallel, progress, t0, now_ms)
     edges = tuple(edges) if edges else default_edges(by)
     scan = PelScan(raw, stream, group, max_server_ms=max_server_ms, parallel=parallel)
-    rows = 0
     with gc_paused():
-        if by == "idle":
-            counter: Counter[int] = Counter()
-            for page in scan.pages(ordered=False):
-                count_idle(page, edges, counter)
-                if progress is not None:
-                    rows += len(page)
-                    progress(scan.progress(), rows)
-                del page  # free it before the next one is parsed
-            counts = [counter.get(i, 0) for i in range(len(edges) + 1)]
-        elif by == "deliveries":
-            # Few distinct values: count them raw, bucket the distinct values at the end.
-            raw_counts: Counter[int] = Counter()
-            deliveries_of = itemgetter(3)
-            for page in scan.pages(ordered=False):
-                raw_counts.update(map(deliveries_of, page))
-                if progress is not None:
-                    rows += len(page)
-                    progress(scan.progress(), rows)
-                del page
-            counts = [0] * (len(edges) + 1)
-            bucket_of = bucket_finder(edges)
-            for value, n in raw_counts.items():
-                counts[bucket_of(int(value))] += n
-        else:  # age
-            counts = [0] * (len(edges) + 1)
-            for page in scan.pages(ordered=False):
-                _age_page(page, now_ms, edges, counts)
-                if progress is not None:
-                    rows += len(page)
-                    progress(scan.progress(), rows)
-                del page
+        counts = _edge_counts(scan, by, edges, now_ms, progress)
     buckets = _edge_buckets(edges, counts)
     return Histogram(
         stream=stream,
@@ -195,6 +164,35 @@ def histogram(
         max_call_ms=scan.stats.max_call_ms,
         elapsed_ms=(time.perf_counter() - t0) * 1000.0,
     )
+
+
+def _edge_counts(
+    scan: PelScan, by: str, edges: Sequence[int], now_ms: int, progress: Progress | None
+) -> list[int]:
+    """Entries per ``[lo, hi)`` bucket of ``edges`` by idle, deliveries or age: one pass of
+    ``scan``, no per-entry object."""
+    counter: Counter[int] = Counter()  # idle: bucket -> entries; deliveries: value -> entries
+    counts = [0] * (len(edges) + 1)
+    deliveries_of = itemgetter(3)
+    rows = 0
+    for page in scan.pages(ordered=False):
+        if by == "idle":
+            count_idle(page, edges, counter)
+        elif by == "deliveries":  # few distinct values: counted raw, bucketed at the end
+            counter.update(map(deliveries_of, page))
+        else:
+            _age_page(page, now_ms, edges, counts)
+        if progress is not None:
+            rows += len(page)
+            progress(scan.progress(), rows)
+        del page  # free it before the next one is parsed
+    if by == "idle":
+        return [counter.get(i, 0) for i in range(len(edges) + 1)]
+    if by == "deliveries":
+        bucket_of = bucket_finder(edges)
+        for value, n in counter.items():
+            counts[bucket_of(int(value))] += n
+    return counts
 
 
 def _id_ms(entry_id: bytes) -> int:

@@ -29,7 +29,7 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.reclaim.logs import event
@@ -38,6 +38,9 @@ from pelctl.reclaim.settle import Settler, Taken
 from pelctl.redis.capabilities import Capabilities
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+
+if TYPE_CHECKING:
+    import redis
 
 # XAUTOCLAIM examines at most COUNT x 10 PEL entries a call, a few microseconds each (it
 # checks that each one still exists in the stream): COUNT 100 keeps a call near 3 ms.
@@ -188,7 +191,9 @@ def run_autoclaim(run: StreamRun) -> None:
         release(run.conn, run.stream, run.group, me)
 
 
-def _deliveries(raw, stream: bytes, group: bytes, me: bytes, ids: list[bytes]) -> dict[bytes, int]:
+def _deliveries(
+    raw: redis.Redis, stream: bytes, group: bytes, me: bytes, ids: list[bytes]
+) -> dict[bytes, int]:
     """Delivery counts of entries ``me`` just took (one XPENDING over ``me``'s own PEL)."""
     with redis_errors("XPENDING"):
         rows = raw.execute_command("XPENDING", stream, group, ids[0], ids[-1], len(ids) + 100, me)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from pelctl.base.binary import escape
@@ -76,7 +77,8 @@ def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
     }
 
 
-def plan_rows(plan: Plan):  # iterator of (row, record, style) for Output.stream
+def plan_rows(plan: Plan) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
+    """(row, record, style) of each planned item, for Output.stream."""
     for item in plan.items:
         yield plan_row(plan, item), plan_record(plan, item), _ACTION_STYLE.get(item.action)
     for missing in plan.missing:

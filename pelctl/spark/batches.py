@@ -11,16 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pelctl.base.binary import escape, json_text
 from pelctl.base.errors import NotFound
 from pelctl.core.decoders.registry import decode
+from pelctl.core.models import Fields
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import field_pairs
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan, gc_paused
 from pelctl.spark.readers import NodeLiveness, Origin, StreamFacts, fetch_payloads
 from pelctl.spark.schema import arrow_schema
+
+if TYPE_CHECKING:
+    import redis
 
 DEFAULT_DLQ_PREFIX = "_dlq_"  # the envelope's field names: {field prefix}dlq_source, ...
 BATCH_ROWS = 131_072  # rows per Arrow batch / Parquet row group
@@ -63,7 +67,7 @@ def _escaped_names(pa: Any, pc: Any, values: Any, names: Names) -> Any:
     return pc.take(distinct, encoded.indices)
 
 
-def _payload_map(pa: Any, flat_fields: list[Any], names: Names) -> Any:
+def _payload_map(pa: Any, flat_fields: list[list[bytes] | None], names: Names) -> Any:
     values: list[list[tuple[str, str]] | None] = []
     for flat in flat_fields:
         if flat is None:
@@ -73,7 +77,7 @@ def _payload_map(pa: Any, flat_fields: list[Any], names: Names) -> Any:
     return pa.array(values, pa.map_(pa.string(), pa.string()))
 
 
-def decoded_columns(fields: Any) -> tuple[str | None, str | None]:
+def decoded_columns(fields: Fields | None) -> tuple[str | None, str | None]:
     """``(payload_format, decoded)`` of one entry's fields (pairs), or (None, None) when no
     decoder knows them. ``decoded`` is the JSON text of ``pending -o json``'s object."""
     d = decode(fields)
@@ -82,7 +86,7 @@ def decoded_columns(fields: Any) -> tuple[str | None, str | None]:
     return d.format, json_text(d.to_json())
 
 
-def _decoded_arrays(pa: Any, flat_fields: list[Any]) -> tuple[Any, Any]:
+def _decoded_arrays(pa: Any, flat_fields: list[list[bytes] | None]) -> tuple[Any, Any]:
     formats: list[str | None] = []
     docs: list[str | None] = []
     for flat in flat_fields:
@@ -99,7 +103,7 @@ def pel_batch(
     stream: str,
     group: str,
     names: Names,
-    payloads: list[Any] | None = None,
+    payloads: list[list[bytes] | None] | None = None,
 ) -> Any:
     """One ``pel`` RecordBatch from raw XPENDING rows ``[id, consumer, idle, deliveries]``.
 
@@ -142,7 +146,7 @@ def pel_batch(
 
 
 def pel_batches(
-    raw: Any,
+    raw: redis.Redis,
     stream: bytes,
     group: bytes,
     origin: Origin,
@@ -189,7 +193,16 @@ def pel_batches(
             yield batch
 
 
-def _pel_out(raw, stream, rows, origin, stream_text, group_text, names, with_payload):
+def _pel_out(
+    raw: redis.Redis,
+    stream: bytes,
+    rows: list[list[Any]],
+    origin: Origin,
+    stream_text: str,
+    group_text: str,
+    names: Names,
+    with_payload: bool,
+) -> Any:  # a pyarrow RecordBatch
     payloads = fetch_payloads(raw, stream, [r[0] for r in rows]) if with_payload else None
     return pel_batch(rows, origin, stream_text, group_text, names, payloads)
 
@@ -311,8 +324,17 @@ def streams_batch(facts: list[StreamFacts], origin: Origin, names: Names) -> Any
     return _records_batch(pa, "streams", records, origin)
 
 
-def _records_batch(pa: Any, table: str, records: dict[str, list[Any]], origin: Origin) -> Any:
+def _records_batch(
+    pa: Any,
+    table: str,
+    records: dict[str, list[Any]],
+    origin: Origin,
+    arrays: dict[str, Any] | None = None,
+) -> Any:
+    """A ``table`` batch from its columns' values (``records``), the constant columns of
+    ``origin`` and columns already built (``arrays``, which win over ``records``)."""
     schema = arrow_schema(table)
+    arrays = arrays or {}
     n = len(next(iter(records.values())))
     columns = []
     for f in schema:
@@ -322,6 +344,8 @@ def _records_batch(pa: Any, table: str, records: dict[str, list[Any]], origin: O
             columns.append(_const(pa, origin.server, f.type, n))
         elif f.name == "node":
             columns.append(_const(pa, origin.node, f.type, n))
+        elif f.name in arrays:
+            columns.append(arrays[f.name])
         else:
             columns.append(pa.array(records[f.name], f.type))
     return pa.RecordBatch.from_arrays(columns, schema=schema)
@@ -341,8 +365,26 @@ def _time_or_none(value: bytes | None) -> datetime | None:
         return None
 
 
+# The dlq table's columns read from an entry (the rest are the origin's and the id's).
+_DLQ_COLUMNS = (
+    "id",
+    "source",
+    "source_group",
+    "original_id",
+    "owner",
+    "deliveries",
+    "idle_ms",
+    "reason",
+    "dlq_at",
+    "payload",
+    "payload_format",
+    "decoded",
+    "consumer",
+)
+
+
 def dlq_batches(
-    raw: Any,
+    raw: redis.Redis,
     stream: bytes,
     origin: Origin,
     *,
@@ -357,92 +399,69 @@ def dlq_batches(
     ``original_id`` is the message's first id, by the rule of ``dlq list``
     (:func:`pelctl.core.lineage.of_dead_letter`): the ``original_id`` among the original
     fields (their prefix is ``prefix`` without its ``dlq_``), else ``{prefix}id``."""
-    import pyarrow as pa
-
-    from pelctl.core.dlq import envelope
-    from pelctl.core.lineage import of_dead_letter
-
     names = names or Names()
     stream_text = names(stream)
-    lineage_prefix = envelope.field_prefix_of(prefix)
-    cols = (
-        "id",
-        "source",
-        "source_group",
-        "original_id",
-        "owner",
-        "deliveries",
-        "idle_ms",
-        "reason",
-        "dlq_at",
-        "payload",
-        "payload_format",
-        "decoded",
-        "consumer",
-    )
-    records: dict[str, list[Any]] = {k: [] for k in cols}
-
-    def flush() -> Any:
-        import pyarrow.compute as pc
-
-        ids = records.pop("id")
-        id_text, ms, _seq = _split_ids(pa, pc, ids)
-        schema = arrow_schema("dlq")
-        n = len(ids)
-        arrays = {"id": id_text, "id_ms": ms, "stream": _const(pa, stream_text, pa.string(), n)}
-        columns = []
-        for f in schema:
-            if f.name == "snapshot_time":
-                columns.append(_const(pa, origin.snapshot_time, f.type, n))
-            elif f.name == "server":
-                columns.append(_const(pa, origin.server, f.type, n))
-            elif f.name == "node":
-                columns.append(_const(pa, origin.node, f.type, n))
-            elif f.name in arrays:
-                columns.append(arrays[f.name])
-            else:
-                columns.append(pa.array(records[f.name], f.type))
-        for k in cols:
-            records[k] = []
-        return pa.RecordBatch.from_arrays(columns, schema=schema)
-
+    records: dict[str, list[Any]] = {k: [] for k in _DLQ_COLUMNS}
     start: bytes = b"-"
     with redis_errors("XRANGE"):
         while True:
             entries = raw.execute_command("XRANGE", stream, start, "+", "COUNT", page)
             for entry_id, flat in entries:
-                env, original, _raw = envelope.split(flat, prefix)
-                if "source" not in env:
-                    continue
-                records["id"].append(entry_id)
-                records["source"].append(names(env["source"]))
-                for col, key in (
-                    ("source_group", "group"),
-                    ("owner", "owner"),
-                    ("reason", "reason"),
-                ):
-                    value = env.get(key)
-                    records[col].append(escape(value) if value is not None else None)
-                records["consumer"].append(records["owner"][-1])  # owner: its old name
-                first, _prior = of_dead_letter(original, env.get("id"), None, lineage_prefix)
-                records["original_id"].append(escape(first) if first is not None else None)
-                records["deliveries"].append(envelope.number(env, "deliveries"))
-                records["idle_ms"].append(envelope.number(env, "idle_ms"))
-                records["dlq_at"].append(_time_or_none(env.get("at")))
-                if with_payload:
-                    # The original fields, each name once (its last value), in order.
-                    last = dict(original)
-                    records["payload"].append([(names(k), escape(v)) for k, v in last.items()])
-                    fmt, doc = decoded_columns(original)
-                else:
-                    records["payload"].append(None)
-                    fmt = doc = None
-                records["payload_format"].append(fmt)
-                records["decoded"].append(doc)
+                _add_dead_letter(records, entry_id, flat, prefix, names, with_payload)
                 if len(records["id"]) >= batch_rows:
-                    yield flush()
+                    yield _dlq_batch(records, stream_text, origin)
+                    records = {k: [] for k in _DLQ_COLUMNS}
             if len(entries) < page:
                 break
             start = b"(" + entries[-1][0]
     if records["id"]:
-        yield flush()
+        yield _dlq_batch(records, stream_text, origin)
+
+
+def _add_dead_letter(
+    records: dict[str, list[Any]],
+    entry_id: bytes,
+    flat: list[bytes],
+    prefix: bytes,
+    names: Names,
+    with_payload: bool,
+) -> None:
+    """One dead letter's values appended to ``records``; an entry without the envelope
+    (no ``{prefix}source``) is left out."""
+    from pelctl.core.dlq import envelope
+    from pelctl.core.lineage import of_dead_letter
+
+    env, original, _raw = envelope.split(flat, prefix)
+    if "source" not in env:
+        return
+    records["id"].append(entry_id)
+    records["source"].append(names(env["source"]))
+    for col, key in (("source_group", "group"), ("owner", "owner"), ("reason", "reason")):
+        value = env.get(key)
+        records[col].append(escape(value) if value is not None else None)
+    records["consumer"].append(records["owner"][-1])  # owner: its old name
+    lineage_prefix = envelope.field_prefix_of(prefix)
+    first, _prior = of_dead_letter(original, env.get("id"), None, lineage_prefix)
+    records["original_id"].append(escape(first) if first is not None else None)
+    records["deliveries"].append(envelope.number(env, "deliveries"))
+    records["idle_ms"].append(envelope.number(env, "idle_ms"))
+    records["dlq_at"].append(_time_or_none(env.get("at")))
+    fmt = doc = None
+    payload = None
+    if with_payload:
+        # The original fields, each name once (its last value), in order.
+        payload = [(names(k), escape(v)) for k, v in dict(original).items()]
+        fmt, doc = decoded_columns(tuple(original))
+    records["payload"].append(payload)
+    records["payload_format"].append(fmt)
+    records["decoded"].append(doc)
+
+
+def _dlq_batch(records: dict[str, list[Any]], stream_text: str, origin: Origin) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    id_text, ms, _seq = _split_ids(pa, pc, records["id"])
+    n = len(records["id"])
+    arrays = {"id": id_text, "id_ms": ms, "stream": _const(pa, stream_text, pa.string(), n)}
+    return _records_batch(pa, "dlq", records, origin, arrays)

@@ -18,6 +18,8 @@ from pelctl.redis.replies import pairs as reply_pairs
 from pelctl.redis.replies import rows as reply_rows
 
 if TYPE_CHECKING:
+    import redis
+
     from pelctl.core.liveness.verdict import Clients
 
 _MAX_SEQ = 18446744073709551615
@@ -56,7 +58,9 @@ class StreamFacts:
     last_id: bytes | None = None
 
 
-def stream_keys(conn: Connection, match: bytes | None = None) -> Iterator[tuple[Any, str, bytes]]:
+def stream_keys(
+    conn: Connection, match: bytes | None = None
+) -> Iterator[tuple[redis.Redis, str, bytes]]:
     """``(raw node client, node label, key)`` for every stream key on every primary."""
     with redis_errors("SCAN"):
         for node, keys in conn.scan_stream_pages(match):
@@ -65,7 +69,7 @@ def stream_keys(conn: Connection, match: bytes | None = None) -> Iterator[tuple[
                 yield node, label, key
 
 
-def describe_streams(raw: Any, keys: list[bytes]) -> list[StreamFacts]:
+def describe_streams(raw: redis.Redis, keys: list[bytes]) -> list[StreamFacts]:
     """Lengths, groups, consumers and PEL summaries of ``keys``: two pipelined round trips.
 
     Keys deleted or retyped since SCAN are left out. A stream is a DLQ by the one rule of
@@ -132,9 +136,9 @@ def describe_server(
     server: str,
     when: datetime,
     match: bytes | None = None,
-) -> Iterator[tuple[Origin, Any, list[StreamFacts]]]:
+) -> Iterator[tuple[Origin, redis.Redis, list[StreamFacts]]]:
     """``(origin, raw node client, facts)`` for every ``STREAMS_PER_ROUND`` streams."""
-    by_node: dict[tuple[int, str], tuple[Any, list[bytes]]] = {}
+    by_node: dict[tuple[int, str], tuple[redis.Redis, list[bytes]]] = {}
     for node, label, key in stream_keys(conn, match):
         by_node.setdefault((id(node), label), (node, []))[1].append(key)
     for (_, label), (node, keys) in by_node.items():
@@ -168,7 +172,7 @@ def split_id_range(
     return ranges
 
 
-def fetch_payloads(raw: Any, stream: bytes, ids: list[bytes]) -> list[Any]:
+def fetch_payloads(raw: redis.Redis, stream: bytes, ids: list[bytes]) -> list[list[bytes] | None]:
     """The flat field list of each id (None when the entry is gone), pipelined XRANGE."""
     with redis_errors("XRANGE"):
         pipe = raw.pipeline(transaction=False)
@@ -188,7 +192,7 @@ class NodeLiveness:
     clients: Clients  # one CLIENT LIST (pelctl.core.liveness, imported when used)
 
 
-def node_liveness(conn: Connection, raw: Any) -> NodeLiveness:
+def node_liveness(conn: Connection, raw: redis.Redis) -> NodeLiveness:
     from pelctl.core import liveness
 
     return NodeLiveness(conn.caps.label, liveness.is_modern(conn.caps), liveness.read_clients(raw))
@@ -201,7 +205,7 @@ class NodeCache:
         self.conn = conn
         self.seen: dict[int, NodeLiveness] = {}
 
-    def __call__(self, node: Any) -> NodeLiveness:
+    def __call__(self, node: redis.Redis) -> NodeLiveness:
         if id(node) not in self.seen:
             self.seen[id(node)] = node_liveness(self.conn, node)
         return self.seen[id(node)]

@@ -180,8 +180,16 @@ def small_tables(
 
 
 def _snapshot_server(
-    target, writer, when, match, with_payload, prefix, max_server_ms, names, progress
-):
+    target: Target,
+    writer: SnapshotWriter,
+    when: datetime,
+    match: bytes | None,
+    with_payload: bool,
+    prefix: bytes,
+    max_server_ms: float,
+    names: Names,
+    progress: Callable[[str], None] | None,
+) -> tuple[int, int]:
     streams = groups = 0
     alive = NodeCache(target.conn)
     for origin, node, facts in describe_server(target.conn, target.server, when, match):

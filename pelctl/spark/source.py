@@ -46,9 +46,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+if TYPE_CHECKING:
+    import redis
+
+    from pelctl.redis.connection import Connection
+    from pelctl.spark.readers import StreamFacts
 
 DEFAULT_SPLIT_ROWS = 250_000
 _TRUE = ("1", "true", "yes", "on")
@@ -157,7 +163,7 @@ def password_from_env(password_env: str | None = None) -> str | None:
     return os.environ.get("PELCTL_PASSWORD") or os.environ.get("REDISCLI_AUTH") or None
 
 
-def connect_url(opts: PelOptions, url: str, command: str = "spark-source") -> Any:
+def connect_url(opts: PelOptions, url: str, command: str = "spark-source") -> Connection:
     """Open a pelctl Connection for ``url`` with the secret taken from the environment."""
     from pelctl import __version__
     from pelctl.redis.connection import connect
@@ -195,59 +201,53 @@ class PelPartition(InputPartition):
 
 def plan_partitions(opts: PelOptions, snapshot_time: datetime) -> list[PelPartition]:
     """Discover streams and groups (on the driver) and cut the work into partitions."""
-    from pelctl.base.binary import escape, unescape
-    from pelctl.spark.readers import describe_streams, split_id_range, stream_keys
+    from pelctl.base.binary import unescape
+    from pelctl.spark.readers import STREAMS_PER_ROUND, describe_streams, stream_keys
 
     parts: list[PelPartition] = []
     for url in opts.urls:
         conn = connect_url(opts, url, "spark-plan")
         server = conn.settings.url
         try:
-            by_node: dict[str, tuple[Any, list[bytes]]] = {}
+            by_node: dict[str, tuple[redis.Redis, list[bytes]]] = {}
             match = unescape(opts.match) if opts.match else None
             for node, label, key in stream_keys(conn, match):
                 by_node.setdefault(label, (node, []))[1].append(key)
             for label, (node, keys) in by_node.items():
                 keys.sort()
-                if opts.table in ("consumers", "groups", "streams"):
-                    for i in range(0, len(keys), 200):
+                for i in range(0, len(keys), STREAMS_PER_ROUND):
+                    some = keys[i : i + STREAMS_PER_ROUND]
+                    if opts.table in ("consumers", "groups", "streams"):
                         parts.append(
-                            PelPartition(
-                                opts.table, server, label, snapshot_time, tuple(keys[i : i + 200])
-                            )
+                            PelPartition(opts.table, server, label, snapshot_time, tuple(some))
                         )
-                    continue
-                for i in range(0, len(keys), 200):
-                    for sf in describe_streams(node, keys[i : i + 200]):
-                        if opts.table == "dlq":
-                            if sf.is_dlq:
-                                parts.append(
-                                    PelPartition("dlq", server, label, snapshot_time, (sf.stream,))
-                                )
-                            continue
-                        for g in sf.groups:
-                            if opts.group and not fnmatchcase(escape(g.name), opts.group):
-                                continue
-                            if not g.pel_count:
-                                continue
-                            ranges = split_id_range(
-                                g.pel_count, g.pel_min_id, g.pel_max_id, opts.split_rows
-                            )
-                            for start, end in ranges:
-                                parts.append(
-                                    PelPartition(
-                                        "pel",
-                                        server,
-                                        label,
-                                        snapshot_time,
-                                        (sf.stream,),
-                                        g.name,
-                                        start,
-                                        end,
-                                    )
-                                )
+                        continue
+                    for sf in describe_streams(node, some):
+                        parts += _stream_partitions(opts, sf, server, label, snapshot_time)
         finally:
             conn.close()
+    return parts
+
+
+def _stream_partitions(
+    opts: PelOptions, sf: StreamFacts, server: str, node: str, snapshot_time: datetime
+) -> list[PelPartition]:
+    """The ``dlq`` partition of a dead-letter stream, or the ``pel`` partitions of each of a
+    stream's groups: one per id range of about ``split_rows`` entries."""
+    from pelctl.base.binary import escape
+    from pelctl.spark.readers import split_id_range
+
+    if opts.table == "dlq":
+        return [PelPartition("dlq", server, node, snapshot_time, (sf.stream,))] if sf.is_dlq else []
+    parts: list[PelPartition] = []
+    for g in sf.groups:
+        if (opts.group and not fnmatchcase(escape(g.name), opts.group)) or not g.pel_count:
+            continue
+        ranges = split_id_range(g.pel_count, g.pel_min_id, g.pel_max_id, opts.split_rows)
+        parts += [
+            PelPartition("pel", server, node, snapshot_time, (sf.stream,), g.name, start, end)
+            for start, end in ranges
+        ]
     return parts
 
 
