@@ -16,8 +16,8 @@ from the config file; on any error there are no completions and nothing is print
 Why this is fast: for a TAB only typer, this module and the one command module the words
 name load (pelctl.cli.root builds only that command), never rich, tabulate, textual or
 pyspark; redis-py and the redis layer load only when a name is completed. This module is
-imported by every start (the root group is :class:`RootGroup`), so it imports nothing else
-at module level.
+imported by every start (the root group is :class:`RootGroup`), so at module level it imports
+typer and pelctl's light CLI modules only (tests/unit/test_import_budget.py).
 """
 
 from __future__ import annotations
