@@ -10,6 +10,17 @@ Fields = tuple[tuple[bytes, bytes], ...]
 # repairs' warnings, the dashboard's aggregates, the renderers' highlighting and analyze.
 POISON_DELIVERIES = 5
 
+# The consumers pelctl itself creates in a group: a reclaim runner's own (the autoclaim take,
+# one per process: RUNNER_CONSUMER_PREFIX + host-pid) and the ghost sweeps' (XAUTOCLAIM
+# creates it). Each is deleted once it holds nothing; one still holding entries is named by
+# inspect's advice.
+RUNNER_CONSUMER_PREFIX = b"pelctl-reclaim-"
+GHOST_SWEEPER = b"pelctl-ghosts"
+
+
+def created_by_pelctl(consumer: bytes) -> bool:
+    return consumer == GHOST_SWEEPER or consumer.startswith(RUNNER_CONSUMER_PREFIX)
+
 
 def id_ms(entry_id: bytes) -> int:
     """Millisecond timestamp part of a stream id (``1700000000000-3`` -> 1700000000000)."""

@@ -1,7 +1,9 @@
-"""Sections, rows and JSON for ``pelctl inspect`` (shared by the CLI and the TUI)."""
+"""Sections, rows and JSON for ``pelctl inspect`` (shared by the CLI and the TUI):
+``INSPECT`` (the report), ``CONSUMERS`` (a group's consumers)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pelctl.base.binary import escape
@@ -15,6 +17,7 @@ from pelctl.core.models import (
     id_ms,
 )
 from pelctl.render import pending as pending_render
+from pelctl.render.protocol import Blank, Message, Pairs, Part, Record, ResultRenderer, Rows
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): ids and bookkeeping go first, then the lag; names are
@@ -137,12 +140,16 @@ def consumer_row(c: ConsumerInfo) -> tuple[str, ...]:
     )
 
 
+def consumer_style(c: ConsumerInfo) -> str | None:
+    return VERDICT_STYLES.get(c.verdict)
+
+
 def consumers_table(g: GroupInfo) -> TableData:
     return TableData(
         CONSUMER_COLUMNS,
         [consumer_row(c) for c in g.consumers],
         title=f"Consumers of {escape(g.name)}",
-        row_styles=[VERDICT_STYLES.get(c.verdict) for c in g.consumers],
+        row_styles=[consumer_style(c) for c in g.consumers],
     )
 
 
@@ -234,6 +241,10 @@ def consumer_json(c: ConsumerInfo) -> dict[str, Any]:
     }
 
 
+# A group's consumers (the dashboard's consumers table).
+CONSUMERS = Rows(CONSUMER_COLUMNS, consumer_row, consumer_json, consumer_style)
+
+
 def group_json(g: GroupInfo, now_ms: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "group": escape(g.name),
@@ -278,3 +289,34 @@ def to_json(r: StreamInspection) -> dict[str, Any]:
         "idmp": idmp_json(r.idmp),
         "advice": [{"message": a.message, "command": a.command} for a in r.advice],
     }
+
+
+class InspectRenderer(ResultRenderer[StreamInspection]):
+    """``pelctl inspect``: the report as one JSON document; in CSV one record per consumer
+    (its stream and group first); on a terminal the summary, the tables and the advice."""
+
+    def document(self, result: StreamInspection) -> dict[str, Any]:
+        return to_json(result)
+
+    def records(self, result: StreamInspection) -> Sequence[Record]:
+        stream = escape(result.stream)
+        return [
+            {"stream": stream, "group": escape(g.name), **consumer_json(c)}
+            for g in result.groups
+            for c in g.consumers
+        ]
+
+    def view(self, result: StreamInspection, width: int) -> list[Part]:
+        parts: list[Part] = [Pairs(summary_pairs(result))]
+        for table in tables(result):
+            parts += [Blank(), table]
+        if result.advice:
+            parts += [Blank(), Message("Advice:", style="bold")]
+            for advice in result.advice:
+                parts.append(Message(f"  • {advice.message}"))
+                if advice.command:
+                    parts.append(Message(f"      {advice.command}", style="cyan"))
+        return parts
+
+
+INSPECT = InspectRenderer()

@@ -155,6 +155,38 @@ def test_json() -> None:
     }
 
 
+def test_the_inspect_renderer() -> None:
+    """The whole report: the document is the JSON above; CSV has one record per consumer;
+    the view is the summary, each table after a blank line, then the advice."""
+    from pelctl.render.protocol import Blank, Message, Pairs
+
+    assert ir.INSPECT.document(INSPECTION) == ir.to_json(INSPECTION)
+    assert ir.INSPECT.records(INSPECTION) == [
+        {"stream": "orders", "group": "billing", **ir.consumer_json(c)} for c in BILLING.consumers
+    ]
+    view = list(ir.INSPECT.view(INSPECTION, 100))
+    assert view[0] == Pairs(ir.summary_pairs(INSPECTION))
+    tables = ir.tables(INSPECTION)
+    assert view[1 : 1 + 2 * len(tables)] == [p for t in tables for p in (Blank(), t)]
+    assert view[1 + 2 * len(tables) :] == [
+        Blank(),
+        Message("Advice:", style="bold"),
+        Message("  • do x"),
+        Message("      pelctl claim", style="cyan"),
+    ]
+
+
+def test_the_consumers_renderer() -> None:
+    """A group's consumers as the dashboard shows them: the rows of inspect's table."""
+    assert ir.CONSUMERS.columns == ir.CONSUMER_COLUMNS
+    table = ir.consumers_table(BILLING)
+    assert [ir.CONSUMERS.row(c) for c in BILLING.consumers] == list(table.rows)
+    assert [ir.CONSUMERS.style(c) for c in BILLING.consumers] == ["green", "bold red"]
+    assert [ir.CONSUMERS.record(c) for c in BILLING.consumers] == [
+        ir.consumer_json(c) for c in BILLING.consumers
+    ]
+
+
 IDMP = IdmpState(
     duration_s=100,
     maxsize=100,

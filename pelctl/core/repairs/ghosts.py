@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import redis.exceptions as rex
 
 from pelctl.core.executor import new_plan, start
-from pelctl.core.models import parse_id
+from pelctl.core.models import GHOST_SWEEPER, parse_id
 from pelctl.core.mutations import (
     ItemResult,
     Mutation,
@@ -30,7 +30,6 @@ from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scripts import Call, script
 
-GHOST_SWEEPER = b"pelctl-ghosts"
 # XAUTOCLAIM min-idle no entry can reach: the sweep then only drops deleted entries.
 _NEVER_IDLE = 2**62
 

@@ -46,9 +46,9 @@ def consumer_row(c: ConsumerInfo) -> KeyedRow:
     )
     return KeyedRow(
         escape(c.name),
-        inspect_render.consumer_row(c),
+        inspect_render.CONSUMERS.row(c),
         values,
-        inspect_render.VERDICT_STYLES.get(c.verdict),
+        inspect_render.CONSUMERS.style(c),
         tiebreak=c.name,
     )
 
@@ -60,9 +60,9 @@ def entry_row(e: PendingEntry) -> KeyedRow:
     # largest-first sorts.
     return KeyedRow(
         e.id.decode(),
-        pending_render.row(e),
+        pending_render.PENDING.row(e),
         values,
-        pending_render.row_style(e),
+        pending_render.PENDING.style(e),
         tiebreak=(-ms, -seq),
     )
 
@@ -119,7 +119,7 @@ class GroupScreen(PollingScreen):
         yield StatusBar([escape(self.stream), escape(self.group)])
         with Horizontal(id="top"):
             yield KeyedTable(
-                inspect_render.CONSUMER_COLUMNS,
+                inspect_render.CONSUMERS.columns,
                 sort=("pending", True),
                 id="consumers",
                 style_for=self.session.row_style,
@@ -128,7 +128,7 @@ class GroupScreen(PollingScreen):
             yield IdleChart(id="idle-chart")
         yield DepthSparkline(id="depth")
         yield KeyedTable(
-            pending_render.COLUMNS,
+            pending_render.PENDING.columns,
             markable=True,
             sort=("idle", True),
             id="entries",
