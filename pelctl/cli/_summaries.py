@@ -1,5 +1,5 @@
 """The root's listing of every command, read by pelctl.cli.root without importing
-a command module (issue 15). Generated from pelctl.cli.app by
+a command module (start-up time). Generated from pelctl.cli.app by
 `python tools/docs_reference.py --write` (`make docs`): do not edit."""
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from typer.core import TyperCommand, TyperGroup
 if TYPE_CHECKING:
     from typer._click.core import Context as ClickContext
 
+    from pelctl.cli.output import Output
     from pelctl.redis.connection import Connection
     from pelctl.redis.settings import ConnectionSettings
 
@@ -374,7 +375,7 @@ def _shown(text: str) -> str:
     return clean(text)
 
 
-def _make_output(fmt: str | None, no_color: bool, pipe_default: str, rt: Runtime):
+def _make_output(fmt: str | None, no_color: bool, pipe_default: str, rt: Runtime) -> Output:
     from pelctl.cli.output import Output
 
     return Output(fmt, no_color=no_color, pipe_default=pipe_default, info=rt.info, warn=rt.warn)

@@ -220,10 +220,24 @@ class Output:
     def message(self, text: str, style: str | None = None) -> None:
         """Our own (possibly multi-line) text with data in it: data is escaped, and only the
         line breaks pelctl put there are kept."""
-        if self.fmt == "table":
-            self.console.print(rich_text(text, style, keep="\n"))
-        else:
+        if self.fmt != "table":
             self.line(text)
+            return
+        for line in text.split("\n"):
+            body = line.lstrip(" ")
+            lead = line[: len(line) - len(body)]
+            if body.startswith("• "):
+                lead, body = lead + "• ", body[2:]
+            if not lead or cells_of(line) <= self.console.width:
+                self.console.print(rich_text(line, style))
+                continue
+            from rich.table import Table
+
+            hanging = Table.grid()  # wrapped lines start under the text, not at column 0
+            hanging.add_column(width=len(lead), no_wrap=True)
+            hanging.add_column()
+            hanging.add_row(rich_text(lead, style), rich_text(body, style))
+            self.console.print(hanging)
 
     def blank(self) -> None:
         if not self.machine:
@@ -369,7 +383,9 @@ class Output:
                 sys.stdout.flush()
         return n
 
-    def _row_fitter(self, columns: Sequence[Column], sample: Sequence[Sequence[str]]):
+    def _row_fitter(
+        self, columns: Sequence[Column], sample: Sequence[Sequence[str]]
+    ) -> Callable[[Sequence[str]], list[str]]:
         """A function from a row's cells to its padded cells, for rows written as they come.
 
         ``plain`` and ``markdown`` keep every column whole. On a ``table`` the columns are

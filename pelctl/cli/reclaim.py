@@ -1,4 +1,4 @@
-"""``pelctl reclaim``: the long-running sidecar that heals consumer groups (SPEC §7).
+"""``pelctl reclaim``: the long-running sidecar that heals consumer groups (docs/reclaim.md).
 
 Only typer is imported at module level; the loop, redis-py and prometheus-client load
 inside the command.

@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import heapq
 import time
-from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pelctl.base.durations import format_duration_ms
+from pelctl.core.buckets import count_idle
 from pelctl.core.models import POISON_DELIVERIES, PendingEntry, PendingFilter
 from pelctl.core.pending import filtered_scan
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
 
-# Upper edges (exclusive) of the idle buckets; the last bucket is open.
+if TYPE_CHECKING:
+    import redis
+
+# Upper edges (exclusive) of the idle buckets; the last bucket is open. Bucketed by the one
+# rule of pelctl.core.buckets ([lo, hi): a value on an edge is in the bucket starting there).
 IDLE_EDGES_MS: tuple[int, ...] = (
     1_000,
     10_000,
@@ -101,7 +107,7 @@ class PelAggregator:
         self.top_n = max(0, top_n)
         self.edges = edges_ms
         self.total_pending = total_pending
-        self.counts = [0] * (len(edges_ms) + 1)
+        self.idle_counter: Counter[int] = Counter()  # bucket index -> entries
         self.per_consumer: dict[bytes, int] = {}
         # Min-heap of (idle, -seq, row): the root is the least idle kept entry; on equal idle
         # the later-scanned (higher id) entry is evicted first.
@@ -121,8 +127,7 @@ class PelAggregator:
             page = [row for row in page if row[3] >= min_deliveries]
         if not page:
             return
-        counts = self.counts
-        edges = self.edges
+        count_idle(page, self.edges, self.idle_counter)
         per = self.per_consumer
         heap = self.heap
         n = self.top_n
@@ -132,7 +137,6 @@ class PelAggregator:
         for row in page:
             idle = row[2]
             deliveries = row[3]
-            counts[bisect_right(edges, idle)] += 1
             consumer = row[1]
             per[consumer] = per.get(consumer, 0) + 1
             if deliveries > max_d:
@@ -148,6 +152,10 @@ class PelAggregator:
         self.max_deliveries = max_d
         self.poison += poison
 
+    def idle_counts(self) -> tuple[int, ...]:
+        """Entries per idle bucket, one count per bucket (``len(edges) + 1``)."""
+        return tuple(self.idle_counter[i] for i in range(len(self.edges) + 1))
+
     def snapshot(self, complete: bool) -> PelAggregate:
         top = sorted(self.heap, reverse=True)
         return PelAggregate(
@@ -155,7 +163,7 @@ class PelAggregator:
             total_pending=self.total_pending,
             scanned=self.scanned,
             matched=self.matched,
-            histogram=IdleHistogram(self.edges, tuple(self.counts)),
+            histogram=IdleHistogram(self.edges, self.idle_counts()),
             per_consumer=tuple(sorted(self.per_consumer.items(), key=lambda kv: (-kv[1], kv[0]))),
             top=tuple(PendingEntry(r[0], r[1], int(r[2]), int(r[3])) for _, _, r in top),
             top_n=self.top_n,
@@ -169,7 +177,7 @@ class PelAggregator:
 
 
 def aggregate_pel(
-    raw,  # a callback-free redis client (Connection.raw)
+    raw: redis.Redis,  # a callback-free redis client (Connection.raw)
     stream: bytes,
     group: bytes,
     filters: PendingFilter = PendingFilter(),

@@ -6,14 +6,13 @@ and the dashboard read it; the counting helpers are pure (unit-tested on raw row
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from itertools import compress
 from operator import itemgetter
 
+from pelctl.core.buckets import count_idle
 from pelctl.core.ghosts import StreamBounds, count_ghosts
 from pelctl.core.models import POISON_DELIVERIES, IdleCounts, PendingEntry
 from pelctl.redis.connection import Connection
@@ -102,8 +101,9 @@ def count_poison(page: list) -> int:  # raw XPENDING rows
 
 
 def count_thresholds(page: list, edges: Sequence[int], counter: Counter[int]) -> None:
-    """``counter[i]``: rows with ``edges[i-1] <= idle < edges[i]`` (``[lo, hi)``)."""
-    counter.update(map(partial(bisect_right, edges), map(_idle_of, page)))
+    """``counter[i]``: rows with ``edges[i-1] <= idle < edges[i]`` (``[lo, hi)``, the one
+    bucketing rule: :func:`pelctl.core.buckets.count_idle`)."""
+    count_idle(page, edges, counter)
 
 
 def at_least(counter: Counter[int], n_edges: int) -> tuple[int, ...]:

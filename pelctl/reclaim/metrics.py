@@ -4,7 +4,7 @@ One :class:`ReclaimMetrics` owns its own ``CollectorRegistry`` (never the global
 runners or a runner and a library consumer in one process do not collide). Every series is
 labelled ``stream`` and ``group`` (binary names escaped as pelctl prints them).
 
-SPEC §7 series:
+The series (docs/reclaim.md, "Metrics"):
 
 - ``recovery_scan_requeued_total``: entries put back on their stream (requeue);
 - ``recovery_scan_skipped_alive_total``: entries left alone because their lock key exists;

@@ -124,18 +124,19 @@ def _send(client: redis.Redis, calls: Sequence[Call]) -> list[object]:
 
 class Wire:
     """Rounds of script calls sent ahead on one pooled connection, so the server runs a round
-    while Python builds the next one and reads the answers of the last (issue 15).
+        while Python builds the next one and reads the answers of the last: the
+    whole process waits for the server, not for a round trip after every round.
 
-    :meth:`send` puts a round on the wire and returns at once; :meth:`receive` reads the
-    answers of the oldest round still out (rounds are answered in the order they were
-    sent), each the script's reply or the error the server returned for that call. A call
-    answered ``NOSCRIPT`` did not run: the rounds still out are read first, then the script
-    is loaded and the call sent again (the answers keep their places).
+        :meth:`send` puts a round on the wire and returns at once; :meth:`receive` reads the
+        answers of the oldest round still out (rounds are answered in the order they were
+        sent), each the script's reply or the error the server returned for that call. A call
+        answered ``NOSCRIPT`` did not run: the rounds still out are read first, then the script
+        is loaded and the call sent again (the answers keep their places).
 
-    Connection errors raise (the rounds still out may or may not have run: the caller
-    treats them as unknown); the connection is then dropped, never handed back half-read.
-    Use as a context manager: :meth:`close` returns the connection to its pool, or drops it
-    when answers are still unread (an interrupt)."""
+        Connection errors raise (the rounds still out may or may not have run: the caller
+        treats them as unknown); the connection is then dropped, never handed back half-read.
+        Use as a context manager: :meth:`close` returns the connection to its pool, or drops it
+        when answers are still unread (an interrupt)."""
 
     def __init__(self, client: redis.Redis) -> None:
         self.pool = client.connection_pool

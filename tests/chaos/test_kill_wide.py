@@ -1,4 +1,5 @@
-"""Kill test of the ordered path a too-wide entry takes (issue 12, part C).
+"""Kill test of the ordered path a too-wide entry takes (docs/safety.md,
+"Entries too wide for one script").
 
 ``pelctl requeue`` in a subprocess is SIGKILLed at the two moments of the ordered path of a
 10,000-field entry: right after the lease (step 1: nothing written yet) and right after the

@@ -1,4 +1,5 @@
-"""``--watch`` on streams, inspect and pending (issue 17).
+"""``--watch`` on streams, inspect and pending (docs/formats.md,
+"--watch frames").
 
 In a pipe frames are appended (a ``# time frame N`` line before each in text formats, one
 JSON document a line with ``-o json``, a marker then the records with ``-o ndjson``); on a

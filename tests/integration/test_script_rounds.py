@@ -1,4 +1,4 @@
-"""Script rounds sent ahead (issue 15, :class:`pelctl.redis.scripts.Wire`): the server runs
+"""Script rounds sent ahead (:class:`pelctl.redis.scripts.Wire`): the server runs
 the next round while Python parses the last; answers keep their order, a flushed script
 cache costs nothing twice, an interrupt accounts for every entry and leaves no half-read
 connection in the pool."""
@@ -49,7 +49,7 @@ def test_rounds_out_together_answer_in_order_after_a_script_flush(r) -> None:
 
 def test_the_next_round_is_on_the_server_while_answers_are_parsed(r, conn) -> None:
     """While the CLI shows progress for round k, round k+1 has already reached the server
-    (before issue 15 each round was sent only once the last one was parsed)."""
+    (each round used to be sent only once the last one was parsed)."""
     incident(r, dead=2_000, alive=0)
     plan = m.plan(conn, "requeue", S, G, IDLE)
     script("requeue").load(raw(r))  # no NOSCRIPT answer among the calls counted

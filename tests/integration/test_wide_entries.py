@@ -1,4 +1,5 @@
-"""Wide and huge entries never strand a message (issue 12, part C).
+"""Wide and huge entries never strand a message (docs/safety.md, "Entries too
+wide for one script").
 
 Lua 5.1 (Redis, Valkey) passes at most 7,999 values to one command from a table: a script
 cannot XADD an entry of about 4,000 fields or more. An entry of 10,000 fields in a batch used

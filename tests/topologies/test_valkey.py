@@ -161,9 +161,9 @@ def test_reliable_consumer_on_valkey(valkey_server, vk):
 
 
 def test_wide_and_huge_entries_on_valkey(valkey_server, vk):
-    """Valkey 8 runs Lua 5.1 too: the same 7,999-value limit (issue 12, part C). A
-    10,000-field entry and a 1 MiB value amid their batch are requeued, dead-lettered and
-    replayed byte for byte, nothing left with a pelctl consumer."""
+    """Valkey 8 runs Lua 5.1 too: the same 7,999-value limit (docs/safety.md, "Entries too wide for
+    one script"). A 10,000-field entry and a 1 MiB value amid their batch are requeued,
+    dead-lettered and replayed byte for byte, nothing left with a pelctl consumer."""
     from pelctl.core import mutations as m
     from pelctl.core.dlq import common as dlqmod
     from pelctl.redis.connection import connect

@@ -145,7 +145,12 @@ def _verified(
 
 
 def apply_claim(
-    conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
+    conn: Connection,
+    plan: Plan,
+    *,
+    progress: Progress | None = None,
+    batch_size: int | None = None,
+    **_: object,
 ) -> RepairResult:
     to = plan.options.to
     assert to is not None
@@ -153,7 +158,12 @@ def apply_claim(
 
 
 def apply_ack(
-    conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
+    conn: Connection,
+    plan: Plan,
+    *,
+    progress: Progress | None = None,
+    batch_size: int | None = None,
+    **_: object,
 ) -> RepairResult:
     return _verified(conn, plan, "ack", (plan.group,), progress, batch_size)
 

@@ -6,8 +6,10 @@ Per-entry verification, in every entry script (``verify_entry`` in
 ``pelctl/redis/lua/_prelude.lua``): the entry is still pending, its owner and delivery count
 are those the plan saw (a consumer that re-read it since increments the count), it is idle
 at least as long as when planned (and at least the ``--idle`` threshold), and its lock key
-(if any) is not held. The take itself is an ``XCLAIM`` with that min-idle, so an entry
-re-delivered since the plan is skipped and counted, never stolen.
+(if any) is not held. A claim then takes the entry with an ``XCLAIM`` with that min-idle; a
+requeue and a dead-letter move copy and acknowledge it in the same script with no take
+(nothing runs between the check and the change). Either way an entry re-delivered since the
+plan is skipped and counted, never stolen.
 """
 
 from __future__ import annotations
