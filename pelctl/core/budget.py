@@ -165,6 +165,18 @@ class Budget:
             self._at, self._spent_ms = now, spent
             return self._tokens_ms
 
+    @property
+    def parts_ms(self) -> float:
+        """Server time of the expensive parts' runs so far (the rest of the meter's count is
+        the cheap parts')."""
+        return self._parts_ms
+
+    def spacing_s(self, cost_ms: float) -> float:
+        """How long after a refresh that cost ``cost_ms`` (its cheap parts) the next one may
+        start for the refreshes alone to stay within the share (``--watch`` of a command
+        with nothing sampled: its frames are spaced out)."""
+        return max(cost_ms, 0.0) / 1000.0 / self.max_share
+
     def used_share(self) -> float:
         """The share of the server's time the surface used since the budget started."""
         wall_ms = (self.clock() - self.started) * 1000.0
@@ -242,7 +254,9 @@ class Budget:
         period, need = self._schedule().get(
             id(part), (self.interval_s, part.estimate(part.size) or 0.0)
         )
-        wait = max(period - (now - part.started), 0.0)
+        # Refreshes come about an interval apart, not to the microsecond: a part is due at
+        # the refresh nearest its time.
+        wait = max(period - (now - part.started) - self.interval_s / 2, 0.0)
         if need == _SMALL:
             return wait  # its share is set aside: it runs at every interval
         short = need - self.balance_ms()
