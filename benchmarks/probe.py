@@ -1,8 +1,9 @@
 """Another client's view of the server: a process that sends ``PING`` every millisecond and
 records each round trip (what a user of the same Redis waits while pelctl works).
 
-``python -m benchmarks.probe URL OUT`` runs until SIGTERM, then writes the round trips (ms,
-one per line) to OUT. :class:`Probe` starts and stops it around a block of work.
+``python -m benchmarks.probe URL OUT`` runs until SIGTERM, then writes the pings (the
+``time.perf_counter()`` each was sent at, its round trip in ms; one per line) to OUT.
+:class:`Probe` starts and stops it around a block of work.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class Probe:
     def __init__(self, url: str) -> None:
         self.url = url
         self.latencies = Latencies(())
+        self.timeline: list[tuple[float, float]] = []  # (perf_counter when sent, ms)
         self._proc: subprocess.Popen[str] | None = None
         self._out = ""
 
@@ -81,8 +83,15 @@ class Probe:
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
         with open(self._out) as f:
-            self.latencies = Latencies(tuple(sorted(float(x) for x in f.read().split())))
+            pairs = [line.split() for line in f if line.strip()]
+        self.timeline = [(float(t), float(ms)) for t, ms in pairs]
+        self.latencies = Latencies(tuple(sorted(ms for _t, ms in self.timeline)))
         os.unlink(self._out)
+
+    def between(self, start: float, end: float) -> Latencies:
+        """The round trips of the pings sent between two ``time.perf_counter()`` readings
+        (CLOCK_MONOTONIC: comparable across processes)."""
+        return Latencies(tuple(sorted(ms for t, ms in self.timeline if start <= t < end)))
 
 
 def _main(url: str, out: str) -> None:
@@ -96,13 +105,13 @@ def _main(url: str, out: str) -> None:
         stop[0] = True
 
     signal.signal(signal.SIGTERM, on_term)
-    rtts: list[float] = []
+    rtts: list[tuple[float, float]] = []
     print("ready", flush=True)
     next_at = time.perf_counter()
     while not stop[0]:
         t0 = time.perf_counter()
         r.execute_command("PING")
-        rtts.append((time.perf_counter() - t0) * 1000.0)
+        rtts.append((t0, (time.perf_counter() - t0) * 1000.0))
         next_at += PERIOD_S
         pause = next_at - time.perf_counter()
         if pause > 0:
@@ -110,7 +119,7 @@ def _main(url: str, out: str) -> None:
         else:
             next_at = time.perf_counter()
     with open(out, "w") as f:
-        f.write("\n".join(f"{x:.4f}" for x in rtts))
+        f.write("\n".join(f"{t:.6f} {ms:.4f}" for t, ms in rtts))
 
 
 if __name__ == "__main__":

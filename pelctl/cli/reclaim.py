@@ -221,6 +221,7 @@ def register(app: typer.Typer) -> None:
                 help="The most of the server's time the passes may use (5% or 0.05; default "
                 "PELCTL_MAX_SERVER_SHARE, the context's, else 5%): a pass that costs more "
                 "than that share of --interval stretches the pause after it.",
+                metavar="SHARE",
                 rich_help_panel=LOOP_PANEL,
                 show_default=False,
             ),

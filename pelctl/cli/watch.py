@@ -83,9 +83,8 @@ MaxShareOpt = Annotated[
     Optional[str],
     typer.Option(
         "--max-server-share",
-        help="With --watch: the most of the server's time the frames may use (5% or "
-        "0.05; default PELCTL_MAX_SERVER_SHARE, the context's, else 5%). Full PEL walks "
-        "run as often as it allows and say how old they are.",
+        help="With --watch: the most of the server's time to use (default 5%).",
+        metavar="SHARE",
         rich_help_panel=WATCH_PANEL,
         show_default=False,
     ),
@@ -182,7 +181,7 @@ def run(rt: Any, frame: Callable[[], Any], interval: str, count: int | None) -> 
             started = time.monotonic()
             at = time.time()
             spent0, parts0 = meter.server_ms, budget.parts_ms
-            with metering(meter), meter.timed(round_trips=1):
+            with metering(meter), meter.timed(round_trips=1, key="frame"):
                 out, err, error = _capture(frame)
             conn = rt.connection
             if meter.latency_ms is None and conn is not None and error is None:

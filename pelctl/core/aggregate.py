@@ -24,6 +24,7 @@ from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import POISON_DELIVERIES, PendingEntry, PendingFilter
 from pelctl.core.pending import filtered_scan
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.meter import timed
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -194,7 +195,7 @@ def aggregate_pel(
     ``progress`` receives partial aggregates at most every ``progress_every_s`` seconds;
     ``should_stop`` is checked between pages and raises :class:`ScanCancelled` when true.
     """
-    with redis_errors("XPENDING"):
+    with redis_errors("XPENDING"), timed(round_trips=1):
         summary = raw.execute_command("XPENDING", stream, group)
     agg = PelAggregator(filters, top_n, edges_ms, total_pending=int(summary[0] or 0))
     if not agg.total_pending:

@@ -344,10 +344,12 @@ class Budget:
         force: bool = False,
     ) -> Sampled[T]:
         """The expensive part ``key``: ``compute()`` now if it is due (or ``force``, or it
-        never ran), else its last value. ``compute`` runs with the meter current, in a
-        :meth:`~pelctl.redis.meter.ServerMeter.timed` block (a scan's calls count
-        themselves, any other call by its wait); what was counted is the part's cost. An
-        exception leaves the part as it was (what the calls cost is still counted)."""
+        never ran), else its last value. ``compute`` runs with the meter current; what its
+        calls counted is the part's cost: a PEL walk's calls count themselves (the scan
+        engine), other calls in it are counted by ``timed`` blocks around them (the wait of
+        a whole walk is no measure: its pages are pipelined, and a dashboard's polling
+        worker also waits for the UI thread). An exception leaves the part as it was (what
+        the calls cost is still counted)."""
         with self._lock:
             part = self._part(key, label, size)
             run_now = force or part.started is None or self._wait_s(part, self.clock()) <= _EPS_S
@@ -357,7 +359,7 @@ class Budget:
             return Sampled(part.value, fresh)  # type: ignore[arg-type]  # stored as object
         started = self.clock()
         before = self.meter.server_ms
-        with metering(self.meter), self.meter.timed(round_trips=0, key=("part", key)):
+        with metering(self.meter):
             value = compute()
         self.ran(
             key,

@@ -38,6 +38,7 @@ from pelctl.core.models import (
 from pelctl.core.targets import group_rows
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.meter import timed
 from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
 
@@ -122,7 +123,8 @@ def inspect_stream(
 
     def bounds_of() -> StreamBounds:
         if not bounds_cache:
-            bounds_cache.append(stream_bounds(conn, stream))
+            with timed(round_trips=1):  # (on a surface's meter: not a scan-engine call)
+                bounds_cache.append(stream_bounds(conn, stream))
         return bounds_cache[0]
 
     consumer_rows = [reply_rows(replies[3 + 3 * i]) for i in range(len(rows))]

@@ -66,6 +66,8 @@ _MAX_U64 = 18446744073709551615
 MIN_KEY: Key = (0, 0)
 MAX_KEY: Key = (_MAX_U64, _MAX_U64)
 _RETRIES = 2
+# The surface's meter counts a page at the least per-row cost of this many calibrations.
+_METER_SAMPLES = 5
 
 
 @dataclass
@@ -241,6 +243,7 @@ class PelScan:
         self.meta: GroupMeta | None = None
         # per-row server cost upper bound (µs), learnt from calibration calls
         self._row_us: float | None = None
+        self._cal_row_us: deque[float] = deque(maxlen=_METER_SAMPLES)  # the meter's
         self._latency_ms = 0.0
         self._span: tuple[int, int] | None = None  # (lo_ms, hi_ms) for progress
         self._remaining: list[_Segment] = []
@@ -303,14 +306,22 @@ class PelScan:
         size = min(ideal, current * _MAX_GROWTH)
         return int(max(MIN_PAGE, min(MAX_PAGE, size)))
 
-    def _record(self, server_ms: float, rows: int) -> None:
+    def _record(self, server_ms: float, rows: int, paged: bool = False) -> None:
+        """Count a call. ``paged``: a page of the plain walk, counted on the surface's meter at
+        the least per-row cost of the recent calibration calls (a round trip is never
+        shorter than the server's time, but a busy machine, or a dashboard's UI thread
+        holding the interpreter, makes some much longer; the per-call bound keeps the
+        conservative estimate)."""
         stats = self.stats
         stats.calls += 1
         stats.rows += rows
         stats.total_call_ms += server_ms
         if server_ms > stats.max_call_ms:
             stats.max_call_ms = server_ms
-        record(server_ms)
+        if paged and self._cal_row_us:
+            record(min(server_ms, rows * min(self._cal_row_us) / 1000.0))
+        else:
+            record(server_ms)
 
     # -- connection ----------------------------------------------------------------------------
     def _args(self, lo: Key, hi: Key, count: int, idle: int | None) -> list[object]:
@@ -344,6 +355,7 @@ class PelScan:
         self.stats.calibrations += 1
         if learn and rows >= 50:
             self._row_us = server_ms * 1000.0 / rows
+            self._cal_row_us.append(self._row_us)
         return server_ms
 
     # -- plain paging --------------------------------------------------------------------------
@@ -406,7 +418,7 @@ class PelScan:
                     if parallel == 1 and n >= 50 and self._row_us is not None:
                         self._row_us = max(self._row_us, read_ms * 1000.0 / n)
                     server_ms = (self._row_us or 0.0) * n / 1000.0
-                self._record(server_ms, n)
+                self._record(server_ms, n, paged=True)
                 size = self.stats.page_size = self._size_for(size)
                 if n >= count:
                     nxt = next_key(parse_key(rows[-1][0]))
