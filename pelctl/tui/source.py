@@ -28,7 +28,14 @@ from pelctl.core.budget import DEFAULT_INTERVAL_S, Budget, Freshness
 from pelctl.core.dlq.envelope import DlqEntry, default_dlq
 from pelctl.core.inspect import inspect_stream
 from pelctl.core.liveness.verdict import DEFAULT_DEAD_AFTER_MS
-from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
+from pelctl.core.models import (
+    ConsumerInfo,
+    Fields,
+    IdmpState,
+    PendingEntry,
+    PendingFilter,
+    StreamSummary,
+)
 from pelctl.redis.connection import Connection
 from pelctl.redis.meter import metering
 
@@ -81,6 +88,7 @@ class GroupSnapshot:
     dlq_length: int | None
     aggregate: PelAggregate
     taken_at: float
+    idmp: IdmpState | None = None  # the stream's idempotent producers (Redis 8.6+)
     # The PEL walks under the server-time budget: how old the aggregate (histogram, stuck
     # entries) and the PEL health behind the verdicts are (None: walked for this snapshot
     # and at every refresh), and the share of the server's time used so far.
@@ -319,6 +327,7 @@ class RedisSource:
             dlq_length=found.dlq_length,
             aggregate=sampled.value,
             taken_at=time.time(),
+            idmp=found.idmp,
             freshness=None if fresh.live else fresh,
             health_freshness=info.health_freshness,
             server_share=budget.used_share(),
