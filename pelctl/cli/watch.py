@@ -227,7 +227,9 @@ def _share(value: float) -> str:
 def _status(budget: Any, spaced_s: float | None) -> str:
     """The header's note: the share of the server's time used so far, and the spacing of
     the frames when the budget stretches it."""
-    text = f"server {_share(budget.used_share())} of {_share(budget.max_share)}"
+    from pelctl.render.budget import share_note
+
+    text = share_note(budget.used_share(), budget.max_share)
     if spaced_s is not None:
         text += f", frames {spaced_s:.1f}s apart"
     return text

@@ -50,8 +50,9 @@ def short(f: Freshness) -> str:
 
 
 def share_note(used: float, max_share: float) -> str:
-    """``server time used 3.1% (max 5%)``."""
-    return f"server time used {format_share(used)} (max {format_share(max_share)})"
+    """``server 3.1% of 5%``: the share of the server's time used, and the most allowed
+    (the dashboard's status bar, the ``--watch`` header)."""
+    return f"server {format_share(used)} of {format_share(max_share)}"
 
 
 def to_json(f: Freshness) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from textual.widgets import Footer
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
-from pelctl.base.shares import format_share
 from pelctl.core.aggregate import PelAggregate
 from pelctl.core.budget import Freshness
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, parse_id
@@ -224,8 +223,7 @@ class GroupScreen(PollingScreen):
             extra.append(inspect_render.idmp_brief(snap.idmp))
         if snap.server_share is not None and snap.max_share is not None:
             # The polling connection's share of the server's time (--max-server-share).
-            used, most = format_share(snap.server_share), format_share(snap.max_share)
-            extra.append(f"server {used} of {most}")
+            extra.append(budget_render.share_note(snap.server_share, snap.max_share))
         self.status_bar.set_state(extra=tuple(extra))
 
     def show_progress(self, aggregate: object) -> None:
