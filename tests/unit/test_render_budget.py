@@ -22,8 +22,7 @@ def fresh(**kwargs: object) -> Freshness:
 
 def test_the_sentence_says_what_how_old_what_it_costs_and_when_next() -> None:
     assert render.note(fresh()) == (
-        "idle histogram from 18s ago: a full scan of this PEL costs 1.1s of server time; "
-        "next in 4s"
+        "idle histogram from 18s ago: a full scan of this PEL costs 1.1s of server time; next in 4s"
     )
     assert render.short(fresh()) == "from 18s ago · next in 4s"
 
