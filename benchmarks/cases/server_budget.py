@@ -95,9 +95,12 @@ async def _tui(url: str, stream: bytes, group: bytes, seconds: float, share: flo
     client = redis.Redis.from_url(url, protocol=2)
     source = RedisSource.connect(ConnectionSettings(url=url, max_server_share=share))
     snaps: list[Any] = []
+    seen: set[int] = set()
 
     def hook(message: object) -> None:
-        if isinstance(message, Refreshed) and message.view == "group":
+        # (A message reaches several pumps: its first dispatch only.)
+        if isinstance(message, Refreshed) and message.view == "group" and id(message) not in seen:
+            seen.add(id(message))
             snaps.append(message.data)
 
     app = PelctlApp(
@@ -231,11 +234,13 @@ def run(ctx: Context) -> CaseResult:
             ctx.log(f"  server-budget {ds.label}: {name} {label}, {seconds:g} s")
             got = measure(share)
             walks = got.get("walks")
-            result.notes.append(
+            note = (
                 f"{ds.label}: {name} {label}: commandstats {got['commandstats']:.2%}, "
                 f"main-thread CPU {got['cpu']:.2%}, pelctl's meter {got['meter']:.2%} of "
                 f"{got['wall']:.0f} s; {walks} PEL walks; complete: {got['complete']}"
             )
+            ctx.log(f"    {note}")
+            result.notes.append(note)
             if share == SHARE_LIMIT:
                 result.checks.append(
                     Check(
@@ -274,12 +279,29 @@ def run(ctx: Context) -> CaseResult:
         )
     )
 
-    # requeue --all under the probe, before and after, interleaved.
-    server = ctx.server
-    saved = server.raw.execute_command("DUMP", ds.stream)
+    try:
+        _requeue_all(ctx, ds, result)
+    except Exception as err:  # noqa: BLE001 - the figures above stand on their own
+        result.notes.append(f"{ds.label}: requeue --all under the probe failed: {err!r}")
+        result.checks.append(Check(f"{ds.label}: requeue --all under the probe ran", None, 0))
+    load = [round(x, 2) for x in os.getloadavg()]
+    result.notes.append(f"server-budget: load average at the end {load}")
+    return result
+
+
+def _requeue_all(ctx: Context, ds: Any, result: CaseResult) -> None:
+    """``requeue --all`` under the probe, before and after, interleaved."""
+    import redis
+
+    from pelctl.redis.connection import strip_callbacks
+
+    size, url = ds.size, ctx.server.url
+    # (A RESTORE of a 1,000,000-entry PEL takes seconds: more than the default timeout.)
+    raw = strip_callbacks(redis.Redis.from_url(url, protocol=2, socket_timeout=600))
+    saved = raw.execute_command("DUMP", ds.stream)
 
     def restore() -> None:
-        server.raw.execute_command("RESTORE", ds.stream, 0, saved, "REPLACE")
+        raw.execute_command("RESTORE", ds.stream, 0, saved, "REPLACE")
 
     times: dict[str, list[float]] = {"before": [], "after": []}
     probes: dict[str, list[Any]] = {"before": [], "after": []}
@@ -293,6 +315,7 @@ def run(ctx: Context) -> CaseResult:
                     result.notes.append(f"{ds.label}: requeue --all {label} requeued {n:,}")
                 times[label].append(took)
                 probes[label].append(lat)
+                ctx.log(f"    {size / took:,.0f} entries/s; probe {lat.line()}")
     finally:
         restore()
     for label in ("before", "after"):
@@ -331,9 +354,7 @@ def run(ctx: Context) -> CaseResult:
             lower_is_better=False,
         )
     )
-    load = [round(x, 2) for x in os.getloadavg()]
-    result.notes.append(f"server-budget: load average at the end {load}")
-    return result
+    raw.close()
 
 
 def _small_pel(ctx: Context) -> tuple[bytes, bytes]:

@@ -66,8 +66,11 @@ _MAX_U64 = 18446744073709551615
 MIN_KEY: Key = (0, 0)
 MAX_KEY: Key = (_MAX_U64, _MAX_U64)
 _RETRIES = 2
-# The surface's meter counts a page at the least per-row cost of this many calibrations.
+# The surface's meter counts a page at the least per-row cost of this many calibrations,
+# and never more than _METER_ROW_US_MAX a row (five times what a row costs on a 2-core
+# machine, docs/scan-engine.md).
 _METER_SAMPLES = 5
+_METER_ROW_US_MAX = 5.0
 
 
 @dataclass
@@ -318,8 +321,13 @@ class PelScan:
         stats.total_call_ms += server_ms
         if server_ms > stats.max_call_ms:
             stats.max_call_ms = server_ms
-        if paged and self._cal_row_us:
-            record(min(server_ms, rows * min(self._cal_row_us) / 1000.0))
+        if paged:
+            # (At most _METER_ROW_US_MAX a row: XPENDING costs about 1 µs a row with its
+            # reply, docs/scan-engine.md; a client starved of CPU waits far longer.)
+            cost = rows * _METER_ROW_US_MAX / 1000.0
+            if self._cal_row_us:
+                cost = min(cost, rows * min(self._cal_row_us) / 1000.0)
+            record(min(server_ms, cost))
         else:
             record(server_ms)
 
