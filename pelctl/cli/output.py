@@ -247,11 +247,12 @@ class Output:
         sys.stdout.write(clean(text, keep="\n") + "\n")
 
     # -- --watch in a pipe: frames appended (pelctl/cli/watch.py) --------------------------
-    def frame(self, n: int, at: str, text: str) -> None:
+    def frame(self, n: int, at: str, text: str, share: float | None = None) -> None:
         """Frame ``n`` of ``--watch``, ``text`` as the command printed it at ``at``: in
         ``json`` its document on one line; in ``ndjson`` a marker ``{"frame", "at",
-        "records"}`` and then its records; otherwise a ``# <at> frame N`` line first (text
-        tables: after a blank line). docs/formats.md has the details."""
+        "records", "server_share"}`` (``share``: of the server's time, used so far) and then
+        its records; otherwise a ``# <at> frame N`` line first (text tables: after a blank
+        line). docs/formats.md has the details."""
         w = sys.stdout.write
         if self.fmt == "json":
             import json
@@ -263,7 +264,10 @@ class Output:
             w(text)
         elif self.fmt == "ndjson":
             records = sum(1 for line in text.splitlines() if line.strip())
-            w(json_text({"frame": n, "at": at, "records": records}) + "\n")
+            marker: dict[str, object] = {"frame": n, "at": at, "records": records}
+            if share is not None:
+                marker["server_share"] = round(share, 6)
+            w(json_text(marker) + "\n")
             w(text)
         else:
             if n > 1 and self.fmt in ("table", "plain", "markdown"):

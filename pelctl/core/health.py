@@ -16,6 +16,7 @@ from pelctl.core.buckets import count_idle
 from pelctl.core.ghosts import StreamBounds, count_ghosts
 from pelctl.core.models import POISON_DELIVERIES, IdleCounts, PendingEntry
 from pelctl.redis.connection import Connection
+from pelctl.redis.meter import timed
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
 
 # Idle thresholds counted by inspect (> 1m, > 10m, > 1h), from one bounded scan.
@@ -154,7 +155,8 @@ def pel_health(
     if longest_row is not None:
         entry_id, owner, idle, deliveries = longest_row
         longest = PendingEntry(entry_id, owner, int(idle), int(deliveries))
-    ghosts = count_ghosts(
-        conn, stream, group, max_server_ms=max_server_ms, bounds=bounds, check=False
-    )
+    with timed(round_trips=1):  # (its calls outside the scan engine, on a surface's meter)
+        ghosts = count_ghosts(
+            conn, stream, group, max_server_ms=max_server_ms, bounds=bounds, check=False
+        )
     return IdleCounts(edges, counts, scanned, longest, poison), ghosts
