@@ -14,9 +14,11 @@ copy's id and adds nothing: the rerun goes straight on to the verified acknowled
   source entry's id. An entry is acknowledged once its copy exists and is never pending
   again under the same id, so the pair is never reused for a different copy.
 
-With IDMP the entry is not leased (its idle time is not restarted, see ``lease.lua``): the
-server refuses a second copy whoever writes it, and a rerun that selects entries by idle
-time (``--idle``) finds the entry again at once, while the server still remembers its copy.
+The lease stays (``lease.lua`` restarts the entry's idle time): without it a consumer's
+``XAUTOCLAIM`` could take the entry between the copy and the acknowledgement, and the copy
+would then duplicate a message being processed. So after a crash a rerun recognises the
+copies of the entries it selects again: by consumer, by delivery count, by id; a rerun by
+``--idle`` only once they are idle again, which is past the default window.
 
 The window is the target stream's, set by its owner with ``XCFGSET`` (pelctl never changes
 it): ``idmp-duration`` seconds (default 100) after the first copy was written, and

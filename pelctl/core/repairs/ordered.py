@@ -44,11 +44,10 @@ def ordered(
     before the XACK leaves the entry pending and a copy written, and a later run copies it
     again — a duplicate, except on Redis 8.6+, where each copy carries an IDMP pair derived
     from its source entry (:mod:`pelctl.core.repairs.idempotent`) and the server refuses
-    the second write within the target's window. There the entry's idle time is left alone
-    (a rerun selecting by ``--idle`` must find it again while the server remembers its
-    copy), a batch holds at most half the window, and a copy the server refused gets a note
-    (:data:`idempotent.REFUSED_NOTE`). Nothing is ever acked before its copy exists, and
-    nothing passes through a pelctl consumer.
+    the second write within the target's window; a batch then holds at most half the
+    window, and a copy the server refused gets a note (:data:`idempotent.REFUSED_NOTE`).
+    Nothing is ever acked before its copy exists, and nothing passes through a pelctl
+    consumer.
     """
     lease, ack = script("lease"), script("lease_ack")
     source = conn.raw(plan.stream)
@@ -68,9 +67,6 @@ def ordered(
         "dlq" if dlq is not None else "none",
         reason,
         0 if plan.options.no_lineage else 1,
-        # Restart the entry's idle time (the lease) only where the server cannot refuse a
-        # second copy: with IDMP, a rerun selecting by idle time must find the entry again.
-        0 if idmp else 1,
     )
     out: list[ItemResult] = []
     batches = list(chunks(items, run.batch))
