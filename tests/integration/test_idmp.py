@@ -193,3 +193,31 @@ def test_refused_reads_the_nodes_clock() -> None:
     assert not idempotent.refused(now, b"1700000000123-0")  # this millisecond: written now
     assert not idempotent.refused(now, rex.ResponseError("OOM"))
     assert not idempotent.refused(rex.ResponseError("NOPERM"), b"1-0")
+
+
+def test_the_window_of_a_target_not_created_yet(r86, redis86_server) -> None:
+    """A dead-letter stream that does not exist yet gets the server's stream-idmp-maxsize
+    when XADD creates it: read with CONFIG GET, or the server's default (100) for a user the
+    ACL denies CONFIG (managed services)."""
+    from pelctl.redis.connection import connect
+    from pelctl.redis.settings import ConnectionSettings
+
+    r86.config_set("stream-idmp-maxsize", 30)
+    r86.execute_command("ACL", "SETUSER", "noconfig", "on", ">pw-nc", "~*", "+@all", "-config")
+    url = redis86_server.url.replace("redis://", "redis://noconfig:pw-nc@")
+    try:
+        for settings, expected in (
+            (ConnectionSettings(url=redis86_server.url), 30),
+            (
+                ConnectionSettings(url=url),
+                100,
+            ),
+        ):
+            conn = connect(settings)
+            try:
+                assert idempotent.window(conn, b"nothing:dlq") == expected
+                assert idempotent.batch_limit(conn, [b"nothing:dlq"]) == expected // 2
+            finally:
+                conn.close()
+    finally:
+        r86.execute_command("ACL", "DELUSER", "noconfig")
