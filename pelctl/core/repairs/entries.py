@@ -27,6 +27,7 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
+from pelctl.core.repairs import idempotent
 from pelctl.core.repairs.ordered import ordered
 from pelctl.core.repairs.run import EntryRun, Later, simple_parse
 from pelctl.core.repairs.select import check_names, pending_rows, probe
@@ -215,12 +216,12 @@ def apply_requeue(
             assert dlq is not None
             notes.append(
                 f"{len(later.deferred):,} entries past --max-retries went to {escape(dlq)} by "
-                "the ordered path (dead-letter write first, then ack): a crash can duplicate, "
-                "never lose"
+                "the ordered path (dead-letter write first, then ack): "
+                + idempotent.after_a_crash(conn)
             )
     else:
         out += later.not_attempted(out)
-    notes += later.notes(out)
+    notes += later.notes(out) + idempotent.refused_notes(out)
     return build_result(plan, out, interrupted=run.interrupted, notes=notes)
 
 
