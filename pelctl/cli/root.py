@@ -98,8 +98,9 @@ MODULES = (
     "consumers",
     "audit",  # the repairs (SPEC §3, §5)
     "spark",  # fleet analytics on Spark (SPEC §9)
-    "reclaim",
-)  # the reclaim loop (SPEC §7)
+    "reclaim",  # the reclaim loop (SPEC §7)
+    "exporter",  # Prometheus metrics (docs/monitoring.md)
+)
 MODULES_OF = {
     "streams": ("streams",),
     "inspect": ("inspect",),
@@ -121,6 +122,7 @@ MODULES_OF = {
     "snapshot": ("spark",),
     "analyze": ("spark",),
     "reclaim": ("reclaim",),
+    "exporter": ("exporter",),
 }
 _registered: list[str] = []
 

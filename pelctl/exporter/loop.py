@@ -1,0 +1,276 @@
+"""The exporter's refresh loops: one thread per server, each refreshing on its own clock and
+publishing what it found to the :class:`~pelctl.exporter.metrics.Collector`, which scrapes
+read. A server that is down, refuses the credentials or is denied by its ACL is
+``pelctl_up 0`` and one log line (repeated every :data:`REMIND_S` while it lasts), never a
+stop of the others or of the process: its loop retries, sooner at first, then at the
+interval.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pelctl.base.errors import AuthFailed, ConnectionFailed, PelctlError, PermissionDenied
+from pelctl.core.monitor.model import Refresh
+from pelctl.core.monitor.refresh import MonitorOptions, Refresher
+from pelctl.exporter.metrics import Collector, ServerView
+from pelctl.reclaim.logs import event
+from pelctl.redis.connection import Connection
+from pelctl.redis.settings import ConnectionSettings
+
+# While a server keeps failing the same way, its error is logged again this often.
+REMIND_S = 600.0
+# The first retry after a failure, doubled up to the interval.
+RETRY_FIRST_S = 1.0
+# The last good refresh is still shown this many intervals after it (then only pelctl_up 0
+# and the exporter's own series): a short outage does not reset every alert's "for".
+STALE_INTERVALS = 3
+STALE_MIN_S = 60.0
+
+
+@dataclass(frozen=True)
+class Target:
+    """One server to watch: its ``server`` label and how to connect."""
+
+    label: str
+    settings: ConnectionSettings
+
+
+ERROR_KINDS = ("connection", "auth", "permission", "error")
+
+
+def error_kind(err: BaseException) -> str:
+    if isinstance(err, AuthFailed):
+        return "auth"
+    if isinstance(err, PermissionDenied):
+        return "permission"
+    if isinstance(err, ConnectionFailed):
+        return "connection"
+    import redis.exceptions as rex
+
+    if isinstance(err, (rex.ConnectionError, rex.TimeoutError, OSError)):
+        return "connection"
+    return "error"
+
+
+def _message(err: BaseException) -> tuple[str, str | None]:
+    if isinstance(err, PelctlError):
+        return err.message, err.hint
+    from pelctl.redis.errors import translate
+
+    try:
+        typed = translate(err) if isinstance(err, Exception) else None
+    except Exception:  # noqa: BLE001 - an error translate does not know
+        typed = None
+    if typed is not None:
+        return typed.message, typed.hint
+    return f"{type(err).__name__}: {err}", None
+
+
+class ServerLoop:
+    """Refreshes of one server (:meth:`once`, or :meth:`run` until ``stop`` is set)."""
+
+    def __init__(
+        self,
+        target: Target,
+        options: MonitorOptions,
+        collector: Collector,
+        *,
+        interval_s: float,
+        log: logging.Logger,
+        stop: threading.Event,
+        connect: Callable[[ConnectionSettings], Connection] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if connect is None:
+            from pelctl.redis.connection import connect as connect_settings
+
+            connect = connect_settings
+        self.target = target
+        self.refresher = Refresher(options)
+        self.collector = collector
+        self.interval_s = interval_s
+        self.log = log
+        self.stop = stop
+        self._connect = connect
+        self._clock = clock
+        self.conn: Connection | None = None
+        self.errors: Counter[str] = Counter(dict.fromkeys(ERROR_KINDS, 0))
+        self.last_good: Refresh | None = None
+        self.last_good_s: float | None = None
+        self.last_attempt: float | None = None  # time.monotonic() of the last refresh's end
+        self.failures = 0
+        self._failing_since: float | None = None
+        self._said: tuple[str, str] | None = None  # (kind, message) last logged
+        self._said_at = 0.0
+        self._problems_said: set[str] = set()
+        collector.publish(ServerView(target.label))
+
+    # -- one refresh ------------------------------------------------------------------------
+    def once(self) -> bool:
+        """One refresh, published; True when it succeeded."""
+        t0 = time.perf_counter()
+        try:
+            if self.conn is None:
+                self.conn = self._connect(self.target.settings)
+                _no_client_retries(self.conn)
+            refresh = self.refresher.refresh(self.conn)
+        except KeyboardInterrupt:
+            raise
+        except Exception as err:  # noqa: BLE001 - the loop must not die: report, retry
+            self._failed(err, time.perf_counter() - t0)
+            return False
+        finally:
+            self.last_attempt = time.monotonic()
+        self._succeeded(refresh)
+        return True
+
+    def _succeeded(self, refresh: Refresh) -> None:
+        now = self._clock()
+        for problem in refresh.problems:
+            self.errors[problem.kind] += 1
+            if problem.message not in self._problems_said:
+                self._problems_said.add(problem.message)
+                event(
+                    self.log,
+                    logging.WARNING,
+                    "skipped",
+                    server=self.target.label,
+                    kind=problem.kind,
+                    detail=problem.message,
+                )
+        if self.failures:
+            event(
+                self.log,
+                logging.INFO,
+                "recovered",
+                server=self.target.label,
+                after_failures=self.failures,
+                down_for_s=round(time.monotonic() - (self._failing_since or 0.0), 1),
+            )
+        self.failures = 0
+        self._failing_since = None
+        self._said = None
+        self.last_good, self.last_good_s = refresh, now
+        event(
+            self.log,
+            logging.DEBUG,
+            "refresh",
+            server=self.target.label,
+            duration_s=round(refresh.duration_s, 4),
+            streams=len(refresh.streams),
+            groups=sum(len(s.groups) for s in refresh.streams),
+            walks=refresh.walks,
+        )
+        self._publish(True, refresh.duration_s)
+
+    def _failed(self, err: BaseException, duration_s: float) -> None:
+        kind = error_kind(err)
+        message, hint = _message(err)
+        self.errors[kind] += 1
+        self.failures += 1
+        now = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since = now
+        if self._said != (kind, message) or now - self._said_at >= REMIND_S:
+            self._said, self._said_at = (kind, message), now
+            event(
+                self.log,
+                logging.ERROR if kind in ("auth", "permission") else logging.WARNING,
+                "refresh-failed",
+                server=self.target.label,
+                kind=kind,
+                error=message,
+                hint=hint,
+                failures=self.failures,
+            )
+        self.drop_connection()
+        self._publish(False, duration_s)
+
+    def _publish(self, up: bool, duration_s: float) -> None:
+        shown = self.last_good
+        if not up and self.last_good_s is not None:
+            stale_after = max(STALE_INTERVALS * self.interval_s, STALE_MIN_S)
+            if self._clock() - self.last_good_s > stale_after:
+                shown = None
+        self.collector.publish(
+            ServerView(
+                server=self.target.label,
+                up=up,
+                refresh=shown,
+                last_success_s=self.last_good_s,
+                last_duration_s=duration_s,
+                errors=tuple(sorted(self.errors.items())),
+            )
+        )
+
+    def drop_connection(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+            self.conn = None
+
+    # -- the loop ---------------------------------------------------------------------------
+    def run(self) -> None:
+        while not self.stop.is_set():
+            started = time.monotonic()
+            ok = self.once()
+            if ok:
+                wait = self.interval_s - (time.monotonic() - started)
+            else:
+                wait = min(self.interval_s, RETRY_FIRST_S * 2 ** min(self.failures - 1, 16))
+            self.stop.wait(max(0.0, wait))
+        self.drop_connection()
+
+
+def _no_client_retries(conn: Connection) -> None:
+    """The loop retries on its own clock and logs it; redis-py's silent retries would hide a
+    restart and stretch a refresh."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    try:
+        conn.client.set_retry(Retry(NoBackoff(), 0))
+    except Exception:  # noqa: BLE001 - cluster clients manage retries their own way
+        pass
+
+
+class Loops:
+    """Every server's loop, each in its own thread; :meth:`healthy` for ``/healthz``."""
+
+    def __init__(self, loops: list[ServerLoop]) -> None:
+        self.loops = loops
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        for loop in self.loops:
+            thread = threading.Thread(
+                target=loop.run, name=f"pelctl-exporter-{loop.target.label}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def join(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def healthy(self) -> tuple[bool, str]:
+        """Every loop alive and refreshing (whatever its server's state): a loop that has not
+        finished a refresh for several intervals is stuck."""
+        now = time.monotonic()
+        for loop, thread in zip(self.loops, self._threads, strict=False):
+            if not thread.is_alive():
+                return False, f"the refresh loop of {loop.target.label} has stopped"
+            limit = max(STALE_INTERVALS * loop.interval_s, STALE_MIN_S)
+            since = loop.last_attempt
+            if since is not None and now - since > limit:
+                return False, f"no refresh of {loop.target.label} for {now - since:.0f}s"
+        return True, "ok"
