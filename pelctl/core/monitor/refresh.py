@@ -506,7 +506,8 @@ def _failure(key: bytes, reply: object, problems: list[Problem]) -> bool:
     text = str(reply)
     if text.startswith("WRONGTYPE") or "no such key" in text.lower():
         return True
-    if text.startswith("NOPERM") and "key" in text.lower() and "access" in text.lower():
+    denied = isinstance(reply, redis.exceptions.NoPermissionError) or text.startswith("NOPERM")
+    if denied and "key" in text.lower() and "access" in text.lower():
         problems.append(Problem("permission", f"{escape(key)}: {text}"))
         return True
     raise translate(reply) if isinstance(reply, redis.RedisError) else reply

@@ -1,0 +1,50 @@
+"""The exporter's tier: the command layer's refresh (:mod:`pelctl.core.monitor`) on Redis 7.0
+and 8.6, the metrics it becomes, the HTTP endpoint (TLS, basic auth), the command and its
+process (signals, outages), the alert rules with promtool, the dashboard, and a real
+Prometheus scraping it.
+
+``incident``: the demo's incident (``pelctl.demo.server.seed``) on the session's server.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+import redis
+
+from pelctl.core.monitor.refresh import MonitorOptions, Refresher
+from pelctl.redis.connection import Connection
+
+
+@pytest.fixture
+def incident(r: redis.Redis) -> redis.Redis:
+    """The demo's incident, seeded on the (flushed) server."""
+    from pelctl.demo.server import seed
+
+    seed(r)
+    return r
+
+
+@pytest.fixture
+def refresh(conn: Connection) -> Callable[..., object]:
+    """``refresh(**options)``: one refresh of the session server with a fresh Refresher."""
+
+    def go(**options: object):
+        return Refresher(MonitorOptions(**options)).refresh(conn)  # type: ignore[arg-type]
+
+    return go
+
+
+def wait_until(predicate: Callable[[], object], what: str, timeout: float = 60.0) -> object:
+    """Poll ``predicate`` until it returns something truthy (a generous deadline, no timer
+    asserted)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
