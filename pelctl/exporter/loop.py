@@ -109,7 +109,7 @@ class ServerLoop:
         self._said: tuple[str, str] | None = None  # (kind, message) last logged
         self._said_at = 0.0
         self._problems_said: set[str] = set()
-        collector.publish(ServerView(target.label))
+        collector.publish(ServerView(target.label, errors=tuple(sorted(self.errors.items()))))
 
     # -- one refresh ------------------------------------------------------------------------
     def once(self) -> bool:
@@ -163,8 +163,8 @@ class ServerLoop:
             "refresh",
             server=self.target.label,
             duration_s=round(refresh.duration_s, 4),
-            streams=len(refresh.streams),
-            groups=sum(len(s.groups) for s in refresh.streams),
+            stream_count=len(refresh.streams),
+            group_count=sum(len(s.groups) for s in refresh.streams),
             walks=refresh.walks,
         )
         self._publish(True, refresh.duration_s)

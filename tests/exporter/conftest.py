@@ -9,13 +9,14 @@ Prometheus scraping it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
 
 from pelctl.core.monitor.refresh import MonitorOptions, Refresher
 from pelctl.redis.connection import Connection
+from tests.exporter.support import Exporter, exporter_env
 
 
 @pytest.fixture
@@ -48,3 +49,18 @@ def wait_until(predicate: Callable[[], object], what: str, timeout: float = 60.0
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+@pytest.fixture
+def spawn(tmp_path) -> Iterator[Callable[..., Exporter]]:
+    """``spawn(*args, env={})``: ``pelctl exporter ARGS --listen 127.0.0.1:0`` in a process."""
+    procs: list[Exporter] = []
+
+    def start(*args: str, env: dict[str, str] | None = None) -> Exporter:
+        p = Exporter(["--listen", "127.0.0.1:0", *args], exporter_env(tmp_path, **(env or {})))
+        procs.append(p)
+        return p
+
+    yield start
+    for p in procs:
+        p.stop()
