@@ -8,6 +8,7 @@ Prometheus scraping it.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 
@@ -16,7 +17,8 @@ import redis
 
 from pelctl.core.monitor.refresh import MonitorOptions, Refresher
 from pelctl.redis.connection import Connection
-from tests.exporter.support import Exporter, exporter_env
+from tests.conftest import RedisServer
+from tests.exporter.support import Exporter, exporter_env, names
 
 
 @pytest.fixture
@@ -64,3 +66,40 @@ def spawn(tmp_path) -> Iterator[Callable[..., Exporter]]:
     yield start
     for p in procs:
         p.stop()
+
+
+@pytest.fixture(scope="module")
+def exported(redis_servers: Callable[[str], RedisServer]) -> set[str]:
+    """Every metric name a real exporter run shows: the demo incident on Redis 8.6 with an
+    IDMP duplicate, every consumer's series, and a second server that is down."""
+    from pelctl.demo.scenario import raw
+    from pelctl.demo.server import free_port, seed
+    from pelctl.exporter.loop import Target
+    from pelctl.exporter.metrics import ConsumerSeries, SeriesOptions
+    from pelctl.exporter.run import ExporterConfig, once
+    from pelctl.redis.settings import ConnectionSettings
+
+    server = redis_servers("8.6")
+    client = server.client()
+    client.flushall()
+    try:
+        seed(client)
+        for _ in range(2):
+            raw(client).execute_command("XADD", b"orders", "IDMP", b"p", b"1", "*", b"n", b"1")
+        down = f"redis://127.0.0.1:{free_port()}/0"
+        cfg = ExporterConfig(
+            targets=(
+                Target("up", ConnectionSettings(url=server.url)),
+                Target("down", ConnectionSettings(url=down)),
+            ),
+            monitor=MonitorOptions(),
+            series=SeriesOptions(consumers=ConsumerSeries.all),
+        )
+        registry, _all_up = once(cfg, logging.getLogger("pelctl.exporter.test"))
+        from prometheus_client import generate_latest
+
+        text = generate_latest(registry).decode()
+    finally:
+        client.flushall()
+        client.close()
+    return names(text)
