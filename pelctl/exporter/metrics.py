@@ -358,7 +358,7 @@ class Collector(_Collector):
         other = dlq.other
         for i, (reason, count) in enumerate(dlq.reasons):
             if i < top:
-                key = label(reason) if reason is not None else NO_REASON
+                key = label(reason) if reason else NO_REASON  # none, or an empty one
                 shown[key] = shown.get(key, 0) + count
             else:
                 other += count
