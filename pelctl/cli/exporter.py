@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.options import Runtime, pelctl_command, report_error
 
 PANEL = "Long-running"
 SERVE_PANEL = "Endpoint"
@@ -226,7 +226,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
     log = logs.setup(fmt, verbose=rt.verbose, secrets=secrets, name="pelctl.exporter")
     try:
         if o["once"]:
-            registry, all_up = run.once(cfg, log)
+            registry, failures = run.once(cfg, log)
             if o["output_file"]:
                 from prometheus_client import write_to_textfile
 
@@ -235,10 +235,22 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
                 from prometheus_client import generate_latest
 
                 sys.stdout.write(generate_latest(registry).decode())
-            return 0 if all_up else 4
+            sys.stdout.flush()
+            for label, failure in failures:  # the metrics say pelctl_up 0; this says why
+                report_error(_typed_failure(label, failure, secrets), rt, 0)
+            return 4 if failures else 0
         return run.serve(cfg, log, host=host, port=port, web=web)
     finally:
         logs.teardown("pelctl.exporter")
+
+
+def _typed_failure(label: str, failure: Any, secrets: tuple[str, ...]) -> Exception:
+    """A server that could not be read, as the one error line of the CLI (exit 4)."""
+    from pelctl.base.errors import ConnectionFailed
+    from pelctl.redis.url import redact_text
+
+    message = redact_text(f"{label}: {failure.message}", secrets)
+    return ConnectionFailed(message, hint=failure.hint)
 
 
 def _targets(rt: Runtime, urls: list[str], contexts: list[str]) -> list[Any]:

@@ -34,6 +34,15 @@ STALE_MIN_S = 60.0
 
 
 @dataclass(frozen=True)
+class Failure:
+    """Why the last refresh of a server failed."""
+
+    kind: str  # connection | auth | permission | error
+    message: str
+    hint: str | None
+
+
+@dataclass(frozen=True)
 class Target:
     """One server to watch: its ``server`` label and how to connect."""
 
@@ -86,6 +95,7 @@ class ServerLoop:
         stop: threading.Event,
         connect: Callable[[ConnectionSettings], Connection] | None = None,
         clock: Callable[[], float] = time.time,
+        log_failures: bool = True,
     ) -> None:
         if connect is None:
             from pelctl.redis.connection import connect as connect_settings
@@ -109,6 +119,8 @@ class ServerLoop:
         self._said: tuple[str, str] | None = None  # (kind, message) last logged
         self._said_at = 0.0
         self._problems_said: set[str] = set()
+        self.log_failures = log_failures  # False: the caller reports last_error itself
+        self.last_error: Failure | None = None
         collector.publish(ServerView(target.label, errors=tuple(sorted(self.errors.items()))))
 
     # -- one refresh ------------------------------------------------------------------------
@@ -154,6 +166,7 @@ class ServerLoop:
                 down_for_s=round(time.monotonic() - (self._failing_since or 0.0), 1),
             )
         self.failures = 0
+        self.last_error = None
         self._failing_since = None
         self._said = None
         self.last_good, self.last_good_s = refresh, now
@@ -172,12 +185,14 @@ class ServerLoop:
     def _failed(self, err: BaseException, duration_s: float) -> None:
         kind = error_kind(err)
         message, hint = _message(err)
+        self.last_error = Failure(kind, message, hint)
         self.errors[kind] += 1
         self.failures += 1
         now = time.monotonic()
         if self._failing_since is None:
             self._failing_since = now
-        if self._said != (kind, message) or now - self._said_at >= REMIND_S:
+        repeat = self._said == (kind, message) and now - self._said_at < REMIND_S
+        if self.log_failures and not repeat:
             self._said, self._said_at = (kind, message), now
             event(
                 self.log,

@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from pelctl.core.monitor.refresh import MonitorOptions
 from pelctl.exporter.endpoint import Endpoint, is_loopback
-from pelctl.exporter.loop import Loops, ServerLoop, Target
+from pelctl.exporter.loop import Failure, Loops, ServerLoop, Target
 from pelctl.exporter.metrics import Collector, SeriesOptions
 from pelctl.exporter.webconfig import WebConfig
 from pelctl.reclaim.logs import event
@@ -46,19 +46,29 @@ def _collector(cfg: ExporterConfig) -> Collector:
     return Collector(options=cfg.series, version=__version__)
 
 
-def once(cfg: ExporterConfig, log: logging.Logger) -> tuple[CollectorRegistry, bool]:
-    """One refresh of every server (in parallel); (the registry to print, all up)."""
+def once(
+    cfg: ExporterConfig, log: logging.Logger
+) -> tuple[CollectorRegistry, list[tuple[str, Failure]]]:
+    """One refresh of every server (in parallel): the registry to print, and why each
+    server that could not be read failed (the caller reports them: nothing is logged)."""
     collector = _collector(cfg)
     stop = threading.Event()
     loops = [
-        ServerLoop(t, cfg.monitor, collector, interval_s=cfg.interval_s, log=log, stop=stop)
+        ServerLoop(
+            t,
+            cfg.monitor,
+            collector,
+            interval_s=cfg.interval_s,
+            log=log,
+            stop=stop,
+            log_failures=False,
+        )
         for t in cfg.targets
     ]
-    results: list[bool] = [False] * len(loops)
 
     def run(i: int) -> None:
         try:
-            results[i] = loops[i].once()
+            loops[i].once()
         finally:
             loops[i].drop_connection()
 
@@ -67,7 +77,8 @@ def once(cfg: ExporterConfig, log: logging.Logger) -> tuple[CollectorRegistry, b
         thread.start()
     for thread in threads:
         thread.join()
-    return registry_for(collector), all(results)
+    failures = [(loop.target.label, e) for loop in loops if (e := loop.last_error) is not None]
+    return registry_for(collector), failures
 
 
 def serve(

@@ -86,6 +86,7 @@ SPEC_COMMANDS = {
     "dlq purge",
     "consumers prune",
     "reclaim",
+    "exporter",
     "tui",
     "snapshot",
     "analyze",
@@ -149,6 +150,7 @@ _READS: list[list[str]] = [
     ["dlq", "stats", "s:dlq"],
     ["dlq", "stats"],
     ["version", "--server"],
+    ["exporter", "--once"],
 ]
 
 
