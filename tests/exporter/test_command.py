@@ -137,3 +137,39 @@ def test_an_acl_denial_is_one_line(incident: redis.Redis, redis_server: RedisSer
         assert "pw@" not in "".join(p.raw)
     finally:
         incident.execute_command("ACL", "DELUSER", "scanner")
+
+
+def test_a_server_restart_is_up_again(spawn) -> None:
+    """The server goes away (pelctl_up 0, its last numbers kept a while) and comes back on
+    the same port: the exporter reconnects by itself and logs it once."""
+    from pelctl.demo import scenario as sc
+    from pelctl.demo.server import start_server
+    from tests.conftest import redis_binary
+
+    server = start_redis()
+    port = server.port
+    restarted = None
+    try:
+        with server.client() as c:
+            sc.add_entries(c, b"s", 3)
+            sc.create_group(c, b"s", b"g")
+            sc.deliver(c, b"s", b"g", b"c", 2)
+        p = spawn("--url", server.url, "--interval", "200ms")
+        p.wait_for(lambda: find(p.series(), "pelctl_group_pending"), "the first refresh")
+        server.stop()
+        p.wait_for(lambda: value(p.series(), "pelctl_up", server=server.url) == 0, "up 0")
+        assert value(p.series(), "pelctl_group_pending", stream="s") == 2  # kept a while
+        proc, _port, workdir = start_server(port=port, binary=redis_binary())
+        restarted = RedisServer(proc, port, workdir)
+        with restarted.client() as c:
+            sc.add_entries(c, b"s", 3)
+            sc.create_group(c, b"s", b"g")
+        p.wait_for(lambda: value(p.series(), "pelctl_up", server=server.url) == 1, "up again")
+        p.wait_for(lambda: value(p.series(), "pelctl_group_pending", stream="s") == 0, "new data")
+        (line,) = p.events("recovered")
+        assert line["after_failures"] >= 1
+        assert len(p.events("refresh-failed")) == 1
+    finally:
+        server.stop()
+        if restarted is not None:
+            restarted.stop()
