@@ -1,9 +1,9 @@
 """The layers hold, imports inside functions included, and nothing imports in a circle.
 
 The contracts live in pyproject.toml ``[tool.importlinter]`` (cli > tui | spark | consumer |
-exporter > reclaim | demo > render > core > config > redis > base, and no cycle between the siblings of
-any package); ``lint-imports`` checks them on grimp's import graph, which counts every import
-statement, the lazy ones in function bodies too. No contract lists an exception.
+exporter > reclaim | demo > render > core > config > redis > base, and no cycle between the
+siblings of any package); ``lint-imports`` checks them on grimp's import graph, which counts
+every import statement, the lazy ones in function bodies too. No contract lists an exception.
 """
 
 from __future__ import annotations
