@@ -148,6 +148,7 @@ class _Group:
     after: Any = None  # XRANGE past the last-delivered id
     lowest: Any = None  # XPENDING - + 1
     pel_rows: Any = None  # the whole PEL (WHOLE_READ + 1 rows at most)
+    sent_ms: int = 0  # wall time the pipeline holding its calls was sent
     probes: list[Any] = field(default_factory=list)  # XPENDING id id 1 per kept id
 
     @property
@@ -315,12 +316,12 @@ class Refresher:
             calls = self._calls(g)
             est = sum(_cost(g, what) for what, _args in calls)
             if batch and cost + est > limit_us:
-                _run(node, batch)
+                _run(node, batch, self.now_ms())
                 batch, cost = [], 0.0
             batch.extend((g, what, args) for what, args in calls)
             cost += est
         if batch:
-            _run(node, batch)
+            _run(node, batch, self.now_ms())
 
     def _calls(self, g: _Group) -> list[tuple[str, list[object]]]:
         s, name = g.stream, g.name
@@ -363,13 +364,15 @@ class Refresher:
         walked = False
         if g.walk:
             health = HealthCount(keep=opts.keep)
+            walk_start = now
             if pending == 0:
                 counts, ghosts = health.result(), 0
             elif g.whole and g.pel_rows is not None and len(g.pel_rows) <= WHOLE_READ:
                 page = list(g.pel_rows)
                 tally.floor = None
+                walk_start = g.sent_ms  # (delivery times estimated early: the safe side)
                 if page:
-                    health.add(page, now)
+                    health.add(page, walk_start)
                     tally.add(page)
                 counts = health.result()
                 ids = [bytes(r[0]) for r in page]
@@ -377,6 +380,7 @@ class Refresher:
                     conn, g.stream, ids, g.bounds, max_server_ms=opts.max_server_ms
                 )
             else:  # larger, or grown past one call since XINFO: the scan engine
+                walk_start = self.now_ms()
                 counts, ghosts = pel_health(
                     conn,
                     g.stream,
@@ -392,7 +396,9 @@ class Refresher:
             memory.health, memory.ghosts, memory.walked_ms = counts, ghosts, now
             kept = health.longest()
             memory.kept = [bytes(row[0]) for _at, row in kept]
-            cutoff = now - (floor or 0)
+            # Every entry the walk did not keep was delivered after the last one it kept,
+            # or (below an IDLE floor, or since) after the walk started minus the floor.
+            cutoff = walk_start - (floor or 0)
             if counts.scanned > len(kept) and kept:
                 cutoff = min(cutoff, kept[-1][0])
             memory.cutoff_ms = cutoff
@@ -521,10 +527,13 @@ def _cost(g: _Group, what: str) -> float:
     return _CALL_US
 
 
-def _run(node: redis.Redis, batch: Sequence[tuple[_Group, str, list[object]]]) -> None:
+def _run(
+    node: redis.Redis, batch: Sequence[tuple[_Group, str, list[object]]], sent_ms: int
+) -> None:
     pipe = node.pipeline(transaction=False)
-    for _g, _what, args in batch:
+    for g, _what, args in batch:
         pipe.execute_command(*args)
+        g.sent_ms = sent_ms
     replies = pipe.execute(raise_on_error=False)
     for (g, what, _args), reply in zip(batch, replies, strict=True):
         if isinstance(reply, Exception):
