@@ -88,6 +88,7 @@ def register(app: typer.Typer) -> None:
             oldest=oldest,
             dead_after_ms=dead_ms,
             lock_key=lock_key,
+            budget=rt.budget,  # --watch: each group's PEL walk as often as the budget allows
         )
         out = rt.out
         if out.fmt in ("json", "ndjson"):

@@ -5,6 +5,10 @@ One pass of the scan engine (:class:`pelctl.redis.scan.PelScan`, bounded server 
 with the PEL: an idle histogram, counts per consumer, delivery statistics and the ``top_n``
 most idle entries. Partial aggregates can be published while the scan runs, so a 1M-entry PEL
 fills the histogram progressively instead of showing nothing for a second.
+
+A surface that polls walks the PEL only as often as its server-time budget allows
+(:func:`sampled_aggregate`, docs/server-budget.md): between two walks it shows the last one
+and says how old it is.
 """
 
 from __future__ import annotations
@@ -14,12 +18,16 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import POISON_DELIVERIES, PendingEntry, PendingFilter
 from pelctl.core.pending import filtered_scan
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pelctl.core.budget import Budget, Sampled
 
 # Upper edges (exclusive) of the idle buckets; the last bucket is open.
 IDLE_EDGES_MS: tuple[int, ...] = (
@@ -207,3 +215,42 @@ def aggregate_pel(
     agg.server_calls = scan.stats.calls
     agg.max_call_ms = scan.stats.max_call_ms
     return agg.snapshot(complete=True)
+
+
+def sampled_aggregate(
+    budget: Budget,
+    raw,  # a callback-free redis client (Connection.raw)
+    stream: bytes,
+    group: bytes,
+    pending: int,
+    filters: PendingFilter = PendingFilter(),
+    *,
+    top_n: int = DEFAULT_TOP_N,
+    edges_ms: tuple[int, ...] = IDLE_EDGES_MS,
+    max_server_ms: float = DEFAULT_MAX_SERVER_MS,
+    progress: Callable[[PelAggregate], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    force: bool = False,
+) -> Sampled[PelAggregate]:
+    """:func:`aggregate_pel` as an expensive part of ``budget``: walked when the budget
+    allows (``force``: now; a PEL of ``pending`` entries scales the last walk's cost), else
+    the last walk of the same group and filters, with its age. ``progress`` and
+    ``should_stop`` apply to a walk that runs."""
+    key = ("aggregate", stream, group, filters, top_n, edges_ms, max_server_ms)
+    return budget.run(
+        key,
+        pending,
+        lambda: aggregate_pel(
+            raw,
+            stream,
+            group,
+            filters,
+            top_n=top_n,
+            edges_ms=edges_ms,
+            max_server_ms=max_server_ms,
+            progress=progress,
+            should_stop=should_stop,
+        ),
+        label="idle histogram",
+        force=force,
+    )

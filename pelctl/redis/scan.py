@@ -17,6 +17,9 @@
   under ``max_server_ms``. The bound is computed from serial "calibration" calls whose round
   trip, minus the connection's idle latency, is an upper bound on the server's time; it is
   repeated every few pages. See docs/scan-engine.md.
+- Every call's estimate is also added to the surface's :class:`~pelctl.redis.meter.
+  ServerMeter` when one is current (:func:`pelctl.redis.meter.metering`): what the share of
+  the server's time a polling surface used is counted from (docs/server-budget.md).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from redis.connection import ConnectionInterface
 from pelctl.base.binary import escape
 from pelctl.base.errors import GroupNotFound, StreamNotFound, UsageError
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.meter import record, record_latency
 from pelctl.redis.replies import pairs
 
 # One raw XPENDING row: [id, consumer, idle_ms, deliveries]
@@ -269,7 +273,9 @@ class PelScan:
             hi = _bound(self.end, start=False)
             if lo is None or hi is None or lo > hi:
                 return
+            t0 = time.perf_counter()
             self.meta = group_meta(self.raw, self.stream, self.group)
+            record((time.perf_counter() - t0) * 1000.0)  # a round trip: an upper bound
             if self.meta.pending == 0:
                 self._done = True
                 return
@@ -304,6 +310,7 @@ class PelScan:
         stats.total_call_ms += server_ms
         if server_ms > stats.max_call_ms:
             stats.max_call_ms = server_ms
+        record(server_ms)
 
     # -- connection ----------------------------------------------------------------------------
     def _args(self, lo: Key, hi: Key, count: int, idle: int | None) -> list[object]:
@@ -327,6 +334,8 @@ class PelScan:
             best = rtt if best is None else min(best, rtt)
         self._latency_ms = best or 0.0
         self.stats.latency_ms = self._latency_ms
+        record_latency(self._latency_ms)
+        record(0.0, calls=2)
 
     def _calibrated(self, rtt_ms: float, rows: int, learn: bool = True) -> float:
         """Record a serial call: returns its server-time upper bound and updates the cost."""
@@ -439,7 +448,9 @@ class PelScan:
         meta = self.meta
         assert meta is not None
         raw = self.raw
+        t0 = time.perf_counter()
         first = raw.execute_command(*self._args(lo, hi, 1, None))
+        record((time.perf_counter() - t0) * 1000.0)
         if not first:
             return
         lo = max(lo, parse_key(first[0][0]))
