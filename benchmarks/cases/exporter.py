@@ -90,14 +90,20 @@ def prepare_yardstick(url: str) -> Callable[[], int]:
     return run
 
 
-class _Walk:
-    """A walk schedule that always (or never) walks the large PEL."""
+def _budget(walk: bool):  # a Budget whose walks are due always, or never
+    from pelctl.core.budget import Budget
 
-    def __init__(self, walk: bool) -> None:
-        self.walk = walk
+    class Fixed(Budget):
+        """The server-time budget, with the walk of the large PEL due always (or never)
+        whatever the share: each contender measures one kind of refresh."""
 
-    def due(self, stream: bytes, group: bytes, pending: int, wanted: bool) -> bool:
-        return self.walk or wanted
+        def due(self, key, size, *, label="PEL scan"):
+            known = self.freshness(key)
+            first = known is None or known.age_s is None  # never walked: walked at once
+            super().due(key, size, label=label)
+            return walk or first
+
+    return Fixed()
 
 
 def prepare_refresh(url: str, walk: str = "no") -> Callable[[], int]:
@@ -106,13 +112,16 @@ def prepare_refresh(url: str, walk: str = "no") -> Callable[[], int]:
     from pelctl.redis.settings import ConnectionSettings
 
     conn = connect(ConnectionSettings(url=url, client_name="pelctl:bench:exporter"))
-    refresher = Refresher(MonitorOptions(), schedule=_Walk(walk == "yes"))
-    refresher.refresh(conn)  # the first refresh walks everything; later ones are measured
+    refresher = Refresher(MonitorOptions(), budget=_budget(walk == "yes"))
+    refresher.refresh(conn)  # the first refresh walks every PEL; the next ones are measured
+    metered: list[float] = []
 
     def run() -> int:
         refresh = refresher.refresh(conn)
+        metered.append(refresh.server_ms)
         return sum(len(s.groups) for s in refresh.streams)
 
+    run.metered = metered  # type: ignore[attr-defined]  # the meter's count per refresh
     return run
 
 
@@ -234,6 +243,14 @@ def _one_size(ctx: Context, size: int, result: CaseResult) -> None:
     if over:
         slow = ", ".join(f"{us / 1000:.1f} ms {bytes(a[0]).decode()}" for us, a in over[:5])
         result.notes.append(f"{ds.label}: calls over {BOUND_MS:g} ms: {slow}")
+    for name in (REFRESH, WALKED):
+        metered = getattr(contenders[name], "metered", [])
+        if metered:
+            result.notes.append(
+                f"{ds.label}: {name}: server time by the exporter's own meter (an upper "
+                f"bound, pelctl.redis.meter), median {sorted(metered)[len(metered) // 2]:.1f} "
+                f"ms per refresh, against {server_ms[name]:.1f} ms by INFO commandstats"
+            )
 
 
 CASE = Case(

@@ -143,6 +143,16 @@ def register(app: typer.Typer) -> None:
                 "stopped; docs/monitoring.md).",
             ),
         ] = "5m",
+        max_server_share: Annotated[
+            Optional[str],
+            typer.Option(
+                "--max-server-share",
+                help="The most of each server's time the refreshes may use (5% or 0.05; "
+                "default PELCTL_MAX_SERVER_SHARE, the context's, else 5%): the walks of large "
+                "PELs run as often as it allows.",
+                show_default=False,
+            ),
+        ] = None,
         max_server_ms: Annotated[
             float,
             typer.Option(
@@ -192,6 +202,8 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
         raise UsageError(
             "--output-file goes with --once", hint="pelctl exporter --once --output-file F"
         )
+    if o["max_server_share"] is not None:
+        rt.options["max_server_share"] = o["max_server_share"]  # flag > env > context
     interval_ms = parse_duration_ms(o["interval"])
     if interval_ms < 100:
         raise UsageError("--interval must be at least 100ms")
@@ -293,6 +305,7 @@ def _targets(rt: Runtime, urls: list[str], contexts: list[str]) -> list[Any]:
             tls_insecure=bool(o.get("tls_insecure")),
             cluster=o.get("cluster"),
             read_only=True,
+            max_server_share=o.get("max_server_share"),
             config=config,
         )
 

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pelctl.base.errors import AuthFailed, ConnectionFailed, PelctlError, PermissionDenied
+from pelctl.base.shares import format_share
+from pelctl.core.budget import Budget
 from pelctl.core.monitor.model import Refresh
 from pelctl.core.monitor.refresh import MonitorOptions, Refresher
 from pelctl.exporter.metrics import Collector, ServerView
@@ -102,7 +104,10 @@ class ServerLoop:
 
             connect = connect_settings
         self.target = target
-        self.refresher = Refresher(options)
+        # One budget of the server's time per server (--max-server-share): the walks of
+        # large PELs run as it allows; every call of a refresh is counted by its meter.
+        self.budget = Budget(target.settings.max_server_share, interval_s=interval_s)
+        self.refresher = Refresher(options, budget=self.budget)
         self.collector = collector
         self.interval_s = interval_s
         self.log = log
@@ -119,6 +124,9 @@ class ServerLoop:
         self._said: tuple[str, str] | None = None  # (kind, message) last logged
         self._said_at = 0.0
         self._problems_said: set[str] = set()
+        self._stretch_said = False
+        self.last_server_ms: float | None = None
+        self.last_cheap_ms = 0.0  # the last refresh's server time, its large PELs' walks aside
         self.log_failures = log_failures  # False: the caller reports last_error itself
         self.last_error: Failure | None = None
         collector.publish(ServerView(target.label, errors=tuple(sorted(self.errors.items()))))
@@ -170,12 +178,15 @@ class ServerLoop:
         self._failing_since = None
         self._said = None
         self.last_good, self.last_good_s = refresh, now
+        self.last_server_ms = refresh.server_ms
+        self.last_cheap_ms = max(refresh.server_ms - refresh.walks_server_ms, 0.0)
         event(
             self.log,
             logging.DEBUG,
             "refresh",
             server=self.target.label,
             duration_s=round(refresh.duration_s, 4),
+            server_ms=round(refresh.server_ms, 2),
             stream_count=len(refresh.streams),
             group_count=sum(len(s.groups) for s in refresh.streams),
             walks=refresh.walks,
@@ -220,9 +231,33 @@ class ServerLoop:
                 refresh=shown,
                 last_success_s=self.last_good_s,
                 last_duration_s=duration_s,
+                server_seconds=None if self.last_server_ms is None else self.last_server_ms / 1e3,
                 errors=tuple(sorted(self.errors.items())),
             )
         )
+
+    def spacing_s(self) -> float:
+        """How long from one refresh's start to the next: the interval, or longer when the
+        refresh's cheap calls alone (a large fleet) cost more than --max-server-share of it
+        (said once, ``interval-stretched``). The walks of large PELs are paced by the budget
+        itself."""
+        spacing = self.budget.spacing_s(self.last_cheap_ms)
+        if spacing > self.interval_s and not self._stretch_said:
+            self._stretch_said = True
+            event(
+                self.log,
+                logging.INFO,
+                "interval-stretched",
+                server=self.target.label,
+                interval_s=self.interval_s,
+                every_s=round(spacing, 3),
+                refresh_server_ms=round(self.last_cheap_ms, 1),
+                max_server_share=self.budget.max_share,
+                detail=f"a refresh costs the server more than "
+                f"{format_share(self.budget.max_share)} of --interval: refreshes are spaced "
+                "out to stay within --max-server-share (said once; docs/server-budget.md)",
+            )
+        return spacing
 
     def drop_connection(self) -> None:
         if self.conn is not None:
@@ -238,7 +273,8 @@ class ServerLoop:
             started = time.monotonic()
             ok = self.once()
             if ok:
-                wait = self.interval_s - (time.monotonic() - started)
+                elapsed = time.monotonic() - started
+                wait = max(self.interval_s, self.spacing_s()) - elapsed
             else:
                 wait = min(self.interval_s, RETRY_FIRST_S * 2 ** min(self.failures - 1, 16))
             self.stop.wait(max(0.0, wait))

@@ -26,6 +26,7 @@ def test_once_prints_the_text_format(
     assert value(series, "pelctl_up", server=server) == 1
     assert {s.labels["stream"] for s in find(series, "pelctl_group_pending")} == {"orders"}
     assert value(series, "pelctl_dlq_length", server=server, dlq="orders:dlq") == 14
+    assert value(series, "pelctl_refresh_server_seconds", server=server) > 0
 
 
 def test_once_to_a_file_for_the_textfile_collector(
@@ -66,6 +67,8 @@ def test_usage_errors(
         (("--listen", "127.0.0.1:http"), "the port is not a number"),
         (("--web-config", str(tmp_path / "none.yml")), "cannot read"),
         (("--lock-key", "lock:{stream}"), "{id}"),
+        (("--max-server-share", "5"), "ambiguous"),
+        (("--max-server-share", "0"), "out of range"),
     ]
     for args, says in cases:
         result = cli("exporter", *args)

@@ -14,12 +14,13 @@ import pytest
 import redis
 
 from pelctl.base.errors import PermissionDenied
-from pelctl.core.health import FULL_SCAN_MAX
+from pelctl.core.budget import Budget
 from pelctl.core.inspect import inspect_stream
 from pelctl.core.monitor.model import GroupState, Refresh
-from pelctl.core.monitor.refresh import MonitorOptions, Refresher
+from pelctl.core.monitor.refresh import WHOLE_READ, MonitorOptions, Refresher
 from pelctl.demo import scenario as sc
 from pelctl.redis.connection import Connection, connect
+from pelctl.redis.meter import ServerMeter
 from pelctl.redis.settings import ConnectionSettings
 from tests.conftest import SERVER_VERSIONS, RedisServer
 
@@ -41,11 +42,14 @@ def group_of(refresh: Refresh, stream: bytes, group: bytes) -> GroupState:
     raise AssertionError(f"no {stream!r}/{group!r} in the refresh")
 
 
-class Never:
-    """A walk schedule that walks a large PEL only when its oldest idle time is unproven."""
+class Clock:
+    """The budget's clock (monotonic seconds), moved by hand."""
 
-    def due(self, stream: bytes, group: bytes, pending: int, wanted: bool) -> bool:
-        return wanted
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 def test_the_numbers_are_inspects(incident: redis.Redis, conn: Connection) -> None:
@@ -99,28 +103,35 @@ def test_the_age_by_id_and_of_the_lag(r: redis.Redis, conn: Connection) -> None:
     assert caught_up.oldest_idle_ms is None and caught_up.oldest_pending_age_ms is None
 
 
-def test_a_large_pel_between_walks(r: redis.Redis, conn: Connection) -> None:
-    """Above FULL_SCAN_MAX entries the walk runs when the schedule says: in between, the
-    longest-idle entries of the last walk are re-read by id. While one is still pending the
-    oldest idle time is exact; once they are all acknowledged it is a lower bound, and the
-    next refresh walks again."""
-    n = FULL_SCAN_MAX + 200
+def big_pel(r: redis.Redis, n: int = WHOLE_READ + 1_200) -> list[bytes]:
+    """A PEL walked by the scan engine (over WHOLE_READ entries) where six entries waited
+    long, each older than the one before (Redis 8.4+ keeps PELs in delivery order: an entry
+    aged past the oldest is prepended, O(1))."""
     sc.add_entries(r, b"big", n, collect_ids=False)
     sc.create_group(r, b"big", b"g")
     ids = sc.deliver(r, b"big", b"g", b"c", n)
-    # Six entries waited long, each older than the one before (Redis 8.4+ keeps PELs in
-    # delivery order: an entry aged past the oldest is prepended, O(1)).
     old = ids[100:106]
     for i, entry_id in enumerate(old):
         sc.set_idle(r, b"big", b"g", b"c", [entry_id], 2 * HOUR + i * 60_000)
-    refresher = Refresher(MonitorOptions(keep=3), schedule=Never())
-    first = group_of(refresher.refresh(conn), b"big", b"g")
+    return old
+
+
+def test_a_large_pel_between_walks(r: redis.Redis, conn: Connection) -> None:
+    """A PEL over WHOLE_READ entries is walked when the budget allows: in between, the
+    longest-idle entries of the last walk are re-read by id. While one is still pending the
+    oldest idle time is exact; once they are all acknowledged it is a lower bound, until the
+    next walk."""
+    old = big_pel(r)
+    clock = Clock()
+    budget = Budget(interval_s=15.0, meter=ServerMeter(), clock=clock)
+    refresher = Refresher(MonitorOptions(keep=3), budget=budget)
+    first = group_of(refresher.refresh(conn), b"big", b"g")  # never walked: at once
     assert first.walked_ms is not None and first.health is not None
     assert first.health.counts == (6, 6, 6) and first.oldest_idle_exact
     assert first.oldest_idle_ms is not None
     assert abs(first.oldest_idle_ms - (2 * HOUR + 5 * 60_000)) < TICK_MS
-    second = group_of(refresher.refresh(conn), b"big", b"g")
-    assert second.walked_ms == first.walked_ms  # not walked: the same counts, re-read entries
+    second = group_of(refresher.refresh(conn), b"big", b"g")  # no time passed: not due
+    assert second.walked_ms == first.walked_ms  # the same counts, entries re-read
     assert second.oldest_idle_exact
     assert second.oldest_idle_ms is not None and second.oldest_idle_ms >= first.oldest_idle_ms
     # The oldest acknowledged: the next kept entry is still the oldest, provably.
@@ -132,16 +143,51 @@ def test_a_large_pel_between_walks(r: redis.Redis, conn: Connection) -> None:
     # Every kept entry acknowledged: what is left proves nothing (a lower bound) ...
     sc.raw(r).execute_command("XACK", b"big", b"g", old[3], old[4])
     fourth = group_of(refresher.refresh(conn), b"big", b"g")
-    assert not fourth.oldest_idle_exact
+    assert not fourth.oldest_idle_exact and fourth.walked_ms == first.walked_ms
     assert fourth.oldest_idle_ms is not None
     assert fourth.oldest_idle_ms < 2 * HOUR + 3 * 60_000
-    # ... so the next refresh walks, and knows again.
+    # ... until the budget lets the next walk run: then it is known again.
+    clock.now += 15.0
     fifth = group_of(refresher.refresh(conn), b"big", b"g")
     assert fifth.walked_ms is not None and fifth.walked_ms > first.walked_ms
     assert fifth.oldest_idle_exact and fifth.health is not None
     assert fifth.health.counts == (3, 3, 3)
     assert fifth.oldest_idle_ms is not None
     assert abs(fifth.oldest_idle_ms - (2 * HOUR + 2 * 60_000)) < TICK_MS
+
+
+def test_walks_wait_for_the_budget(r: redis.Redis, conn: Connection) -> None:
+    """With a tiny share the walk of a large PEL runs when the budget says, not at every
+    refresh; the refresh's calls are counted by the budget's meter."""
+    big_pel(r)
+    clock = Clock()
+    budget = Budget(0.001, interval_s=1.0, meter=ServerMeter(), clock=clock)
+    refresher = Refresher(budget=budget)
+    first = refresher.refresh(conn)
+    assert first.server_ms > 0 and first.walks_server_ms > 0
+    assert first.server_ms >= first.walks_server_ms
+    walked = group_of(first, b"big", b"g").walked_ms
+    fresh = budget.freshness((b"big", b"g"))
+    assert fresh is not None and fresh.cost_ms is not None and fresh.next_in_s > 1.0
+    for _ in range(3):
+        clock.now += 1.0  # refreshes an interval apart: the walk is not due yet
+        again = refresher.refresh(conn)
+        assert group_of(again, b"big", b"g").walked_ms == walked
+        assert again.walks_server_ms == 0
+    # Once the budget says so, it walks (each refresh's own calls are paid from the same
+    # balance: the time it takes is the budget's to say, given again after each refresh).
+    for _ in range(10):
+        fresh = budget.freshness((b"big", b"g"))
+        assert fresh is not None
+        clock.now += fresh.next_in_s + 1.0
+        later = refresher.refresh(conn)
+        later_walk = group_of(later, b"big", b"g").walked_ms
+        assert later_walk is not None and walked is not None
+        if later_walk > walked:
+            assert later.walks_server_ms > 0
+            break
+    else:
+        raise AssertionError("the walk never came due")
 
 
 def test_dead_letters_by_reason_across_refreshes(r: redis.Redis, conn: Connection) -> None:

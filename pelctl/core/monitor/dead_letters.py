@@ -48,6 +48,10 @@ class ReasonTally:
         self._work = _Count()
         self.complete: ReasonCount | None = None
 
+    def behind(self, last_id: bytes | None) -> bool:
+        """Whether :meth:`update` will read entries (the count is not at ``last_id``)."""
+        return last_id is not None and self._work.cursor != last_id
+
     def update(
         self,
         conn: Connection,

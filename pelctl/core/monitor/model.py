@@ -75,4 +75,5 @@ class Refresh:
     dlqs: tuple[DlqState, ...]
     problems: tuple[Problem, ...] = ()
     walks: int = 0  # groups whose PEL was walked (read whole) this time
-    calls: int = 0  # commands sent
+    server_ms: float = 0.0  # server time its calls took (an upper bound: pelctl.redis.meter)
+    walks_server_ms: float = 0.0  # of which the walks of large PELs (the budget's parts)

@@ -11,14 +11,18 @@ What it costs the server (docs/monitoring.md, "Cost"), per refresh:
   ``XINFO CONSUMERS``, one ``XRANGE`` past the last-delivered id (the lag's age), and the
   lowest pending entry; all pipelined, a bounded batch at a time;
 - the walk of a group's PEL (idle-over counts, poison, ghosts, the longest-idle entry): a PEL
-  of up to :data:`WHOLE_READ` entries is read whole in one call inside those pipelines, a
-  larger one through the scan engine (:func:`pelctl.core.health.pel_health`). Every PEL of up
-  to :data:`pelctl.core.health.FULL_SCAN_MAX` entries is walked at every refresh (exact); a
-  larger one when the schedule allows (:class:`WalkSchedule`);
+  of up to :data:`WHOLE_READ` entries is read whole in one call inside those pipelines (at
+  every refresh: a cheap part); a larger one through the scan engine
+  (:func:`pelctl.core.health.pel_health`), an expensive part of the server-time budget
+  (:class:`pelctl.core.budget.Budget`, ``--max-server-share``): it runs when the budget
+  allows, which for an ordinary PEL is every refresh;
 - between two walks of a large PEL, the :data:`KEEP` longest-idle entries of the last walk
   are re-read by id (``XPENDING key group id id 1``: O(log n) each). While one of them is
   still pending and has waited longer than any other entry can have, the oldest idle time
-  is exact; otherwise it is a lower bound and the next walk is due at once.
+  is exact; otherwise it is a lower bound until the next walk.
+
+Every call is counted by the budget's meter (:mod:`pelctl.redis.meter`): the pipelines as
+serial round trips, the walks by the scan engine; :attr:`Refresh.server_ms` is the total.
 
 Each call is bounded: single-entry reads, ``XINFO``, the scan engine's pages under
 ``max_server_ms``, and pipelines cut into batches of a few milliseconds of estimated
@@ -28,24 +32,28 @@ server time.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import redis
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import NotFound
+from pelctl.core.budget import Budget
 from pelctl.core.dlq.envelope import dlq_source_of, is_dlq_name, parse_entry
 from pelctl.core.ghosts import StreamBounds, bounds_of, count_among
-from pelctl.core.health import FULL_SCAN_MAX, HealthCount, LivenessTally, pel_health, walk_floor
+from pelctl.core.health import HealthCount, LivenessTally, pel_health, walk_floor
 from pelctl.core.liveness.signals import clients_once, consumer_facts, lock_probe
 from pelctl.core.liveness.verdict import (
     DEAD_SUSPECT,
     DEFAULT_DEAD_AFTER_MS,
     LOCK_PROBES_PER_CONSUMER,
+    Clients,
     ClientsProbe,
     ConsumerFacts,
+    LockProbe,
     is_modern,
     judge_group,
 )
@@ -62,6 +70,7 @@ from pelctl.core.monitor.model import (
 from pelctl.core.monitor.status import DEFAULT_WINDOW_MS, Sample, Window
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors, translate
+from pelctl.redis.meter import metering, timed
 from pelctl.redis.replies import pairs, rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, parse_key
 
@@ -77,34 +86,10 @@ _PIPELINE_SHARE = 0.3
 _CALL_US, _ROW_US, _CONSUMER_US = 4.0, 0.5, 1.0
 # Dead letters counted per DLQ per refresh.
 DLQ_READ_LIMIT = 10_000
+# The budget's name for a group's PEL walk (an expensive part).
+WALK = "PEL health"
 # A re-read entry's idle time within this of the bound proves it the oldest.
 _TOLERANCE_MS = 1_000
-
-
-class WalkSchedule(Protocol):
-    """Decides when a large group's PEL is walked (one for every group of a server)."""
-
-    def due(self, stream: bytes, group: bytes, pending: int, wanted: bool) -> bool:
-        """Walk it this refresh? ``wanted``: the re-read entries no longer prove its
-        oldest idle time (or it was never walked)."""
-        ...
-
-
-class EveryNth:
-    """Walk a large PEL at every ``n``-th refresh, or when the re-read entries no longer
-    prove its oldest idle time."""
-
-    def __init__(self, n: int = 10) -> None:
-        self.n = n
-        self._count: dict[tuple[bytes, bytes], int] = {}
-
-    def due(self, stream: bytes, group: bytes, pending: int, wanted: bool) -> bool:
-        key = (stream, group)
-        count = self._count.get(key, 0) + 1
-        if wanted or count >= self.n:
-            count = 0
-        self._count[key] = count
-        return count == 0
 
 
 @dataclass(frozen=True)
@@ -174,11 +159,11 @@ class Refresher:
         self,
         options: MonitorOptions = MonitorOptions(),
         *,
-        schedule: WalkSchedule | None = None,
+        budget: Budget | None = None,
         clock: Any = time.time,
     ) -> None:
         self.options = options
-        self.schedule = schedule or EveryNth()
+        self.budget = budget if budget is not None else Budget()
         self._clock = clock
         self._groups: dict[tuple[bytes, bytes], _Memory] = {}
         self._dlqs: dict[bytes, ReasonTally] = {}
@@ -196,10 +181,19 @@ class Refresher:
         streams: list[StreamState] = []
         dlqs: list[DlqState] = []
         walks = 0
-        with redis_errors("refresh"):
-            for node, keys in _by_node(conn, self.options.match):
+        meter = self.budget.meter
+        spent0, parts0 = meter.server_ms, self.budget.parts_ms
+        # Each call (or pipeline) is counted as it waits for the server (timed blocks: the
+        # wait less the client's CPU time and the idle latency), the scan engine's pages by
+        # their own estimate; the refresh's Python work in between is not the server's.
+        with redis_errors("refresh"), metering(meter):
+            if meter.latency_ms is None:
+                meter.measure_latency(conn.raw())
+            with timed(1):
+                nodes = _by_node(conn, self.options.match)
+            for node, keys in nodes:
                 infos = self._stream_infos(node, keys, problems)
-                clients = clients_once(conn, keys[0]) if keys else None
+                clients = _timed_probe(clients_once(conn, keys[0])) if keys else None
                 work = [
                     self._plan(key, row, bounds_of(info))
                     for key, info, group_rows in infos
@@ -234,6 +228,8 @@ class Refresher:
             dlqs=tuple(dlqs),
             problems=tuple(problems),
             walks=walks,
+            server_ms=meter.server_ms - spent0,
+            walks_server_ms=self.budget.parts_ms - parts0,
         )
 
     def _forget(self) -> None:
@@ -241,6 +237,7 @@ class Refresher:
         gone = [k for k, m in self._groups.items() if m.touched != self._round]
         for key in gone:
             del self._groups[key]
+            self.budget.forget(key)
 
     # -- streams ---------------------------------------------------------------------------
     def _stream_infos(
@@ -253,7 +250,8 @@ class Refresher:
             for key in batch:
                 pipe.execute_command("XINFO", "STREAM", key)
                 pipe.execute_command("XINFO", "GROUPS", key)
-            replies = pipe.execute(raise_on_error=False)
+            with timed(1):
+                replies = pipe.execute(raise_on_error=False)
             for i, key in enumerate(batch):
                 info, groups = replies[2 * i], replies[2 * i + 1]
                 failed = _failure(key, info, problems) or _failure(key, groups, problems)
@@ -269,15 +267,16 @@ class Refresher:
         newest = parse_entry(last[0], last[1], prefix).time_ms if last else None
         tally = self._dlqs.setdefault(key, ReasonTally(prefix))
         length = int(info[b"length"])
-        tally.update(
-            conn,
-            key,
-            length=length,
-            first_id=first[0] if first else None,
-            last_id=last[0] if last else None,
-            max_deleted=info.get(b"max-deleted-entry-id"),
-            limit=self.options.dlq_read_limit,
-        )
+        with timed(1) if tally.behind(last[0] if last else None) else nullcontext():
+            tally.update(
+                conn,
+                key,
+                length=length,
+                first_id=first[0] if first else None,
+                last_id=last[0] if last else None,
+                max_deleted=info.get(b"max-deleted-entry-id"),
+                limit=self.options.dlq_read_limit,
+            )
         done = tally.complete
         return DlqState(
             key=key,
@@ -298,13 +297,11 @@ class Refresher:
         memory.touched = self._round
         g = _Group(stream, row, bounds, memory)
         pending = g.pending
-        if pending == 0:
-            g.walk = True  # nothing to read: the numbers are known (all zero)
-        elif pending <= FULL_SCAN_MAX:
-            g.walk = True
+        if pending <= WHOLE_READ:
+            g.walk = True  # nothing to read, or read whole with the cheap calls
         else:
-            g.walk = self.schedule.due(stream, name, pending, wanted=not memory.kept)
-        g.whole = g.walk and 0 < pending <= WHOLE_READ
+            g.walk = self.budget.due((stream, name), pending, label=WALK)
+        g.whole = 0 < pending <= WHOLE_READ
         return g
 
     def _group_round(self, node: redis.Redis, work: list[_Group]) -> None:
@@ -376,21 +373,29 @@ class Refresher:
                     tally.add(page)
                 counts = health.result()
                 ids = [bytes(r[0]) for r in page]
-                ghosts = count_among(
-                    conn, g.stream, ids, g.bounds, max_server_ms=opts.max_server_ms
-                )
+                # Counted as a round trip only when the stream must be asked (rarely).
+                with timed(1) if _may_ask(g.bounds) else nullcontext():
+                    ghosts = count_among(
+                        conn, g.stream, ids, g.bounds, max_server_ms=opts.max_server_ms
+                    )
             else:  # larger, or grown past one call since XINFO: the scan engine
                 walk_start = self.now_ms()
-                counts, ghosts = pel_health(
-                    conn,
-                    g.stream,
-                    g.name,
-                    pending,
-                    max_server_ms=opts.max_server_ms,
-                    bounds=g.bounds,
-                    tally=tally,
-                    health=health,
-                )
+
+                def walk() -> tuple[IdleCounts, int]:
+                    return pel_health(
+                        conn,
+                        g.stream,
+                        g.name,
+                        pending,
+                        max_server_ms=opts.max_server_ms,
+                        bounds=g.bounds,
+                        tally=tally,
+                        health=health,
+                    )
+
+                # Due (asked when the calls were planned): run now, cost recorded.
+                key = (g.stream, g.name)
+                counts, ghosts = self.budget.run(key, pending, walk, label=WALK, force=True).value
             walked = True
             floor = None if g.whole or pending == 0 else walk_floor(pending, health.edges)
             memory.health, memory.ghosts, memory.walked_ms = counts, ghosts, now
@@ -417,7 +422,9 @@ class Refresher:
             facts,
             modern=is_modern(conn.caps),
             dead_after_ms=opts.dead_after_ms,
-            locks=lock_probe(conn, g.stream, g.name, opts.lock_key, tally.candidates())
+            locks=_timed_locks(
+                lock_probe(conn, g.stream, g.name, opts.lock_key, tally.candidates())
+            )
             if opts.lock_key
             else None,
             clients=clients,
@@ -484,12 +491,39 @@ class Refresher:
         best = max(seen) if seen else None
         cutoff = memory.cutoff_ms
         exact = best is not None and cutoff is not None and best + _TOLERANCE_MS >= now - cutoff
-        if not exact:
-            memory.kept = []  # the next refresh walks (WalkSchedule.due(wanted=True))
         return best, exact
 
 
-def _by_node(conn: Connection, match: bytes | None) -> Iterable[tuple[redis.Redis, list[bytes]]]:
+def _may_ask(bounds: StreamBounds) -> bool:
+    """Whether a ghost count may have to ask the stream about PEL ids (some were deleted
+    at or above its first entry)."""
+    if bounds.first_id is None:
+        return False
+    deleted = bounds.max_deleted_id
+    return deleted is None or parse_key(deleted) >= parse_key(bounds.first_id)
+
+
+def _timed_probe(probe: ClientsProbe) -> ClientsProbe:
+    """``CLIENT LIST`` counted as one round trip of the refresh."""
+
+    def timed_probe() -> Clients:
+        with timed(1):
+            return probe()
+
+    return timed_probe
+
+
+def _timed_locks(probe: LockProbe) -> LockProbe:
+    """The lock keys' pipeline counted as one round trip (or two) of the refresh."""
+
+    def timed_probe(consumers: Sequence[ConsumerFacts]) -> set[bytes]:
+        with timed(2):
+            return probe(consumers)
+
+    return timed_probe
+
+
+def _by_node(conn: Connection, match: bytes | None) -> list[tuple[redis.Redis, list[bytes]]]:
     """Every stream key, grouped by the node that owns it (one SCAN pass per primary)."""
     order: list[redis.Redis] = []
     keys: dict[int, list[bytes]] = {}
@@ -498,9 +532,8 @@ def _by_node(conn: Connection, match: bytes | None) -> Iterable[tuple[redis.Redi
             order.append(node)
             keys[id(node)] = []
         keys[id(node)].extend(found)
-    for node in order:
-        unique = list(dict.fromkeys(keys[id(node)]))  # SCAN may return a key twice
-        yield node, unique
+    # SCAN may return a key twice
+    return [(node, list(dict.fromkeys(keys[id(node)]))) for node in order]
 
 
 def _failure(key: bytes, reply: object, problems: list[Problem]) -> bool:
@@ -534,7 +567,8 @@ def _run(
     for g, _what, args in batch:
         pipe.execute_command(*args)
         g.sent_ms = sent_ms
-    replies = pipe.execute(raise_on_error=False)
+    with timed(1):  # one round trip: its wait, less the idle latency, is the server's
+        replies = pipe.execute(raise_on_error=False)
     for (g, what, _args), reply in zip(batch, replies, strict=True):
         if isinstance(reply, Exception):
             text = str(reply)
