@@ -221,10 +221,17 @@ def count_among(
     checked against the stream in bounded calls."""
     if bounds.first_id is None:
         return len(ids)
+    if not ids:
+        return 0
     first = parse_key(bounds.first_id)
+    top = _deleted_top(bounds, full or bounds.max_deleted_id is None)
+    lowest = parse_key(ids[0])
+    if lowest >= first and (top is None or lowest > top):
+        # In id order: nothing below the first entry, nothing the stream need be asked
+        # about (the common case, told without parsing every id).
+        return 0
     keys = [parse_key(i) for i in ids]
     trimmed = sum(1 for k in keys if k < first)
-    top = _deleted_top(bounds, full or bounds.max_deleted_id is None)
     if top is None:
         return trimmed
     check = [i for i, k in zip(ids, keys, strict=True) if first <= k <= top]

@@ -284,3 +284,18 @@ def test_memory_of_vanished_groups_is_dropped(r: redis.Redis, conn: Connection) 
     r.delete(b"b")
     refresher.refresh(conn)
     assert set(refresher._groups) == {(b"a", b"g")}
+
+
+def test_ghosts_of_a_pel_read_whole(r: redis.Redis, conn: Connection) -> None:
+    """Trimmed below the first entry, deleted up to max-deleted-entry-id, none otherwise:
+    ``pelctl ghosts``' count on the same PEL."""
+    from pelctl.core.ghosts import count_ghosts
+
+    sc.add_entries(r, b"s", 20)
+    sc.create_group(r, b"s", b"g")
+    ids = sc.deliver(r, b"s", b"g", b"c", 12)
+    assert group_of(Refresher().refresh(conn), b"s", b"g").ghosts == 0
+    sc.raw(r).execute_command("XTRIM", b"s", "MAXLEN", 15)  # 5 pending entries trimmed
+    sc.raw(r).execute_command("XDEL", b"s", ids[8])  # and one deleted
+    g = group_of(Refresher().refresh(conn), b"s", b"g")
+    assert g.ghosts == 6 == count_ghosts(conn, b"s", b"g")

@@ -324,7 +324,8 @@ class Refresher:
         s, name = g.stream, g.name
         calls: list[tuple[str, list[object]]] = []
         if g.pending:
-            calls.append(("summary", ["XPENDING", s, name]))
+            if not g.whole:  # (read whole, the PEL gives its lowest id itself)
+                calls.append(("summary", ["XPENDING", s, name]))
             if not g.whole:
                 calls.append(("lowest", ["XPENDING", s, name, "-", "+", 1]))
         if int(g.row[b"consumers"]):
@@ -360,7 +361,9 @@ class Refresher:
         tally = LivenessTally(opts.dead_after_ms, probe_k)
         walked = False
         if g.walk:
-            health = HealthCount(keep=opts.keep)
+            # The longest-idle rows are kept for re-reading between walks: a PEL read whole
+            # at every refresh never needs them.
+            health = HealthCount(keep=0 if g.whole else opts.keep)
             walk_start = now
             if pending == 0:
                 counts, ghosts = health.result(), 0
@@ -437,7 +440,8 @@ class Refresher:
         lag_ms = 0
         if g.after:
             lag_ms = max(0, now - id_ms(g.after[0][0]))
-        min_id = g.summary[1] if g.summary else None
+        lowest_row = g.pel_rows[0][0] if g.whole and g.pel_rows else None  # read whole
+        min_id = g.summary[1] if g.summary else lowest_row
         last_delivered = bytes(g.row[b"last-delivered-id"])
         live = sum(1 for c in consumers if c.verdict != DEAD_SUSPECT)
         status = memory.window.add(
