@@ -101,9 +101,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.tui.app import PelctlApp
         from pelctl.tui.source import RedisSource
 
-        source = RedisSource.connect(
-            settings, dead_after_ms=dead_ms, lock_key=lock_key, refresh_s=refresh_ms / 1000.0
-        )
+        source = RedisSource.connect(settings, dead_after_ms=dead_ms, lock_key=lock_key)
         if rt.options.get("no_color"):
             import os
 

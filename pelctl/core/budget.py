@@ -129,7 +129,7 @@ class Budget:
         if not MIN_SHARE <= max_share <= MAX_SHARE:
             raise ValueError(f"max_share {max_share!r} out of range")
         self.max_share = max_share
-        self.interval_s = max(interval_s, 0.0)
+        self._interval_s = max(interval_s, 0.0)
         self.clock = clock
         self.meter = meter if meter is not None else ServerMeter(clock=clock)
         self._lock = threading.RLock()
@@ -145,6 +145,16 @@ class Budget:
         self._cheap_share = 0.0
         self._cheap_at = self._at
         self._cheap_ms = 0.0
+
+    @property
+    def interval_s(self) -> float:
+        """The surface's refresh interval: what "every refresh" means."""
+        return self._interval_s
+
+    @interval_s.setter
+    def interval_s(self, seconds: float) -> None:
+        self._interval_s = max(seconds, 0.0)
+        self._plan = None
 
     # -- the bucket ----------------------------------------------------------------------------
     def _cap_ms(self) -> float:
@@ -347,7 +357,7 @@ class Budget:
             return Sampled(part.value, fresh)  # type: ignore[arg-type]  # stored as object
         started = self.clock()
         before = self.meter.server_ms
-        with metering(self.meter), self.meter.timed(round_trips=0):
+        with metering(self.meter), self.meter.timed(round_trips=0, key=("part", key)):
             value = compute()
         self.ran(
             key,

@@ -199,7 +199,7 @@ class Pacer:
         """Entries per call of ``script``: as many as one round's share of the target holds
         (at least :data:`MIN_BATCH`, at most ``cap`` or ``max_batch``)."""
         most = min(cap or self.max_batch, self.max_batch)
-        fits = int(self.round_ms / max(self.unit_ms(script), 1e-6))
+        fits = int(min(self.round_ms / max(self.unit_ms(script), 1e-6), most))
         return max(min(MIN_BATCH, most), min(most, fits))
 
     def fit(self, calls: Sequence[Call]) -> int:
@@ -223,8 +223,9 @@ class Pacer:
         return rounds
 
     # -- learning ------------------------------------------------------------------------------
-    def sent(self, calls: Sequence[Call], out_ms: float = 0.0) -> None:
-        """A round went out; ``out_ms``: the estimated cost of the rounds still out before it."""
+    def sent(self, calls: Sequence[Call], out_ms: float = 0.0) -> float:
+        """A round went out; ``out_ms``: the estimated cost of the rounds still out before it.
+        Returns the round's estimated cost."""
         est = sum(self.cost_ms(c) for c in calls)
         st = self.stats
         st.rounds += 1
@@ -232,6 +233,7 @@ class Pacer:
         st.max_round_calls = max(st.max_round_calls, len(calls))
         st.max_round_ms = max(st.max_round_ms, est)
         st.max_stall_ms = max(st.max_stall_ms, est + out_ms)
+        return est
 
     def learn(self, calls: Sequence[Call], server_ms: float) -> None:
         """A round of ``calls`` took ``server_ms`` (an upper bound): its scripts' costs.
@@ -290,7 +292,7 @@ def round_trip(
             for j, reply in zip(missing, again, strict=True):
                 got[j] = reply
         else:
-            server_ms = max(rtt_ms - pacer.latency_ms, 0.0)
+            server_ms = rtt_ms - min(pacer.latency_ms, rtt_ms / 2)
             pacer.learn(part, server_ms)
             record(server_ms, len(part))
         replies += got
@@ -330,6 +332,7 @@ class Wire:
         # meter counts it (pelctl.redis.meter).
         self.pacer = pacer
         self._sent_at: deque[tuple[float, bool]] = deque()  # (when, alone on the wire)
+        self._estimates: deque[float] = deque()  # the rounds out: their cost, estimated
 
     def __enter__(self) -> Wire:
         return self
@@ -343,18 +346,18 @@ class Wire:
 
     def send(self, calls: Sequence[Call]) -> None:
         if self.pacer is not None:
-            ahead = sum(self.pacer.cost_ms(c) for r in self.out for c in r)
-            self.pacer.sent(calls, ahead)
+            ahead = sum(self._estimates)  # the rounds out, as estimated when sent
+            self._estimates.append(self.pacer.sent(calls, ahead))
         alone = not self.out
         self.out.append(calls)
         self.conn.send_packed_command(_pack(calls))
         self._sent_at.append((time.perf_counter(), alone))
 
     def latency(self) -> float:
-        """The connection's idle round trip (a ``PING``, best of two), for the pacer. Only
+        """The connection's idle round trip (a ``PING``, best of three), for the pacer. Only
         with no round out."""
         best = None
-        for _ in range(2):
+        for _ in range(3):
             t0 = time.perf_counter()
             self.conn.send_command("PING")
             self.conn.read_response()
@@ -372,9 +375,15 @@ class Wire:
         busy client would shrink the rounds it is already too slow for)."""
         now = time.perf_counter()
         sent, alone = self._sent_at.popleft()
+        if self._estimates:
+            self._estimates.popleft()
         pacer = self.pacer
         if alone:
-            server_ms = max((now - sent) * 1000.0 - (pacer.latency_ms if pacer else 0.0), 0.0)
+            rtt_ms = (now - sent) * 1000.0
+            # (At most half the round trip is taken for latency: a PING slowed by a busy
+            # machine must not make the script look cheap.)
+            latency = min(pacer.latency_ms if pacer else 0.0, rtt_ms / 2)
+            server_ms = rtt_ms - latency
             if pacer is not None:
                 pacer.learn(calls, server_ms)
         elif pacer is not None:
@@ -400,6 +409,8 @@ class Wire:
         if self._sent_at:
             if early:  # read ahead during a NOSCRIPT recovery: its time is not known
                 self._sent_at.popleft()
+                if self._estimates:
+                    self._estimates.popleft()
             else:
                 self._timed(calls)
         missing = [i for i, reply in enumerate(replies) if isinstance(reply, rex.NoScriptError)]

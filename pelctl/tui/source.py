@@ -204,16 +204,14 @@ class RedisSource:
         *,
         dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
         lock_key: str | None = None,
-        refresh_s: float = DEFAULT_INTERVAL_S,
     ) -> RedisSource:
         """Open the polling connection now; the action connection at the first action.
-        ``refresh_s``: the dashboard's refresh interval (what the budget calls "every
-        refresh"; polling off: the default)."""
+        (The app sets the budget's interval to its refresh interval.)"""
         from pelctl.redis.connection import connect
 
         with typed_errors("connect"):
             poll = connect(settings.with_client_name("tui"))
-        budget = Budget(settings.max_server_share, interval_s=refresh_s or DEFAULT_INTERVAL_S)
+        budget = Budget(settings.max_server_share, interval_s=DEFAULT_INTERVAL_S)
         return cls(
             poll,
             read_only=settings.read_only,
@@ -238,7 +236,7 @@ class RedisSource:
         """A read on the polling connection: typed errors, and its calls counted by the
         budget's meter (the idle round trip measured first, once)."""
         meter = self.budget.meter
-        with typed_errors(where), metering(meter), meter.timed(round_trips):
+        with typed_errors(where), metering(meter), meter.timed(round_trips, key=where):
             if meter.latency_ms is None:
                 meter.measure_latency(self.poll.raw())
             yield

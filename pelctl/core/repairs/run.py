@@ -16,6 +16,7 @@ re-delivered since the plan is skipped and counted, never stolen.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -148,6 +149,7 @@ class EntryRun:
         pacer = self.pacer
         script: Script | None = None  # known from the first call
         ahead = 0  # rounds sent ahead since the last one sent alone
+        bounded = math.isfinite(pacer.max_stall_ms)  # (no bound: nothing to measure for)
         alone_out = False  # a round sent alone is out: nothing goes with it
         try:
             # (No reference cycles among the rounds' lists and results: the cyclic collector's
@@ -160,7 +162,7 @@ class EntryRun:
                     # not twice) and every CALIBRATE_EVERY rounds: its round trip measures
                     # the script's cost (the pacer's learning).
                     while todo and not alone_out and len(out) < 2:
-                        if not self.answered or ahead >= CALIBRATE_EVERY:
+                        if not self.answered or (bounded and ahead >= CALIBRATE_EVERY):
                             if out:
                                 break  # the rounds out are answered first
                             ahead = 0
