@@ -90,30 +90,4 @@ def register(app: typer.Typer) -> None:
             lock_key=lock_key,
             budget=rt.budget,  # --watch: each group's PEL walk as often as the budget allows
         )
-        out = rt.out
-        if out.fmt in ("json", "ndjson"):
-            out.document(render.to_json(result))
-            return
-        if out.fmt in ("csv", "tsv"):
-            records = [
-                {
-                    "stream": render.escape(result.stream),
-                    "group": render.escape(g.name),
-                    **render.consumer_json(c),
-                }
-                for g in result.groups
-                for c in g.consumers
-            ]
-            out.table(render.groups_table(result), records)
-            return
-        out.pairs(render.summary_pairs(result))
-        for table in render.tables(result):
-            out.blank()
-            out.table(table)
-        if result.advice:
-            out.blank()
-            out.message("Advice:", style="bold")
-            for advice in result.advice:
-                out.message(f"  • {advice.message}")
-                if advice.command:
-                    out.message(f"      {advice.command}", style="cyan")
+        rt.out.result(render.INSPECT, result)

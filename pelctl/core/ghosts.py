@@ -94,11 +94,11 @@ class GhostStats:
 def stream_bounds(conn: Connection, stream: bytes) -> StreamBounds:
     with redis_errors("XINFO STREAM"):
         flat = conn.raw(stream).execute_command("XINFO", "STREAM", stream)
-    return bounds_of(pairs(flat))
+    return bounds_of_info(pairs(flat))
 
 
-def bounds_of(info: dict[bytes, Any]) -> StreamBounds:
-    """A stream's bounds from its ``XINFO STREAM`` reply (as a dict of raw names)."""
+def bounds_of_info(info: dict[bytes, Any]) -> StreamBounds:
+    """The bounds in an ``XINFO STREAM`` reply (its flat pairs as a dict)."""
     first = info.get(b"first-entry")
     return StreamBounds(
         length=int(info[b"length"]),

@@ -28,7 +28,14 @@ from pelctl.core.budget import DEFAULT_INTERVAL_S, Budget, Freshness
 from pelctl.core.dlq.envelope import DlqEntry, default_dlq
 from pelctl.core.inspect import inspect_stream
 from pelctl.core.liveness.verdict import DEFAULT_DEAD_AFTER_MS
-from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
+from pelctl.core.models import (
+    ConsumerInfo,
+    Fields,
+    IdmpState,
+    PendingEntry,
+    PendingFilter,
+    StreamSummary,
+)
 from pelctl.redis.connection import Connection
 from pelctl.redis.meter import metering
 
@@ -88,6 +95,7 @@ class GroupSnapshot:
     health_freshness: Freshness | None = None
     server_share: float | None = None
     max_share: float | None = None
+    idmp: IdmpState | None = None  # the stream's idempotent producers (Redis 8.6+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +331,7 @@ class RedisSource:
             health_freshness=info.health_freshness,
             server_share=budget.used_share(),
             max_share=budget.max_share,
+            idmp=found.idmp,
         )
 
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot:

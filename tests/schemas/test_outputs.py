@@ -332,7 +332,7 @@ def test_every_json_command_has_a_case() -> None:
         call = rf'cli\(\s*"{command}",(?:(?!cli\().)*?"-o",\s*"json"'
         assert re.search(call, (spark / name).read_text(), re.S), (command, name)
     source = Path(__file__).read_text()
-    covered = set(re.findall(r'run\(cli, f?"([a-z-]+)', source))
+    covered = set(re.findall(r'run\(\s*cli,\s*f?"([a-z-]+)', source))
     covered |= {case[0] for case in REPAIRS}
     covered |= {
         f"dlq-{c}"

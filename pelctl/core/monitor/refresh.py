@@ -43,7 +43,7 @@ from pelctl.base.binary import escape
 from pelctl.base.errors import NotFound
 from pelctl.core.budget import Budget
 from pelctl.core.dlq.envelope import dlq_source_of, is_dlq_name, parse_entry
-from pelctl.core.ghosts import StreamBounds, bounds_of, count_among
+from pelctl.core.ghosts import StreamBounds, bounds_of_info, count_among
 from pelctl.core.health import HealthCount, LivenessTally, pel_health, walk_floor
 from pelctl.core.liveness.signals import clients_once, consumer_facts, lock_probe
 from pelctl.core.liveness.verdict import (
@@ -195,7 +195,7 @@ class Refresher:
                 infos = self._stream_infos(node, keys, problems)
                 clients = _timed_probe(clients_once(conn, keys[0])) if keys else None
                 work = [
-                    self._plan(key, row, bounds_of(info))
+                    self._plan(key, row, bounds_of_info(info))
                     for key, info, group_rows in infos
                     for row in group_rows
                 ]
