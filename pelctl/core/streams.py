@@ -98,8 +98,8 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
 
 def idmp_state(info: dict[bytes, Any]) -> IdmpState | None:
     """A stream's idempotent-producer state from its ``XINFO STREAM`` reply (flat pairs as a
-    dict): None below Redis 8.6 (no such fields) and for a stream no producer ever wrote
-    with ``IDMP`` (only the window's settings to show, the same on every stream)."""
+    dict): None below Redis 8.6 (no such fields), and for a stream no producer ever wrote to
+    with ``IDMP`` (every 8.6 stream reports a window; nothing was kept or refused in it)."""
     if b"idmp-duration" not in info:
         return None
     state = IdmpState(
