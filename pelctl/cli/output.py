@@ -247,12 +247,12 @@ class Output:
         sys.stdout.write(clean(text, keep="\n") + "\n")
 
     # -- --watch in a pipe: frames appended (pelctl/cli/watch.py) --------------------------
-    def frame(self, n: int, at: str, text: str, share: float | None = None) -> None:
+    def frame(self, n: int, at: str, text: str, *, server_share: float | None = None) -> None:
         """Frame ``n`` of ``--watch``, ``text`` as the command printed it at ``at``: in
         ``json`` its document on one line; in ``ndjson`` a marker ``{"frame", "at",
-        "records", "server_share"}`` (``share``: of the server's time, used so far) and then
-        its records; otherwise a ``# <at> frame N`` line first (text tables: after a blank
-        line). docs/formats.md has the details."""
+        "records"}`` (and ``server_share``, the share of the server's time the watch used)
+        and then its records; otherwise a ``# <at> frame N`` line first (text tables: after
+        a blank line). docs/formats.md has the details."""
         w = sys.stdout.write
         if self.fmt == "json":
             import json
@@ -265,8 +265,8 @@ class Output:
         elif self.fmt == "ndjson":
             records = sum(1 for line in text.splitlines() if line.strip())
             marker: dict[str, object] = {"frame": n, "at": at, "records": records}
-            if share is not None:
-                marker["server_share"] = round(share, 6)
+            if server_share is not None:
+                marker["server_share"] = round(server_share, 6)
             w(json_text(marker) + "\n")
             w(text)
         else:

@@ -100,6 +100,7 @@ MODULES = (
     "audit",  # the repairs (docs/repairs.md, docs/safety.md)
     "spark",  # fleet analytics on Spark (docs/spark.md)
     "reclaim",  # the reclaim loop (docs/reclaim.md)
+    "exporter",  # Prometheus metrics (docs/monitoring.md)
 )
 MODULES_OF = {
     "streams": ("streams",),
@@ -122,6 +123,7 @@ MODULES_OF = {
     "snapshot": ("spark",),
     "analyze": ("spark",),
     "reclaim": ("reclaim",),
+    "exporter": ("exporter",),
 }
 _registered: list[str] = []
 

@@ -329,7 +329,7 @@ class _Appender(_View):
     def frame(
         self, n: int, at: float, out: str, err: str, status: str = "", share: float = 0.0
     ) -> None:
-        self.out.frame(n, _utc(at), out, share=share)
+        self.out.frame(n, _utc(at), out, server_share=share)
         sys.stdout.flush()
         if err and err != self._last_err:  # a warning said again each frame: once
             sys.stderr.write(err)

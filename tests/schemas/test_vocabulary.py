@@ -145,6 +145,7 @@ def test_objects_we_own_are_closed() -> None:
     allowed = {
         "common.json:/$defs/decoded/oneOf/1",
         "reclaim-log.json:",
+        "exporter-log.json:",
         "repair-result.json:/$defs/counts",
         "audit-line.json:/$defs/who",
         "audit-line.json:/$defs/dlq_params/properties/targets",

@@ -87,6 +87,7 @@ SPEC_COMMANDS = {
     "dlq purge",
     "consumers prune",
     "reclaim",
+    "exporter",
     "tui",
     "snapshot",
     "analyze",
@@ -151,6 +152,7 @@ _READS: list[list[str]] = [
     ["dlq", "stats", "s:dlq"],
     ["dlq", "stats"],
     ["version", "--server"],
+    ["exporter", "--once"],
 ]
 
 

@@ -127,6 +127,29 @@ def test_inspect_and_pending_on_every_node(cluster, cl):
         assert all(name in str(r) for r in res.ndjson)  # payload {k: <stream name>}
 
 
+def test_exporter_reads_every_primary(cluster, cl):
+    """``pelctl exporter --once`` on a cluster: the groups of a stream on each primary, and a
+    dead-letter stream in another slot than its source."""
+    from tests.exporter.support import find, parse, value
+
+    keys = one_key_per_node(cluster, cl, "metrics")
+    for key in keys:
+        with owner(cluster, cl, key) as c:
+            seed_pel(c, key)
+    cl.xadd("metrics:dlq", {"_dlq_source": "metrics", "_dlq_reason": "boom"})
+    res = run_pelctl("exporter", "--once", url=cluster.url)
+    assert res.exit_code == 0, res.stderr
+    series = parse(res.stdout)
+    for key in keys:
+        labels = {"stream": key.decode(), "group": "g"}
+        assert value(series, "pelctl_group_pending", **labels) == 15
+        assert value(series, "pelctl_group_pending_idle_over", threshold="1h", **labels) == 10
+        assert value(series, "pelctl_group_poison", **labels) == 0
+    assert value(series, "pelctl_dlq_entries", dlq="metrics:dlq", reason="boom") == 1
+    (up,) = find(series, "pelctl_up")
+    assert up.value == 1
+
+
 def test_inspect_finds_a_dlq_in_another_slot(cluster, cl):
     stream = sv.key_in_slot_of_node(cl, cluster.ports[0], "jobs")
     dlq = stream + b":dlq"
