@@ -160,6 +160,7 @@ def apply(
     """Through the runner: confirm, apply the steps, one audit line; then the result."""
     from pelctl.cli.mutate import _Progress, surface
     from pelctl.core import runner
+    from pelctl.core.repairs.trim import TrimResult
     from pelctl.render import trim as render
 
     cli = surface(rt, lambda plans: confirm(rt, plans[0], preface), lambda p: _Progress("trim"))
@@ -168,6 +169,7 @@ def apply(
         rt.info("aborted: nothing changed")
         return outcome.exit_code
     (result,) = outcome.results
+    assert isinstance(result, TrimResult)
     rt.out.result(render.AppliedRenderer(), result)
     if outcome.not_audited is not None:
         raise outcome.not_audited  # exit 6: the result above says what was removed

@@ -140,16 +140,7 @@ def advise(
         if g.lag and g.lag > 0 and not g.consumers:
             out.append(Advice(f"group {escape(g.name)} has a lag of {g.lag:,} and no consumers"))
         if g.ghosts:
-            made = trimmed_ghosts(facts, g.pel.min_id if g.pel else None) if facts else None
-            by_trim = (
-                ": a trim removed them before they were acknowledged"
-                if made == "all"
-                else "; a trim removed some of them before they were acknowledged"
-                if made == "some"
-                else ""
-            )
-            if made:
-                by_trim += f" ({_CARELESS}; pelctl trim --safe keeps pending entries)"
+            by_trim = _ghosts_cause(facts, g)
             out.append(
                 Advice(
                     f"group {escape(g.name)} has {g.ghosts:,} pending "
@@ -167,17 +158,7 @@ def advise(
                     command_line("pending", names, [("--idle", "1h")]),
                 )
             )
-    lost = [g for g in groups if g.trimmed_unread is not None]
-    for g in lost:
-        assert g.trimmed_unread is not None
-        out.append(
-            Advice(
-                f"group {escape(g.name)} {lost_text(g.trimmed_unread)}; {_CARELESS}: "
-                f"pelctl trim --safe removes only entries every group has read and "
-                f"acknowledged{_frees(safe_trim)}",
-                command_line("trim", [stream], ["--safe", "--dry-run"]),
-            )
-        )
+    out += _lost_advice(stream, groups, safe_trim)
     if dlq_len:
         out.append(
             Advice(f"dead-letter stream {escape(default_dlq(stream))} holds {_entries(dlq_len)}")
@@ -186,6 +167,37 @@ def advise(
 
 
 _CARELESS = "a producer's MAXLEN or a cron XTRIM is too small"
+
+
+def _ghosts_cause(facts: StreamFacts | None, g: GroupInfo) -> str:
+    """What the ghosts advice says of a trim that made them (nothing when none did)."""
+    made = trimmed_ghosts(facts, g.pel.min_id if g.pel else None) if facts else None
+    if made is None:
+        return ""
+    which = ": a trim removed them" if made == "all" else "; a trim removed some of them"
+    return (
+        f"{which} before they were acknowledged "
+        f"({_CARELESS}; pelctl trim --safe keeps pending entries)"
+    )
+
+
+def _lost_advice(
+    stream: bytes, groups: list[GroupInfo], safe_trim: TrimEstimate | None
+) -> list[Advice]:
+    """Per group, the entries a trim removed before it read them."""
+    out = []
+    for g in groups:
+        if g.trimmed_unread is None:
+            continue
+        out.append(
+            Advice(
+                f"group {escape(g.name)} {lost_text(g.trimmed_unread)}; {_CARELESS}: "
+                f"pelctl trim --safe removes only entries every group has read and "
+                f"acknowledged{_frees(safe_trim)}",
+                command_line("trim", [stream], ["--safe", "--dry-run"]),
+            )
+        )
+    return out
 
 
 def _frees(estimate: TrimEstimate | None) -> str:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pelctl.core.budget import Freshness
 
 Fields = tuple[tuple[bytes, bytes], ...]
 
@@ -120,6 +124,9 @@ class GroupInfo:
     # and what a trim removed before the group read it (None: nothing, as far as can be told).
     readable: int | None = None
     trimmed_unread: UnreadLoss | None = None
+    # How old idle_counts and ghosts are when a budget samples the PEL walk (--watch);
+    # None: walked for this result.
+    health_freshness: Freshness | None = None
 
 
 @dataclass(frozen=True, slots=True)

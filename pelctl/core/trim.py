@@ -40,6 +40,7 @@ from pelctl.core.mutations.model import Options
 from pelctl.redis.capabilities import Capabilities
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.meter import timed
 from pelctl.redis.replies import pairs
 from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
@@ -297,7 +298,7 @@ def lowest_bound(
 
 def read_stream(conn: Connection, stream: bytes) -> tuple[dict[bytes, Any], list[dict]]:
     """``XINFO STREAM`` (as a dict) and ``XINFO GROUPS`` (rows) in one round trip."""
-    with redis_errors("XINFO"):
+    with redis_errors("XINFO"), timed(round_trips=1):
         pipe = conn.raw(stream).pipeline(transaction=False)
         pipe.execute_command("XINFO", "STREAM", stream)
         pipe.execute_command("XINFO", "GROUPS", stream)
@@ -320,7 +321,7 @@ def pending_edges(
         return []
     if first_id is None:  # an empty stream: every pending entry is a ghost
         return [(None, True)] * len(names)
-    with redis_errors("XPENDING"):
+    with redis_errors("XPENDING"), timed(round_trips=1):
         pipe = conn.raw(stream).pipeline(transaction=False)
         for name in names:
             pipe.execute_command("XPENDING", stream, name, first_id, "+", 1)
@@ -385,7 +386,8 @@ def memory_usage(conn: Connection, stream: bytes, samples: int = MEMORY_SAMPLES)
     """``MEMORY USAGE stream SAMPLES n`` (a few listpack nodes, scaled: never a full walk);
     None when the server or its ACL refuses it."""
     try:
-        value = conn.raw(stream).execute_command("MEMORY", "USAGE", stream, "SAMPLES", samples)
+        with timed(round_trips=1):
+            value = conn.raw(stream).execute_command("MEMORY", "USAGE", stream, "SAMPLES", samples)
     except (rex.ResponseError, rex.NoPermissionError):
         return None
     return int(value) if value is not None else None
@@ -510,7 +512,7 @@ class _Counter:
         cursor = start
         while counted < limit:
             t0 = time.perf_counter()
-            with redis_errors("XRANGE"):
+            with redis_errors("XRANGE"), timed(round_trips=1):
                 page = self.raw.execute_command(
                     "XRANGE", self.stream, cursor, end, "COUNT", self.page
                 )

@@ -10,8 +10,8 @@ middle. Aging 1,000 entries of a 1M-entry PEL to one idle time walks the whole P
 times and holds the server for minutes. An entry made older than the group's oldest is
 prepended in O(1), so :func:`age` gives entries strictly decreasing delivery times, the
 youngest batch first: each one lands at the old end of the list. Age a group's entries in
-one :func:`age` call (or in calls of growing idle time): an entry aged after an older one
-lands in the middle.
+one :func:`age` call: a later call whose entries are younger than one already aged puts
+them in the middle (harmless on a small PEL, a walk of it per entry on a big one).
 """
 
 from __future__ import annotations

@@ -12,7 +12,9 @@ from pelctl.core.models import PendingFilter
 from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
 
-IDLES = (200, 5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 50_000_000, 90_000_000)
+# The first class starts at 0 ms: aging adds up to one ms per entry aged before it (its 333
+# entries span 0 to 333 ms), and it must stay under the first edge (1 s) while the test reads.
+IDLES = (0, 5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 50_000_000, 90_000_000)
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Liveness verdicts with consumers really waiting in XREADGROUP while holding entries, on
-Redis 7.0 and Redis 8.6 (issue 14).
+Redis 7.0 and Redis 8.6.
 
 Redis 7.0: a consumer waiting in XREADGROUP on a quiet stream never refreshes its idle time,
 so idle alone says nothing: the verdict is ``unknown`` unless a real signal says more — a
@@ -37,15 +37,17 @@ def modern(conn) -> bool:
     return bool(conn.caps.has("consumer_inactive"))
 
 
-def quiet_past_dead_after(r, *names: bytes) -> None:
-    """Wait until XINFO says each consumer has not read for longer than --dead-after (7.0:
-    idle, which a waiting reader never refreshes; 7.2+: inactive, since a polling reader
-    refreshes idle at every try) and its entries were delivered that long ago."""
+def quiet_past_dead_after(r, *names: bytes, polling: tuple[bytes, ...] = ()) -> None:
+    """Wait until XINFO says each consumer has not read for longer than --dead-after, and its
+    entries were delivered that long ago. 7.0: its idle (a waiting reader never refreshes
+    it). 7.2+: its idle too, but for the ``polling`` readers, whose idle every try refreshes:
+    their inactive (since their last read that returned entries)."""
 
     def quiet() -> bool:
         rows = {}
         for c in r.xinfo_consumers(S, G):
-            rows[c["name"]] = c["inactive"] if "inactive" in c else c["idle"]
+            modern = "inactive" in c
+            rows[c["name"]] = c["inactive"] if modern and c["name"] in polling else c["idle"]
         pel = r.xpending_range(S, G, "-", "+", 1000)
         return all(rows.get(n, 0) > DEAD_AFTER_MS + 200 for n in names) and all(
             row["time_since_delivered"] > DEAD_AFTER_MS + 200
@@ -77,7 +79,7 @@ def test_a_waiting_reader_is_never_called_dead(jobs, conn, readers, r):
     readers.start(b"poller", count=3, block_ms=50, name="pid-1234")
     readers.start(b"blocker", count=2, block_ms=0)
     readers.go()
-    quiet_past_dead_after(r, b"poller", b"blocker")
+    quiet_past_dead_after(r, b"poller", b"blocker", polling=(b"poller",))
     result = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS)
     if modern(conn):
         assert verdicts(conn) == {
@@ -98,7 +100,7 @@ def test_a_waiting_reader_is_never_called_dead(jobs, conn, readers, r):
         b"poller": ("unknown", "no-signal-below-7.2"),
         b"blocker": ("unknown", "no-signal-below-7.2"),
     }
-    # What main called them (the bug of issue 14): dead suspects, with the advice to take
+    # What they were once called (a bug): dead suspects, with the advice to take
     # their entries. Now the advice hedges and says how to confirm.
     (advice,) = [a for a in result.advice if "liveness unknown" in a.message]
     assert advice.message.startswith("2 consumers (blocker, poller) hold 5 entries")
@@ -117,7 +119,7 @@ def test_a_client_named_like_the_consumer_is_alive(jobs, conn, readers, r):
     readers.start(b"poller", count=3, block_ms=50, name="poller")
     readers.start(b"blocker", count=2, block_ms=0, name="blocker")
     readers.go()
-    quiet_past_dead_after(r, b"poller", b"blocker")
+    quiet_past_dead_after(r, b"poller", b"blocker", polling=(b"poller",))
     assert verdicts(conn) == {
         # 8.6: its idle (every try) already shows it alive, before any client is looked at.
         b"poller": ("active", "polling" if modern(conn) else "client-connected"),
@@ -131,7 +133,7 @@ def test_a_held_lock_key_is_alive(jobs, conn, readers, r):
     poller = readers.start(b"poller", count=3, block_ms=50)
     blocker = readers.start(b"blocker", count=2, block_ms=0)
     readers.go()
-    quiet_past_dead_after(r, b"poller", b"blocker")
+    quiet_past_dead_after(r, b"poller", b"blocker", polling=(b"poller",))
     # Without a lock: 7.0 cannot tell; 8.6 sees a client blocked in XREADGROUP as long.
     no_lock = ("unknown", "blocked-reader" if modern(conn) else "no-signal-below-7.2")
     r.set(b"lock:jobs:" + poller.held[1], b"poller", px=60_000)
@@ -141,7 +143,7 @@ def test_a_held_lock_key_is_alive(jobs, conn, readers, r):
     assert got[b"blocker"] == no_lock
     r.set(b"lock:jobs:" + blocker.held[0], b"blocker", px=60_000)
     assert verdicts(conn, lock_key="lock:{stream}:{id}")[b"blocker"] == ("active", "lock-held")
-    # No pattern given: this common one is found on the entries inspect read (issue 17) ...
+    # No pattern given: this common one is found on the entries inspect read ...
     assert verdicts(conn)[b"blocker"] == ("active", "lock-held")
     # ... unless asked not to look.
     assert verdicts(conn, detect_locks=False)[b"blocker"] == no_lock
@@ -153,7 +155,7 @@ def test_peers_with_named_clients_make_an_unnamed_quiet_consumer_dead(jobs, conn
     readers.start(b"w-3", count=2, block_ms=0, name="w-3")
     readers.go()
     victim.kill()  # its connection is gone: what Redis sees when the process dies
-    quiet_past_dead_after(r, b"w-1", b"w-2", b"w-3")
+    quiet_past_dead_after(r, b"w-1", b"w-2", b"w-3", polling=(b"w-1",))
     assert verdicts(conn) == {
         b"w-1": ("active", "polling" if modern(conn) else "client-connected"),
         b"w-2": ("dead-suspect", "no-client-peers-connected"),
@@ -196,7 +198,7 @@ def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, conn, readers
     name = b"blocker" if modern(conn) else b"poller"
     readers.start(name, count=3, block_ms=0 if modern(conn) else 50, name=name.decode())
     readers.go()
-    quiet_past_dead_after(r, name)
+    quiet_past_dead_after(r, name, polling=(b"poller",))
     r.execute_command(
         "ACL",
         "SETUSER",
@@ -242,7 +244,7 @@ def test_one_client_list_per_inspect_and_none_when_nothing_is_undecided(jobs, co
     before = client_list_calls()
     inspect_stream(conn, S, dead_after_ms=3_600_000)  # everybody read within the hour
     assert client_list_calls() == before
-    quiet_past_dead_after(r, b"poller")
+    quiet_past_dead_after(r, b"poller", polling=(b"poller",))
     # 7.0: undecided in both groups; 8.6: the poller is active by its idle, o-1 undecided.
     inspect_stream(conn, S, dead_after_ms=DEAD_AFTER_MS)
     assert client_list_calls() == before + 1

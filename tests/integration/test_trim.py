@@ -32,7 +32,9 @@ SLOW, FAST = b"slow", b"fast"
 
 def scenario(r: redis.Redis, pending: slice = slice(400, 450), n: int = 1000) -> list[bytes]:
     """``n`` entries; slow read and acknowledged the first 100; fast read all, ``pending``
-    of them still pending (the others acknowledged). Returns the ids."""
+    of them still pending (the others acknowledged). Returns the ids. (A group's bound is
+    the id just past its last-delivered id, ``next_id(ids[99])`` for slow: ``ids[100]``
+    only when both share a millisecond.)"""
     ids = sc.add_entries(r, S, n, {b"order": b"o-1", b"sku": b"SKU-9"})
     sc.create_group(r, S, SLOW)
     sc.create_group(r, S, FAST)
@@ -72,11 +74,11 @@ def test_the_lagging_group_bounds_the_trim(r, conn) -> None:
     before = {g: pending_ids(r, g) for g in (SLOW, FAST)}
     plan, result = trim(conn)
     t = plan.safe  # type: ignore[attr-defined]
-    assert (t.bound, t.reason, t.bounded_by) == (ids[100], "undelivered", SLOW)
+    assert (t.bound, t.reason, t.bounded_by) == (next_id(ids[99]), "undelivered", SLOW)
     assert (t.below, t.entries, t.exact) == (100, 100, True)
     assert t.bytes is not None and 0 < t.bytes < t.memory
     bounds = {g.group: (g.bound, g.reason) for g in t.groups}
-    assert bounds == {SLOW: (ids[100], "undelivered"), FAST: (ids[400], "pending")}
+    assert bounds == {SLOW: (next_id(ids[99]), "undelivered"), FAST: (ids[400], "pending")}
     assert result.applied == 100 and result.outcome_counts() == {"trimmed": 100}
     assert result.first_after == ids[100] and result.length_after == 900
     assert result.stopped_by == "undelivered" and result.stopped_group == SLOW
@@ -211,8 +213,9 @@ def test_a_trim_racing_another_client(r, conn, redis_server, race: str) -> None:
                     pipe.xgroup_setid(S, name, id=at)
                 pipe.xrange(S, count=1)
                 _ok, first = pipe.execute()
-                need = next_id(at) or at
-                if first and parse_id(first[0][0]) <= parse_id(need):
+                # the first entry it has not read (None: it read them all)
+                need = ids[position[at] + 1] if position[at] < n - 1 else None
+                if need and first and parse_id(first[0][0]) <= parse_id(need):
                     needs[name] = need
                 else:
                     needs.pop(name, None)
@@ -399,7 +402,7 @@ def test_a_saved_plan_never_goes_past_its_bound(r, conn) -> None:
     ids = scenario(r)
     plan = mutations.plan(conn, "trim", S, b"", options=TrimOptions())
     doc = to_json(plan)
-    assert doc["trim"]["bound"] == ids[100].decode() and doc["items"] == []
+    assert doc["trim"]["bound"] == next_id(ids[99]).decode() and doc["items"] == []
     saved = from_json(doc)
     assert saved.count == 100
     sc.deliver(r, S, SLOW, b"slow-1", 900)
@@ -456,13 +459,13 @@ def test_dry_run_shows_each_groups_bound_and_changes_nothing(r, cli) -> None:
     assert (doc["dry_run"], doc["matched"], doc["applied"]) == (True, 100, 0)
     assert doc["outcomes"] == {"trimmed": 100} and doc["exact"] is True
     assert (doc["bound"], doc["bound_group"], doc["bound_kind"]) == (
-        ids[100].decode(),
+        next_id(ids[99]).decode(),
         "slow",
         "undelivered",
     )
     assert doc["bytes"] > 0 and doc["length"] == 1000
     groups = {g["group"]: g for g in doc["groups"]}
-    assert groups["slow"]["bound"] == ids[100].decode()
+    assert groups["slow"]["bound"] == next_id(ids[99]).decode()
     assert (groups["fast"]["bound"], groups["fast"]["bound_kind"]) == (ids[400].decode(), "pending")
     text = cli("trim", "orders", "--safe", "--dry-run")
     assert text.exit_code == 0, text.stderr
@@ -527,7 +530,7 @@ def test_the_audit_line(r, cli) -> None:
     assert doc["policy"] == (policy_of(r) or "KEEPREF")
     rec = json.loads(audit_path().read_text().splitlines()[-1])
     assert (rec["action"], rec["stream"], rec["applied"]) == ("trim", "orders", 100)
-    assert rec["params"]["bound"] == ids[100].decode()
+    assert rec["params"]["bound"] == next_id(ids[99]).decode()
     assert rec["params"]["planned_entries"] == 100 and rec["params"]["planned_exact"] is True
     assert stat.S_IMODE(os.stat(audit_path()).st_mode) == 0o600
 
@@ -537,7 +540,7 @@ def test_plan_out_then_apply(r, cli, tmp_path) -> None:
     path = tmp_path / "trim.json"
     res = cli("trim", "orders", "--safe", "--plan-out", str(path))
     assert res.exit_code == 0, res.stderr
-    assert json.loads(path.read_text())["trim"]["bound"] == ids[100].decode()
+    assert json.loads(path.read_text())["trim"]["bound"] == next_id(ids[99]).decode()
     assert stream_ids(r) == ids
     dry = cli("apply", str(path), "--dry-run")
     assert dry.exit_code == 0 and "100 entries planned, 100 to remove now" in dry.stdout, dry.stdout

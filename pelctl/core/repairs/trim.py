@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from pelctl.base.binary import escape
@@ -199,6 +199,89 @@ def trim_notes(t: SafeTrim) -> list[str]:
     return notes
 
 
+@dataclass
+class _Steps:
+    """What the steps did: entries removed, script calls, the longest one (client-side),
+    the last step's reply ``[status, removed, bound, group, reason]``."""
+
+    removed: int = 0
+    calls: int = 0
+    max_ms: float = 0.0
+    last: list[Any] = field(default_factory=lambda: ["done", 0, b"", b"", EMPTY])
+    interrupted: bool = False
+
+    @property
+    def status(self) -> str:
+        return _text(self.last[0])
+
+
+def _run_steps(
+    conn: Connection, plan: TrimPlan, policy: str, progress: Progress | None, fixed: int | None
+) -> _Steps:
+    """``trim_step`` until it says done (or no-bound, or grow past MAX_EXACT); Ctrl-C stops
+    between steps (each one is atomic). Without ``fixed`` the step size adapts so a step
+    takes about half of ``--max-server-ms``."""
+    o = plan.options
+    assert isinstance(o, TrimOptions)
+    t = plan.safe
+    client = conn.raw(plan.stream)
+    lua = script("trim_step")
+    step = fixed or FIRST_STEP
+    exact = max(FIRST_EXACT, step) if fixed else FIRST_EXACT
+    target_ms = o.max_server_ms / 2
+    ceiling = t.bound or b""
+    keep = b"" if t.keep is None else str(t.keep).encode()
+    run = _Steps()
+    try:
+        while True:
+            t0 = time.perf_counter()
+            with redis_errors("trim"):
+                reply = lua.call(client, [plan.stream], [ceiling, keep, step, exact, policy])
+            ms = (time.perf_counter() - t0) * 1000.0
+            run.calls += 1
+            run.max_ms = max(run.max_ms, ms)
+            run.last = array(reply)
+            if run.status == "trimmed":
+                run.removed += int(run.last[1])
+                if progress is not None:
+                    progress(min(run.removed, plan.count), plan.count)
+                if fixed is None:
+                    factor = max(0.25, min(target_ms / max(ms, 0.05), 2.0))
+                    step = int(max(100, min(MAX_STEP, step * factor)))
+            elif run.status == "grow" and exact < MAX_EXACT:
+                exact = min(MAX_EXACT, exact * 4)
+            else:
+                break
+    except KeyboardInterrupt:
+        run.interrupted = True
+    if run.status == "no-bound":
+        raise OperationFailed(
+            f"stream {escape(plan.stream)}: no group, no --maxlen and no --minid "
+            "say what may be trimmed: nothing removed"
+        )
+    return run
+
+
+def _applied_notes(t: SafeTrim, run: _Steps) -> list[str]:
+    """Why the trim removed less than planned, when it did."""
+    notes: list[str] = []
+    if run.status == "grow":
+        notes.append(
+            f"stopped: more than {MAX_EXACT:,} entries below the bound share the stream's first "
+            "listpack node (stream-node-max-entries?); nothing more was removed"
+        )
+    stopped_by = _text(run.last[4])
+    if not run.interrupted and run.removed < t.entries and stopped_by in (PENDING, UNDELIVERED):
+        which = "oldest pending" if stopped_by == PENDING else "next undelivered"
+        notes.append(
+            f"removed {run.removed:,} of the {t.entries:,} planned: group "
+            f"{escape(run.last[3] or b'?')}'s {which} "
+            f"entry ({_text(run.last[2])}) holds the trim now (it was created, moved back or "
+            "delivered an entry again since the plan)"
+        )
+    return notes
+
+
 def apply_trim(
     conn: Connection,
     plan: Plan,
@@ -212,70 +295,14 @@ def apply_trim(
     o = plan.options
     assert isinstance(o, TrimOptions)
     t = plan.safe
-    client = conn.raw(plan.stream)
-    lua = script("trim_step")
     policy = "ACKED" if conn.caps.has("xackdel") else ""
-    fixed = o.step or batch_size
-    step = fixed or FIRST_STEP
-    exact = max(FIRST_EXACT, step) if fixed else FIRST_EXACT
-    target_ms = o.max_server_ms / 2
     before = _stream_state(conn, plan.stream)
-    removed = steps = 0
-    max_ms = 0.0
-    interrupted = False
-    last: list[Any] = ["done", 0, b"", b"", EMPTY]
-    status = ""
-    ceiling = t.bound or b""
-    keep = b"" if t.keep is None else str(t.keep).encode()
-    try:
-        while True:
-            t0 = time.perf_counter()
-            with redis_errors("trim"):
-                reply = lua.call(client, [plan.stream], [ceiling, keep, step, exact, policy])
-            ms = (time.perf_counter() - t0) * 1000.0
-            steps += 1
-            max_ms = max(max_ms, ms)
-            last = array(reply)
-            status = _text(last[0])
-            if status == "trimmed":
-                removed += int(last[1])
-                if progress is not None:
-                    progress(min(removed, plan.count), plan.count)
-                if fixed is None:
-                    factor = max(0.25, min(target_ms / max(ms, 0.05), 2.0))
-                    step = int(max(100, min(MAX_STEP, step * factor)))
-                continue
-            if status == "grow" and exact < MAX_EXACT:
-                exact = min(MAX_EXACT, exact * 4)
-                continue
-            if status == "no-bound":
-                raise OperationFailed(
-                    f"stream {escape(plan.stream)}: no group, no --maxlen and no --minid "
-                    "say what may be trimmed: nothing removed"
-                )
-            break
-    except KeyboardInterrupt:
-        interrupted = True
+    run = _run_steps(conn, plan, policy, progress, o.step or batch_size)
     after = _stream_state(conn, plan.stream)
-    stopped_by = _text(last[4])
-    notes: list[str] = []
-    if status == "grow":
-        notes.append(
-            f"stopped: more than {MAX_EXACT:,} entries below the bound share the stream's first "
-            "listpack node (stream-node-max-entries?); nothing more was removed"
-        )
-    if not interrupted and removed < t.entries and stopped_by in (PENDING, UNDELIVERED):
-        which = "oldest pending" if stopped_by == PENDING else "next undelivered"
-        notes.append(
-            f"removed {removed:,} of the {t.entries:,} planned: group "
-            f"{escape(last[3] or b'?')}'s {which} "
-            f"entry ({_text(last[2])}) holds the trim now (it was created, moved back or "
-            "delivered an entry again since the plan)"
-        )
-    memory = t.memory
+    removed = run.removed
     freed = None
-    if memory is not None and t.facts.length:
-        freed = int(memory * removed / t.facts.length)
+    if t.memory is not None and t.facts.length:
+        freed = int(t.memory * removed / t.facts.length)
     headline = (
         f"trimmed {removed:,} {'entry' if removed == 1 else 'entries'} from stream "
         f"{escape(plan.stream)}{on_server(plan.server, plan.context)}"
@@ -291,11 +318,11 @@ def apply_trim(
         failed=(),
         items=(),
         extra=(("trimmed", removed),),
-        interrupted=interrupted,
-        notes=tuple(notes),
+        interrupted=run.interrupted,
+        notes=tuple(_applied_notes(t, run)),
         headline=headline,
-        steps=steps,
-        max_step_ms=max_ms,
+        steps=run.calls,
+        max_step_ms=run.max_ms,
         policy=policy,
         bound=t.bound,
         first_before=before[0],
@@ -303,9 +330,9 @@ def apply_trim(
         length_before=before[1],
         length_after=after[1],
         bytes_freed=freed,
-        stopped_by=stopped_by,
-        stopped_group=last[3] or None,
-        stopped_at=last[2] or None,
+        stopped_by=_text(run.last[4]),
+        stopped_group=run.last[3] or None,
+        stopped_at=run.last[2] or None,
     )
 
 
