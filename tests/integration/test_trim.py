@@ -298,6 +298,15 @@ def test_thousands_of_entries_in_bounded_steps(r, conn, slowlog) -> None:
     assert ids[0] not in stream_ids(r)
 
 
+def test_steps_smaller_than_a_listpack_node(r, conn) -> None:
+    """A node holds 100 entries: steps of 7 remove them one by one, 7 at most a step, and
+    never past the bound."""
+    ids = scenario(r)
+    _plan, result = trim(conn, step=7)
+    assert result.applied == 100 and stream_ids(r) == ids[100:]
+    assert result.steps == 100 // 7 + 1 + 1  # 15 that remove, then one that finds it done
+
+
 # -- detection after a careless trim ---------------------------------------------------------
 
 

@@ -16,8 +16,11 @@ group has not read or not acknowledged. Steps adapt their size to stay under
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -54,10 +57,9 @@ from pelctl.redis.scripts import script
 # 1.5 ms with ACKED).
 FIRST_STEP = 1_000
 MAX_STEP = 1_000_000
-# Entries the exact part of a step may read (the first node's entries below the bound: 100
-# with the default stream-node-max-entries); grows when a node holds more.
-FIRST_EXACT = 200
-MAX_EXACT = 100_000
+# Entries the exact part of a step removes one by one (the first node's entries below the
+# bound, or nodes larger than the step): the step's size, at most this.
+MAX_EXACT = 10_000
 
 
 @dataclass(frozen=True)
@@ -95,11 +97,12 @@ class TrimMutation(Mutation):
         assert isinstance(plan, TrimPlan)
         t = plan.safe
         groups = len(t.groups)
-        why = (
-            f"every one read and acknowledged by all {groups} group{'s' if groups != 1 else ''}"
-            if groups
-            else "the stream has no consumer group"
-        )
+        if groups == 1:
+            why = f"every one read and acknowledged by its group {escape(t.groups[0].group)}"
+        elif groups:
+            why = f"every one read and acknowledged by all {groups} groups"
+        else:
+            why = "the stream has no consumer group"
         about = "" if t.exact else "about "
         return (
             f"remove {about}{t.entries:,} {self.noun(t.entries)} ({why}) from the head of stream "
@@ -218,24 +221,25 @@ class _Steps:
 def _run_steps(
     conn: Connection, plan: TrimPlan, policy: str, progress: Progress | None, fixed: int | None
 ) -> _Steps:
-    """``trim_step`` until it says done (or no-bound, or grow past MAX_EXACT); Ctrl-C stops
-    between steps (each one is atomic). Without ``fixed`` the step size adapts so a step
-    takes about half of ``--max-server-ms``."""
+    """``trim_step`` until it says done (or no-bound); Ctrl-C stops
+    between steps (:func:`_stop_between_steps`: each one is atomic and counted). Without
+    ``fixed`` the step size adapts so a step takes about half of ``--max-server-ms``."""
     o = plan.options
     assert isinstance(o, TrimOptions)
     t = plan.safe
     client = conn.raw(plan.stream)
     lua = script("trim_step")
     step = fixed or FIRST_STEP
-    exact = max(FIRST_EXACT, step) if fixed else FIRST_EXACT
     target_ms = o.max_server_ms / 2
     ceiling = t.bound or b""
     keep = b"" if t.keep is None else str(t.keep).encode()
     run = _Steps()
-    try:
-        while True:
+    finished = False
+    with _stop_between_steps() as stop:
+        while not stop:
             t0 = time.perf_counter()
             with redis_errors("trim"):
+                exact = min(step, MAX_EXACT)
                 reply = lua.call(client, [plan.stream], [ceiling, keep, step, exact, policy])
             ms = (time.perf_counter() - t0) * 1000.0
             run.calls += 1
@@ -248,12 +252,10 @@ def _run_steps(
                 if fixed is None:
                     factor = max(0.25, min(target_ms / max(ms, 0.05), 2.0))
                     step = int(max(100, min(MAX_STEP, step * factor)))
-            elif run.status == "grow" and exact < MAX_EXACT:
-                exact = min(MAX_EXACT, exact * 4)
             else:
+                finished = True
                 break
-    except KeyboardInterrupt:
-        run.interrupted = True
+        run.interrupted = bool(stop) and not finished
     if run.status == "no-bound":
         raise OperationFailed(
             f"stream {escape(plan.stream)}: no group, no --maxlen and no --minid "
@@ -262,14 +264,30 @@ def _run_steps(
     return run
 
 
+@contextmanager
+def _stop_between_steps() -> Iterator[list[int]]:
+    """Ctrl-C (SIGINT) during the steps: noted in the list yielded, and the loop stops
+    before its next step. A step is one script: interrupting its round trip would leave
+    what it removed uncounted (the script runs to its end on the server either way). Only
+    the main thread can take the signal; elsewhere the loop runs to its end."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+
+    def note(signum: int, _frame: object) -> None:
+        got.append(signum)
+
+    previous = signal.signal(signal.SIGINT, note)
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _applied_notes(t: SafeTrim, run: _Steps) -> list[str]:
     """Why the trim removed less than planned, when it did."""
     notes: list[str] = []
-    if run.status == "grow":
-        notes.append(
-            f"stopped: more than {MAX_EXACT:,} entries below the bound share the stream's first "
-            "listpack node (stream-node-max-entries?); nothing more was removed"
-        )
     stopped_by = _text(run.last[4])
     if not run.interrupted and run.removed < t.entries and stopped_by in (PENDING, UNDELIVERED):
         which = "oldest pending" if stopped_by == PENDING else "next undelivered"

@@ -5,7 +5,9 @@
 --          plan showed (and --minid), so a step never removes more than was reviewed
 -- ARGV[2]  keep: never leave fewer entries than this ('' = no floor: --maxlen)
 -- ARGV[3]  the most entries this step removes with whole listpack nodes (XTRIM ~ LIMIT)
--- ARGV[4]  the most entries the exact part of a step reads and removes
+-- ARGV[4]  the most entries the exact part of a step reads and removes, one by one (when no
+--          whole node can go: the rest of the first node below the bound, or nodes larger
+--          than ARGV[3])
 -- ARGV[5]  'ACKED' (Redis 8.2+: the server itself keeps every entry some group has not
 --          read or not acknowledged) or '' (KEEPREF, the default)
 --
@@ -19,9 +21,8 @@
 --   'trimmed'    removed > 0 entries
 --   'done'       nothing left to remove (the first entry is at or above the bound, or the
 --                stream holds only `keep` entries)
---   'grow'       more entries than ARGV[4] sit below the bound in the first listpack node:
---                nothing removed; the client sends a larger ARGV[4]
 --   'no-bound'   no group, no ceiling and no keep: nothing says what may go; nothing removed
+-- Every step that can remove something removes at least one entry: a loop of steps ends.
 
 local stream = KEYS[1]
 local ceiling = ARGV[1]
@@ -125,24 +126,19 @@ else
 end
 if removed > 0 then return {'trimmed', removed, bound or '', by, why} end
 
--- What is left below the bound shares its node with later entries (or the node is larger
--- than `n`): removed exactly when there are at most `exact` of them.
-if allowed ~= nil and allowed <= exact then
-  local fits = bound == nil
-  if not fits then
-    fits = #redis.call('XRANGE', stream, '-', '(' .. bound, 'COUNT', allowed) == allowed
-  end
-  if fits then
-    -- the `allowed` oldest entries are all below the bound: keep exactly `keep`
-    removed = xtrim({'MAXLEN', '=', keep})
-    if removed > 0 then return {'trimmed', removed, bound or '', by, 'maxlen'} end
-    return {'done', 0, bound or '', by, 'maxlen'}
-  end
+-- What is left below the bound shares the first node with later entries (or the nodes
+-- hold more than `n`): at most `exact` of them, one by one (XTRIM = marks each deleted).
+local m = exact
+if allowed ~= nil and allowed < m then m = allowed end
+if bound == nil then  -- only keep: the `m` oldest
+  removed = xtrim({'MAXLEN', '=', redis.call('XLEN', stream) - m})
+  if removed > 0 then return {'trimmed', removed, '', by, 'maxlen'} end
+  return {'done', 0, '', by, 'maxlen'}
 end
-if bound == nil then return {'grow', 0, '', by, why} end
-local below = #redis.call('XRANGE', stream, '-', '(' .. bound, 'COUNT', exact + 1)
-if below == 0 then return {'done', 0, bound, by, why} end
-if below > exact then return {'grow', 0, bound, by, why} end
-removed = xtrim({'MINID', '=', bound})
+local head = redis.call('XRANGE', stream, '-', '(' .. bound, 'COUNT', m + 1)
+if #head == 0 then return {'done', 0, bound, by, why} end
+local cut = bound
+if #head > m then cut = head[m + 1][1] end  -- the first `m` entries, all below the bound
+removed = xtrim({'MINID', '=', cut})
 if removed > 0 then return {'trimmed', removed, bound, by, why} end
 return {'done', 0, bound, by, why}
