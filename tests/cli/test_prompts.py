@@ -110,8 +110,7 @@ def test_a_trim_names_the_stream_the_count_and_why(cli, r, prod) -> None:
     sc.add_entries(r, b"plain", 5)
     res, asked = ask(cli, "trim", "plain", "--safe", "--maxlen", "2", answer="n\n")
     assert asked == (
-        "remove 3 entries (the stream has no consumer group) from the head of stream plain "
-        f"{prod}?"
+        f"remove 3 entries (the stream has no consumer group) from the head of stream plain {prod}?"
     )
 
 
