@@ -158,7 +158,12 @@ def safe_trim_text(t: TrimEstimate) -> str:
     if t.bound is not None and t.bounded_by is not None and t.reason in what:
         held = f"group {escape(t.bounded_by)}'s {what[t.reason]}, {t.bound.decode()}"
     if not t.entries:
-        return f"nothing now ({held} holds it)" if held else "nothing now"
+        if t.bounded_by is None or t.reason not in what:
+            return "nothing now"
+        by = escape(t.bounded_by)
+        if t.reason == "pending":
+            return f"nothing now: the first entry is still pending in group {by}"
+        return f"nothing now: group {by} has not read the first entry yet"
     about = "" if t.exact else "about "
     noun = "entry" if t.entries == 1 else "entries"
     text = f"{about}{t.entries:,} {noun}"

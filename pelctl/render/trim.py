@@ -10,7 +10,7 @@ from typing import Any
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.mutations.declaration import on_server
-from pelctl.core.repairs.trim import TrimResult
+from pelctl.core.repairs.trim import TrimResult, acknowledged_by
 from pelctl.core.trim import PENDING, UNDELIVERED, GroupBound, SafeTrim, TrimPlan
 from pelctl.render.inspect import format_bytes
 from pelctl.render.lag import lag_cell, loss_cell, loss_json
@@ -90,9 +90,8 @@ def what(t: SafeTrim) -> str:
     text = f"{about}{t.entries:,} of {t.facts.length:,} {noun}"
     if t.bytes is not None and t.entries:
         text += f" (≈ {format_bytes(t.bytes)})"
-    n = len(t.groups)
-    if n:
-        text += f", every one read and acknowledged by all {n} group{'s' if n != 1 else ''}"
+    if t.groups:
+        text += f", {acknowledged_by(t)}"
     return text
 
 
@@ -230,8 +229,9 @@ def result_summary(r: TrimResult) -> str:
     if r.bytes_freed is not None and r.applied:
         text += f"; ≈ {format_bytes(r.bytes_freed)} freed"
     policy = " with ACKED" if r.policy else ""
+    how = "XTRIM MINID" if r.bound is not None or r.stopped_at else "XTRIM MAXLEN"
     steps = "step" if r.steps == 1 else "steps"
-    text += f"\n  {r.steps:,} {steps} (longest {r.max_step_ms:.1f} ms), XTRIM MINID{policy}"
+    text += f"\n  {r.steps:,} {steps} (longest {r.max_step_ms:.1f} ms), {how}{policy}"
     kind = _KIND.get(r.stopped_by)
     if kind and r.stopped_group:
         text += f"; stopped at group {escape(r.stopped_group)}'s {kind} entry"
@@ -240,7 +240,7 @@ def result_summary(r: TrimResult) -> str:
     elif r.stopped_by == "plan":
         text += "; stopped at the planned bound"
     if r.interrupted:
-        text += "\n  interrupted: what the steps before it removed is counted above"
+        text += "\n  interrupted between two steps: every entry removed is counted above"
     return text
 
 

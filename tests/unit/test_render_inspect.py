@@ -290,7 +290,10 @@ def test_what_a_safe_trim_would_free() -> None:
         "about 2,500,000 entries, up to group slow's oldest pending entry, 1700000000100-0"
     )
     assert ir.safe_trim_text(TRIMMED.safe_trim) == (
-        "nothing now (group slow's next undelivered entry, 1700000000500-0 holds it)"
+        "nothing now: group slow has not read the first entry yet"
+    )
+    assert ir.safe_trim_text(replace(estimate, reason="pending", entries=0)) == (
+        "nothing now: the first entry is still pending in group slow"
     )
     assert ir.safe_trim_text(TrimEstimate(None, None, "no-groups", 0, True, None)) == (
         "no consumer group says what was read (trim needs --maxlen or --minid)"

@@ -213,5 +213,7 @@ def test_the_result() -> None:
     assert view[1:] == [Note("note: n")]
     assert "XTRIM MINID;" in tr.result_summary(stopped)
     assert tr.result_summary(stopped).endswith(
-        "interrupted: what the steps before it removed is counted above"
+        "interrupted between two steps: every entry removed is counted above"
     )
+    keep_only = replace(RESULT, bound=None, stopped_at=None, stopped_by="empty", policy="")
+    assert "XTRIM MAXLEN" in tr.result_summary(keep_only)
