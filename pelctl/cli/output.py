@@ -28,6 +28,8 @@ from pelctl.render.table import Column, TableData, fit, natural_widths
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from pelctl.render.report import Report
+
 FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
 _TABULATE = {"plain": "plain", "markdown": "github"}
 
@@ -101,6 +103,60 @@ class Output:
             for k, v in pairs:
                 self.line(f"{k + ':':<{width + 1}} {v}")
 
+    def report(self, report: Report) -> None:
+        """A result of several parts (:class:`pelctl.render.report.Report`): its document
+        (``json``, ``ndjson`` on one line), its rows (``csv``, ``tsv``) or its sections."""
+        if self.fmt in ("json", "ndjson"):
+            self.document(report.record)
+        elif self.fmt in ("csv", "tsv"):
+            self._delimited(list(report.rows), header=True)
+        else:
+            self._sections(report)
+
+    def stream_reports(self, reports: Iterable[Report]) -> int:
+        """Reports written as they come, each at once: a JSON array of their documents (one
+        document a line in ``ndjson``), their rows under one header (``csv``, ``tsv``), or
+        their sections with a blank line between. Returns the count of reports."""
+        if self.fmt in ("json", "ndjson"):
+            return self.stream((), (((), r.record, None) for r in reports), flush_every=1)
+        if self.fmt in ("csv", "tsv"):
+            seen = 0
+
+            def each() -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
+                nonlocal seen
+                for r in reports:
+                    seen += 1
+                    for row in r.rows:
+                        yield (), row, None
+
+            self.stream((), each(), flush_every=1)
+            return seen
+        n = 0
+        for r in reports:
+            if n:
+                self.blank()
+            self._sections(r)
+            sys.stdout.flush()
+            n += 1
+        return n
+
+    def _sections(self, report: Report) -> None:
+        from pelctl.render.report import Lines, Pairs
+
+        for i, section in enumerate(report.sections):
+            if i:
+                self.blank()
+            if isinstance(section, Pairs):
+                self.pairs(list(section.pairs), title=section.title)
+            elif isinstance(section, Lines):
+                self.message(section.title, style="bold")
+                for text, command in section.lines:
+                    self.message(f"  • {text}")
+                    if command:
+                        self.message(f"      {command}", style="cyan")
+            else:
+                self.table(section)
+
     def message(self, text: str, style: str | None = None) -> None:
         """Our own (possibly multi-line) text with data in it: data is escaped, and only the
         line breaks pelctl put there are kept."""
@@ -124,11 +180,14 @@ class Output:
         *,
         title: str | None = None,
         flush_every: int = 1000,
+        sample: int = 200,
     ) -> int:
         """Write rows as they come (``(display_row, record, style)``); returns the count.
 
         Text formats print the header first, then each row aligned to the widths of the
-        first page, so output starts before the scan ends and memory stays flat.
+        first ``sample`` rows, so output starts before the scan ends and memory stays flat
+        (a search whose matches are far apart passes ``sample=1`` and ``flush_every=1``:
+        each row is written when it is found).
         """
         out = sys.stdout
         n = 0
@@ -165,16 +224,16 @@ class Output:
                 if n % flush_every == 0:
                     out.flush()
             return n
-        return self._stream_text(columns, items, title, flush_every)
+        return self._stream_text(columns, items, title, flush_every, sample)
 
-    def _stream_text(self, columns, items, title, flush_every) -> int:
+    def _stream_text(self, columns, items, title, flush_every, sample=200) -> int:
         buffered: list[tuple[tuple[str, ...], str | None]] = []
         iterator: Iterator = iter(items)
         n = 0
-        # Widths come from the first rows (up to 200), then stay fixed.
+        # Widths come from the first rows (up to ``sample``), then stay fixed.
         for row, _record, style in iterator:
             buffered.append((self._cells(row), style))
-            if len(buffered) >= 200:
+            if len(buffered) >= sample:
                 break
         fit_row = self._row_fitter(columns, [row for row, _ in buffered])
         sep = " | " if self.fmt == "markdown" else "  "

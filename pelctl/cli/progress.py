@@ -1,8 +1,11 @@
-"""A progress bar on stderr for long PEL scans (``pending --all``, ``histogram``, ``ghosts``).
+"""A progress bar on stderr for long scans (``pending --all``, ``histogram``, ``ghosts``,
+``find``, ``trace``).
 
 Shown only when it helps and cannot get in the way:
 - stderr is a terminal (never in logs or CI), and stdout is not (when rows scroll on the
-  terminal they are their own progress, and a live bar would interleave with them);
+  terminal they are their own progress, and a live bar would interleave with them); a
+  search whose rows are rare (``find``) keeps its bar on a terminal too and writes its
+  rows above it (``redirect_stdout``);
 - the scan is still running after ``delay_s`` (short scans never flash a bar);
 - it is transient: it disappears when the scan ends.
 Updates are throttled (10 per second) so the hot loop pays for one clock read per page.
@@ -33,6 +36,7 @@ class ScanProgress:
         delay_s: float = 0.5,
         enabled: bool | None = None,
         no_color: bool = False,
+        redirect_stdout: bool = False,
     ) -> None:
         self.description = description
         self.unit = unit
@@ -41,6 +45,7 @@ class ScanProgress:
         self.no_color = no_color or bool(os.environ.get("NO_COLOR"))
         self._t0 = time.monotonic()
         self._next = self._t0 + delay_s
+        self.redirect_stdout = redirect_stdout
         self._progress: Any = None
         self._task: Any = None
 
@@ -91,7 +96,7 @@ class ScanProgress:
             TimeElapsedColumn(),
             console=console,
             transient=True,
-            redirect_stdout=False,
+            redirect_stdout=self.redirect_stdout,
             redirect_stderr=False,
         )
         self._progress.start()
