@@ -231,6 +231,7 @@ class _Shape:
     first_id: tuple[int, int] | None = None
     last_generated: tuple[int, int] | None = None
     max_deleted: tuple[int, int] | None = None  # None: not reported (Redis < 7.0)
+    removed: int | None = None  # entries ever added minus the length (None: not reported)
     groups: tuple[dict[bytes, Any], ...] = ()
 
 
@@ -250,8 +251,10 @@ def _shape(conn: Connection, stream: bytes) -> _Shape:
         groups = rows(raw.execute_command("XINFO", "GROUPS", stream))
     first = info.get(b"first-entry")
     deleted = info.get(b"max-deleted-entry-id")
+    added = info.get(b"entries-added")
     return _Shape(
         True,
+        removed=int(added) - int(info[b"length"]) if added is not None else None,
         first_id=parse_id(first[0]) if first else None,
         last_generated=parse_id(info[b"last-generated-id"]),
         max_deleted=parse_id(deleted) if deleted is not None else None,
@@ -260,16 +263,20 @@ def _shape(conn: Connection, stream: bytes) -> _Shape:
 
 
 def _status(shape: _Shape, entry_id: bytes, found: bool) -> str:
-    """Why an entry is (not) in its stream. Only ``XDEL`` moves ``max-deleted-entry-id``
-    (Redis 7.0+), so an id above it was never deleted: below the first entry it was
-    trimmed, between entries it was never written. At or below it, between entries it was
-    deleted; below the first entry it may have been either."""
+    """Why an entry is (not) in its stream (Redis 7.0+ says enough; below, ``gone``). A
+    stream that never lost an entry (``entries-added`` = its length) never held it. Only
+    ``XDEL`` moves ``max-deleted-entry-id``, so an id above it was never deleted: below the
+    first entry it was trimmed, between entries it was never written. At or below it,
+    between entries it was deleted (or, if it never existed, no one can tell); below the
+    first entry it may have been either."""
     if not shape.exists:
         return NO_STREAM
     if found:
         return PRESENT
     key = parse_id(entry_id)
     if shape.last_generated is not None and key > shape.last_generated:
+        return NEVER_WRITTEN
+    if shape.removed == 0:  # nothing was ever deleted or trimmed
         return NEVER_WRITTEN
     below_first = shape.first_id is None or key < shape.first_id
     if shape.max_deleted is None:  # not reported: the server cannot say which
@@ -316,13 +323,15 @@ def _pairs(flat: Sequence[bytes]) -> Fields:
     return tuple(zip(flat[0::2], flat[1::2], strict=False))
 
 
-def _stream_kind(entry_id: bytes, lin: Lineage, original: bytes) -> str:
-    if entry_id == original:
-        return ORIGINAL
-    if lin.replayed_from is not None:
+def _stream_kind(entry_id: bytes, flat: Sequence[bytes], lin: Lineage, prefix: str) -> str:
+    """Which hop wrote a copy, by the fields each writes last: a replay ends with its marker,
+    a requeue with the lineage fields (and keeps an earlier replay's marker in place)."""
+    if len(flat) >= 2 and flat[-2] == marker_field(prefix):
         return REPLAYED
     if lin.retry_count is not None:
         return REQUEUED
+    if lin.replayed_from is not None:
+        return REPLAYED
     return COPY
 
 
@@ -710,11 +719,9 @@ def _entry(
     elif f.is_dlq:
         kind = COPY
     else:
-        kind = _stream_kind(f.id, lin, original)
+        kind = ORIGINAL if f.id == original else _stream_kind(f.id, f.flat, lin, prefix)
         if lin.original_id is not None and lin.original_id != original:
             claims.append(f"names {escape(lin.original_id)} as its original id")
-    if lin.replayed_from is not None and kind == REPLAYED:
-        pass
     return TracedEntry(
         f.stream,
         f.id,
