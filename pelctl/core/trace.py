@@ -137,9 +137,9 @@ class TracedEntry:
 
     @property
     def time_ms(self) -> int:
-        """When it was written: its id's time (a dead letter: when it was moved)."""
-        if self.dead_letter is not None and self.dead_letter.at_ms is not None:
-            return self.dead_letter.at_ms
+        """When it was written: its id's time (the server's clock when the copy was made;
+        a dead letter's ``_dlq_at`` says the same, but it is a field: data, not the server's
+        word)."""
         return parse_id(self.id)[0]
 
     @property
