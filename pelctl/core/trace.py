@@ -878,7 +878,8 @@ def _timeline(entries: Sequence[TracedEntry], audit: AuditRead, now_ms: int) -> 
                 n = g.deliveries or 0
                 events.append(
                     Event(
-                        now_ms - g.idle_ms,
+                        # never before it was written (a back-dated idle time says so)
+                        max(now_ms - g.idle_ms, e.time_ms),
                         "delivered",
                         e.stream,
                         e.id,

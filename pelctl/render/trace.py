@@ -280,7 +280,8 @@ def _searched_text(s: StreamSearched) -> str:
     start = "the start" if s.start in (b"-", b"") else s.start.decode()
     size = f" of {s.length:,}" if s.length is not None else ""
     calls = f" in {s.calls:,} call{'s' if s.calls != 1 else ''}"
-    return f"{escape(s.stream)} from {start}: {s.scanned:,} entries read{size}{calls}"
+    read = f"{s.scanned:,} entr{'y' if s.scanned == 1 else 'ies'} read"
+    return f"{escape(s.stream)} from {start}: {read}{size}{calls}"
 
 
 def _audit_text(a: AuditRead) -> str:

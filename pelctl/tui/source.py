@@ -26,6 +26,7 @@ from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter
 from pelctl.redis.connection import Connection
 
 if TYPE_CHECKING:
+    from pelctl.core.trace import Trace
     from pelctl.redis.settings import ConnectionSettings
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
 
@@ -128,6 +129,10 @@ class DataSource(Protocol):
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot: ...
 
     def entry(self, stream: bytes, group: bytes, entry_id: bytes) -> EntrySnapshot: ...
+
+    def trace(self, stream: bytes, entry_id: bytes, *, should_stop: StopFn | None = None) -> Trace:
+        """The message's story (``pelctl trace``); ``should_stop`` ends it early."""
+        ...
 
     def plan(self, request: ActionRequest) -> ActionPlan: ...
 
@@ -306,6 +311,12 @@ class RedisSource:
         with typed_errors("entry"):
             pending, fields = read_entry(self.poll, stream, group, entry_id)
         return EntrySnapshot(stream, group, entry_id, pending, fields, time.time())
+
+    def trace(self, stream: bytes, entry_id: bytes, *, should_stop: StopFn | None = None) -> Trace:
+        from pelctl.core.trace import trace
+
+        with typed_errors("trace"):
+            return trace(self.poll, stream, entry_id, should_stop=should_stop)
 
     # -- actions (action connection) ---------------------------------------------------------
     def plan(self, request: ActionRequest) -> ActionPlan:
