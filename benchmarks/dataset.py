@@ -36,13 +36,13 @@ class Dataset:
 class BenchServer:
     """A throwaway redis-server (or an existing one with ``url``) with SLOWLOG helpers."""
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, *, binary: str | None = None) -> None:
         self._proc = None
         self._dir = None
         if url is None:
             from pelctl.demo.server import start_server
 
-            self._proc, port, self._dir = start_server()
+            self._proc, port, self._dir = start_server(binary=binary)
             url = f"redis://127.0.0.1:{port}/0"
         self.url = url
         self.client = redis.Redis.from_url(url, protocol=2)
@@ -111,6 +111,11 @@ class BenchServer:
         return int(summary[0] or 0) == size
 
 
+def _numeric(entry_id: bytes) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition(b"-")
+    return int(ms), int(seq or 0)
+
+
 def build(
     client: redis.Redis,
     stream: bytes,
@@ -130,12 +135,19 @@ def build(
     sc.create_group(client, stream, group)
     per = size // consumers
     rng = random.Random(seed)
-    idle_total = 0
+    batches: list[sc.Aging] = []
     for n in range(consumers):
         name = f"worker-{n}".encode()
         want = per if n < consumers - 1 else size - per * (consumers - 1)
         ids = sc.deliver(client, stream, group, name, want)
-        chosen = sorted(rng.sample(ids, int(len(ids) * idle_fraction)))
-        sc.set_idle(client, stream, group, name, chosen, idle_ms)
-        idle_total += len(chosen)
+        # In numeric id order: aged in that order, their delivery times fall as their ids
+        # rise, so a DUMP/RESTORE of the stream (each run's reset) rebuilds Redis 8.4+'s
+        # time-ordered PEL by prepending. In byte order ("1-10" before "1-9") a RESTORE of
+        # the 1M-entry PEL walks it for each aged entry: minutes.
+        chosen = sorted(rng.sample(ids, int(len(ids) * idle_fraction)), key=_numeric)
+        batches.append(sc.Aging(name, chosen, idle_ms))
+    # Every consumer's entries delivered first, then aged in one call: on Redis 8.4+ each
+    # aged entry is then prepended to the group's time-ordered PEL (O(1), not O(PEL)).
+    sc.age(client, stream, group, batches)
+    idle_total = sum(len(b.ids) for b in batches)
     return Dataset(stream, group, size, consumers, idle_total, time.perf_counter() - t0)

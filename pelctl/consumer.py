@@ -23,9 +23,11 @@ across iterations (each call goes on where the previous one stopped, so the whol
 covered, never only its head) plus ``XREADGROUP >`` for new entries — recovery never stops
 the reading of new work.
 
-- The handler is called once per entry; the entry is acknowledged after it returns. An
-  exception leaves it pending: it is delivered again once idle for ``min_idle``, here or in
-  any other worker of the group.
+- The handler is called once per entry; the entry is acknowledged after it returns. The
+  acknowledgements of a batch go out together, in one ``XACK``, at the latest 100 ms (or a
+  quarter of ``min_idle``) after the first of them: one round trip a batch, not one an
+  entry. An exception leaves the entry pending: it is delivered again once idle for
+  ``min_idle``, here or in any other worker of the group.
 - An entry about to be delivered for the ``max_deliveries + 1``-th time goes to the
   dead-letter stream instead, with the SPEC §5a envelope (``dlq-move`` script; original
   fields untouched plus ``_dlq_*``). The handler sees a message at most ``max_deliveries``
@@ -54,22 +56,23 @@ from typing import Any
 import redis
 import redis.exceptions as rex
 
+from pelctl.core.models import GHOST_SWEEPER
 from pelctl.core.mutations.outcomes import ItemResult
+from pelctl.core.repairs.ghosts import release_sweeper
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import ReclaimConfig
 from pelctl.reclaim.settle import Settler, Taken
-from pelctl.reclaim.strategies import (
-    GHOST_SWEEP_COUNT,
-    GHOST_SWEEPER,
-    NEVER_IDLE,
-    parse_claim_reply,
-)
 from pelctl.redis.capabilities import Capabilities, from_info
 from pelctl.redis.connection import Connection, strip_callbacks
 from pelctl.redis.replies import field_pairs, pairs
 from pelctl.redis.settings import ConnectionSettings
 
 log = logging.getLogger("pelctl.consumer")
+
+# The ghost sweep (CLAIM mode): XAUTOCLAIM with a min-idle no entry reaches claims nothing and
+# only drops PEL entries whose stream entry is gone; at most COUNT x 10 entries examined a call.
+GHOST_SWEEP_COUNT = 100
+NEVER_IDLE = 2**62
 
 Duration = int | float | str | timedelta
 
@@ -87,7 +90,7 @@ def _ms(value: Duration) -> int:
     return int(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Message:
     """One delivery of a stream entry to the handler (ids and fields as the client returns
     them: bytes, or str with ``decode_responses=True``)."""
@@ -110,6 +113,42 @@ class ConsumerStats:
     ghosts: int = 0  # PEL references to deleted entries cleared
     iterations: int = 0
     errors: dict[str, int] = field(default_factory=dict)
+
+
+def parse_claim_reply(reply: Any) -> list[Taken]:
+    """``XREADGROUP ... CLAIM`` entries: ``[id, fields, idle-ms, times-delivered]``.
+
+    ``times-delivered`` counts the deliveries *before* this one (0 for new entries, which
+    also have idle 0). RESP2 (a list of ``[stream, entries]``) or RESP3 (a map).
+    """
+    if not reply:
+        return []
+    streams = reply.items() if isinstance(reply, dict) else reply
+    out: list[Taken] = []
+    append = out.append
+    for _name, entries in streams:
+        for entry in entries or ():
+            entry_id = entry[0]
+            if not isinstance(entry_id, bytes):
+                entry_id = str(entry_id).encode()
+            fields = entry[1]
+            if len(entry) > 3:
+                idle, delivered = int(entry[2]), int(entry[3])
+            else:
+                idle = delivered = 0
+            if isinstance(fields, dict):  # RESP3
+                fields = [x for kv in fields.items() for x in kv]
+            append(
+                Taken(
+                    entry_id,
+                    delivered,
+                    idle,
+                    fields,
+                    new=not (idle or delivered),
+                    deleted=fields is None,
+                )
+            )
+    return out
 
 
 def _text(value: Any) -> bytes:
@@ -192,6 +231,10 @@ class ReliableConsumer:
         self._sweep_cursor = b"0-0"  # ghost sweep cursor (CLAIM mode)
         self._next_sweep = 0.0
         self._next_measure = 0.0
+        # The acknowledgements of a batch go in one XACK, sent at the latest this long after
+        # the first handler returned: a quarter of min_idle at most, so an entry handled here
+        # is acknowledged well before another worker may reclaim it.
+        self._ack_within_s = min(self.min_idle_ms / 4, 100) / 1000
         conn_caps = self.caps or Capabilities("redis", (8, 4, 0) if claim else (7, 0, 0))
         self._conn = Connection(ConnectionSettings(url="(library)"), client, conn_caps)
         self._settler = Settler(self._conn, self.cfg, self._bstream, self._bgroup, self._record)
@@ -351,27 +394,42 @@ class ReliableConsumer:
     def _deliver(self, taken: list[Taken]) -> int:
         delivered = 0
         over: list[Taken] = []
+        ghosts: list[bytes] = []
         for t in taken:
             if not t.new:
                 self.stats.reclaimed += 1
                 if self.metrics is not None:
                     self.metrics.add(self._bstream, self._bgroup, "claimed")
             if t.deleted:
-                self.raw.execute_command("XACK", self.stream, self.group, t.id)
-                self._ghost(t.id)
+                ghosts.append(t.id)
             elif not t.new and self.cfg.over_limit(t.deliveries):
                 over.append(t)
+        if ghosts:
+            self.raw.execute_command("XACK", self.stream, self.group, *ghosts)
+            for entry_id in ghosts:
+                self._ghost(entry_id)
         if over:
             self._settler.taken(self._bme, over)
         skip = {t.id for t in over}
+        done: list[bytes] = []  # handled, not acknowledged yet
+        due = 0.0
         for t in taken:  # the whole batch in hand, even when stopping (each was delivered)
             if t.deleted or t.id in skip:
                 continue
             delivered += 1
-            self._handle(t)
+            if self._handle(t):
+                if not done:
+                    due = time.monotonic() + self._ack_within_s
+                done.append(t.id)
+            if done and time.monotonic() >= due:
+                self._ack(done)
+                done = []
+        if done:
+            self._ack(done)
         return delivered
 
-    def _handle(self, t: Taken) -> None:
+    def _handle(self, t: Taken) -> bool:
+        """Call the handler; True when it returned (the entry is then acknowledged)."""
         flat = t.fields or []
         message = Message(
             stream=self.stream,
@@ -397,16 +455,22 @@ class ReliableConsumer:
                 max_deliveries=self.cfg.max_deliveries,
                 error=f"{type(err).__name__}: {err}",
             )
-            return
-        acked = int(self.raw.execute_command("XACK", self.stream, self.group, t.id))
-        self.stats.handled += 1
-        if not acked:
-            # Reclaimed by another worker while we worked, and acknowledged there first.
-            self.stats.duplicate_acks += 1
-            if self.metrics is not None:
-                self.metrics.add(self._bstream, self._bgroup, "duplicate_acks")
+            return False
+        return True
 
-    def _record(self, item: ItemResult, _idle_ms: int, _handed_back: bool) -> None:
+    def _ack(self, ids: list[bytes]) -> None:
+        """One XACK for entries whose handler returned. XACK counts the entries it removed
+        from the PEL: the others were reclaimed by another worker while ours worked, and
+        acknowledged there first."""
+        acked = int(self.raw.execute_command("XACK", self.stream, self.group, *ids))
+        self.stats.handled += len(ids)
+        duplicates = len(ids) - acked
+        if duplicates:
+            self.stats.duplicate_acks += duplicates
+            if self.metrics is not None:
+                self.metrics.add(self._bstream, self._bgroup, "duplicate_acks", duplicates)
+
+    def _record(self, item: ItemResult, _idle_ms: int) -> None:
         """Outcome of a dead-letter move (the repair scripts' per-entry answer)."""
         if item.outcome == "dlq":
             self.stats.dead_lettered += 1
@@ -452,7 +516,10 @@ class ReliableConsumer:
 
     # -- housekeeping ------------------------------------------------------------------------
     def _maybe_sweep_ghosts(self) -> None:
-        """CLAIM mode: one bounded XAUTOCLAIM ghost-sweep call every ``sweep_interval``."""
+        """CLAIM mode: the ghost sweep, one bounded XAUTOCLAIM call at a time (at most COUNT
+        x 10 PEL entries examined), its cursor kept. A round over the whole PEL starts every
+        ``sweep_interval``; within a round the calls are spread (one every twentieth of the
+        interval), so the housekeeping never doubles the cost of a busy loop's reads."""
         now = time.monotonic()
         if now < self._next_sweep:
             return
@@ -471,11 +538,15 @@ class ReliableConsumer:
         except rex.ResponseError:
             self._next_sweep = now + 60  # no XAUTOCLAIM here: try again later
             return
+        # From Redis 7.2 XAUTOCLAIM creates its consumer even when it claims nothing: delete
+        # it again (atomically with the check that it holds nothing), so no consumer of
+        # pelctl's stays in the worker's group.
+        release_sweeper(self._conn, self._bstream, self._bgroup)
         self._sweep_cursor = _text(reply[0])
         for deleted in reply[2] if len(reply) > 2 else ():
             self._ghost(_text(deleted))
-        if self._sweep_cursor == b"0-0":
-            self._next_sweep = now + self.sweep_interval_s
+        done = self._sweep_cursor == b"0-0"
+        self._next_sweep = now + self.sweep_interval_s / (1 if done else 20)
 
     def _maybe_measure(self) -> None:
         if self.metrics is None:

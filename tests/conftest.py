@@ -36,7 +36,7 @@ import redis
 
 from tests.support.tools import in_ci
 
-pytest_plugins = ["tests.support.fakes"]  # the redis84 fixture (fakeredis as Redis 8.4)
+pytest_plugins = ["tests.support.fakes"]  # the scriptless fixture (a server without scripting)
 
 # The processes the tests start get Ctrl-C as a user's shell gives it. A run started in the
 # background of a non-interactive shell (`nohup ... &`, `(... &)`) has SIGINT ignored, and

@@ -27,30 +27,10 @@ def path(rt: Runtime) -> None:
 def show(rt: Runtime) -> None:
     """Show the resolved settings (secrets redacted), where the URL came from, and file paths."""
     from pelctl.base.paths import audit_path, config_path
+    from pelctl.render import config as render
 
-    s = rt.settings()
-    info = {
-        "config_file": str(config_path()),
-        "config_exists": config_path().exists(),
-        "context": s.context,
-        "url": s.redacted_url,
-        "url_source": s.url_source,
-        "username": s.username,
-        "password": "***" if s.password else None,
-        "tls_ca": s.tls_ca,
-        "tls_cert": s.tls_cert,
-        "tls_key": s.tls_key,
-        "tls_insecure": s.tls_insecure,
-        "cluster": s.cluster,
-        "read_only": s.read_only,
-        "default_group": s.default_group,
-        "client_name": s.client_name,
-        "audit_log": str(audit_path()),
-    }
-    if rt.out.fmt in ("json", "ndjson"):
-        rt.out.document(info)
-        return
-    rt.out.pairs([(k, "-" if v is None else str(v)) for k, v in info.items()])
+    resolved = render.Resolved(rt.settings(), config_path(), config_path().exists(), audit_path())
+    rt.out.result(render.SHOW, resolved)
 
 
 @pelctl_command(config_app, "contexts")
@@ -67,44 +47,12 @@ def get_contexts(rt: Runtime) -> None:
 
 def _list_contexts(rt: Runtime) -> None:
     from pelctl.config import load_config
-    from pelctl.redis.url import redact
-    from pelctl.render.table import Column, TableData
+    from pelctl.render import config as render
 
     cfg = load_config()
     for warning in cfg.warnings:
         rt.warn(warning)
-    records = [
-        {
-            "context": c.name,
-            "current": c.name == cfg.current_context,
-            "url": redact(c.url) if c.url else None,
-            "group": c.group,
-            "read_only": c.read_only,
-            "description": c.description,
-        }
-        for c in cfg.contexts.values()
-    ]
-    cols = (
-        Column("current", " "),
-        Column("name", "NAME"),
-        Column("url", "URL"),
-        Column("group", "GROUP"),
-        Column("read_only", "READ-ONLY"),
-        Column("description", "DESCRIPTION"),
-    )
-    rows = [
-        (
-            "*" if c.name == cfg.current_context else "",
-            c.name,
-            (redact(c.url) if c.url else None) or "-",
-            c.group or "-",
-            "yes" if c.read_only else "no",
-            c.description or "",
-        )
-        for c in cfg.contexts.values()
-    ]
-    caption = None if rows else f"no contexts in {cfg.path}"
-    rt.out.table(TableData(cols, rows, caption=caption), records)
+    rt.out.result(render.contexts(cfg), list(cfg.contexts.values()))
 
 
 @pelctl_command(config_app, "current-context")
@@ -112,15 +60,13 @@ def current_context(rt: Runtime) -> None:
     """Print the config file's current-context (what commands use without --context)."""
     from pelctl.base.errors import OperationFailed
     from pelctl.config import load_config
+    from pelctl.render import config as render
 
     cfg = load_config()
     for warning in cfg.warnings:
         rt.warn(warning)
+    rt.out.result(render.CURRENT, cfg)
     name = cfg.current_context
-    if rt.out.fmt in ("json", "ndjson"):
-        rt.out.document({"current_context": name, "config_file": str(cfg.path)})
-    elif name is not None:
-        rt.out.line(name)
     if name is None:
         where = cfg.path if cfg.exists else f"{cfg.path} (no such file)"
         raise OperationFailed(
@@ -137,20 +83,12 @@ def use_context(
 ) -> None:
     """Set current-context in the config file (comments and everything else kept)."""
     from pelctl.config import set_current_context
+    from pelctl.render import config as render
 
     before = set_current_context(name)
     for warning in before.warnings:
         rt.warn(warning)
-    if rt.out.fmt in ("json", "ndjson"):
-        rt.out.document(
-            {
-                "current_context": name,
-                "previous": before.current_context,
-                "config_file": str(before.path),
-            }
-        )
-    else:
-        rt.out.line(f"switched to context {name} (in {before.path})")
+    rt.out.result(render.SWITCHED, render.Switch(name, before))
     _note_override(rt, name)
 
 

@@ -53,22 +53,10 @@ def down(rt: Runtime) -> None:
 def status(rt: Runtime) -> int:
     """Show whether the demo is running (exit 1 if not)."""
     from pelctl.demo import server as demo
+    from pelctl.render.demo import STATUS
 
     state = demo.status()
-    if rt.out.fmt in ("json", "ndjson"):
-        rt.out.document(
-            {
-                "running": state is not None,
-                "url": state.url if state else None,
-                "pid": state.pid if state else None,
-            }
-        )
-    elif state:
-        rt.out.pairs(
-            [("running", "yes"), ("url", state.url), ("pid", str(state.pid)), ("dir", state.dir)]
-        )
-    else:
-        rt.out.line("not running (start it with: pelctl demo up)")
+    rt.out.result(STATUS, state)
     return 0 if state else 1
 
 

@@ -199,23 +199,13 @@ def list_cmd(
                     left -= 1
                 yield e
 
-    with_dlq = dlq is None
-    known = problems()
-    shown = rt.out.stream(
-        render.entry_columns(with_dlq), render.entry_items(entries(), with_dlq=with_dlq)
-    )
-    warn_decoders(rt, known)
-    if not rt.out.machine:
+    def footer(shown: int) -> str | None:
         total = sum(lengths.values())
-        if not keys:
-            rt.info("no dead-letter streams found")
-        elif cap is not None and shown == cap and total > shown:
-            rt.info(
-                f"showing {shown:,} of {total:,} dead-letter entries (before filters); "
-                "use --limit N or --all"
-            )
-        elif shown == 0:
-            rt.info("no entries" + (" match the filters" if f.active and total else ""))
+        return render.list_footer(shown, dlqs=len(keys), total=total, limit=cap, filtered=f.active)
+
+    known = problems()
+    rt.out.stream(render.entries(with_dlq=dlq is None), entries(), footer=footer)
+    warn_decoders(rt, known)
     return 0
 
 
@@ -235,7 +225,7 @@ def show_cmd(
     The payload is decoded when its format is known (FastStream headers and body, a taskiq
     task, JSON values): shown in full before the raw fields. Names and values that are not
     UTF-8 are shown escaped (\\xNN) and round-trip exactly."""
-    from pelctl.base.binary import escape, unescape
+    from pelctl.base.binary import unescape
     from pelctl.cli.pending import warn_decoders
     from pelctl.core.decoders.registry import problems
     from pelctl.core.dlq.read import get_entry
@@ -244,42 +234,10 @@ def show_cmd(
     refuse_empty_prefix(field_prefix)
     conn = rt.connect()
     e = get_entry(conn, unescape(dlq), unescape(entry_id), field_prefix)
-    now = render.now_ms()
     known = problems()
-    if rt.out.fmt in ("json", "ndjson"):
-        rt.out.document(render.show_json(e, now))
-        warn_decoders(rt, known)
-        return 0
-    if rt.out.fmt in ("csv", "tsv"):
-        table = render.field_rows(e)
-        rt.out.table(table, [{"field": k, "value": v} for k, v in table.rows])
-        return 0
-    rt.out.pairs(render.entry_pairs(e, now), title=f"{escape(e.dlq)} {e.id.decode()}")
-    rt.out.blank()
-    view = render.payload_view(e)
-    if view is not None:
-        _show_payload(rt, view)
-        rt.out.blank()
-    rt.out.table(render.field_rows(e))
+    rt.out.result(render.ShowRenderer(render.now_ms()), e)
     warn_decoders(rt, known)
     return 0
-
-
-def _show_payload(rt: Runtime, view: Any) -> None:  # render.payload.Sections
-    """The decoded payload: its format and scalars, then in the decoder's order tables
-    (headers, labels) and indented JSON (a body, args). Every piece is data, escaped by the
-    output."""
-    from pelctl.render.payload import table_data
-
-    pairs = [("payload", view.format), *view.pairs, *(("note", n) for n in view.notes)]
-    rt.out.pairs(pairs, title="decoded payload")
-    for title, part in view.parts:
-        rt.out.blank()
-        if isinstance(part, str):
-            rt.out.message(f"{title}:", "bold")
-            rt.out.message(part)
-        else:
-            rt.out.table(table_data(title, part))
 
 
 @pelctl_command(dlq_app, "stats")
@@ -305,26 +263,7 @@ def stats_cmd(
     f = _filter(source, reason, since, until)
     conn = rt.connect()
     keys = dlq_keys(conn, dlq, match, field_prefix)
-    s = stats(conn, keys, f, prefix=field_prefix)
-    if rt.out.fmt in ("json", "ndjson"):
-        rt.out.document(render.stats_json(s))
-        return 0
-    if rt.out.fmt in ("csv", "tsv"):
-        doc = render.stats_json(s)
-        records = [
-            {"kind": kind[3:], "key": k, "count": n}
-            for kind in ("by_dlq", "by_source", "by_reason", "by_hour")
-            for k, n in doc[kind].items()
-        ]
-        from pelctl.render.table import TableData
-
-        rt.out.table(TableData(()), records)
-        return 0
-    rt.out.message(render.stats_summary(s))
-    if s.total:
-        for table in render.stats_tables(s):
-            rt.out.blank()
-            rt.out.table(table)
+    rt.out.result(render.STATS, stats(conn, keys, f, prefix=field_prefix))
     return 0
 
 

@@ -67,29 +67,14 @@ def run(
 
 
 def _show_dry_run(rt: Runtime, plans: list[Any], single: bool) -> int:
-    from pelctl.cli.mutate import show_notes, show_plan_rows
-    from pelctl.core.mutations.api import dry_run_result
-    from pelctl.render import dlq as render
+    from pelctl.render import dlq_mutate as render
 
-    out = rt.out
-    docs = [render.result_json(dry_run_result(p), p) for p in plans]
-    if out.fmt == "json":
-        out.document(docs[0] if single else render.combined_json(docs, plans[0].action, True))
-        return 0
-    if out.fmt in ("ndjson", "csv", "tsv"):
-        out.stream(render.plan_columns(plans[0]), render.plan_items(plans))
-        return 0
-    # Text: each DLQ's summary and its notes first, then the first rows of all of them.
-    for p in plans:
-        out.message(f"dry run, nothing changed: {render.plan_summary(p)}")
-        show_notes(rt, p.notes)
-    total = sum(len(p.items) + len(p.missing) for p in plans)
-    show_plan_rows(rt, render.plan_columns(plans[0]), render.plan_items(plans), total)
+    rt.out.result(render.DryRunRenderer(single, rows=rt.dry_run_rows), plans)
     return 0
 
 
 def _confirm(rt: Runtime, plans: list[Any]) -> bool:
-    from pelctl.render import dlq as render
+    from pelctl.render import dlq_mutate as render
 
     if rt.yes:
         return True
@@ -203,40 +188,6 @@ def _apply(rt: Runtime, conn: Any, plans: list[Any], single: bool) -> int:
 
 
 def _show_results(rt: Runtime, results: list[Any], single: bool) -> None:
-    from pelctl.render import dlq as render
-    from pelctl.render.table import TableData
+    from pelctl.render import dlq_mutate as render
 
-    out = rt.out
-    docs = [render.result_json(r) for r in results]
-    if out.fmt in ("json", "ndjson"):
-        out.document(docs[0] if single else render.combined_json(docs, results[0].action, False))
-        return
-    if out.fmt in ("csv", "tsv"):
-        out.table(
-            TableData(()),
-            [
-                {
-                    "action": d["action"],
-                    "dlq": d["dlq"],
-                    "dry_run": False,
-                    "matched": d["matched"],
-                    "applied": d["applied"],
-                    "skipped": d["skipped"],
-                    "failed_count": d["failed_count"],
-                    "interrupted": d["interrupted"],
-                }
-                for d in docs
-            ],
-        )
-        return
-    for result in results:
-        out.message(render.result_summary(result))
-        if result.failed:
-            out.blank()
-            table = render.failed_table(result)
-            shown = table.rows[:50]
-            out.table(TableData(table.columns, shown, title=table.title))
-            if len(table.rows) > len(shown):
-                rt.info(f"... and {len(table.rows) - len(shown):,} more (use -o json for all)")
-        for note in result.notes:
-            rt.info(f"note: {note}")
+    rt.out.result(render.AppliedRenderer(single), results)

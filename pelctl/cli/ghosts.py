@@ -7,17 +7,12 @@ belongs to the repairs: its branch hands the same targets to the mutation layer
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
 from pelctl.cli.targets import GroupArg, GroupOpt, pick_group, refuse_empty
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from pelctl.core.ghosts import Ghost, GhostStats
 
 
 def register(app: typer.Typer) -> None:
@@ -81,7 +76,7 @@ def register(app: typer.Typer) -> None:
         --full. In pipes the output is NDJSON; on a terminal a table."""
         from pelctl.base.binary import unescape
         from pelctl.core.ghosts import GhostStats, iter_ghosts
-        from pelctl.render import histogram as render
+        from pelctl.render import ghosts as render
 
         refuse_empty("--consumer", consumer)
         group, _ = pick_group(rt, group, group_opt)
@@ -111,58 +106,17 @@ def register(app: typer.Typer) -> None:
             stats=stats,
             progress=bar.update if bar.enabled else None,
         )
-        out = rt.out
         if count_only:
             with bar:
                 for _ in ghosts:
                     pass
-            counts = {"ghosts": stats.ghosts, "trimmed": stats.trimmed, "deleted": stats.deleted}
-            if out.fmt in ("json", "ndjson"):
-                out.document(counts)
-            else:
-                out.pairs([(k, f"{v:,}") for k, v in counts.items()])
+            rt.out.result(render.COUNTS, stats)
             return None
-        if limit is not None:
-            ghosts = _limited(ghosts, limit)
-        items = ((render.ghost_row(x), render.ghost_json(x), render.ghost_style(x)) for x in ghosts)
+
+        def footer(shown: int) -> str:
+            bar.close()  # gone from stderr before the summary is said
+            return render.summary(stats, shown, limit)
+
         with bar:
-            shown = out.stream(render.GHOST_COLUMNS, items)
-        if not out.machine:
-            rt.info(summary(stats, shown, limit))
+            rt.out.stream(render.GHOSTS, ghosts, limit=limit, footer=footer)
         return None
-
-
-def _limited(items: Iterator[Ghost], limit: int) -> Iterator[Ghost]:
-    for n, item in enumerate(items, 1):
-        yield item
-        if n >= limit:
-            return
-
-
-def summary(stats: GhostStats, shown: int, limit: int | None) -> str:
-    """One line for stderr: what was found and what was checked."""
-    b = stats.bounds
-    if limit is not None and shown >= limit:
-        head = f"showing the first {shown:,} ghosts (--limit)"
-    else:
-        head = (
-            f"{stats.ghosts:,} ghost{'s' if stats.ghosts != 1 else ''} "
-            f"({stats.trimmed:,} trimmed, {stats.deleted:,} deleted)"
-        )
-    if b is None:
-        return head
-    if b.first_id is None:
-        return f"{head}; the stream is empty, so every pending entry is a ghost"
-    if stats.checked_to is None:
-        scope = (
-            f"no entry was ever deleted with XDEL (max-deleted-entry-id "
-            f"{(b.max_deleted_id or b'-').decode()}), so only trimmed entries can be ghosts"
-        )
-    elif stats.full:
-        scope = f"checked every entry from the first id {b.first_id.decode()}"
-    else:
-        scope = (
-            f"checked entries from the first id {b.first_id.decode()} up to "
-            f"max-deleted-entry-id {stats.checked_to.decode()} (--full checks all)"
-        )
-    return f"{head}; {scope}"

@@ -93,22 +93,4 @@ def register(app: typer.Typer) -> None:
                 max_server_ms=max_server_ms,
                 progress=bar.update if bar.enabled else None,
             )
-        out = rt.out
-        if out.fmt == "json":
-            out.document(render.to_json(result))
-            return
-        if out.fmt == "ndjson":
-            out.document(render.records(result))
-            return
-        if out.fmt in ("csv", "tsv"):
-            out.table(render.table(result, with_bar=False), render.records(result))
-            return
-        label_width = max((len(r[0]) for r in render.table(result, 0).rows), default=8)
-        width = out.console.width if out.fmt == "table" else 100
-        bar_width = max(10, min(50, width - label_width - 30))
-        data = render.table(result, bar_width)
-        if out.fmt == "table":
-            from dataclasses import replace
-
-            data = replace(data, caption=render.caption(result, max_server_ms))
-        out.table(data)
+        rt.out.result(render.HistogramRenderer(max_server_ms), result)

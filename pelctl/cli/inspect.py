@@ -89,30 +89,4 @@ def register(app: typer.Typer) -> None:
             dead_after_ms=dead_ms,
             lock_key=lock_key,
         )
-        out = rt.out
-        if out.fmt in ("json", "ndjson"):
-            out.document(render.to_json(result))
-            return
-        if out.fmt in ("csv", "tsv"):
-            records = [
-                {
-                    "stream": render.escape(result.stream),
-                    "group": render.escape(g.name),
-                    **render.consumer_json(c),
-                }
-                for g in result.groups
-                for c in g.consumers
-            ]
-            out.table(render.groups_table(result), records)
-            return
-        out.pairs(render.summary_pairs(result))
-        for table in render.tables(result):
-            out.blank()
-            out.table(table)
-        if result.advice:
-            out.blank()
-            out.message("Advice:", style="bold")
-            for advice in result.advice:
-                out.message(f"  • {advice.message}")
-                if advice.command:
-                    out.message(f"      {advice.command}", style="cyan")
+        rt.out.result(render.INSPECT, result)

@@ -17,7 +17,6 @@ Only typer is imported at module level; everything else loads inside the functio
 
 from __future__ import annotations
 
-import itertools
 import sys
 import time
 from collections.abc import Callable
@@ -98,11 +97,6 @@ def run_mutation(
     return confirm_and_apply(rt, conn, plan, warnings=said)
 
 
-def _warn(rt: Runtime, lines: list[str]) -> None:
-    for line in lines:
-        rt.warn(line)
-
-
 def save_plan(
     rt: Runtime,
     plan: Any,
@@ -110,22 +104,12 @@ def save_plan(
     *,
     warnings: Callable[[bool], list[str]] | None = None,
 ) -> int:
-    from pelctl.core.mutations.api import dry_run_result
     from pelctl.core.plan.file import save
     from pelctl.render import repair as render
 
     saved = save(plan, path)
     said = warnings(False) if warnings and plan.count else []
-    if rt.out.fmt in ("json", "ndjson"):
-        doc = render.result_to_json(dry_run_result(plan))
-        doc["plan_file"] = str(saved)
-        if said:
-            doc["warnings"] = said
-        rt.out.document(doc)
-    else:
-        rt.out.line(f"plan saved to {saved}: {render.plan_summary(plan)}")
-        rt.info(f"review it, then run: pelctl apply {saved}")
-        _warn(rt, said)
+    rt.out.result(render.SavedRenderer(said), render.Saved(plan, str(saved)))
     return 0
 
 
@@ -136,65 +120,12 @@ def show_dry_run(
     *,
     warnings: Callable[[bool], list[str]] | None = None,
 ) -> int:
-    """The plan of a dry run. In text: the summary first, its notes and warnings right after
-    it, then the first rows (every one with ``--all-rows``) and how many more there are;
-    JSON, NDJSON, CSV and TSV always hold every row."""
-    from pelctl.core.mutations.api import dry_run_result
+    """The plan of a dry run (:class:`pelctl.render.repair.DryRunRenderer`)."""
     from pelctl.render import repair as render
 
-    result = dry_run_result(plan)
     said = warnings(False) if warnings and plan.count else []
-    out = rt.out
-    if out.fmt == "json":
-        doc = render.result_to_json(result, plan)
-        if said:
-            doc["warnings"] = said
-        out.document(doc)
-        return 0
-    if out.fmt == "ndjson":
-        out.stream(render.plan_columns(plan), render.plan_rows(plan))
-        doc = render.result_to_json(result)
-        if said:
-            doc["warnings"] = said
-        out.document(doc)
-        return 0
-    if out.fmt in ("csv", "tsv"):
-        out.stream(render.plan_columns(plan), render.plan_rows(plan))
-        _warn(rt, said)
-        return 0
-    if header:
-        out.message(header)
-    out.message(f"dry run, nothing changed: {render.plan_summary(plan)}")
-    show_notes(rt, plan.notes, said)
-    show_plan_rows(
-        rt, render.plan_columns(plan), render.plan_rows(plan), len(plan.items) + len(plan.missing)
-    )
+    rt.out.result(render.DryRunRenderer(said, header=header, rows=rt.dry_run_rows), plan)
     return 0
-
-
-def show_notes(rt: Runtime, notes: Any, warnings: list[str] | None = None) -> None:
-    """A plan's notes (poison, lock keys, the ordered path) and warnings on stderr, in line
-    with what stdout printed before them."""
-    if not notes and not warnings:
-        return
-    sys.stdout.flush()
-    for note in notes:
-        rt.info(f"note: {note}")
-    _warn(rt, warnings or [])
-    sys.stderr.flush()
-
-
-def show_plan_rows(rt: Runtime, columns: Any, rows: Any, total: int) -> None:
-    """The first :attr:`Runtime.dry_run_rows` rows of a plan, then ``... and N more``."""
-    if not total:
-        return
-    limit = rt.dry_run_rows
-    out = rt.out
-    out.blank()
-    shown = out.stream(columns, itertools.islice(rows, limit))
-    if shown < total:
-        sys.stdout.flush()
-        rt.info(f"... and {total - shown:,} more (--all-rows or -o json for all)")
 
 
 def confirm(rt: Runtime, plan: Any, preface: str | None = None) -> bool:
@@ -267,28 +198,5 @@ def confirm_and_apply(
 def show_result(rt: Runtime, result: Any, warnings: list[str] | None = None) -> None:
     """The result; ``warnings`` go to stderr (JSON: the document's ``warnings`` list)."""
     from pelctl.render import repair as render
-    from pelctl.render.table import TableData
 
-    out = rt.out
-    if out.fmt in ("json", "ndjson"):
-        doc = render.result_to_json(result)
-        if warnings:
-            doc["warnings"] = list(warnings)
-        out.document(doc)
-        return
-    if out.fmt in ("csv", "tsv"):
-        record = render.result_record(result)
-        out.table(TableData(()), [record])
-        _warn(rt, warnings or [])
-        return
-    out.message(render.result_summary(result))
-    if result.failed:
-        out.blank()
-        shown = result.failed[:50]
-        table = render.failed_table(result)
-        out.table(TableData(table.columns, table.rows[: len(shown)], title=table.title))
-        if len(result.failed) > len(shown):
-            rt.info(f"... and {len(result.failed) - len(shown):,} more (use -o json for all)")
-    for note in result.notes:
-        rt.info(f"note: {note}")
-    _warn(rt, warnings or [])
+    rt.out.result(render.AppliedRenderer(warnings or ()), result)

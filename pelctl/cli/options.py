@@ -279,7 +279,7 @@ class Runtime:
         self.command = command
         fmt = options.get("output")
         self.out = _make_output(
-            fmt.value if fmt else None, options.get("no_color", False), pipe_default
+            fmt.value if fmt else None, options.get("no_color", False), pipe_default, self
         )
         self.verbose = int(options.get("verbose") or 0)
         self._settings: ConnectionSettings | None = None
@@ -297,11 +297,9 @@ class Runtime:
 
     @property
     def dry_run_rows(self) -> int | None:
-        """How many plan rows a dry run shows: None (every one) with ``--all-rows`` or in a
-        machine format."""
-        if self.options.get("all_rows") or self.out.machine:
-            return None
-        return DRY_RUN_ROWS
+        """How many plan rows a dry run shows in text: None (every one) with ``--all-rows``
+        (JSON, NDJSON, CSV and TSV always hold every row)."""
+        return None if self.options.get("all_rows") else DRY_RUN_ROWS
 
     # -- connection ------------------------------------------------------------------------
     def settings(self) -> ConnectionSettings:
@@ -376,10 +374,10 @@ def _shown(text: str) -> str:
     return clean(text)
 
 
-def _make_output(fmt: str | None, no_color: bool, pipe_default: str):
+def _make_output(fmt: str | None, no_color: bool, pipe_default: str, rt: Runtime):
     from pelctl.cli.output import Output
 
-    return Output(fmt, no_color=no_color, pipe_default=pipe_default)
+    return Output(fmt, no_color=no_color, pipe_default=pipe_default, info=rt.info, warn=rt.warn)
 
 
 def _ask_password() -> str:

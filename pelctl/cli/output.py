@@ -1,15 +1,20 @@
-"""Output in every format of SPEC §3, for whole tables and for streams of rows.
+"""Output in every format of the ``-o`` option, for whole results and streams of rows.
 
 - ``table``: rich, coloured (default on a terminal);
 - ``plain`` and ``markdown``: tabulate text tables (``plain`` is the default in pipes);
 - ``json``: one document; ``ndjson``: one object a line;
 - ``csv`` / ``tsv``: the machine records (raw numbers, not humanised), with a header.
 
+This is the one place that looks at the format. A command hands over a result and its
+renderer (:meth:`Output.result`) or items and their row renderer (:meth:`Output.stream`);
+the renderer protocol (:mod:`pelctl.render.protocol`) says what each format shows, and
+this module writes it.
+
 Data is never trusted as markup or terminal control (docs/security.md). Every text written
 here goes through one function per surface: :func:`pelctl.base.binary.clean` for terminal
 text (rich gets ``Text`` objects on a console with markup and emoji codes off),
-:func:`pelctl.base.binary.json_text` for JSON and NDJSON, :func:`csv_cell` for CSV/TSV cells
-(escaped, and spreadsheet formulas neutralised).
+:func:`pelctl.base.binary.json_text` for JSON and NDJSON, :func:`pelctl.cli.cells.csv_cell`
+for CSV/TSV cells (escaped, and spreadsheet formulas neutralised).
 """
 
 from __future__ import annotations
@@ -17,33 +22,72 @@ from __future__ import annotations
 import csv
 import itertools
 import os
-import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pelctl.base.binary import clean, json_text
+from pelctl.cli.cells import cells_of, clean_row, csv_cell, ellipsis, rich_text
+from pelctl.render.protocol import (
+    PLAIN_WIDTH,
+    Aside,
+    Blank,
+    Doc,
+    Line,
+    Lines,
+    Message,
+    Note,
+    Pairs,
+    Part,
+    Records,
+    ResultRenderer,
+    RowRenderer,
+    Stream,
+)
 from pelctl.render.table import Column, TableData, fit, natural_widths
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from pelctl.render.report import Report
-
 FORMATS = ("table", "json", "ndjson", "csv", "tsv", "markdown", "plain")
 _TABULATE = {"plain": "plain", "markdown": "github"}
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def stdout_is_tty() -> bool:
     return sys.stdout.isatty()
 
 
+def _to_stderr(text: str) -> None:
+    sys.stderr.write(clean(text) + "\n")
+
+
+def _warn_stderr(text: str) -> None:
+    _to_stderr(f"warning: {text}")
+
+
 class Output:
-    def __init__(self, fmt: str | None, *, no_color: bool = False, pipe_default: str = "plain"):
+    """The chosen format (``-o``, else ``table`` on a terminal and ``pipe_default`` in a
+    pipe) and the writing of every part in it. ``info`` and ``warn`` say a line on stderr
+    (the runtime's: secrets redacted)."""
+
+    def __init__(
+        self,
+        fmt: str | None,
+        *,
+        no_color: bool = False,
+        pipe_default: str = "plain",
+        info: Callable[[str], None] = _to_stderr,
+        warn: Callable[[str], None] = _warn_stderr,
+    ):
         self.is_tty = stdout_is_tty()
         self.fmt = fmt or ("table" if self.is_tty else pipe_default)
         self.no_color = no_color or bool(os.environ.get("NO_COLOR"))
         self._console: Console | None = None
+        self._info = info
+        self._warn = warn
 
     # -- consoles --------------------------------------------------------------------------
     @property
@@ -64,6 +108,80 @@ class Output:
     @property
     def machine(self) -> bool:
         return self.fmt in ("json", "ndjson", "csv", "tsv")
+
+    @property
+    def width(self) -> int:
+        """The width a text view is laid out for: the terminal's for a ``table``; plain and
+        markdown are never fitted."""
+        return self.console.width if self.fmt == "table" else PLAIN_WIDTH
+
+    # -- through a renderer ------------------------------------------------------------------
+    def result(self, renderer: ResultRenderer[R], result: R) -> None:
+        """Show one whole result: the renderer's face for the chosen format."""
+        if self.fmt == "json":
+            parts = renderer.json(result)
+        elif self.fmt == "ndjson":
+            parts = renderer.ndjson(result)
+        elif self.fmt in ("csv", "tsv"):
+            parts = renderer.delimited(result)
+        else:
+            parts = renderer.view(result, self.width)
+        self.show(parts)
+
+    def stream(
+        self,
+        renderer: RowRenderer[T],
+        items: Iterable[T],
+        *,
+        limit: int | None = None,
+        footer: Callable[[int], str | None] | None = None,
+        sparse: bool = False,
+    ) -> int:
+        """Write items as they come (:class:`~pelctl.render.protocol.Stream`); returns how
+        many were written."""
+        return self._stream(Stream(renderer, items, limit, footer, sparse))
+
+    def show(self, parts: Iterable[Part]) -> None:
+        """Write each part as it comes (a view may be a generator: the parts of a search's
+        matches, written as they are found)."""
+        for part in parts:
+            self._show(part)
+            sys.stdout.flush()
+
+    def _show(self, part: Part) -> None:
+        if isinstance(part, Doc):
+            self.document(part.value)
+        elif isinstance(part, Records):
+            self.table(TableData(()), part.records)
+        elif isinstance(part, Stream):
+            self._stream(part)
+        elif isinstance(part, TableData):
+            self.table(part)
+        elif isinstance(part, Pairs):
+            self.pairs(list(part.pairs), part.title)
+        elif isinstance(part, Message):
+            self.message(part.text, part.style)
+        elif isinstance(part, Line):
+            self.line(part.text)
+        elif isinstance(part, Lines):
+            for text in part.lines:
+                self.line(text)
+                sys.stdout.flush()
+        elif isinstance(part, Blank):
+            self.blank()
+        elif isinstance(part, Note):
+            self.note(part.text, warning=part.warning)
+        elif isinstance(part, Aside):
+            if self.fmt == "table":
+                self.console.print(rich_text(part.text))
+        else:  # pragma: no cover - a Part this module does not know
+            raise TypeError(f"not an output part: {part!r}")
+
+    def note(self, text: str, *, warning: bool = False) -> None:
+        """A line on stderr, after everything stdout printed before it."""
+        sys.stdout.flush()
+        (self._warn if warning else self._info)(text)
+        sys.stderr.flush()
 
     # -- whole results ---------------------------------------------------------------------
     def document(self, obj: Any) -> None:
@@ -93,9 +211,9 @@ class Output:
             t.add_column(style="bold")
             t.add_column()
             for k, v in pairs:
-                t.add_row(_text(k), _text(v))
+                t.add_row(rich_text(k), rich_text(v))
             if title:
-                self.console.print(_text(title, "bold"))
+                self.console.print(rich_text(title, "bold"))
             self.console.print(t)
         else:
             pairs = [(clean(k), clean(v)) for k, v in pairs]
@@ -103,65 +221,11 @@ class Output:
             for k, v in pairs:
                 self.line(f"{k + ':':<{width + 1}} {v}")
 
-    def report(self, report: Report) -> None:
-        """A result of several parts (:class:`pelctl.render.report.Report`): its document
-        (``json``, ``ndjson`` on one line), its rows (``csv``, ``tsv``) or its sections."""
-        if self.fmt in ("json", "ndjson"):
-            self.document(report.record)
-        elif self.fmt in ("csv", "tsv"):
-            self._delimited(list(report.rows), header=True)
-        else:
-            self._sections(report)
-
-    def stream_reports(self, reports: Iterable[Report]) -> int:
-        """Reports written as they come, each at once: a JSON array of their documents (one
-        document a line in ``ndjson``), their rows under one header (``csv``, ``tsv``), or
-        their sections with a blank line between. Returns the count of reports."""
-        if self.fmt in ("json", "ndjson"):
-            return self.stream((), (((), r.record, None) for r in reports), flush_every=1)
-        if self.fmt in ("csv", "tsv"):
-            seen = 0
-
-            def each() -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
-                nonlocal seen
-                for r in reports:
-                    seen += 1
-                    for row in r.rows:
-                        yield (), row, None
-
-            self.stream((), each(), flush_every=1)
-            return seen
-        n = 0
-        for r in reports:
-            if n:
-                self.blank()
-            self._sections(r)
-            sys.stdout.flush()
-            n += 1
-        return n
-
-    def _sections(self, report: Report) -> None:
-        from pelctl.render.report import Lines, Pairs
-
-        for i, section in enumerate(report.sections):
-            if i:
-                self.blank()
-            if isinstance(section, Pairs):
-                self.pairs(list(section.pairs), title=section.title)
-            elif isinstance(section, Lines):
-                self.message(section.title, style="bold")
-                for text, command in section.lines:
-                    self.message(f"  • {text}")
-                    if command:
-                        self.message(f"      {command}", style="cyan")
-            else:
-                self.table(section)
-
     def message(self, text: str, style: str | None = None) -> None:
         """Our own (possibly multi-line) text with data in it: data is escaped, and only the
         line breaks pelctl put there are kept."""
         if self.fmt == "table":
-            self.console.print(_text(text, style, keep="\n"))
+            self.console.print(rich_text(text, style, keep="\n"))
         else:
             self.line(text)
 
@@ -172,33 +236,75 @@ class Output:
     def line(self, text: str) -> None:
         sys.stdout.write(clean(text, keep="\n") + "\n")
 
-    # -- streams of rows -------------------------------------------------------------------
-    def stream(
-        self,
-        columns: tuple[Column, ...],
-        items: Iterable[tuple[tuple[str, ...], dict[str, Any], str | None]],
-        *,
-        title: str | None = None,
-        flush_every: int = 1000,
-        sample: int = 200,
-    ) -> int:
-        """Write rows as they come (``(display_row, record, style)``); returns the count.
+    # -- --watch in a pipe: frames appended (pelctl/cli/watch.py) --------------------------
+    def frame(self, n: int, at: str, text: str) -> None:
+        """Frame ``n`` of ``--watch``, ``text`` as the command printed it at ``at``: in
+        ``json`` its document on one line; in ``ndjson`` a marker ``{"frame", "at",
+        "records"}`` and then its records; otherwise a ``# <at> frame N`` line first (text
+        tables: after a blank line). docs/formats.md has the details."""
+        w = sys.stdout.write
+        if self.fmt == "json":
+            import json
 
-        Text formats print the header first, then each row aligned to the widths of the
-        first ``sample`` rows, so output starts before the scan ends and memory stays flat
-        (a search whose matches are far apart passes ``sample=1`` and ``flush_every=1``:
-        each row is written when it is found).
-        """
+            try:
+                text = json_text(json.loads(text)) + "\n"
+            except ValueError:
+                pass  # not one document: as it came
+            w(text)
+        elif self.fmt == "ndjson":
+            records = sum(1 for line in text.splitlines() if line.strip())
+            w(json_text({"frame": n, "at": at, "records": records}) + "\n")
+            w(text)
+        else:
+            if n > 1 and self.fmt in ("table", "plain", "markdown"):
+                w("\n")
+            w(f"# {at} frame {n}\n")
+            w(text)
+
+    def frame_failed(self, n: int, at: str, message: str, retry_s: float) -> None:
+        """Frame ``n`` failed (``message``; retried in ``retry_s``): in ``ndjson`` a marker
+        with ``records`` 0 and the ``error``; in ``json`` nothing (one document a line);
+        otherwise a ``# <at> frame N failed: ...`` line."""
+        if self.fmt == "ndjson":
+            marker = {
+                "frame": n,
+                "at": at,
+                "records": 0,
+                "error": message,
+                "retry_in_s": round(retry_s, 3),
+            }
+            sys.stdout.write(json_text(marker) + "\n")
+        elif self.fmt != "json":
+            sys.stdout.write(f"# {at} frame {n} failed: {message}\n")
+
+    # -- streams of rows -------------------------------------------------------------------
+    def _stream(self, part: Stream[Any], flush_every: int = 1000) -> int:
+        """Text formats print the header first, then each row aligned to the widths of the
+        first page, so output starts before the scan ends and memory stays flat; machine
+        formats write each record."""
+        items: Iterable[Any] = part.items
+        if part.limit is not None:
+            items = itertools.islice(items, part.limit)
+        sample = 200
+        if part.sparse:
+            flush_every, sample = 1, 1
+        if self.fmt not in ("json", "ndjson", "csv", "tsv"):
+            n = self._stream_text(part.renderer, items, flush_every, sample)
+            if part.footer is not None:
+                said = part.footer(n)
+                if said:
+                    self.note(said)
+            return n
+        records = map(part.renderer.record, items)
         out = sys.stdout
         n = 0
-        if self.fmt in ("json",):
+        if self.fmt == "json":
             # A JSON array written incrementally: still streaming, still valid JSON. "[" waits
             # for the first item, so an error raised by the source (a missing group) leaves
             # stdout empty rather than holding a lone "[".
-            iterator = iter(items)
-            first = next(iterator, None)
+            first = next(records, None)
             out.write("[")
-            for _row, record, _style in itertools.chain([first] if first else [], iterator):
+            for record in itertools.chain([first] if first is not None else [], records):
                 out.write(("\n  " if n == 0 else ",\n  ") + json_text(record))
                 n += 1
                 if n % flush_every == 0:
@@ -206,33 +312,36 @@ class Output:
             out.write("\n]\n" if n else "]\n")
             return n
         if self.fmt == "ndjson":
-            for _row, record, _style in items:
+            for record in records:
                 out.write(json_text(record) + "\n")
                 n += 1
                 if n % flush_every == 0:
                     out.flush()
             return n
-        if self.fmt in ("csv", "tsv"):
-            writer = csv.writer(
-                out, delimiter="," if self.fmt == "csv" else "\t", lineterminator="\n"
-            )
-            for _row, record, _style in items:
-                if n == 0:
-                    writer.writerow([csv_cell(k) for k in record])
-                writer.writerow([csv_cell(v) for v in record.values()])
-                n += 1
-                if n % flush_every == 0:
-                    out.flush()
-            return n
-        return self._stream_text(columns, items, title, flush_every, sample)
+        writer = csv.writer(out, delimiter="," if self.fmt == "csv" else "\t", lineterminator="\n")
+        for record in records:
+            if n == 0:
+                writer.writerow([csv_cell(k) for k in record])
+            writer.writerow([csv_cell(v) for v in record.values()])
+            n += 1
+            if n % flush_every == 0:
+                out.flush()
+        return n
 
-    def _stream_text(self, columns, items, title, flush_every, sample=200) -> int:
+    def _stream_text(
+        self,
+        renderer: RowRenderer[Any],
+        items: Iterable[Any],
+        flush_every: int,
+        sample: int = 200,
+    ) -> int:
+        columns = renderer.columns
         buffered: list[tuple[tuple[str, ...], str | None]] = []
-        iterator: Iterator = iter(items)
+        iterator: Iterator[Any] = iter(items)
         n = 0
         # Widths come from the first rows (up to ``sample``), then stay fixed.
-        for row, _record, style in iterator:
-            buffered.append((self._cells(row), style))
+        for item in iterator:
+            buffered.append((self._cells(renderer.row(item)), renderer.style(item)))
             if len(buffered) >= sample:
                 break
         fit_row = self._row_fitter(columns, [row for row, _ in buffered])
@@ -242,11 +351,9 @@ class Output:
             text = sep.join(fit_row(cells)).rstrip()
             return f"| {text} |" if self.fmt == "markdown" else text
 
-        if title and self.fmt == "table":
-            self.console.print(_text(title, "bold"))
         header = fmt_row([clean(c.header) for c in columns])
         if self.fmt == "table":
-            self.console.print(_text(header, "bold"))
+            self.console.print(rich_text(header, "bold"))
         else:
             self.line(header)
         if self.fmt == "markdown":
@@ -258,7 +365,7 @@ class Output:
         def emit(row: tuple[str, ...], style: str | None) -> None:
             text = fmt_row(row)  # cells cleaned by the caller
             if self.fmt == "table" and style and not self.no_color:
-                self.console.print(_text(text, style))
+                self.console.print(rich_text(text, style))
             else:
                 sys.stdout.write(text + "\n")
 
@@ -266,8 +373,8 @@ class Output:
             emit(row, style)
             n += 1
         sys.stdout.flush()
-        for row, _record, style in iterator:
-            emit(self._cells(row), style)
+        for item in iterator:
+            emit(self._cells(renderer.row(item)), renderer.style(item))
             n += 1
             if n % flush_every == 0:
                 sys.stdout.flush()
@@ -313,7 +420,7 @@ class Output:
                 size = cells_of(cell)
                 if size > w:
                     if shrinkable and size > w + spare:
-                        cell = _ellipsis(cell, w + spare)
+                        cell = ellipsis(cell, w + spare)
                         size = cells_of(cell)
                     spare = max(0, spare - (size - w))
                 if right:
@@ -330,7 +437,7 @@ class Output:
     def _cells(self, row: Sequence[str]) -> tuple[str, ...]:
         """Display cells: controls escaped; in Markdown a ``|`` from data is escaped too, so
         a name cannot add a column."""
-        cells = _clean_row(row)
+        cells = clean_row(row)
         if self.fmt == "markdown":
             return tuple(c.replace("|", "\\|") for c in cells)
         return cells
@@ -344,7 +451,7 @@ class Output:
         from rich.table import Table
         from rich.text import Text
 
-        rows = [_clean_row(row) for row in data.rows]
+        rows = [clean_row(row) for row in data.rows]
         layout = fit(
             data.columns,
             natural_widths(data.columns, rows, cells_of),
@@ -355,13 +462,13 @@ class Output:
         # Title and caption on lines of their own: wrapped at the terminal's width, not
         # at the (maybe narrower) table's.
         if data.title:
-            self.console.print(_text(data.title, "bold"))
+            self.console.print(rich_text(data.title, "bold"))
         t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
         for i, w in zip(layout.keep, layout.widths, strict=True):
             c = data.columns[i]
             if layout.fits:
                 t.add_column(
-                    _text(c.header),
+                    rich_text(c.header),
                     justify=c.justify,
                     style=c.style,
                     width=w,
@@ -370,7 +477,7 @@ class Output:
                 )
             else:  # rich squeezes: headers and text wrap (a column is never cropped away)
                 ident = c.key == "id" or c.key.endswith("_id")
-                t.add_column(_text(c.header), justify=c.justify, style=c.style, no_wrap=ident)
+                t.add_column(rich_text(c.header), justify=c.justify, style=c.style, no_wrap=ident)
         styles = data.row_styles or [None] * len(rows)
         for row, style in zip(rows, styles, strict=False):
             t.add_row(
@@ -378,7 +485,7 @@ class Output:
             )
         self.console.print(t)
         if data.caption:
-            self.console.print(_text(data.caption))
+            self.console.print(rich_text(data.caption))
 
     def _tabulate(self, data: TableData) -> None:
         from tabulate import tabulate
@@ -413,53 +520,3 @@ class Output:
             writer.writerow([csv_cell(k) for k in keys])
         for record in records:
             writer.writerow([csv_cell(record.get(k, "")) for k in keys])
-
-
-# A string cell a spreadsheet would run as a formula (OWASP "CSV injection"); plain numbers
-# written as text ("-5", "+1.5") are numbers to a spreadsheet too and stay as they are.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\Z")
-
-
-def csv_cell(value: Any) -> str:
-    """One CSV/TSV cell: numbers as numbers; text escaped like a terminal's (no control
-    character), and a leading ``= + - @``, tab or CR neutralised with a ``'`` prefix."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    text = json_text(value) if isinstance(value, (dict, list)) else str(value)
-    if text.startswith(_FORMULA_START) and not _NUMBER.match(text):
-        text = "'" + text
-    return clean(text)
-
-
-def _clean_row(row: Sequence[str]) -> tuple[str, ...]:
-    return tuple(clean(cell) for cell in row)
-
-
-def cells_of(text: str) -> int:
-    """Terminal cells ``text`` takes (wide characters count 2); ASCII without a lookup."""
-    if text.isascii():
-        return len(text)
-    from rich.cells import cell_len
-
-    return cell_len(text)
-
-
-def _ellipsis(text: str, width: int) -> str:
-    """``text`` cut to ``width`` terminal cells, ending in ``…``."""
-    from rich.text import Text
-
-    cut = Text(text)
-    cut.truncate(max(1, width), overflow="ellipsis")
-    return cut.plain
-
-
-def _text(text: str, style: str | None = None, keep: str = ""):  # rich Text
-    """Data as a rich ``Text``: never parsed as markup, control characters escaped."""
-    from rich.text import Text
-
-    return Text(clean(text, keep=keep), style=style or "")

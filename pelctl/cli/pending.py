@@ -129,21 +129,16 @@ def register(app: typer.Typer) -> None:
 
             if wanted():
                 entries = _with_progress(entries, conn, s, g, rt.out.no_color)
-        # json/ndjson/csv/tsv write the record only (no display row); a payload is decoded
-        # once for both.
-        machine = rt.out.machine
-        items = (render.item(e, with_payload, machine) for e in entries)
+        footer = None
+        if cap is not None:  # a full page: how many there are in all (one XPENDING)
+
+            def footer(shown: int) -> str | None:
+                return render.more(shown, count_pending(conn, s, g)) if shown == cap else None
+
         known = problems()
-        shown = rt.out.stream(render.columns(with_payload), items)
+        rt.out.stream(render.renderer(with_payload), entries, footer=footer)
         if with_payload:
             warn_decoders(rt, known)
-        if cap is not None and shown == cap and not rt.out.machine:
-            total = count_pending(conn, s, g)
-            if total > shown:
-                rt.info(
-                    f"showing {shown:,} of {total:,} pending (before filters); "
-                    "use --limit N or --all"
-                )
 
 
 def warn_decoders(rt: Runtime, before: dict[str, str]) -> None:
@@ -161,14 +156,14 @@ def _with_progress(entries, conn, stream: bytes, group: bytes, no_color: bool):
     """Pass entries through, driving a progress bar on stderr (position in the id range)."""
     from pelctl.cli.progress import ScanProgress
     from pelctl.core.models import id_ms
-    from pelctl.redis.scan import group_meta
+    from pelctl.core.pending import last_delivered_ms
 
     iterator = iter(entries)
     first = next(iterator, None)  # runs the group checks first: their errors win
     if first is None:
         return
     lo = id_ms(first.id)
-    hi = group_meta(conn.raw(stream), stream, group).last_delivered[0]
+    hi = last_delivered_ms(conn, stream, group)
     width = max(hi - lo, 1)
     with ScanProgress("pending --all", no_color=no_color) as bar:
         yield first

@@ -24,12 +24,10 @@ LOOP_PANEL = "Loop"
 REPAIR_PANEL = "Repair"
 
 
-class Strategy(StrEnum):
-    requeue = "requeue"
-    claim = "claim"
-    autoclaim = "autoclaim"
-    xreadgroup_claim = "xreadgroup-claim"
-    auto = "auto"
+def _strategies(incomplete: str) -> list[str]:
+    from pelctl.reclaim.model import STRATEGIES
+
+    return [s for s in STRATEGIES if s.startswith(incomplete.lower())]
 
 
 class AuditPolicy(StrEnum):
@@ -70,22 +68,24 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         strategy: Annotated[
-            Strategy,
+            str,
             typer.Option(
                 "--strategy",
                 help="requeue: re-add for any healthy consumer; claim: give to --to; "
-                "autoclaim: XAUTOCLAIM cursor kept across passes; xreadgroup-claim: Redis 8.4+; "
-                "auto: xreadgroup-claim where available.",
-                case_sensitive=False,
+                "autoclaim: XAUTOCLAIM cursor kept across passes; auto: claim with --to, "
+                "else requeue. (XREADGROUP ... CLAIM belongs in the worker's loop: "
+                "pelctl.ReliableConsumer, not in a sidecar.)",
+                metavar="[requeue|claim|autoclaim|auto]",
+                autocompletion=_strategies,
                 rich_help_panel=REPAIR_PANEL,
             ),
-        ] = Strategy.requeue,
+        ] = "requeue",
         to: Annotated[
             Optional[str],
             typer.Option(
                 "--to",
                 help="Live consumer that receives the entries (claim strategy; optional "
-                "with autoclaim and xreadgroup-claim).",
+                "with autoclaim).",
                 rich_help_panel=REPAIR_PANEL,
                 show_default=False,
             ),
@@ -253,6 +253,18 @@ def register(app: typer.Typer) -> None:
                 rich_help_panel=LOOP_PANEL,
             ),
         ] = AuditPolicy.stop,
+        prune_consumers_after: Annotated[
+            Optional[str],
+            typer.Option(
+                "--prune-consumers-after",
+                help="After each pass, delete consumers that hold no entry and have not "
+                "tried to read for this long (1h, 1d): dead workers' names. Each delete "
+                "re-checks both in one script; counted in the metrics and the audit log.",
+                rich_help_panel=LOOP_PANEL,
+                show_default=False,
+                metavar="DURATION",
+            ),
+        ] = None,
         log_format: Annotated[
             Optional[LogFormat],
             typer.Option(
@@ -305,7 +317,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
         streams=tuple(unescape(s) for s in streams),
         group=unescape(group),
         idle_ms=parse_duration_ms(o["idle"]),
-        strategy=o["strategy"].value,
+        strategy=o["strategy"].lower(),
         to=unescape(o["to"]) if o["to"] else None,
         create_consumer=o["create_consumer"],
         interval_s=parse_duration_ms(o["interval"]) / 1000.0,
@@ -321,6 +333,9 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
         once=o["once"],
         max_backoff_s=parse_duration_ms(o["max_backoff"]) / 1000.0,
         on_audit_failure=o["on_audit_failure"].value,
+        prune_after_ms=(
+            parse_duration_ms(o["prune_consumers_after"]) if o["prune_consumers_after"] else None
+        ),
     )
     cfg.validate()
     summary_s = parse_duration_ms(o["summary_every"]) / 1000.0
@@ -368,7 +383,10 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
             else:
                 runner.check_targets()
             report = runner.run_pass()
-        _show(rt, report, runner.strategy or cfg.strategy, no_lineage=cfg.no_lineage)
+        from pelctl.render.reclaim import PassRenderer
+
+        strategy = runner.strategy or cfg.strategy
+        rt.out.result(PassRenderer(strategy, no_lineage=cfg.no_lineage), report)
         if runner.audit_error is not None:
             raise runner.audit_error  # exit 6: applied (the summary above), not audited
         if any(s.error for s in report.streams):
@@ -383,73 +401,3 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
             server.shutdown()
             server.server_close()
         logs.teardown()
-
-
-def _show(rt: Runtime, report: Any, strategy: str, *, no_lineage: bool = False) -> None:
-    # report: a PassReport, imported lazily
-    from pelctl.base.binary import escape
-    from pelctl.render.table import Column, TableData, fmt_int
-
-    out = rt.out
-    summary = report.summary()
-    if out.fmt in ("json", "ndjson"):
-        out.document(summary)
-        return
-    keys = (
-        "scanned",
-        "requeued",
-        "claimed",
-        "dead_lettered",
-        "skipped_alive",
-        "duplicate_acks",
-        "ghosts",
-        "failed",
-    )
-    if out.fmt in ("csv", "tsv"):
-        records = [
-            {k: v for k, v in s.items() if k not in ("error", "skipped_reason")}
-            for s in summary["streams"]
-        ]
-        for s in report.streams:
-            if s.skipped:
-                rt.warn(f"{escape(s.stream)}: {s.skipped}")
-        out.table(TableData(()), records)
-        return
-    verb = "would be" if report.read_only else ""
-    # Narrow terminals (docs/output.md): duplicate acks, skipped and ghosts go first (the
-    # line below the table counts the first two); the name is shortened.
-    dropped_first = {"duplicate_acks": 3, "skipped_alive": 2, "ghosts": 1}
-    columns = (
-        (Column("stream", "STREAM", shrinkable=True, min_width=12),)
-        + tuple(
-            Column(
-                k, k.upper().replace("_", " "), justify="right", priority=dropped_first.get(k, 0)
-            )
-            for k in keys
-        )
-        + (Column("pel_depth", "PEL", justify="right"),)
-    )
-    rows = []
-    for s in report.streams:
-        c = s.counts
-        rows.append((escape(s.stream), *(fmt_int(getattr(c, k)) for k in keys), fmt_int(s.depth)))
-    flags = (", no lineage" if no_lineage else "") + (", read-only" if report.read_only else "")
-    title = f"reclaim --once ({strategy}{flags})"
-    out.table(TableData(columns, rows, title=title), [])
-    t = report.totals
-    done = [
-        f"{t.requeued:,} requeued",
-        f"{t.claimed:,} claimed",
-        f"{t.dead_lettered:,} dead-lettered",
-    ]
-    tail = f" {verb}" if verb else ""
-    out.message(
-        f"{t.scanned:,} idle entries found: {', '.join(done)}{tail}; {t.skipped_alive:,} "
-        f"skipped (lock held), {t.duplicate_acks:,} settled by someone else first, "
-        f"{t.failed:,} failed in {report.duration_s:.2f}s"
-    )
-    for s in report.streams:
-        if s.error:
-            rt.warn(f"{escape(s.stream)}: {s.error}")
-        if s.skipped:
-            rt.warn(f"{escape(s.stream)}: {s.skipped}")

@@ -134,32 +134,9 @@ def register(app: typer.Typer) -> None:
         finally:
             for t in targets:
                 t.conn.close()
-        doc = result.to_json()
-        if rt.out.fmt in ("json", "ndjson"):
-            rt.out.document(doc)
-            return
-        if rt.out.machine:
-            from pelctl.render.table import Column, TableData
+        from pelctl.render.fleet import SNAPSHOT
 
-            flat = {k: v for k, v in doc.items() if k != "row_counts"}
-            flat.update({f"{k}_row_count": v for k, v in doc["row_counts"].items()})
-            rt.out.table(TableData(tuple(Column(k, k) for k in flat)), [flat])
-            return
-        rows = doc["row_counts"]
-        rt.out.pairs(
-            [
-                ("snapshot", doc["snapshot_at"]),
-                ("written to", doc["path"]),
-                ("servers", f"{doc['server_count']:,}"),
-                ("streams", f"{doc['stream_count']:,}"),
-                ("groups", f"{doc['group_count']:,}"),
-                ("pel rows", f"{rows['pel']:,}"),
-                ("consumer rows", f"{rows['consumers']:,}"),
-                ("dlq rows", f"{rows['dlq']:,}"),
-                ("time", f"{doc['duration_s']:.2f}s ({doc['pel_rows_per_s']:,} PEL rows/s)"),
-            ],
-            title="Snapshot written",
-        )
+        rt.out.result(SNAPSHOT, result.to_json())
 
     @pelctl_command(app, "analyze", rich_help_panel=PANEL)
     def analyze(
@@ -406,20 +383,9 @@ def run_analysis(
 
 
 def _print(rt: Runtime, result: Any) -> None:
+    from pelctl.render.fleet import ANALYSIS, AnalysisTables
     from pelctl.spark.report import tables
 
-    if rt.out.fmt in ("json", "ndjson"):
-        rt.out.document(result.to_json())  # the dataclasses, as the JSON document
-        return
-    sections = tables(result)
-    if rt.out.machine:  # csv / tsv: the groups table, the one a spreadsheet wants
-        data, records = sections[1]
-        rt.out.table(data, records)
-        return
-    for i, (data, _records) in enumerate(sections):
-        if i:
-            rt.out.blank()
-        rt.out.table(data)
-    if result.timings:
-        t = result.timings
-        rt.info(f"Spark start-up {t.spark_start_s:.1f}s, analysis {t.analyze_s:.1f}s")
+    t = result.timings
+    timings = (t.spark_start_s, t.analyze_s) if t else None
+    rt.out.result(ANALYSIS, AnalysisTables(result.to_json(), tables(result), timings))

@@ -28,19 +28,9 @@ def register(app: typer.Typer) -> None:
         from pelctl.base.binary import unescape
         from pelctl.core.streams import list_streams
         from pelctl.render import streams as render
-        from pelctl.render.table import TableData
 
         conn = rt.connect()
         found = sorted(
             list_streams(conn, unescape(match) if match else None), key=lambda s: s.stream
         )
-        if rt.out.machine:
-            rt.out.table(TableData(render.COLUMNS), [render.to_json(s) for s in found])
-            return
-        data = TableData(
-            render.COLUMNS,
-            [render.row(s) for s in found],
-            row_styles=[render.row_style(s) for s in found],
-            caption=None if found else "no streams found",
-        )
-        rt.out.table(data)
+        rt.out.result(render.LISTING, found)

@@ -300,13 +300,14 @@ def reclaim_streams(
     from pelctl.base.binary import unescape
     from pelctl.base.errors import UsageError
     from pelctl.core.cmdline import command_line
+    from pelctl.core.targets import is_group_of
 
     if group is not None:
         return streams, group
     if len(streams) >= 2:
         first, last = unescape(streams[0]), unescape(streams[-1])
         try:
-            found = _is_group_not_stream(rt.connect(), first, last)
+            found = is_group_of(rt.connect(), first, last)
         finally:
             rt.close()  # the loop opens its own connections
         if found:
@@ -322,16 +323,3 @@ def reclaim_streams(
         "reclaim needs --group G (or a default group in the context)",
         hint=f"e.g. {command_line('reclaim', streams, [('--group', 'GROUP'), ('--idle', '5m')])}",
     )
-
-
-def _is_group_not_stream(conn: Any, stream: bytes, name: bytes) -> bool:
-    from pelctl.redis.errors import redis_errors
-    from pelctl.redis.replies import pairs
-
-    with redis_errors("TYPE"):
-        if conn.raw(name).execute_command("TYPE", name) == b"stream":
-            return False
-        if conn.raw(stream).execute_command("TYPE", stream) != b"stream":
-            return False
-        rows = conn.raw(stream).execute_command("XINFO", "GROUPS", stream)
-    return any(pairs(r).get(b"name") == name for r in rows)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -11,8 +11,7 @@ from pelctl.cli.options import Runtime, pelctl_command
 from pelctl.cli.targets import FieldPrefixOpt, refuse_empty_prefix
 
 if TYPE_CHECKING:
-    from pelctl.core.find import Match, Query
-    from pelctl.render.report import Report
+    from pelctl.core.find import Query
 
 SEARCH_PANEL = "Search"
 DEFAULT_LIMIT = 100
@@ -82,7 +81,7 @@ def register(app: typer.Typer) -> None:
                 max_server_ms=max_server_ms,
                 progress=bar.update,
             )
-        rt.out.report(render.report(result))
+        rt.out.result(render.TRACE, result)
 
     @pelctl_command(app, "find", rich_help_panel="Read", pipe_default="ndjson")
     def find_cmd(
@@ -180,7 +179,7 @@ def register(app: typer.Typer) -> None:
         from pelctl.base.binary import unescape
         from pelctl.base.errors import UsageError
         from pelctl.core.find import FindRun, time_bounds
-        from pelctl.core.trace import trace
+        from pelctl.core.trace import trace_matches
         from pelctl.render import find as render
 
         if every and limit is not None:
@@ -189,12 +188,12 @@ def register(app: typer.Typer) -> None:
         query = _query(field or (), contains or (), payload or ())
         start, end = time_bounds(since, until)
         s = unescape(stream)
+        named = [unescape(d) for d in dlq or ()]
         dlqs: list[bytes] = []
         if with_dlq:
             from pelctl.core.dlq.envelope import default_dlq
 
             dlqs.append(default_dlq(s))
-        dlqs += [unescape(d) for d in dlq or ()]
         conn = rt.connect()
         run = FindRun(
             conn,
@@ -202,30 +201,28 @@ def register(app: typer.Typer) -> None:
             query,
             start=start,
             end=end,
-            dlqs=tuple(dict.fromkeys(dlqs)),
+            dlqs=tuple(dict.fromkeys(dlqs + named)),
             limit=None if every else (limit or DEFAULT_LIMIT),
             max_server_ms=max_server_ms,
         )
         try:
             with _progress(rt, "find", rows_on_terminal=True) as bar:
                 run.progress_to = bar.update
-                matches = run.matches()
                 if with_trace:
-                    extra = [unescape(d) for d in dlq or ()]
-                    traced = _traced(conn, matches, trace, extra, field_prefix, max_server_ms)
-                    rt.out.stream_reports(traced)
-                else:
-                    rows = render.Rows([x.stream for x in run.searched], rt.out.machine)
-                    rt.out.stream(
-                        render.COLUMNS,
-                        (rows.item(m) for m in matches),
-                        flush_every=1,
-                        sample=1,
+                    traced = trace_matches(
+                        conn,
+                        run.matches(),
+                        dlqs=named,
+                        prefix=field_prefix,
+                        max_server_ms=max_server_ms,
                     )
+                    rt.out.result(render.TRACED, traced)
+                else:
+                    rows = render.MatchRows([x.stream for x in run.searched])
+                    rt.out.stream(rows, run.matches(), sparse=True)
         finally:
-            if run.searched and any(x.calls or x.complete for x in run.searched):
-                for line in render.summary(run).splitlines():
-                    rt.info(line)
+            if any(x.calls or x.complete for x in run.searched):
+                rt.out.show(render.summary(run))
 
 
 def _query(fields: Sequence[str], contains: Sequence[str], payload: Sequence[str]) -> Query:
@@ -253,27 +250,6 @@ def _query(fields: Sequence[str], contains: Sequence[str], payload: Sequence[str
             for path, value in (split_assignment(p, "--payload") for p in payload)
         ),
     )
-
-
-def _traced(
-    conn, matches: Iterator[Match], trace, dlqs, prefix: str, max_server_ms: float
-) -> Iterator[Report]:
-    """Each match with its trace; a match already in an earlier match's trace (a copy of
-    the same message) refers to it instead of being traced again."""
-    from pelctl.render import find as render
-
-    covered: dict[tuple[bytes, bytes], Match] = {}
-    for m in matches:
-        now = render.now_ms()
-        earlier = covered.get((m.stream, m.id))
-        if earlier is not None:
-            yield render.with_trace(m, None, earlier, now)
-            continue
-        extra = [d for d in dlqs if d != m.stream]
-        t = trace(conn, m.stream, m.id, dlqs=extra, prefix=prefix, max_server_ms=max_server_ms)
-        for e in t.entries:
-            covered.setdefault((e.stream, e.id), m)
-        yield render.with_trace(m, t, None, now)
 
 
 class _NoBar:

@@ -22,36 +22,22 @@ def register(app: typer.Typer) -> None:
         from importlib.metadata import version as dist_version
 
         from pelctl import __version__
+        from pelctl.render import version as render
 
-        info: dict[str, object] = {
-            "pelctl": __version__,
-            "python": platform.python_version(),
-            "redis-py": dist_version("redis"),
-            "hiredis": _maybe_version("hiredis"),
-        }
-        pairs = [(k, str(v)) for k, v in info.items()]
+        found = None
         if server:
             conn = rt.connect()
+            caps = conn.caps
             url = rt.settings().redacted_url
-            # The JSON vocabulary: "server" is a server's (redacted) URL everywhere,
-            # "server_version" what inspect and snapshot call it ("redis 7.0.15").
-            info.update(
-                server=url,
-                server_version=conn.caps.label,
-                cluster=conn.is_cluster,
-                features=conn.caps.features,
-            )
-            pairs += [
-                ("server", f"{conn.caps.label} at {url}"),
-                ("cluster", "yes" if conn.is_cluster else "no"),
-            ]
-            pairs += [
-                (f"  {name}", "yes" if ok else "no") for name, ok in conn.caps.features.items()
-            ]
-        if rt.out.fmt in ("json", "ndjson"):
-            rt.out.document(info)
-            return
-        rt.out.pairs(pairs)
+            found = render.Server(url, caps.label, conn.is_cluster, caps.features)
+        versions = render.Versions(
+            pelctl=__version__,
+            python=platform.python_version(),
+            redis_py=dist_version("redis"),
+            hiredis=_maybe_version("hiredis"),
+            server=found,
+        )
+        rt.out.result(render.VERSION, versions)
 
 
 def _maybe_version(dist: str) -> str | None:

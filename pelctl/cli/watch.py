@@ -41,7 +41,6 @@ WATCH_PANEL = "Watch"
 DEFAULT_INTERVAL = "2s"
 MIN_INTERVAL_S = 0.1
 MAX_BACKOFF_S = 30.0
-_TEXT_FORMATS = ("table", "plain", "markdown")
 
 WatchOpt = Annotated[
     bool,
@@ -138,7 +137,7 @@ def run(rt: Any, frame: Callable[[], Any], interval: str, count: int | None) -> 
     interval_s = parse_duration_ms(interval) / 1000.0
     if interval_s < MIN_INTERVAL_S:
         _usage(f"--interval {interval} is too short for --watch", hint="at least 100ms")
-    view: _View = _Screen(interval, rt.command) if sys.stdout.isatty() else _Appender(rt.out.fmt)
+    view: _View = _Screen(interval, rt.command) if sys.stdout.isatty() else _Appender(rt.out)
     n = failures = 0
     code = 0
     try:
@@ -250,60 +249,25 @@ class _View:
 
 
 class _Appender(_View):
-    """Frames appended in a pipe (see the module docstring)."""
+    """Frames appended in a pipe, each framed as its format says (``Output.frame``)."""
 
-    def __init__(self, fmt: str) -> None:
-        self.fmt = fmt
+    def __init__(self, out: Any) -> None:  # pelctl.cli.output.Output
+        self.out = out
         self._last_err = ""
 
     def frame(self, n: int, at: float, out: str, err: str) -> None:
-        from pelctl.base.binary import json_text
-
-        w = sys.stdout.write
-        if self.fmt == "json":
-            try:
-                import json
-
-                out = json_text(json.loads(out)) + "\n"
-            except ValueError:
-                pass  # not one document: as it came
-            w(out)
-        elif self.fmt == "ndjson":
-            records = sum(1 for line in out.splitlines() if line.strip())
-            w(json_text({"frame": n, "at": _utc(at), "records": records}) + "\n")
-            w(out)
-        else:
-            if n > 1 and self.fmt in _TEXT_FORMATS:
-                w("\n")
-            w(f"# {_utc(at)} frame {n}\n")
-            w(out)
+        self.out.frame(n, _utc(at), out)
         sys.stdout.flush()
         if err and err != self._last_err:  # a warning said again each frame: once
             sys.stderr.write(err)
         self._last_err = err
 
     def failed(self, n: int, at: float, lines: list[str], retry_s: float) -> None:
-        from pelctl.base.binary import json_text
-
         message = next(
             (ln[len("error: ") :] for ln in lines if ln.startswith("error: ")),
             lines[0] if lines else "failed",
         )
-        if self.fmt == "ndjson":
-            sys.stdout.write(
-                json_text(
-                    {
-                        "frame": n,
-                        "at": _utc(at),
-                        "records": 0,
-                        "error": message,
-                        "retry_in_s": round(retry_s, 3),
-                    }
-                )
-                + "\n"
-            )
-        elif self.fmt != "json":
-            sys.stdout.write(f"# {_utc(at)} frame {n} failed: {message}\n")
+        self.out.frame_failed(n, _utc(at), message, retry_s)
         sys.stdout.flush()
         for line in lines:
             sys.stderr.write(line + "\n")

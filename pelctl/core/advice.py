@@ -18,7 +18,13 @@ from pelctl.core.liveness.verdict import (
     UNKNOWN,
     Judgement,
 )
-from pelctl.core.models import POISON_DELIVERIES, Advice, ConsumerInfo, GroupInfo
+from pelctl.core.models import (
+    POISON_DELIVERIES,
+    Advice,
+    ConsumerInfo,
+    GroupInfo,
+    created_by_pelctl,
+)
 from pelctl.core.mutations.declaration import Plan
 
 # Dead (or unknown) consumers named one by one in the advice, each with its own command.
@@ -76,8 +82,27 @@ def advise(
         below: list[str | tuple[str, bytes | str]] = (
             [("--below-deliveries", str(POISON_DELIVERIES))] if poison else []
         )
-        dead = [c for c in g.consumers if c.verdict == DEAD_SUSPECT and c.pending]
-        unknown = [c for c in g.consumers if c.verdict == UNKNOWN and c.pending]
+        own = [c for c in g.consumers if created_by_pelctl(c.name) and c.pending]
+        for c in own:
+            out.append(
+                Advice(
+                    f"consumer {escape(c.name)} is pelctl's own (a reclaim runner's take, or a "
+                    f"ghost sweep) and still holds {_entries(c.pending)} in group "
+                    f"{escape(g.name)}: its process stopped between taking and settling them; "
+                    "the next reclaim pass recovers them once idle, or requeue them now"
+                    f"{_requeue_tail(bool(poison), lock_key)}",
+                    command_line(
+                        "requeue", names, [("--consumer", c.name), *below, *lock, "--dry-run"]
+                    ),
+                )
+            )
+        mine = {c.name for c in own}
+        dead = [
+            c for c in g.consumers if c.verdict == DEAD_SUSPECT and c.pending and c.name not in mine
+        ]
+        unknown = [
+            c for c in g.consumers if c.verdict == UNKNOWN and c.pending and c.name not in mine
+        ]
         # One holding only poison suspects has nothing left once they are quarantined.
         dead = [c for c in dead if per.get(c.name, 0) < c.pending]
         unknown = [c for c in unknown if per.get(c.name, 0) < c.pending]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import redis
 
@@ -93,7 +94,11 @@ class GhostStats:
 def stream_bounds(conn: Connection, stream: bytes) -> StreamBounds:
     with redis_errors("XINFO STREAM"):
         flat = conn.raw(stream).execute_command("XINFO", "STREAM", stream)
-    info = pairs(flat)
+    return bounds_of_info(pairs(flat))
+
+
+def bounds_of_info(info: dict[bytes, Any]) -> StreamBounds:
+    """The bounds in an ``XINFO STREAM`` reply (its flat pairs as a dict)."""
     first = info.get(b"first-entry")
     return StreamBounds(
         length=int(info[b"length"]),

@@ -14,7 +14,7 @@ from pelctl.base.errors import GroupNotFound
 from pelctl.core.advice import advise
 from pelctl.core.cmdline import command_line
 from pelctl.core.dlq.envelope import default_dlq
-from pelctl.core.ghosts import StreamBounds, stream_bounds
+from pelctl.core.ghosts import bounds_of_info
 from pelctl.core.health import LivenessTally, pel_health
 from pelctl.core.liveness.signals import clients_once, consumer_facts, lock_probe
 from pelctl.core.liveness.verdict import (
@@ -34,9 +34,11 @@ from pelctl.core.models import (
     PendingEntry,
     StreamInspection,
 )
+from pelctl.core.streams import idmp_state
 from pelctl.core.targets import group_rows
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import pairs
 from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
 
@@ -88,9 +90,9 @@ def inspect_stream(
     now = int(time.time() * 1000)
     with redis_errors("inspect"):
         pipe = raw.pipeline(transaction=False)
-        pipe.execute_command("XLEN", stream)
-        pipe.execute_command("XRANGE", stream, "-", "+", "COUNT", 1)
-        pipe.execute_command("XREVRANGE", stream, "+", "-", "COUNT", 1)
+        # Length, first and last entry, the bounds the ghost count needs and (Redis 8.6+)
+        # the idempotent producers: one XINFO STREAM (without FULL: O(1) in the PEL).
+        pipe.execute_command("XINFO", "STREAM", stream)
         for row in rows:
             name = row[b"name"]
             pipe.execute_command("XINFO", "CONSUMERS", stream, name)
@@ -102,22 +104,17 @@ def inspect_stream(
         dlq_len = None
         if dlq_raw.execute_command("TYPE", dlq) == b"stream":
             dlq_len = int(dlq_raw.execute_command("XLEN", dlq))
-    length, first, last = replies[0], replies[1], replies[2]
+    info = pairs(replies[0])
+    bounds = bounds_of_info(info)
+    last = info.get(b"last-entry")
     groups: list[GroupInfo] = []
-    bounds_cache: list[StreamBounds] = []
-
-    def bounds_of() -> StreamBounds:
-        if not bounds_cache:
-            bounds_cache.append(stream_bounds(conn, stream))
-        return bounds_cache[0]
-
-    consumer_rows = [reply_rows(replies[3 + 3 * i]) for i in range(len(rows))]
+    consumer_rows = [reply_rows(replies[1 + 3 * i]) for i in range(len(rows))]
     clients = clients_once(conn, stream)  # one CLIENT LIST for the stream, if needed
 
     modern = is_modern(conn.caps)
     poison_by: dict[bytes, Counter[bytes]] = {}
     for i, row in enumerate(rows):
-        summary, oldest_rows = replies[4 + 3 * i], replies[5 + 3 * i]
+        summary, oldest_rows = replies[2 + 3 * i], replies[3 + 3 * i]
         count, min_id, max_id, per = summary
         pel = PelSummary(
             count=int(count),
@@ -141,7 +138,7 @@ def inspect_stream(
                 row[b"name"],
                 int(count),
                 max_server_ms=max_server_ms,
-                bounds=bounds_of(),
+                bounds=bounds,
                 tally=tally,
             )
         poison_by[row[b"name"]] = tally.poison
@@ -204,15 +201,16 @@ def inspect_stream(
         )
     return StreamInspection(
         stream=stream,
-        length=int(length),
-        first_id=first[0][0] if first else None,
-        last_id=last[0][0] if last else None,
+        length=bounds.length,
+        first_id=bounds.first_id,
+        last_id=last[0] if last else None,
         groups=tuple(groups),
         server=conn.caps.label,
         now_ms=now,
         advice=tuple(advise(stream, groups, dlq_len, lock_by=lock_by, poison_by=poison_by)),
         dlq=dlq if dlq_len is not None else None,
         dlq_length=dlq_len,
+        idmp=idmp_state(info),
     )
 
 

@@ -10,6 +10,17 @@ Fields = tuple[tuple[bytes, bytes], ...]
 # repairs' warnings, the dashboard's aggregates, the renderers' highlighting and analyze.
 POISON_DELIVERIES = 5
 
+# The consumers pelctl itself creates in a group: a reclaim runner's own (the autoclaim take,
+# one per process: RUNNER_CONSUMER_PREFIX + host-pid) and the ghost sweeps' (XAUTOCLAIM
+# creates it). Each is deleted once it holds nothing; one still holding entries is named by
+# inspect's advice.
+RUNNER_CONSUMER_PREFIX = b"pelctl-reclaim-"
+GHOST_SWEEPER = b"pelctl-ghosts"
+
+
+def created_by_pelctl(consumer: bytes) -> bool:
+    return consumer == GHOST_SWEEPER or consumer.startswith(RUNNER_CONSUMER_PREFIX)
+
 
 def id_ms(entry_id: bytes) -> int:
     """Millisecond timestamp part of a stream id (``1700000000000-3`` -> 1700000000000)."""
@@ -82,6 +93,22 @@ class Advice:
 
 
 @dataclass(frozen=True, slots=True)
+class IdmpState:
+    """A stream's idempotent producers (``XADD ... IDMP``, Redis 8.6+), from XINFO STREAM.
+
+    A write that repeats a (producer, idempotent id) pair still in the window is answered
+    with the first write's entry id and adds nothing (a duplicate). The window is the
+    stream's own: ids are kept ``duration_s`` seconds, at most ``maxsize`` per producer."""
+
+    duration_s: int  # idmp-duration
+    maxsize: int  # idmp-maxsize
+    pids_tracked: int  # producers with ids in the window
+    iids_tracked: int  # idempotent ids in the window, all producers
+    iids_added: int  # ids ever added (entries written with IDMP)
+    iids_duplicates: int  # writes answered as duplicates (nothing added)
+
+
+@dataclass(frozen=True, slots=True)
 class StreamInspection:
     stream: bytes
     length: int
@@ -93,6 +120,7 @@ class StreamInspection:
     advice: tuple[Advice, ...] = ()
     dlq: bytes | None = None
     dlq_length: int | None = None
+    idmp: IdmpState | None = None  # None: no idempotent producer ever wrote (or below 8.6)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from pelctl.core.targets import require_consumer, require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import field_pairs
-from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
+from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan, group_meta
 
 if TYPE_CHECKING:  # pragma: no cover
     import redis
@@ -89,6 +89,12 @@ def _with_payloads(raw, stream: bytes, page: list) -> Iterator[PendingEntry]:
             yield PendingEntry(entry_id, consumer, idle, deliveries, fields)
         else:
             yield PendingEntry(entry_id, consumer, idle, deliveries, None, ghost=True)
+
+
+def last_delivered_ms(conn: Connection, stream: bytes, group: bytes) -> int:
+    """The time part of the group's last-delivered id (one ``XINFO GROUPS``): where a walk
+    of its PEL in id order ends (``pending --all`` shows its progress against it)."""
+    return group_meta(conn.raw(stream), stream, group).last_delivered[0]
 
 
 def count_pending(conn: Connection, stream: bytes, group: bytes) -> int:

@@ -6,10 +6,10 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from pelctl.core.models import StreamSummary, id_ms
+from pelctl.core.models import IdmpState, StreamSummary, id_ms
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
-from pelctl.redis.replies import pairs
+from pelctl.redis.replies import pairs, vanished_or_raise
 
 if TYPE_CHECKING:
     import redis
@@ -41,7 +41,7 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
     for key in keys:
         pipe.execute_command("XLEN", key)
         pipe.execute_command("XINFO", "GROUPS", key)
-    replies = [_vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)]
+    replies = [vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)]
     # Second round: the lowest pending id per group, for the oldest pending age.
     pipe = node.pipeline(transaction=False)
     plan: list[tuple[int, bytes]] = []
@@ -55,7 +55,7 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
                 pipe.execute_command("XPENDING", key, info[b"name"], "-", "+", 1)
                 plan.append((i, key))
     oldest_replies = (
-        [_vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)] if plan else []
+        [vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)] if plan else []
     )
     oldest: dict[int, int] = {}
     for (i, _key), reply in zip(plan, oldest_replies, strict=True):
@@ -96,17 +96,20 @@ def _summaries(conn: Connection, node: redis.Redis, keys: list[bytes]) -> list[S
     return out
 
 
-def _vanished_or_raise(reply: Any) -> Any:
-    """Keep errors of keys deleted or retyped since SCAN (skipped); raise any other error.
-
-    Swallowing every error would turn an ACL ``NOPERM`` into "no streams found" (exit 0).
-    """
-    if isinstance(reply, Exception):
-        text = str(reply)
-        if not (
-            text.startswith("WRONGTYPE")
-            or "no such key" in text.lower()
-            or text.startswith("NOGROUP")
-        ):
-            raise reply
-    return reply
+def idmp_state(info: dict[bytes, Any]) -> IdmpState | None:
+    """A stream's idempotent-producer state from its ``XINFO STREAM`` reply (flat pairs as a
+    dict): None below Redis 8.6 (no such fields), and for a stream no producer ever wrote to
+    with ``IDMP`` (every 8.6 stream reports a window; nothing was kept or refused in it)."""
+    if b"idmp-duration" not in info:
+        return None
+    state = IdmpState(
+        duration_s=int(info[b"idmp-duration"]),
+        maxsize=int(info[b"idmp-maxsize"]),
+        pids_tracked=int(info.get(b"pids-tracked") or 0),
+        iids_tracked=int(info.get(b"iids-tracked") or 0),
+        iids_added=int(info.get(b"iids-added") or 0),
+        iids_duplicates=int(info.get(b"iids-duplicates") or 0),
+    )
+    if not (state.pids_tracked or state.iids_added or state.iids_duplicates):
+        return None
+    return state

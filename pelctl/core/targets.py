@@ -12,7 +12,7 @@ from pelctl.base.errors import ConsumerNotFound, GroupNotFound, StreamNotFound, 
 from pelctl.core.cmdline import command_line
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
-from pelctl.redis.replies import rows
+from pelctl.redis.replies import pairs, rows
 
 
 def require_stream(conn: Connection, stream: bytes) -> None:
@@ -44,6 +44,18 @@ def require_group(conn: Connection, stream: bytes, group: bytes) -> dict[bytes, 
         f"group {escape(group)} not found on stream {escape(stream)}",
         hint=f"see its groups: {command_line('inspect', [stream])}",
     )
+
+
+def is_group_of(conn: Connection, stream: bytes, name: bytes) -> bool:
+    """Whether ``name`` is no stream but a group of ``stream`` (``reclaim orders billing``
+    written without ``--group``): one ``TYPE`` of each and one ``XINFO GROUPS``."""
+    with redis_errors("TYPE"):
+        if conn.raw(name).execute_command("TYPE", name) == b"stream":
+            return False
+        if conn.raw(stream).execute_command("TYPE", stream) != b"stream":
+            return False
+        reply = conn.raw(stream).execute_command("XINFO", "GROUPS", stream)
+    return any(pairs(r).get(b"name") == name for r in reply)
 
 
 def consumer_names(conn: Connection, stream: bytes, group: bytes) -> list[bytes]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,7 @@ from pelctl.core.dlq.envelope import (
     parse_entry,
 )
 from pelctl.core.executor import normalize_ids
-from pelctl.core.find import StreamSearched
+from pelctl.core.find import Match, StreamSearched
 from pelctl.core.liveness.verdict import ACTIVE, DEAD_SUSPECT, IDLE, UNKNOWN
 from pelctl.core.models import POISON_DELIVERIES, Advice, Fields, parse_id
 from pelctl.redis.connection import Connection
@@ -1063,6 +1063,50 @@ def _summary(t: Trace, latest: TracedEntry) -> str:
     return f"{head} — {states}"
 
 
+# -- find --trace ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TracedMatch:
+    """A match of ``find --trace`` with its trace, or with the earlier match whose trace
+    already holds it (a copy of the same message: traced once)."""
+
+    match: Match
+    trace: Trace | None
+    traced_with: Match | None = None
+
+
+def trace_matches(
+    conn: Connection,
+    matches: Iterable[Match],
+    *,
+    dlqs: Sequence[bytes] = (),
+    prefix: str = "_",
+    max_server_ms: float = DEFAULT_MAX_SERVER_MS,
+    audit_log: Path | None = None,
+) -> Iterator[TracedMatch]:
+    """Each match with its trace, as the matches come; a match found in an earlier match's
+    trace refers to it. Memory: the ids of the chains traced so far."""
+    covered: dict[tuple[bytes, bytes], Match] = {}
+    for m in matches:
+        earlier = covered.get((m.stream, m.id))
+        if earlier is not None:
+            yield TracedMatch(m, None, earlier)
+            continue
+        t = trace(
+            conn,
+            m.stream,
+            m.id,
+            dlqs=[d for d in dlqs if d != m.stream],
+            prefix=prefix,
+            max_server_ms=max_server_ms,
+            audit_log=audit_log,
+        )
+        for e in t.entries:
+            covered.setdefault((e.stream, e.id), m)
+        yield TracedMatch(m, t)
+
+
 __all__ = [
     "ACKNOWLEDGED",
     "AuditLine",
@@ -1079,7 +1123,9 @@ __all__ = [
     "REQUEUED",
     "Trace",
     "TracedEntry",
+    "TracedMatch",
     "advise",
     "read_audit",
     "trace",
+    "trace_matches",
 ]

@@ -1,12 +1,23 @@
 """Building PEL scenarios fast: used by the demo, the tests and the benchmarks.
 
-The trick that makes an hour-old incident in a second: ``XCLAIM ... IDLE ms RETRYCOUNT n
-JUSTID`` sets an entry's idle time and delivery count without waiting.
+The trick that makes an hour-old incident in a second: ``XCLAIM ... TIME ms RETRYCOUNT n
+JUSTID`` sets an entry's last delivery time and delivery count without waiting.
+
+From Redis 8.4 a group's PEL is also a list ordered by delivery time, and an entry whose
+delivery time is set to the past is put in its place by walking the list from the newest
+end (``pelListInsertSorted`` in ``t_stream.c``): O(PEL) for an entry that lands in the
+middle. Aging 1,000 entries of a 1M-entry PEL to one idle time walks the whole PEL 1,000
+times and holds the server for minutes. An entry made older than the group's oldest is
+prepended in O(1), so :func:`age` gives entries strictly decreasing delivery times, the
+youngest batch first: each one lands at the old end of the list. Age a group's entries in
+one :func:`age` call: a later call whose entries are younger than one already aged puts
+them in the middle (harmless on a small PEL, a walk of it per entry on a big one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import redis
 
@@ -79,6 +90,64 @@ def deliver(
     return ids
 
 
+@dataclass(frozen=True)
+class Aging:
+    """Entries of one consumer made idle for at least ``idle_ms`` (and, with ``deliveries``,
+    delivered that many times)."""
+
+    consumer: bytes | str
+    ids: Sequence[bytes]
+    idle_ms: int
+    deliveries: int | None = None
+
+
+def delivery_times(now_ms: int, batches: Iterable[Aging]) -> list[tuple[Aging, bytes, int]]:
+    """``(batch, id, delivery time)`` for every entry of ``batches``, in the order to apply
+    them: the youngest batch first, and each entry 1 ms older than the one before (strictly
+    decreasing times), so each is prepended to a group's time-ordered PEL. An entry is idle
+    at least its batch's ``idle_ms``, and more by at most the number of entries before it."""
+    out: list[tuple[Aging, bytes, int]] = []
+    last: int | None = None
+    for batch in sorted(batches, key=lambda b: b.idle_ms):  # stable: ties keep their order
+        for entry_id in batch.ids:
+            at = now_ms - batch.idle_ms
+            if last is not None and at >= last:
+                at = last - 1
+            out.append((batch, entry_id, at))
+            last = at
+    return out
+
+
+def server_ms(client: redis.Redis) -> int:
+    """The server's clock in ms (``TIME``): the entries' ages do not depend on this host's."""
+    seconds, micros = raw(client).execute_command("TIME")
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def age(
+    client: redis.Redis,
+    stream: bytes | str,
+    group: bytes | str,
+    batches: Iterable[Aging],
+) -> None:
+    """Age pending entries of one group in O(1) each, on every server (see the module
+    docstring): one ``XCLAIM ... TIME`` per entry, pipelined, in :func:`delivery_times`'s
+    order. XCLAIM drops an entry deleted from the stream from the PEL: age entries before
+    deleting them (ghosts)."""
+    r = raw(client)
+    plan = delivery_times(server_ms(r), batches)
+    for start in range(0, len(plan), BATCH):
+        pipe = r.pipeline(transaction=False)
+        for batch, entry_id, at in plan[start : start + BATCH]:
+            args: list[object] = ["XCLAIM", stream, group, batch.consumer, 0, entry_id]
+            args += ["TIME", at]
+            if batch.deliveries is not None:
+                args += ["RETRYCOUNT", batch.deliveries]
+            args.append("JUSTID")
+            pipe.execute_command(*args)
+        pipe.execute()
+
+
 def set_idle(
     client: redis.Redis,
     stream: bytes | str,
@@ -88,16 +157,6 @@ def set_idle(
     idle_ms: int,
     deliveries: int | None = None,
 ) -> None:
-    """Make entries look idle for ``idle_ms`` (and delivered ``deliveries`` times)."""
-    r = raw(client)
-    for chunk in _chunks(ids, 1_000):
-        args: list[object] = ["XCLAIM", stream, group, consumer, 0, *chunk, "IDLE", idle_ms]
-        if deliveries is not None:
-            args += ["RETRYCOUNT", deliveries]
-        args.append("JUSTID")
-        r.execute_command(*args)
-
-
-def _chunks(items: Sequence[bytes], size: int) -> Iterable[Sequence[bytes]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+    """Make entries look idle for at least ``idle_ms`` (and delivered ``deliveries`` times):
+    one batch of :func:`age` (the first entry ``idle_ms``, each next one 1 ms older)."""
+    age(client, stream, group, [Aging(consumer, ids, idle_ms, deliveries)])

@@ -283,23 +283,34 @@ def seed(client) -> None:  # a scenario script reads best in one piece
     analytics_start = f"{start + 5_200 * 1_700}-0"
     sc.create_group(client, orders, b"analytics", analytics_start)
 
-    # billing-2 read 1,210 entries and crashed an hour ago.
+    # billing-2 read 1,210 entries and crashed an hour ago; billing-3 is slow but alive (3
+    # entries idle 2 minutes, each with a live lock key); 8 poison entries keep failing,
+    # delivered 5-8 times; billing-1 processes most of the rest and acks it, 25 in flight.
     crashed = sc.deliver(client, orders, b"billing", b"billing-2", 1_210)
-    sc.set_idle(client, orders, b"billing", b"billing-2", crashed, HOUR + 5 * 60_000)
-    # 6 of those entries were later deleted from the stream: ghosts.
+    slow = sc.deliver(client, orders, b"billing", b"billing-3", 3)
+    poison = sc.deliver(client, orders, b"billing", b"billing-1", 8)
+    done = sc.deliver(client, orders, b"billing", b"billing-1", 4_000)
+    # One call ages them all, youngest first: each entry is prepended to Redis 8.4+'s
+    # time-ordered PEL in O(1) (see pelctl.demo.scenario).
+    sc.age(
+        client,
+        orders,
+        b"billing",
+        [
+            sc.Aging(b"billing-3", slow, 2 * 60_000),
+            *(
+                sc.Aging(b"billing-1", [entry_id], 3 * 60_000, 5 + n % 4)
+                for n, entry_id in enumerate(poison)
+            ),
+            sc.Aging(b"billing-2", crashed, HOUR + 5 * 60_000),
+        ],
+    )
+    # 6 of the crashed consumer's entries were later deleted from the stream: ghosts (after
+    # the aging: XCLAIM drops a deleted entry from the PEL).
     ghosts = crashed[100:106]
     r.execute_command("XDEL", orders, *ghosts)
-    # billing-3 is slow but alive: 3 entries idle 2 minutes, each with a live lock key.
-    slow = sc.deliver(client, orders, b"billing", b"billing-3", 3)
-    sc.set_idle(client, orders, b"billing", b"billing-3", slow, 2 * 60_000)
     for entry_id in slow:
         r.execute_command("SET", b"lock:orders:" + entry_id, b"billing-3", "PX", 15 * 60_000)
-    # Poison: 8 entries that keep failing, delivered 5-8 times.
-    poison = sc.deliver(client, orders, b"billing", b"billing-1", 8)
-    for n, entry_id in enumerate(poison):
-        sc.set_idle(client, orders, b"billing", b"billing-1", [entry_id], 3 * 60_000, 5 + n % 4)
-    # billing-1 processes most of the rest and acks it; 25 in flight right now.
-    done = sc.deliver(client, orders, b"billing", b"billing-1", 4_000)
     r.execute_command("XACK", orders, b"billing", *done[:-25])
     # shipping: healthy, 2 in flight, a backlog of unread entries (lag).
     shipped = sc.deliver(client, orders, b"shipping", b"ship-1", 5_000)

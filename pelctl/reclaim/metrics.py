@@ -16,7 +16,8 @@ SPEC §7 series:
 - ``pel_oldest_idle_seconds``: the longest idle time left in the PEL after the last pass.
 
 Extra series: ``recovery_scan_claimed_total`` (claim strategies), ``recovery_ghosts_total``
-(PEL references to deleted entries cleared), ``recovery_failed_total``,
+(PEL references to deleted entries cleared), ``recovery_consumers_pruned_total`` (empty, quiet
+consumers deleted by ``--prune-consumers-after``), ``recovery_failed_total``,
 ``recovery_scan_scanned_total`` (idle entries examined), ``recovery_passes_total``,
 ``recovery_errors_total`` (passes that hit an error, e.g. Redis unreachable),
 ``recovery_audit_failures_total`` (passes that changed entries but whose audit line could
@@ -47,6 +48,7 @@ _COUNTERS = {
     "ghosts": "recovery_ghosts",
     "failed": "recovery_failed",
     "scanned": "recovery_scan_scanned",
+    "consumers_pruned": "recovery_consumers_pruned",
 }
 _HELP = {
     "requeued": "Entries put back on their stream for the group's consumers (requeue).",
@@ -57,6 +59,7 @@ _HELP = {
     "ghosts": "PEL references to deleted stream entries cleared.",
     "failed": "Entries whose repair failed (left pending, retried next pass).",
     "scanned": "Idle entries examined by the passes.",
+    "consumers_pruned": "Empty, quiet consumers deleted (--prune-consumers-after).",
 }
 
 

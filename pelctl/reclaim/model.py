@@ -6,10 +6,20 @@ from dataclasses import dataclass, field, fields
 
 from pelctl.base.errors import UsageError
 
-STRATEGIES = ("requeue", "claim", "autoclaim", "xreadgroup-claim", "auto")
-# Strategies that take entries in the same command that finds them (XAUTOCLAIM, XREADGROUP
-# CLAIM): they cannot look at a lock key before taking, so --lock-key is refused with them.
-TAKING = ("autoclaim", "xreadgroup-claim")
+STRATEGIES = ("requeue", "claim", "autoclaim", "auto")
+# Strategies that take entries in the same command that finds them (XAUTOCLAIM): they cannot
+# look at a lock key before taking, so --lock-key is refused with them.
+TAKING = ("autoclaim",)
+# What a sidecar must not do, and why (one line, exit 2).
+NOT_OFFERED = {
+    "xreadgroup-claim": (
+        "--strategy xreadgroup-claim is not offered by the sidecar: XREADGROUP ... CLAIM "
+        "shares its COUNT between idle entries and new ones, so on a lagging group it takes "
+        "messages no consumer has had yet (and would re-add them at the tail)",
+        "use --strategy requeue (the default) or autoclaim here; CLAIM belongs in the worker's "
+        "own read loop: pelctl.ReliableConsumer (docs/reclaim.md)",
+    ),
+}
 DEFAULT_MAX_DELIVERIES = 5
 DEFAULT_BATCH = 1_000
 AUDIT_POLICIES = ("stop", "continue")
@@ -38,9 +48,11 @@ class ReclaimConfig:
     read_only: bool = False
     once: bool = False
     max_backoff_s: float = 30.0
-    ghost_sweep_calls: int = 50  # xreadgroup-claim, loop mode: sweep calls per stream per pass
     # An audit line that cannot be written: "stop" (fail closed, exit 6) or "continue".
     on_audit_failure: str = "stop"
+    # --prune-consumers-after: delete consumers that hold nothing and have not tried to read
+    # for this long (XINFO CONSUMERS idle), each atomically with that check. None: never.
+    prune_after_ms: int | None = None
 
     def dlq_for(self, stream: bytes) -> bytes:
         from pelctl.core.dlq.envelope import default_dlq
@@ -73,6 +85,7 @@ class ReclaimConfig:
             "no_lineage": self.no_lineage,
             "read_only": self.read_only,
             "on_audit_failure": self.on_audit_failure,
+            "prune_consumers_after_ms": self.prune_after_ms,
         }
 
     def validate(self) -> None:
@@ -80,6 +93,9 @@ class ReclaimConfig:
 
         if not self.streams:
             raise UsageError("give at least one stream")
+        if self.strategy in NOT_OFFERED:
+            message, hint = NOT_OFFERED[self.strategy]
+            raise UsageError(message, hint=hint)
         if self.strategy not in STRATEGIES:
             raise UsageError(
                 f"unknown strategy {self.strategy!r}", hint="one of: " + ", ".join(STRATEGIES)
@@ -121,6 +137,8 @@ class ReclaimConfig:
                 f"unknown --on-audit-failure {self.on_audit_failure!r}",
                 hint="one of: " + ", ".join(AUDIT_POLICIES),
             )
+        if self.prune_after_ms is not None and self.prune_after_ms <= 0:
+            raise UsageError("--prune-consumers-after must be more than 0", hint="e.g. 1h")
         if self.batch < 1:
             raise UsageError("--batch must be at least 1")
         if self.interval_s < 0 or not 0 <= self.jitter < 1:
@@ -171,7 +189,7 @@ class PassCounts:
     ghosts: int = 0
     failed: int = 0
     skipped_other: int = 0
-    handed_back: int = 0  # xreadgroup-claim: new entries read along, put back on the stream
+    consumers_pruned: int = 0  # --prune-consumers-after: empty, quiet consumers deleted
     oldest_left_ms: int = 0  # the longest idle of the entries the pass left pending
 
     def add(self, outcome: str, idle_ms: int = 0) -> str:
@@ -190,7 +208,9 @@ class PassCounts:
 
     @property
     def changed(self) -> int:
-        return self.requeued + self.claimed + self.dead_lettered + self.ghosts + self.handed_back
+        return (
+            self.requeued + self.claimed + self.dead_lettered + self.ghosts + self.consumers_pruned
+        )
 
 
 @dataclass
@@ -237,6 +257,7 @@ class PassReport:
             "duration_s": round(self.duration_s, 4),
             "ghosts": t.ghosts,
             "failed_count": t.failed,
+            "consumers_pruned": t.consumers_pruned,
             "read_only": self.read_only,
             "interrupted": self.interrupted,
             "streams": [
@@ -251,7 +272,7 @@ class PassReport:
                     "duplicate_acks": s.counts.duplicate_acks,
                     "ghosts": s.counts.ghosts,
                     "failed_count": s.counts.failed,
-                    "handed_back": s.counts.handed_back,
+                    "consumers_pruned": s.counts.consumers_pruned,
                     "pel_depth": s.depth,
                     "oldest_idle_ms": s.oldest_idle_ms,
                     "duration_s": round(s.duration_s, 4),

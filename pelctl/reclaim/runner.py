@@ -64,7 +64,14 @@ from pelctl.base.errors import (
 from pelctl.core.mutations.outcomes import APPLIED, FAILED, ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import PassCounts, PassReport, ReclaimConfig, StreamPass
-from pelctl.reclaim.strategies import State, StreamRun, own_consumer, resolve, run_stream
+from pelctl.reclaim.strategies import (
+    State,
+    StreamRun,
+    own_consumer,
+    prune_quiet_consumers,
+    resolve,
+    run_stream,
+)
 from pelctl.redis.connection import Connection
 
 # Errors that retrying cannot fix: the loop ends with their exit code.
@@ -82,7 +89,7 @@ _SUMMARY_KEYS = (
     "duplicate_acks",
     "ghosts",
     "failed",
-    "handed_back",
+    "consumers_pruned",
 )
 
 
@@ -95,6 +102,7 @@ class _Trail:
         self.applied_count = 0
         self.failed: list[dict[str, str]] = []
         self.failed_count = 0
+        self.pruned: list[bytes] = []  # consumers deleted by --prune-consumers-after
 
     def add(self, item: ItemResult) -> None:
         self.outcomes[item.outcome] = self.outcomes.get(item.outcome, 0) + 1
@@ -421,11 +429,8 @@ class Runner:
         trail = _Trail()
         counts = sp.counts
 
-        def record(item: ItemResult, idle_ms: int, handed_back: bool) -> None:
-            name = counts.add(item.outcome, idle_ms)
-            if handed_back and name in ("requeued", "claimed"):
-                setattr(counts, name, getattr(counts, name) - 1)
-                counts.handed_back += 1
+        def record(item: ItemResult, idle_ms: int) -> None:
+            counts.add(item.outcome, idle_ms)
             trail.add(item)
 
         run = StreamRun(
@@ -446,6 +451,9 @@ class Runner:
             try:
                 if self._target_alive(conn, sp):
                     run_stream(run, strategy)
+                if cfg.prune_after_ms is not None and not self.stopping:
+                    trail.pruned = prune_quiet_consumers(run, keep={self.consumer, cfg.to})
+                    counts.consumers_pruned = len(trail.pruned)
             finally:
                 sp.duration_s = time.perf_counter() - t0
             self._measure(conn, sp)
@@ -553,7 +561,7 @@ class Runner:
             "duplicate_acks": c.duplicate_acks,
             "ghosts": c.ghosts,
             "failed_count": c.failed,
-            "handed_back": c.handed_back,
+            "consumers_pruned": c.consumers_pruned,
             "pel_depth": sp.depth,
             "oldest_idle_ms": sp.oldest_idle_ms,
             "duration_s": round(sp.duration_s, 4),
@@ -640,6 +648,8 @@ class Runner:
         record["id_count"] = trail.applied_count
         record["failed"] = trail.failed
         record["duration_s"] = round(sp.duration_s, 4)
+        if trail.pruned:
+            record["pruned_consumers"] = [escape(name) for name in trail.pruned]
         problem = runner.audit_line(
             record,
             label=f"reclaim of {escape(sp.stream)}",

@@ -39,19 +39,20 @@ from pelctl.redis.connection import Connection
 
 # One raw XPENDING row: (id, owner, idle_ms, deliveries).
 Row = Sequence  # [bytes, bytes, int, int]
-# (item result, idle ms when found, handed back) -> None
-Record = Callable[[ItemResult, int, bool], None]
+# (item result, idle ms when found) -> None
+Record = Callable[[ItemResult, int], None]
 
 
-@dataclass
+@dataclass(slots=True)
 class Taken:
-    """An entry one of our consumers holds after XAUTOCLAIM / XREADGROUP CLAIM."""
+    """An entry one of our consumers holds after XAUTOCLAIM / XREADGROUP CLAIM (the latter only
+    in :class:`pelctl.ReliableConsumer`, the worker's own loop)."""
 
     id: bytes
     deliveries: int  # times it was delivered before we took it
     idle_ms: int = 0  # idle when taken (0 when the command does not say)
     fields: list | None = None  # when the take returned them
-    new: bool = False  # XREADGROUP CLAIM read it as a new entry: handed back, never dead-lettered
+    new: bool = False  # XREADGROUP CLAIM read it as a new entry (a worker's own read)
     deleted: bool = False  # the take returned it without its stream entry
 
 
@@ -121,11 +122,11 @@ class Settler:
             field_prefix=cfg.field_prefix,
         )
 
-    def _retry_options(self, *, limit: bool = True) -> tuple[str, Options]:
+    def _retry_options(self) -> tuple[str, Options]:
         cfg = self.cfg
         if cfg.to is not None:
             return "claim", Options(to=cfg.to, lock_key=cfg.lock_key)
-        m = cfg.max_deliveries if limit else None
+        m = cfg.max_deliveries
         return "requeue", Options(
             lock_key=cfg.lock_key,
             max_retries=None if m is None else m - 1,
@@ -149,11 +150,9 @@ class Settler:
             raise KeyboardInterrupt
         return list(result.items)
 
-    def _emit(
-        self, items: Sequence[ItemResult], idle: dict[bytes, int], new: frozenset = frozenset()
-    ) -> None:
+    def _emit(self, items: Sequence[ItemResult], idle: dict[bytes, int]) -> None:
         for item in items:
-            self.record(item, idle.get(item.id, 0), item.id in new)
+            self.record(item, idle.get(item.id, 0))
         lost = _connection_lost(items)
         if lost:
             raise ConnectionFailed(f"connection lost mid-batch: {lost}")
@@ -172,7 +171,7 @@ class Settler:
             raise OperationFailed(
                 "the server runs no Lua scripts (EVALSHA is unknown): the requeue and claim "
                 "strategies settle every entry in a verified script",
-                hint="use --strategy autoclaim (or xreadgroup-claim on Redis 8.4+)",
+                hint="use --strategy autoclaim",
             )
         self._emit(items, {bytes(r[0]): int(r[2]) for r in rows})
 
@@ -180,11 +179,9 @@ class Settler:
     def taken(self, owner: bytes, entries: Sequence[Taken]) -> None:
         if not entries:
             return
-        over = [e for e in entries if not e.new and self.cfg.over_limit(e.deliveries)]
-        rest = [e for e in entries if not e.new and not self.cfg.over_limit(e.deliveries)]
-        new = [e for e in entries if e.new]
+        over = [e for e in entries if self.cfg.over_limit(e.deliveries)]
+        rest = [e for e in entries if not self.cfg.over_limit(e.deliveries)]
         idle = {e.id: e.idle_ms for e in entries}
-        handed = frozenset(e.id for e in new)
 
         def rows(batch: Sequence[Taken]) -> list[tuple[bytes, bytes, int, int]]:
             return [(e.id, owner, 0, 0) for e in batch]
@@ -195,14 +192,9 @@ class Settler:
         if rest:
             action, options = self._retry_options()
             items += self._apply(action, rows(rest), None, options)
-        if new:
-            action, options = self._retry_options(limit=False)
-            items += self._apply(action, rows(new), None, options)
         if _no_scripting(items):
-            items = settle_unscripted(
-                self.conn, self.cfg, self.stream, self.group, owner, over + rest + new
-            )
-        self._emit(items, idle, handed)
+            items = settle_unscripted(self.conn, self.cfg, self.stream, self.group, owner, entries)
+        self._emit(items, idle)
 
     # -- read-only: what the loop would do -------------------------------------------------
     def preview(self, rows: Sequence[Row]) -> None:
@@ -228,7 +220,7 @@ class Settler:
                 outcome = "dlq"
             else:
                 outcome = "requeued"
-            self.record(ItemResult(entry_id, outcome, "read-only: not done"), idle, False)
+            self.record(ItemResult(entry_id, outcome, "read-only: not done"), idle)
 
 
 # -- servers without Lua -------------------------------------------------------------------
@@ -285,9 +277,8 @@ def settle_unscripted(
         retries, copy = requeue_copy(
             [_b(x) for x in flat], cfg.field_prefix, e.id, pel_count, lineage=not cfg.no_lineage
         )
-        to_dlq = not e.new and (
-            cfg.over_limit(e.deliveries)
-            or (cfg.to is None and m is not None and retries + 1 > m - 1)
+        to_dlq = cfg.over_limit(e.deliveries) or (
+            cfg.to is None and m is not None and retries + 1 > m - 1
         )
         if to_dlq:
             body = envelope.write(

@@ -9,13 +9,15 @@
   on from there, so the whole PEL is covered (the trap of reference 000 restarts at 0-0).
   Entries are taken into the runner's own consumer, then settled by the same scripts.
   XAUTOCLAIM also drops entries deleted from the stream (Redis 7.0+; counted as ghosts).
-- ``xreadgroup-claim`` (Redis 8.4+): ``XREADGROUP ... CLAIM min-idle`` into the runner's own
-  consumer, longest idle first, O(k) on the server. It does not drop deleted entries, so
-  each pass also runs a ghost sweep (``XAUTOCLAIM`` with a min-idle nothing reaches, cursor
-  kept). When fewer idle entries remain than COUNT, the same call also reads new entries:
-  the runner hands those back (requeue, or claim to ``--to``) and counts them.
-- ``auto``: ``xreadgroup-claim`` where the server has it (and no ``--lock-key``), else
-  ``claim`` with ``--to``, else ``requeue``.
+- ``auto``: ``claim`` with ``--to``, else ``requeue``.
+
+A sidecar never uses ``XREADGROUP ... CLAIM`` (Redis 8.4+): the command shares its COUNT
+between idle entries and new ones, so once fewer idle entries remain than COUNT it also
+reads entries no consumer has had yet — on a lagging group, a sidecar would take the
+backlog's head and re-add it at the tail with a false history. CLAIM belongs in the
+worker's own read loop, where reading new entries is the point
+(:class:`pelctl.ReliableConsumer`); ``--strategy xreadgroup-claim`` is refused with a line
+that says so.
 
 ``--read-only``: every strategy discovers with ``XPENDING IDLE`` and reports what it would
 do (lock keys and retry counts probed, nothing taken).
@@ -29,8 +31,10 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+import redis.exceptions as rex
+
+from pelctl.core.models import RUNNER_CONSUMER_PREFIX
 from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import PassCounts, ReclaimConfig
@@ -38,29 +42,23 @@ from pelctl.reclaim.settle import Settler, Taken
 from pelctl.redis.capabilities import Capabilities
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.scripts import script
 
 # XAUTOCLAIM examines at most COUNT x 10 PEL entries a call, a few microseconds each (it
 # checks that each one still exists in the stream): COUNT 100 keeps a call near 3 ms.
 AUTOCLAIM_COUNT = 100
-# The ghost sweep: XAUTOCLAIM with a min-idle no entry reaches (nothing is claimed) only
-# drops PEL entries whose stream entry is gone; 1,000 entries examined per call.
-GHOST_SWEEP_COUNT = 100
-NEVER_IDLE = 2**62
-GHOST_SWEEPER = b"pelctl-ghosts"
 
 
 def own_consumer() -> bytes:
     """The runner's consumer for the take strategies: unique per process, so the runner is
     the only one that ever adds to it, and it can delete it once it holds nothing."""
-    return f"pelctl-reclaim-{socket.gethostname()}-{os.getpid()}".encode()
+    return RUNNER_CONSUMER_PREFIX + f"{socket.gethostname()}-{os.getpid()}".encode()
 
 
 def resolve(cfg: ReclaimConfig, caps: Capabilities) -> str:
     """The concrete strategy for ``cfg.strategy`` on a server with ``caps``."""
     if cfg.strategy != "auto":
         return cfg.strategy
-    if caps.has("xreadgroup_claim") and not cfg.lock_key:
-        return "xreadgroup-claim"
     return "claim" if cfg.to is not None else "requeue"
 
 
@@ -82,7 +80,7 @@ class StreamRun:
     counts: PassCounts
     stop: threading.Event
     log: logging.Logger
-    record: Callable[[ItemResult, int, bool], None]
+    record: Callable[[ItemResult, int], None]
     state: State
     consumer: bytes
     full: bool = False  # --once: sweeps run to the end of the PEL
@@ -175,7 +173,7 @@ def run_autoclaim(run: StreamRun) -> None:
             ids = [bytes(i) for i in reply[1]]
             for deleted in reply[2] if len(reply) > 2 else ():
                 # XAUTOCLAIM (7.0+) already removed these PEL entries: their stream entry is gone.
-                run.record(ItemResult(bytes(deleted), "ghost", "dropped by XAUTOCLAIM"), 0, False)
+                run.record(ItemResult(bytes(deleted), "ghost", "dropped by XAUTOCLAIM"), 0)
             if ids:
                 run.counts.scanned += len(ids)
                 deliveries = _deliveries(raw, run.stream, run.group, me, ids)
@@ -195,124 +193,81 @@ def _deliveries(raw, stream: bytes, group: bytes, me: bytes, ids: list[bytes]) -
     return {bytes(r[0]): int(r[3]) for r in rows}
 
 
-# -- xreadgroup-claim (Redis 8.4+) ---------------------------------------------------------------
-
-
-def run_xreadgroup_claim(run: StreamRun) -> None:
-    run.conn.caps.require("xreadgroup_claim")
-    cfg = run.cfg
-    raw = run.conn.raw(run.stream)
-    settler = run.settler()
-    me = run.consumer
-    count = max(1, cfg.batch)
-    try:
-        while not run.stopping():
-            with redis_errors("XREADGROUP"):
-                reply = raw.execute_command(
-                    "XREADGROUP",
-                    "GROUP",
-                    run.group,
-                    me,
-                    "COUNT",
-                    count,
-                    "CLAIM",
-                    cfg.idle_ms,
-                    "STREAMS",
-                    run.stream,
-                    ">",
-                )
-            taken = parse_claim_reply(reply)
-            claimed = [t for t in taken if not t.new]
-            run.counts.scanned += len(claimed)
-            if taken:
-                settler.taken(me, taken)
-                run.batch_done(len(taken))
-            if len(claimed) < count:
-                break
-    finally:
-        release(run.conn, run.stream, run.group, me)
-    if not run.stopping():
-        ghost_sweep(run, None if run.full else cfg.ghost_sweep_calls)
-
-
-def parse_claim_reply(reply: Any) -> list[Taken]:
-    """``XREADGROUP ... CLAIM`` entries: ``[id, fields, idle-ms, times-delivered]``.
-
-    ``times-delivered`` counts the deliveries *before* this one (0 for new entries, which
-    also have idle 0). RESP2 (a list of ``[stream, entries]``) or RESP3 (a map).
-    """
-    if not reply:
-        return []
-    streams = list(reply.items()) if isinstance(reply, dict) else reply
-    out: list[Taken] = []
-    for _name, entries in streams:
-        for entry in entries or ():
-            entry_id = entry[0] if isinstance(entry[0], bytes) else str(entry[0]).encode()
-            fields = entry[1]
-            idle = int(entry[2]) if len(entry) > 2 else 0
-            delivered = int(entry[3]) if len(entry) > 3 else 0
-            new = idle == 0 and delivered == 0
-            flat = None
-            if fields is not None:
-                flat = (
-                    [x for kv in fields.items() for x in kv]
-                    if isinstance(fields, dict)
-                    else (list(fields))
-                )
-            out.append(Taken(entry_id, delivered, idle, flat, new=new, deleted=fields is None))
-    return out
-
-
-def ghost_sweep(run: StreamRun, max_calls: int | None) -> None:
-    """Drop deleted entries from the PEL (XAUTOCLAIM, min-idle nothing reaches), the cursor
-    kept across passes; at most ``max_calls`` calls (None: to the end of the PEL)."""
-    if not run.conn.caps.has("xclaim_drops_deleted"):
-        return
-    raw = run.conn.raw(run.stream)
-    cursor = run.state.sweep_cursor.get(run.stream, b"0-0")
-    calls = 0
-    while not run.stopping():
-        with redis_errors("XAUTOCLAIM"):
-            reply = raw.execute_command(
-                "XAUTOCLAIM",
-                run.stream,
-                run.group,
-                GHOST_SWEEPER,
-                NEVER_IDLE,
-                cursor,
-                "COUNT",
-                GHOST_SWEEP_COUNT,
-                "JUSTID",
-            )
-        cursor = bytes(reply[0])
-        run.state.sweep_cursor[run.stream] = cursor
-        for deleted in reply[2] if len(reply) > 2 else ():
-            run.record(ItemResult(bytes(deleted), "ghost", "dropped by the ghost sweep"), 0, False)
-        calls += 1
-        if cursor == b"0-0" or (max_calls is not None and calls >= max_calls):
-            break
-
-
 def release(conn: Connection, stream: bytes, group: bytes, me: bytes) -> None:
-    """Delete the runner's own consumer once it holds nothing (it never holds entries of
-    anybody else's: only this process adds to it). Best effort."""
+    """Delete the runner's own consumer once it holds nothing, atomically with that check
+    (the consumers-prune script), so a pass leaves no consumer of pelctl's in the group.
+    Without scripting (a proxy): the check and the delete apart, safe here because only
+    this process ever adds to its own consumer. Best effort: an empty consumer left by an
+    ACL refusal holds nothing, and the next pass removes it."""
     raw = conn.raw(stream)
+    try:
+        script("consumer_delete").call(raw, [stream], [group, me, 0])
+        return
+    except rex.ResponseError as err:
+        if "unknown command" not in str(err).lower():
+            return  # an ACL refusal, or the server's own answer: leave it
+    except (rex.ConnectionError, rex.TimeoutError):
+        return
     try:
         if not raw.execute_command("XPENDING", stream, group, "-", "+", 1, me):
             raw.execute_command("XGROUP", "DELCONSUMER", stream, group, me)
-    except Exception:  # noqa: BLE001 - a leftover empty consumer is harmless
+    except (rex.ResponseError, rex.ConnectionError, rex.TimeoutError):
         pass
+
+
+def prune_quiet_consumers(run: StreamRun, keep: set[bytes | None]) -> list[bytes]:
+    """``--prune-consumers-after D``: delete every consumer of the group that holds nothing
+    and has not tried to read for D (XINFO CONSUMERS ``idle``: from Redis 7.2 the time since
+    its last read attempt, so a worker polling an empty stream is never pruned; it also
+    means inactive for at least D), except ``keep``. Each delete re-checks both conditions
+    in the same script (``consumer_delete``): a consumer that took an entry or read since
+    the listing is left alone. Read-only: the consumers it would delete, none deleted.
+    Workers that die leave their names behind; this keeps a group's consumer list to the
+    workers that exist."""
+    from pelctl.redis.replies import array, field_pairs
+
+    min_quiet = run.cfg.prune_after_ms
+    assert min_quiet is not None
+    raw = run.conn.raw(run.stream)
+    with redis_errors("XINFO CONSUMERS"):
+        rows = raw.execute_command("XINFO", "CONSUMERS", run.stream, run.group)
+    quiet = []
+    for row in rows:
+        info = dict(field_pairs(row))
+        name = bytes(info[b"name"])
+        if name in keep or int(info[b"pending"]) or int(info[b"idle"]) < min_quiet:
+            continue
+        quiet.append(name)
+    if run.cfg.read_only:
+        return quiet
+    pruned = []
+    for name in quiet:
+        if run.stopping():
+            break
+        with redis_errors("EVALSHA"):
+            answer = script("consumer_delete").call(raw, [run.stream], [run.group, name, min_quiet])
+        if bytes(array(answer)[0]) == b"deleted":
+            pruned.append(name)
+            event(
+                run.log,
+                logging.INFO,
+                "consumer-pruned",
+                stream=run.stream,
+                group=run.group,
+                consumer=name,
+                quiet_ms=min_quiet,
+            )
+    return pruned
 
 
 RUNNERS: dict[str, Callable[[StreamRun], None]] = {
     "requeue": run_scan,
     "claim": run_scan,
     "autoclaim": run_autoclaim,
-    "xreadgroup-claim": run_xreadgroup_claim,
 }
 
 
-NEEDS = {"autoclaim": "xautoclaim", "xreadgroup-claim": "xreadgroup_claim"}
+NEEDS = {"autoclaim": "xautoclaim"}
 
 
 def run_stream(run: StreamRun, strategy: str) -> None:

@@ -14,8 +14,9 @@ FEATURES: dict[str, tuple[tuple[int, int], str]] = {
     "xinfo_lag": ((7, 0), "XINFO lag / entries-read"),
     "xclaim_drops_deleted": ((7, 0), "XCLAIM dropping deleted entries"),
     "consumer_inactive": ((7, 2), "XINFO CONSUMERS inactive"),
-    "xackdel": ((8, 2), "XACKDEL / DELREF"),
+    "xackdel": ((8, 2), "XACKDEL / XDELEX and the KEEPREF / DELREF / ACKED reference policies"),
     "xreadgroup_claim": ((8, 4), "XREADGROUP ... CLAIM"),
+    "idmp": ((8, 6), "XADD ... IDMP (idempotent producers)"),
 }
 # Valkey forked from Redis 7.2.4: it has everything up to 7.2 and none of Redis 8's stream
 # additions (as of Valkey 8).

@@ -31,3 +31,21 @@ def array(reply: object) -> list[Any]:
     if isinstance(reply, (list, tuple)):
         return list(reply)
     raise TypeError(f"expected an array reply, got {reply!r}")
+
+
+def vanished_or_raise(reply: Any) -> Any:
+    """A reply of a pipeline run with ``raise_on_error=False`` over keys found by SCAN:
+    an error of a key deleted or retyped since (WRONGTYPE, no such key, NOGROUP) is kept
+    for the caller to skip; any other error is raised.
+
+    Swallowing every error would turn an ACL ``NOPERM`` into "no streams found" (exit 0).
+    """
+    if isinstance(reply, Exception):
+        text = str(reply)
+        if not (
+            text.startswith("WRONGTYPE")
+            or "no such key" in text.lower()
+            or text.startswith("NOGROUP")
+        ):
+            raise reply
+    return reply

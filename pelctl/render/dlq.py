@@ -1,10 +1,11 @@
-"""Rows and JSON for dead-letter streams: entries, one entry in full, stats, replay/purge
-plans and results (CLI; the TUI's DLQ view can use the same rows)."""
+"""Rows and JSON for dead-letter streams: entries (``entries``), one entry in full
+(``ShowRenderer``), stats (``STATS``); the TUI's DLQ view uses the same rows. Replay and
+purge: :mod:`pelctl.render.dlq_mutate`."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pelctl.base.binary import escape, to_json_text
@@ -14,11 +15,17 @@ from pelctl.core.decoders.registry import decode
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqStats
 from pelctl.core.models import POISON_DELIVERIES
-from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
-from pelctl.core.mutations.outcomes import RepairResult, planned_outcome
 from pelctl.render import payload
 from pelctl.render.pending import fields_json, fields_preview
+from pelctl.render.protocol import (
+    Blank,
+    Message,
+    Pairs,
+    Part,
+    Record,
+    ResultRenderer,
+    Rows,
+)
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): the original id goes first, then the payload preview
@@ -119,15 +126,32 @@ def entry_style(e: DlqEntry) -> str | None:
     return None
 
 
-def entry_items(
-    entries: Iterator[DlqEntry], *, with_dlq: bool = False
-) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
-    """``(row, record, style)`` for :meth:`pelctl.cli.output.Output.stream`."""
-    for e in entries:
-        now = now_ms()
-        decoded = decode(e.fields)
-        row = entry_row(e, now, with_dlq=with_dlq, decoded=decoded)
-        yield row, entry_json(e, now, decoded), entry_style(e)
+def entries(with_dlq: bool = False) -> Rows[DlqEntry]:
+    """Dead-letter entries (``dlq list``); ``with_dlq``: a DLQ column first (entries of
+    several dead-letter streams). Each format decodes a payload once."""
+    return Rows[DlqEntry](
+        entry_columns(with_dlq),
+        lambda e: entry_row(e, now_ms(), with_dlq=with_dlq),
+        lambda e: entry_json(e, now_ms()),
+        entry_style,
+    )
+
+
+def list_footer(
+    shown: int, *, dlqs: int, total: int, limit: int | None, filtered: bool
+) -> str | None:
+    """What ``dlq list`` says after its rows: no DLQ found, a full page of how many, or
+    none shown (``total``: the entries of the ``dlqs`` dead-letter streams)."""
+    if not dlqs:
+        return "no dead-letter streams found"
+    if limit is not None and shown == limit and total > shown:
+        return (
+            f"showing {shown:,} of {total:,} dead-letter entries (before filters); "
+            "use --limit N or --all"
+        )
+    if shown == 0:
+        return "no entries" + (" match the filters" if filtered and total else "")
+    return None
 
 
 def _when(ms: int | None, now: int) -> str:
@@ -179,6 +203,42 @@ def payload_view(e: DlqEntry) -> payload.Sections | None:
     """The decoded payload of ``dlq show`` (None: no decoder knows it; the fields say all)."""
     d = decode(e.fields)
     return payload.sections(d) if d is not None else None
+
+
+def payload_parts(view: payload.Sections) -> list[Part]:
+    """The decoded payload: its format and scalars, then in the decoder's order tables
+    (headers, labels) and indented JSON (a body, args)."""
+    pairs = [("payload", view.format), *view.pairs, *(("note", n) for n in view.notes)]
+    parts: list[Part] = [Pairs(pairs, title="decoded payload")]
+    for title, part in view.parts:
+        parts.append(Blank())
+        if isinstance(part, str):
+            parts += [Message(f"{title}:", "bold"), Message(part)]
+        else:
+            parts.append(payload.table_data(title, part))
+    return parts
+
+
+class ShowRenderer(ResultRenderer[DlqEntry]):
+    """``dlq show``: the entry in JSON with its ordered field pairs; in CSV its fields;
+    in text the envelope, the decoded payload in full, then every field."""
+
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def document(self, result: DlqEntry) -> dict[str, Any]:
+        return show_json(result, self.now)
+
+    def records(self, result: DlqEntry) -> Sequence[Record]:
+        return [{"field": k, "value": v} for k, v in field_rows(result).rows]
+
+    def view(self, result: DlqEntry, width: int) -> Iterable[Part]:
+        title = f"{escape(result.dlq)} {result.id.decode()}"
+        parts: list[Part] = [Pairs(entry_pairs(result, self.now), title=title), Blank()]
+        decoded = payload_view(result)
+        if decoded is not None:
+            parts += [*payload_parts(decoded), Blank()]
+        return [*parts, field_rows(result)]
 
 
 def show_json(e: DlqEntry, now: int) -> dict[str, Any]:
@@ -270,174 +330,27 @@ def stats_summary(s: DlqStats) -> str:
     )
 
 
-# -- plans and results -------------------------------------------------------------------------
+class StatsRenderer(ResultRenderer[DlqStats]):
+    """``dlq stats``: the counts as one document; in CSV one record per count (its kind,
+    key and count); in text the summary line, then a table per kind."""
 
-_ACTION_STYLE = {"skip": "dim", "refuse": "red", "purge": "yellow"}
+    def document(self, result: DlqStats) -> dict[str, Any]:
+        return stats_json(result)
 
+    def records(self, result: DlqStats) -> Sequence[Record]:
+        doc = stats_json(result)
+        return [
+            {"kind": kind[3:], "key": k, "count": n}
+            for kind in ("by_dlq", "by_source", "by_reason", "by_hour")
+            for k, n in doc[kind].items()
+        ]
 
-def plan_columns(plan: Plan) -> tuple[Column, ...]:
-    # Narrow terminals: the DLQ (named in the summary) goes first, then the deliveries;
-    # names and notes are shortened; the id, the target, the age and the action stay.
-    where = "TARGET" if plan.action == "dlq-replay" else "SOURCE"
-    return (
-        Column("dlq", "DLQ", priority=2, shrinkable=True, min_width=10),
-        Column("id", "ID"),
-        Column("target", where, shrinkable=True, min_width=12),
-        Column("age", "AGE", "right"),
-        Column("deliveries", "DELIV", "right", priority=1),
-        Column("action", "ACTION"),
-        Column("note", "NOTE", shrinkable=True, min_width=24),
-    )
-
-
-def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
-    """One planned entry; ``outcome`` is what applying it will report (``replayed``,
-    ``purged``, ``refused``)."""
-    where = "target" if plan.action == "dlq-replay" else "source"
-    return {
-        "dlq": escape(plan.stream),
-        "id": escape(item.id),
-        where: escape(item.owner) if item.owner else None,
-        "age_ms": item.idle_ms,
-        "deliveries": item.deliveries,
-        "outcome": planned_outcome(item),
-        "note": item.note,
-    }
+    def view(self, result: DlqStats, width: int) -> Iterable[Part]:
+        parts: list[Part] = [Message(stats_summary(result))]
+        if result.total:
+            for table in stats_tables(result):
+                parts += [Blank(), table]
+        return parts
 
 
-def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
-    """An explicit id that is not in the dead-letter stream (applied: ``gone``)."""
-    where = "target" if plan.action == "dlq-replay" else "source"
-    return {
-        "dlq": escape(plan.stream),
-        "id": escape(entry_id),
-        where: None,
-        "age_ms": None,
-        "deliveries": None,
-        "outcome": plan.mutation.missing_outcome,
-        "note": "not in the dead-letter stream",
-    }
-
-
-def plan_items(
-    plans: Sequence[Plan],
-) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
-    for plan in plans:
-        for item in plan.items:
-            row = (
-                escape(plan.stream),
-                escape(item.id),
-                escape(item.owner) or "-",
-                format_duration_ms(item.idle_ms),
-                str(item.deliveries),
-                item.action,
-                item.note,
-            )
-            yield row, plan_record(plan, item), _ACTION_STYLE.get(item.action)
-        for missing in plan.missing:
-            row = (
-                escape(plan.stream),
-                escape(missing),
-                "-",
-                "-",
-                "-",
-                "skip",
-                "not in the dead-letter stream",
-            )
-            yield row, missing_record(plan, missing), "dim"
-
-
-def plan_summary(plan: Plan) -> str:
-    """``dlq-replay: 1,204 entries from orders:dlq to orders (1,200), payments (4); refuse 2``."""
-    n = plan.count
-    noun = "entry" if n == 1 else "entries"
-    text = f"{plan.action}: {n:,} {noun} from {escape(plan.stream)}"
-    if plan.action == "dlq-replay":
-        by_target: dict[bytes, int] = {}
-        for item in plan.actionable:
-            by_target[item.owner] = by_target.get(item.owner, 0) + 1
-        top = sorted(by_target.items(), key=lambda kv: -kv[1])
-        if top:
-            text += " to " + ", ".join(f"{escape(t)} ({c:,})" for t, c in top[:3])
-            if len(top) > 3:
-                text += f" and {len(top) - 3} more"
-    skipped = {a: c for a, c in plan.action_counts().items() if a in SKIP_ACTIONS}
-    if skipped:
-        text += "; " + ", ".join(f"{a} {c:,}" for a, c in sorted(skipped.items()))
-    return text
-
-
-def result_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any]:
-    """A replay or purge of one dead-letter stream (docs/schemas/repair-result.json): the
-    keys of every repair result, ``dlq`` in place of ``stream`` and ``group``."""
-    from pelctl.core.audit import failed_list
-
-    out: dict[str, Any] = {
-        "action": result.action,
-        "dlq": escape(result.stream),
-        "dry_run": result.dry_run,
-        "matched": result.matched,
-        "applied": result.applied,
-        "skipped": result.skipped,
-        "failed": failed_list(result),
-        "failed_count": len(result.failed),
-        "outcomes": result.outcome_counts(),
-        "interrupted": result.interrupted,
-    }
-    if result.notes:
-        out["notes"] = list(result.notes)
-    if plan is not None and result.dry_run:
-        out["plan"] = [record for _row, record, _style in plan_items([plan])]
-    return out
-
-
-def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool) -> dict[str, Any]:
-    """Several DLQs (no DLQ argument): the totals, and each DLQ's own object under ``dlqs``."""
-    outcomes: dict[str, int] = {}
-    for r in results:
-        for k, n in r["outcomes"].items():
-            outcomes[k] = outcomes.get(k, 0) + n
-    return {
-        "action": action,
-        "dry_run": dry_run,
-        "matched": sum(r["matched"] for r in results),
-        "applied": sum(r["applied"] for r in results),
-        "skipped": sum(r["skipped"] for r in results),
-        "failed": [f for r in results for f in r["failed"]],
-        "failed_count": sum(r["failed_count"] for r in results),
-        "outcomes": outcomes,
-        "interrupted": any(r["interrupted"] for r in results),
-        "dlqs": list(results),
-    }
-
-
-def result_summary(result: RepairResult) -> str:
-    """``result.headline`` (what was done, from which DLQ to which streams, on which server)
-    then the counts."""
-    counted = (
-        f"matched {result.matched:,}, applied {result.applied:,}, skipped "
-        f"{result.skipped:,}, failed {len(result.failed):,}"
-    )
-    if result.headline:
-        head = f"{result.headline}\n  {result.action} {escape(result.stream)}: {counted}"
-    else:
-        head = f"{result.action} {escape(result.stream)}: {counted}"
-    counts = result.outcome_counts()
-    if counts:
-        head += "\n  " + " · ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
-    if result.interrupted:
-        head += (
-            "\n  interrupted: rerun the same command; entries already replayed are "
-            "skipped, none is copied twice"
-        )
-    return head
-
-
-def failed_table(result: RepairResult) -> TableData:
-    cols = (
-        Column("id", "ID"),
-        Column("outcome", "OUTCOME"),
-        Column("detail", "DETAIL", shrinkable=True, min_width=16),
-    )
-    rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
-    return TableData(cols, rows, title=f"failed in {escape(result.stream)}")
+STATS = StatsRenderer()

@@ -1,4 +1,4 @@
-"""Rows, bars and JSON for ``pelctl histogram`` and ``pelctl ghosts`` (shared by CLI and TUI).
+"""Rows, bars and JSON for ``pelctl histogram`` (shared by the CLI and the TUI).
 
 Pure functions: no rich, no textual. Bars are text (eighth-block characters) so every
 surface can draw them; the CLI colours them with rich on a terminal.
@@ -6,11 +6,13 @@ surface can draw them; the CLI colours them with rich on a terminal.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.histogram import Bucket, Histogram
+from pelctl.render.protocol import Aside, Doc, Part, Record, ResultRenderer
 from pelctl.render.table import Column, TableData, fmt_int
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -134,37 +136,24 @@ def records(h: Histogram) -> list[dict[str, Any]]:
     return out
 
 
-# -- ghosts ------------------------------------------------------------------------------------
-# Narrow terminals: the deliveries go first; the consumer's name and the reason are
-# shortened; ids stay.
-GHOST_COLUMNS = (
-    Column("id", "ID"),
-    Column("consumer", "CONSUMER", shrinkable=True, min_width=12),
-    Column("idle", "IDLE", "right"),
-    Column("deliveries", "DELIVERIES", "right", priority=1),
-    Column("reason", "REASON", shrinkable=True, min_width=12),
-)
+class HistogramRenderer(ResultRenderer[Histogram]):
+    """``pelctl histogram``: the document (``{"by", "total", "buckets"}``); in NDJSON and CSV
+    one record per bucket; on a terminal the table with bars as wide as the room left, and
+    under it how the counts were made (``max_server_ms``: the bound each call kept)."""
 
+    def __init__(self, max_server_ms: float | None = None) -> None:
+        self.max_server_ms = max_server_ms
 
-def ghost_row(g: Any) -> tuple[str, ...]:
-    return (
-        g.id.decode(),
-        escape(g.consumer),
-        format_duration_ms(g.idle_ms),
-        str(g.deliveries),
-        g.reason,
-    )
+    def document(self, result: Histogram) -> dict[str, Any]:
+        return to_json(result)
 
+    def records(self, result: Histogram) -> Sequence[Record]:
+        return records(result)
 
-def ghost_json(g: Any) -> dict[str, Any]:
-    return {
-        "id": g.id.decode(),
-        "consumer": escape(g.consumer),
-        "idle_ms": g.idle_ms,
-        "deliveries": g.deliveries,
-        "reason": g.reason,
-    }
+    def ndjson(self, result: Histogram) -> Iterable[Part]:
+        return (Doc(records(result)),)
 
-
-def ghost_style(g: Any) -> str | None:
-    return "red" if g.reason == "deleted" else "yellow"
+    def view(self, result: Histogram, width: int) -> Iterable[Part]:
+        label_width = max((len(r[0]) for r in table(result, 0).rows), default=8)
+        bar_width = max(10, min(50, width - label_width - 30))
+        return (table(result, bar_width), Aside(caption(result, self.max_server_ms)))

@@ -1,13 +1,23 @@
-"""Sections, rows and JSON for ``pelctl inspect`` (shared by the CLI and the TUI)."""
+"""Sections, rows and JSON for ``pelctl inspect`` (shared by the CLI and the TUI):
+``INSPECT`` (the report), ``CONSUMERS`` (a group's consumers)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
-from pelctl.core.models import POISON_DELIVERIES, ConsumerInfo, GroupInfo, StreamInspection, id_ms
+from pelctl.core.models import (
+    POISON_DELIVERIES,
+    ConsumerInfo,
+    GroupInfo,
+    IdmpState,
+    StreamInspection,
+    id_ms,
+)
 from pelctl.render import pending as pending_render
+from pelctl.render.protocol import Blank, Message, Pairs, Part, Record, ResultRenderer, Rows
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): ids and bookkeeping go first, then the lag; names are
@@ -50,7 +60,49 @@ def summary_pairs(r: StreamInspection) -> list[tuple[str, str]]:
     if r.dlq is not None:
         noun = "entry" if r.dlq_length == 1 else "entries"
         pairs.append(("DLQ", f"{escape(r.dlq)} ({fmt_int(r.dlq_length)} {noun})"))
+    if r.idmp is not None:
+        pairs += idmp_pairs(r.idmp)
     return pairs
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{fmt_int(n)} {word}{'' if n == 1 else 's'}"
+
+
+def idmp_pairs(s: IdmpState) -> list[tuple[str, str]]:
+    """The idempotent producers (XADD ... IDMP): who is tracked, the stream's window, and
+    what the writes did (docs/redis-versions.md)."""
+    window = f"window {s.duration_s}s, at most {fmt_int(s.maxsize)} ids a producer"
+    return [
+        (
+            "IDMP",
+            f"{_plural(s.pids_tracked, 'producer')}, {_plural(s.iids_tracked, 'id')} kept "
+            f"({window})",
+        ),
+        (
+            "IDMP writes",
+            f"{fmt_int(s.iids_added)} added, {_plural(s.iids_duplicates, 'duplicate')} not "
+            "added (answered with the first write's id)",
+        ),
+    ]
+
+
+def idmp_brief(s: IdmpState) -> str:
+    """One short line for a status bar."""
+    return f"IDMP {_plural(s.pids_tracked, 'producer')} · {fmt_int(s.iids_duplicates)} dup"
+
+
+def idmp_json(s: IdmpState | None) -> dict[str, int] | None:
+    if s is None:
+        return None
+    return {
+        "duration_s": s.duration_s,
+        "maxsize": s.maxsize,
+        "pids_tracked": s.pids_tracked,
+        "iids_tracked": s.iids_tracked,
+        "iids_added": s.iids_added,
+        "iids_duplicates": s.iids_duplicates,
+    }
 
 
 def _oldest_age(g: GroupInfo, now_ms: int) -> int | None:
@@ -88,12 +140,16 @@ def consumer_row(c: ConsumerInfo) -> tuple[str, ...]:
     )
 
 
+def consumer_style(c: ConsumerInfo) -> str | None:
+    return VERDICT_STYLES.get(c.verdict)
+
+
 def consumers_table(g: GroupInfo) -> TableData:
     return TableData(
         CONSUMER_COLUMNS,
         [consumer_row(c) for c in g.consumers],
         title=f"Consumers of {escape(g.name)}",
-        row_styles=[VERDICT_STYLES.get(c.verdict) for c in g.consumers],
+        row_styles=[consumer_style(c) for c in g.consumers],
     )
 
 
@@ -185,6 +241,10 @@ def consumer_json(c: ConsumerInfo) -> dict[str, Any]:
     }
 
 
+# A group's consumers (the dashboard's consumers table).
+CONSUMERS = Rows(CONSUMER_COLUMNS, consumer_row, consumer_json, consumer_style)
+
+
 def group_json(g: GroupInfo, now_ms: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "group": escape(g.name),
@@ -226,5 +286,37 @@ def to_json(r: StreamInspection) -> dict[str, Any]:
         "groups": [group_json(g, r.now_ms) for g in r.groups],
         "dlq": escape(r.dlq) if r.dlq is not None else None,
         "dlq_length": r.dlq_length if r.dlq is not None else None,
+        "idmp": idmp_json(r.idmp),
         "advice": [{"message": a.message, "command": a.command} for a in r.advice],
     }
+
+
+class InspectRenderer(ResultRenderer[StreamInspection]):
+    """``pelctl inspect``: the report as one JSON document; in CSV one record per consumer
+    (its stream and group first); on a terminal the summary, the tables and the advice."""
+
+    def document(self, result: StreamInspection) -> dict[str, Any]:
+        return to_json(result)
+
+    def records(self, result: StreamInspection) -> Sequence[Record]:
+        stream = escape(result.stream)
+        return [
+            {"stream": stream, "group": escape(g.name), **consumer_json(c)}
+            for g in result.groups
+            for c in g.consumers
+        ]
+
+    def view(self, result: StreamInspection, width: int) -> list[Part]:
+        parts: list[Part] = [Pairs(summary_pairs(result))]
+        for table in tables(result):
+            parts += [Blank(), table]
+        if result.advice:
+            parts += [Blank(), Message("Advice:", style="bold")]
+            for advice in result.advice:
+                parts.append(Message(f"  • {advice.message}"))
+                if advice.command:
+                    parts.append(Message(f"      {advice.command}", style="cyan"))
+        return parts
+
+
+INSPECT = InspectRenderer()

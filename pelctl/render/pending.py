@@ -11,9 +11,9 @@ from typing import Any
 from pelctl.base.binary import escape, to_json_text
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.decoders.common import Decoded
-from pelctl.core.decoders.registry import decode
 from pelctl.core.models import POISON_DELIVERIES, Fields, PendingEntry
 from pelctl.render import payload
+from pelctl.render.protocol import Rows
 from pelctl.render.table import Column
 
 # Every column stays on a narrow terminal (docs/output.md); the consumer's name and the
@@ -97,13 +97,23 @@ def to_json(
     return out
 
 
-def item(
-    e: PendingEntry, with_payload: bool = False, machine: bool = False
-) -> tuple[tuple[str, ...], dict[str, Any], str | None]:
-    """``(row, record, style)`` for :meth:`pelctl.cli.output.Output.stream`, the payload
-    decoded once for both (``machine``: JSON/CSV formats, which need no display row)."""
-    decoded = decode(e.fields) if with_payload else None
-    record = to_json(e, with_payload, decoded)
-    if machine:
-        return (), record, None
-    return row(e, with_payload, decoded), record, row_style(e)
+def renderer(with_payload: bool = False) -> Rows[PendingEntry]:
+    """Pending entries (``pelctl pending``, the oldest of ``inspect``); with the payload, its
+    FIELDS column and ``fields``/``ghost``/``decoded`` keys (each format decodes it once)."""
+    return Rows[PendingEntry](
+        columns(with_payload),
+        lambda e: row(e, with_payload),
+        lambda e: to_json(e, with_payload),
+        row_style,
+    )
+
+
+# Entries without their payload (the dashboard's stuck entries, inspect's oldest).
+PENDING = renderer()
+
+
+def more(shown: int, total: int) -> str | None:
+    """The footer of a listing cut at ``--limit``: how many there are in all."""
+    if total <= shown:
+        return None
+    return f"showing {shown:,} of {total:,} pending (before filters); use --limit N or --all"

@@ -1,16 +1,35 @@
-"""Rows and JSON for repair plans and results (CLI dry runs and summaries, TUI modals)."""
+"""Rows and JSON for repair plans and results (CLI dry runs and summaries, TUI modals):
+``PlanRows`` (a plan's rows), ``DryRunRenderer``, ``SavedRenderer`` (``--plan-out``) and
+``AppliedRenderer`` (what an apply did)."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.audit import failed_list
+from pelctl.core.mutations.api import dry_run_result
 from pelctl.core.mutations.declaration import Plan
 from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
 from pelctl.core.mutations.outcomes import RepairResult
+from pelctl.render.protocol import (
+    Blank,
+    Doc,
+    Line,
+    Message,
+    Note,
+    Part,
+    Record,
+    Records,
+    ResultRenderer,
+    RowRenderer,
+    Stream,
+)
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): the deliveries go first; owners and notes are
@@ -76,12 +95,36 @@ def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
     }
 
 
-def plan_rows(plan: Plan):  # iterator of (row, record, style) for Output.stream
-    for item in plan.items:
-        yield plan_row(plan, item), plan_record(plan, item), _ACTION_STYLE.get(item.action)
-    for missing in plan.missing:
-        row = (escape(missing), "-", "-", "-", "skip", "not pending")
-        yield row, missing_record(plan, missing), "dim"
+class PlanRows:
+    """A plan's rows: each planned item, then each explicit id that was not pending (a
+    ``bytes`` id)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.columns = plan_columns(plan)
+
+    def items(self) -> Iterator[PlanItem | bytes]:
+        return itertools.chain(self.plan.items, self.plan.missing)
+
+    def row(self, item: PlanItem | bytes, /) -> tuple[str, ...]:
+        if isinstance(item, bytes):
+            return (escape(item), "-", "-", "-", "skip", "not pending")
+        return plan_row(self.plan, item)
+
+    def record(self, item: PlanItem | bytes, /) -> dict[str, Any]:
+        if isinstance(item, bytes):
+            return missing_record(self.plan, item)
+        return plan_record(self.plan, item)
+
+    def style(self, item: PlanItem | bytes, /) -> str | None:
+        return "dim" if isinstance(item, bytes) else _ACTION_STYLE.get(item.action)
+
+
+def plan_rows(plan: Plan) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
+    """``(row, record, style)`` of each of a plan's rows (the dashboard's confirmation)."""
+    rows = PlanRows(plan)
+    for item in rows.items():
+        yield rows.row(item), rows.record(item), rows.style(item)
 
 
 def plan_summary(plan: Plan) -> str:
@@ -130,7 +173,8 @@ def result_to_json(result: RepairResult, plan: Plan | None = None) -> dict[str, 
     if result.notes:
         out["notes"] = list(result.notes)
     if plan is not None and result.dry_run:
-        out["plan"] = [r for _row, r, _s in plan_rows(plan)]
+        rows = PlanRows(plan)
+        out["plan"] = [rows.record(item) for item in rows.items()]
     return out
 
 
@@ -183,3 +227,134 @@ def failed_table(result: RepairResult) -> TableData:
     )
     rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
     return TableData(cols, rows, title="failed")
+
+
+# -- the faces of a repair ---------------------------------------------------------------------
+
+
+def _with_warnings(doc: dict[str, Any], warnings: Sequence[str]) -> dict[str, Any]:
+    if warnings:
+        doc["warnings"] = list(warnings)
+    return doc
+
+
+def _warned(warnings: Sequence[str]) -> list[Part]:
+    return [Note(w, warning=True) for w in warnings]
+
+
+def plan_table(
+    rows: RowRenderer[Any], items: Iterable[Any], total: int, limit: int | None
+) -> list[Part]:
+    """The first ``limit`` rows of a plan (None: all), then how many more there are."""
+    if not total:
+        return []
+
+    def more(shown: int) -> str | None:
+        if shown >= total:
+            return None
+        return f"... and {total - shown:,} more (--all-rows or -o json for all)"
+
+    return [Blank(), Stream(rows, items, limit=limit, footer=more)]
+
+
+class DryRunRenderer(ResultRenderer[Plan]):
+    """A dry run. JSON: the result with every planned row (``plan``); NDJSON: each row,
+    then the result; CSV: the rows. Text: the summary first (after ``header``), the plan's
+    notes and ``warnings`` right after it on stderr, then the first ``rows`` rows (None:
+    all) and how many more there are."""
+
+    def __init__(
+        self, warnings: Sequence[str] = (), *, header: str | None = None, rows: int | None = None
+    ) -> None:
+        self.warnings = warnings
+        self.header = header
+        self.rows = rows
+
+    def document(self, result: Plan) -> dict[str, Any]:
+        return _with_warnings(result_to_json(dry_run_result(result), result), self.warnings)
+
+    def ndjson(self, result: Plan) -> Iterable[Part]:
+        rows = PlanRows(result)
+        doc = _with_warnings(result_to_json(dry_run_result(result)), self.warnings)
+        return (Stream(rows, rows.items()), Doc(doc))
+
+    def delimited(self, result: Plan) -> Iterable[Part]:
+        rows = PlanRows(result)
+        return [Stream(rows, rows.items()), *_warned(self.warnings)]
+
+    def view(self, result: Plan, width: int) -> Iterable[Part]:
+        parts: list[Part] = [Message(self.header)] if self.header else []
+        parts.append(Message(f"dry run, nothing changed: {plan_summary(result)}"))
+        parts += [Note(f"note: {note}") for note in result.notes]
+        parts += _warned(self.warnings)
+        rows = PlanRows(result)
+        total = len(result.items) + len(result.missing)
+        return parts + plan_table(rows, rows.items(), total, self.rows)
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A plan saved to a file (``--plan-out``), to run later with ``pelctl apply``."""
+
+    plan: Plan
+    path: str
+
+
+class SavedRenderer(ResultRenderer[Saved]):
+    """JSON: the dry run's result with ``plan_file``; text (and CSV): where it went, and
+    what to run next."""
+
+    def __init__(self, warnings: Sequence[str] = ()) -> None:
+        self.warnings = warnings
+
+    def document(self, result: Saved) -> dict[str, Any]:
+        doc = result_to_json(dry_run_result(result.plan))
+        doc["plan_file"] = result.path
+        return _with_warnings(doc, self.warnings)
+
+    def view(self, result: Saved, width: int) -> Iterable[Part]:
+        return [
+            Line(f"plan saved to {result.path}: {plan_summary(result.plan)}"),
+            Note(f"review it, then run: pelctl apply {result.path}"),
+            *_warned(self.warnings),
+        ]
+
+
+FAILED_SHOWN = 50  # failures listed in text (JSON lists every one)
+
+
+class AppliedRenderer(ResultRenderer[RepairResult]):
+    """What an apply did. JSON: the result; CSV: its counts as one record. Text: the
+    summary, the first failures and how many more, the result's notes. ``warnings`` (a
+    claim's, about its target) go to stderr, in JSON into the document."""
+
+    def __init__(self, warnings: Sequence[str] = ()) -> None:
+        self.warnings = warnings
+
+    def document(self, result: RepairResult) -> dict[str, Any]:
+        return _with_warnings(result_to_json(result), self.warnings)
+
+    def records(self, result: RepairResult) -> Sequence[Record]:
+        return [result_record(result)]
+
+    def delimited(self, result: RepairResult) -> Iterable[Part]:
+        return [Records(self.records(result)), *_warned(self.warnings)]
+
+    def view(self, result: RepairResult, width: int) -> Iterable[Part]:
+        return [
+            Message(result_summary(result)),
+            *failures(failed_table(result), len(result.failed)),
+            *(Note(f"note: {note}") for note in result.notes),
+            *_warned(self.warnings),
+        ]
+
+
+def failures(table: TableData, total: int) -> list[Part]:
+    """The first failures of a result as a table, then how many more there are."""
+    if not total:
+        return []
+    shown = table.rows[:FAILED_SHOWN]
+    parts: list[Part] = [Blank(), TableData(table.columns, shown, title=table.title)]
+    if total > len(shown):
+        parts.append(Note(f"... and {total - len(shown):,} more (use -o json for all)"))
+    return parts

@@ -1,4 +1,4 @@
-"""Rows and JSON for ``pelctl streams``."""
+"""Rows and JSON for ``pelctl streams`` (the dashboard's streams view too): ``STREAMS``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import StreamSummary
+from pelctl.render.protocol import Listing, Rows
 from pelctl.render.table import Column, fmt_int
 
 # When the terminal is narrow (docs/output.md): KIND, then GROUPS, LENGTH and LAG go; the
@@ -55,3 +56,8 @@ def to_json(s: StreamSummary) -> dict[str, Any]:
     if s.node is not None:
         out["node"] = s.node
     return out
+
+
+STREAMS = Rows(COLUMNS, row, to_json, row_style)
+# ``pelctl streams``: every stream, shown whole (sorted by name by the command).
+LISTING = Listing(STREAMS, empty="no streams found")

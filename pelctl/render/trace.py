@@ -1,16 +1,17 @@
-"""``pelctl trace``: a message's story as a :class:`~pelctl.render.report.Report` (shared by the
-CLI and the dashboard's trace view).
+"""``pelctl trace``: a message's story, in every format (:class:`TraceRenderer`; the
+dashboard's trace view shows the same :func:`view`).
 
 - JSON (docs/schemas/trace.json): the whole :class:`~pelctl.core.trace.Trace`, names escaped
   where binary, payloads as in ``pending --with-payload`` (``fields`` and ``decoded``);
 - CSV/TSV: the timeline, one event a row;
 - text: where the message is now, what was searched, the timeline, every copy's state in
-  each group, the audit lines, and the advice with its commands.
+  each group, what entries claim, and the advice with its commands.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from pelctl.base.binary import escape
@@ -32,7 +33,7 @@ from pelctl.core.trace import (
 )
 from pelctl.render import payload
 from pelctl.render.pending import fields_json
-from pelctl.render.report import Lines, Pairs, Report
+from pelctl.render.protocol import Blank, Message, Pairs, Part, Record, ResultRenderer
 from pelctl.render.table import Column, TableData
 
 TIMELINE_COLUMNS = (
@@ -311,31 +312,67 @@ def summary_pairs(t: Trace) -> list[tuple[str, str]]:
     return pairs
 
 
-def _claims(t: Trace) -> list[tuple[str, str | None]]:
-    lines: list[tuple[str, str | None]] = [(n, None) for n in t.notes]
+def _claims(t: Trace) -> list[str]:
+    lines = list(t.notes)
     for e in t.entries:
         for c in e.claims:
-            lines.append((f"{escape(e.stream)} {e.id.decode()} {c}", None))
+            lines.append(f"{escape(e.stream)} {e.id.decode()} {c}")
     for e in t.entries:
         for g in e.groups:
             if g.note and g.state in (ACKNOWLEDGED, LOST) and e.traced:
-                lines.append((f"{escape(g.group)}: {g.note}", None))
+                lines.append(f"{escape(g.group)}: {g.note}")
     return lines
 
 
-def report(t: Trace) -> Report:
-    title = f"trace of {escape(t.stream)} {t.id.decode()}"
-    sections: list[Any] = [Pairs(summary_pairs(t), title=title)]
+def _bullets(title: str, lines: list[tuple[str, str | None]]) -> list[Part]:
+    parts: list[Part] = [Blank(), Message(title, style="bold")]
+    for text, command in lines:
+        parts.append(Message(f"  • {text}"))
+        if command:
+            parts.append(Message(f"      {command}", style="cyan"))
+    return parts
+
+
+def view(t: Trace) -> list[Part]:
+    """What a person reads (the CLI's text formats and the dashboard's trace view)."""
+    parts: list[Part] = [
+        Pairs(summary_pairs(t), title=f"trace of {escape(t.stream)} {t.id.decode()}")
+    ]
     if t.timeline:
-        sections.append(timeline_table(t))
+        parts += [Blank(), timeline_table(t)]
     if t.entries:
-        sections.append(states_table(t))
+        parts += [Blank(), states_table(t)]
     claims = _claims(t)
     if claims:
-        sections.append(Lines("Notes:", claims))
+        parts += _bullets("Notes:", [(c, None) for c in claims])
     if t.advice:
-        sections.append(Lines("Advice:", [(a.message, a.command) for a in t.advice]))
-    return Report(to_json(t), timeline_records(t), tuple(sections))
+        parts += _bullets("Advice:", [(a.message, a.command) for a in t.advice])
+    return parts
 
 
-__all__ = ["report", "to_json", "timeline_records", "timeline_table", "states_table", "when"]
+class TraceRenderer(ResultRenderer[Trace]):
+    """``pelctl trace``: the document (docs/schemas/trace.json), the timeline as CSV rows,
+    and the view."""
+
+    def document(self, result: Trace) -> dict[str, Any]:
+        return to_json(result)
+
+    def records(self, result: Trace) -> Sequence[Record]:
+        return timeline_records(result)
+
+    def view(self, result: Trace, width: int) -> list[Part]:
+        return view(result)
+
+
+TRACE = TraceRenderer()
+
+__all__ = [
+    "TRACE",
+    "TraceRenderer",
+    "states_table",
+    "timeline_records",
+    "timeline_table",
+    "to_json",
+    "view",
+    "when",
+]

@@ -11,7 +11,7 @@ as the CLI does, driven by the declaration each action names (:attr:`ActionSpec.
    that line cannot be written the outcome still says what was applied, with
    ``not_audited`` set: the dashboard shows "applied, NOT audited", never "failed".
 
-Rows for the modal come from the shared renderers (``pelctl.render.repair`` / ``.dlq``); the
+Rows for the modal come from the shared renderers (``pelctl.render.repair`` / ``.dlq_mutate``); the
 outcome's counts and headline are the result's own fields.
 """
 
@@ -112,7 +112,7 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:
     from pelctl.base.binary import escape
 
     if request.spec.target == "dlq":
-        from pelctl.render import dlq as render_dlq
+        from pelctl.render import dlq_mutate as render_dlq
 
         columns = render_dlq.plan_columns(core_plan)
         items = list(islice(render_dlq.plan_items([core_plan]), PREVIEW_ROWS))
@@ -210,7 +210,7 @@ def to_outcome(request: ActionRequest, result: Any) -> ActionOutcome:
     from pelctl.base.binary import escape
 
     if request.spec.target == "dlq":
-        from pelctl.render.dlq import result_summary
+        from pelctl.render.dlq_mutate import result_summary
     else:
         from pelctl.render.repair import result_summary
     headline, *lines = result_summary(result).splitlines()

@@ -22,7 +22,14 @@ from pelctl.core.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, ag
 from pelctl.core.dlq.envelope import DlqEntry, default_dlq
 from pelctl.core.inspect import inspect_stream
 from pelctl.core.liveness.verdict import DEFAULT_DEAD_AFTER_MS
-from pelctl.core.models import ConsumerInfo, Fields, PendingEntry, PendingFilter, StreamSummary
+from pelctl.core.models import (
+    ConsumerInfo,
+    Fields,
+    IdmpState,
+    PendingEntry,
+    PendingFilter,
+    StreamSummary,
+)
 from pelctl.redis.connection import Connection
 
 if TYPE_CHECKING:
@@ -75,6 +82,7 @@ class GroupSnapshot:
     dlq_length: int | None
     aggregate: PelAggregate
     taken_at: float
+    idmp: IdmpState | None = None  # the stream's idempotent producers (Redis 8.6+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +290,7 @@ class RedisSource:
             dlq_length=found.dlq_length,
             aggregate=agg,
             taken_at=time.time(),
+            idmp=found.idmp,
         )
 
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot:

@@ -473,6 +473,7 @@ def test_version_server_features(r, cli, redis_server) -> None:
         "consumer_inactive": (7, 2),
         "xackdel": (8, 2),
         "xreadgroup_claim": (8, 4),
+        "idmp": (8, 6),
     }
     assert server["features"] == {name: version >= v for name, v in minimum.items()}
     text = cli("version", "--server", "-o", "plain").stdout

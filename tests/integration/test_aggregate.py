@@ -12,7 +12,9 @@ from pelctl.core.models import PendingFilter
 from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
 
-IDLES = (200, 5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 50_000_000, 90_000_000)
+# The first class starts at 0 ms: aging adds up to one ms per entry aged before it (its 333
+# entries span 0 to 333 ms), and it must stay under the first edge (1 s) while the test reads.
+IDLES = (0, 5_000, 30_000, 120_000, 600_000, 1_800_000, 7_200_000, 50_000_000, 90_000_000)
 
 
 @pytest.fixture
@@ -29,14 +31,10 @@ def pel(r):
     batches: dict[tuple[bytes, int, int], list[bytes]] = {}
     for i, entry_id in enumerate(ids):
         cls = i % len(IDLES)
-        if cls == len(IDLES) - 1:
-            sc.set_idle(
-                r, b"s", b"g", owners[entry_id], [entry_id], IDLES[cls] + i * 1_000, 1 + i % 7
-            )
-        else:
-            batches.setdefault((owners[entry_id], IDLES[cls], 1 + i % 7), []).append(entry_id)
-    for (owner, idle, deliveries), chunk in batches.items():
-        sc.set_idle(r, b"s", b"g", owner, chunk, idle, deliveries)
+        idle = IDLES[cls] + i * 1_000 if cls == len(IDLES) - 1 else IDLES[cls]
+        batches.setdefault((owners[entry_id], idle, 1 + i % 7), []).append(entry_id)
+    # One call: each entry older than all before it (prepended on Redis 8.4+).
+    sc.age(r, b"s", b"g", [sc.Aging(o, chunk, idle, d) for (o, idle, d), chunk in batches.items()])
     return ids
 
 

@@ -1,9 +1,11 @@
 """``pelctl histogram`` and inspect's idle-threshold counts, against an independent truth.
 
 The truth is computed here, from one plain ``XPENDING - + N`` call and a Python loop, never
-with pelctl's code. Idle times grow while a test runs, so idle values are set (XCLAIM IDLE)
-well away from bucket edges, except the ones put exactly on an edge: those must land in the
-bucket that starts there (``lo`` is inclusive), and growing only pushes them further in.
+with pelctl's code. Idle times grow while a test runs, so idle values are set (XCLAIM TIME,
+pelctl.demo.scenario.age: at least the value asked, one ms more per entry aged before it in
+the call) well away from bucket edges, except the ones put exactly on an edge: those must
+land in the bucket that starts there (``lo`` is inclusive), and growing only pushes them
+further in.
 """
 
 from __future__ import annotations
@@ -53,12 +55,16 @@ def setup_stream(r, n, consumers, stream=S, group=G):
     return owned
 
 
-# Idle values that stay inside one default bucket for minutes: 5s, 30s, 5m, 30m, 2h, 2d, 9d.
-STABLE_IDLES = (5_000, 30_000, 300_000, 1_800_000, 7_200_000, 172_800_000, 777_600_000)
+# Idle values that stay inside one default bucket for seconds at least: 2s, 30s, 5m, 30m, 2h,
+# 2d, 9d. Aging adds up to one ms per entry of the same idle (24,000 entries: 3.4 s each).
+STABLE_IDLES = (2_000, 30_000, 300_000, 1_800_000, 7_200_000, 172_800_000, 777_600_000)
 
 
 def spread_idles(r, owned, stream=S, group=G, seed=1):
+    """Every consumer's entries over STABLE_IDLES, aged in one call (on Redis 8.4+ each
+    entry is then prepended to the group's time-ordered PEL, never walked into its middle)."""
     rng = random.Random(seed)
+    batches = []
     for consumer, ids in owned.items():
         shuffled = list(ids)
         rng.shuffle(shuffled)
@@ -70,7 +76,8 @@ def spread_idles(r, owned, stream=S, group=G, seed=1):
                 else shuffled[k * chunk :]
             )
             if part:
-                sc.set_idle(r, stream, group, consumer, part, idle, deliveries=1 + k % 4)
+                batches.append(sc.Aging(consumer, part, idle, 1 + k % 4))
+    sc.age(r, stream, group, batches)
 
 
 def test_idle_histogram_matches_truth_many_pages(r, conn):
@@ -88,10 +95,17 @@ def test_deliveries_histogram_with_exact_edges(r, conn):
     owned = setup_stream(r, 300, [b"a"])
     ids = owned[b"a"]
     # 5 is an edge of the default buckets (5-9); 4 and 100 too
-    sc.set_idle(r, S, G, b"a", ids[:50], 10_000, deliveries=5)
-    sc.set_idle(r, S, G, b"a", ids[50:60], 10_000, deliveries=100)
-    sc.set_idle(r, S, G, b"a", ids[60:70], 10_000, deliveries=4)
-    sc.set_idle(r, S, G, b"a", ids[70:75], 10_000, deliveries=0)
+    sc.age(
+        r,
+        S,
+        G,
+        [
+            sc.Aging(b"a", ids[:50], 10_000, 5),
+            sc.Aging(b"a", ids[50:60], 10_000, 100),
+            sc.Aging(b"a", ids[60:70], 10_000, 4),
+            sc.Aging(b"a", ids[70:75], 10_000, 0),
+        ],
+    )
     h = histogram(conn, S, G, "deliveries")
     from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES as E
 
@@ -107,10 +121,17 @@ def test_entries_exactly_on_an_idle_edge(r, conn):
     owned = setup_stream(r, 400, [b"a", b"b"])
     a, b = owned[b"a"], owned[b"b"]
     edges = (MIN, HOUR)
-    sc.set_idle(r, S, G, b"a", a[:100], MIN)  # exactly on the 1m edge: [1m, 1h)
-    sc.set_idle(r, S, G, b"a", a[100:], MIN - 20_000)  # 20 s below it: [0, 1m)
-    sc.set_idle(r, S, G, b"b", b[:150], HOUR)  # exactly on the 1h edge: [1h, ...)
-    sc.set_idle(r, S, G, b"b", b[150:], HOUR - 20_000)
+    sc.age(
+        r,
+        S,
+        G,
+        [
+            sc.Aging(b"a", a[:100], MIN),  # on the 1m edge (or just past it): [1m, 1h)
+            sc.Aging(b"a", a[100:], MIN - 20_000),  # 20 s below it: [0, 1m)
+            sc.Aging(b"b", b[:150], HOUR),  # on the 1h edge: [1h, ...)
+            sc.Aging(b"b", b[150:], HOUR - 20_000),
+        ],
+    )
     h = histogram(conn, S, G, "idle", edges)
     assert counts_of(h) == [100, 100 + 50, 150]
     assert counts_of(h) == truth_counts(truth_rows(r), edges, 2)
@@ -241,10 +262,17 @@ def test_inspect_idle_counts_longest_and_table(r, conn, cli, monkeypatch):
     from pelctl.core.inspect import inspect_stream
 
     owned = setup_stream(r, 3_000, [b"a", b"b", b"c"])
-    sc.set_idle(r, S, G, b"a", owned[b"a"][:100], 2 * HOUR, deliveries=3)
-    sc.set_idle(r, S, G, b"b", owned[b"b"][:200], 20 * MIN)
-    sc.set_idle(r, S, G, b"c", owned[b"c"][:300], 5 * MIN)
-    sc.set_idle(r, S, G, b"c", owned[b"c"][300:301], 3 * HOUR, deliveries=7)
+    sc.age(
+        r,
+        S,
+        G,
+        [
+            sc.Aging(b"a", owned[b"a"][:100], 2 * HOUR, 3),
+            sc.Aging(b"b", owned[b"b"][:200], 20 * MIN),
+            sc.Aging(b"c", owned[b"c"][:300], 5 * MIN),
+            sc.Aging(b"c", owned[b"c"][300:301], 3 * HOUR, 7),
+        ],
+    )
     rows = truth_rows(r)
     expected = tuple(sum(1 for row in rows if row[2] >= t) for t in (MIN, 10 * MIN, HOUR))
     assert expected == (601, 301, 101)

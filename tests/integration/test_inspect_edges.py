@@ -57,8 +57,7 @@ def deliveries_setup(r, counts):
     sc.add_entries(r, S, len(counts))
     sc.create_group(r, S, G)
     ids = sc.deliver(r, S, G, b"a", len(counts))
-    for entry_id, d in zip(ids, counts, strict=True):
-        sc.set_idle(r, S, G, b"a", [entry_id], 30_000, deliveries=d)
+    sc.age(r, S, G, [sc.Aging(b"a", [i], 30_000, d) for i, d in zip(ids, counts, strict=True)])
     return ids
 
 

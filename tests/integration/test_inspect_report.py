@@ -13,6 +13,7 @@ from pelctl.core.inspect import inspect_stream
 from pelctl.core.locks import LOCK_DETECT_KEYS, lock_key
 from pelctl.demo import scenario as sc
 from pelctl.demo.timeshift import backdate_consumers
+from tests.integration.verdicts import quiet_verdict
 
 S, G = b"jobs", b"workers"
 HOUR = 3_600_000
@@ -34,8 +35,8 @@ def quiet(r, group: bytes, consumer: bytes, n: int, poison: int = 0) -> list[byt
     first ``poison`` of them delivered 5 times."""
     sc.add_entries(r, S, n)
     ids = sc.deliver(r, S, group, consumer, n)
-    sc.set_idle(r, S, group, consumer, ids, HOUR)
-    sc.set_idle(r, S, group, consumer, ids[:poison], HOUR, deliveries=5)
+    batches = [sc.Aging(consumer, ids[poison:], HOUR), sc.Aging(consumer, ids[:poison], HOUR, 5)]
+    sc.age(r, S, group, batches)
     backdate_consumers(r, S, {consumer: HOUR})  # last: XCLAIM refreshes the consumer
     return ids
 
@@ -142,7 +143,7 @@ def test_the_lock_search_budget_is_for_the_whole_stream(r, conn) -> None:
     result = inspect_stream(conn, S, oldest=24)
     assert delta(before, calls(r)).get("exists") == LOCK_DETECT_KEYS
     assert not any("--lock-key" in c for c in commands(result))
-    assert verdicts(result, b"b") == {b"wb": ("unknown", "no-signal-below-7.2")}
+    assert verdicts(result, b"b") == {b"wb": quiet_verdict(conn)}  # no lock found
 
 
 def test_a_given_pattern_is_probed_on_each_consumers_newest_entries(r, conn) -> None:
@@ -151,9 +152,7 @@ def test_a_given_pattern_is_probed_on_each_consumers_newest_entries(r, conn) -> 
     alive, whether inspect would also search for a pattern or not."""
     sc.create_group(r, S, G, "$")
     ids = quiet(r, G, b"w-0", 40)
-    assert verdicts(inspect_stream(conn, S, lock_key=PATTERN)) == {
-        b"w-0": ("unknown", "no-signal-below-7.2")
-    }
+    assert verdicts(inspect_stream(conn, S, lock_key=PATTERN)) == {b"w-0": quiet_verdict(conn)}
     r.set(lock_key(PATTERN, S, G, ids[-10], b"w-0"), b"1", px=60_000)
     for detect in (True, False):
         result = inspect_stream(conn, S, lock_key=PATTERN, detect_locks=detect)

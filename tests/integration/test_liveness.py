@@ -1,9 +1,16 @@
-"""Liveness verdicts on Redis 7.0 (the session's redis-server), with consumers really blocked
-in XREADGROUP while holding entries (issue 14).
+"""Liveness verdicts with consumers really waiting in XREADGROUP while holding entries, on
+Redis 7.0 and Redis 8.6 (issue 14).
 
-Below 7.2 a consumer waiting in XREADGROUP on a quiet stream never refreshes its idle time,
+Redis 7.0: a consumer waiting in XREADGROUP on a quiet stream never refreshes its idle time,
 so idle alone says nothing: the verdict is ``unknown`` unless a real signal says more — a
 held lock key, a client named like the consumer, its peers' named clients, a fresh delivery.
+
+Redis 8.6 (7.2+): every read attempt refreshes idle, so a worker polling with a short BLOCK
+is ``active`` (``polling``) however quiet the stream; ``inactive`` (since its last read that
+returned entries) counts every delivery, and a quiet consumer is a dead suspect unless a
+signal says otherwise — a lock key, a client named like it, or a client blocked in
+XREADGROUP about as long (a BLOCK 0 worker: ``unknown``, ``blocked-reader``).
+
 The same verdict feeds the advice, ``consumers prune`` and the reclaim loop's ``--to``.
 """
 
@@ -14,6 +21,7 @@ import pytest
 from pelctl.core.inspect import inspect_stream
 from pelctl.demo import scenario as sc
 from tests.integration.readers import Readers, wait_for
+from tests.integration.verdicts import quiet_verdict
 
 S, G = b"jobs", b"workers"
 DEAD_AFTER_MS = 1_000
@@ -24,16 +32,26 @@ def verdicts(conn, **kwargs) -> dict[bytes, tuple[str, str]]:
     return {c.name: (c.verdict, c.verdict_reason) for c in group.consumers}
 
 
-def quiet_past_dead_after(r, *names: bytes) -> None:
-    """Wait until XINFO says each consumer has been idle past --dead-after (on 7.0 a
-    waiting reader never refreshes it) and its entries were delivered that long ago."""
+def modern(conn) -> bool:
+    """Redis 7.2+ semantics of idle and inactive (Redis 8.6 here)."""
+    return bool(conn.caps.has("consumer_inactive"))
+
+
+def quiet_past_dead_after(r, *names: bytes, polling: tuple[bytes, ...] = ()) -> None:
+    """Wait until XINFO says each consumer has not read for longer than --dead-after, and its
+    entries were delivered that long ago. 7.0: its idle (a waiting reader never refreshes
+    it). 7.2+: its idle too, but for the ``polling`` readers, whose idle every try refreshes:
+    their inactive (since their last read that returned entries)."""
 
     def quiet() -> bool:
-        idle = {c["name"]: c["idle"] for c in r.xinfo_consumers(S, G)}
-        rows = r.xpending_range(S, G, "-", "+", 1000)
-        return all(idle.get(n, 0) > DEAD_AFTER_MS + 200 for n in names) and all(
+        rows = {}
+        for c in r.xinfo_consumers(S, G):
+            modern = "inactive" in c
+            rows[c["name"]] = c["inactive"] if modern and c["name"] in polling else c["idle"]
+        pel = r.xpending_range(S, G, "-", "+", 1000)
+        return all(rows.get(n, 0) > DEAD_AFTER_MS + 200 for n in names) and all(
             row["time_since_delivered"] > DEAD_AFTER_MS + 200
-            for row in rows
+            for row in pel
             if row["consumer"] in names
         )
 
@@ -53,21 +71,37 @@ def readers(redis_server):
     group.kill_all()
 
 
-def test_a_waiting_reader_is_unknown_not_dead_on_7_0(jobs, conn, readers, r):
+def test_a_waiting_reader_is_never_called_dead(jobs, conn, readers, r):
     """A worker polling with a short BLOCK (as FastStream does) and one blocked with BLOCK 0,
-    both holding entries: neither refreshes idle on 7.0, so neither is called dead."""
-    assert not conn.caps.has("consumer_inactive"), "this file is about Redis < 7.2"
+    both holding entries, neither named like its consumer. 7.0: neither refreshes idle, so
+    neither is called dead. 8.6: the poller refreshes idle at every try (active), and the
+    blocked one is vouched for by a client blocked in XREADGROUP as long (unknown)."""
     readers.start(b"poller", count=3, block_ms=50, name="pid-1234")
     readers.start(b"blocker", count=2, block_ms=0)
     readers.go()
-    quiet_past_dead_after(r, b"poller", b"blocker")
+    quiet_past_dead_after(r, b"poller", b"blocker", polling=(b"poller",))
+    result = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS)
+    if modern(conn):
+        assert verdicts(conn) == {
+            b"poller": ("active", "polling"),
+            b"blocker": ("unknown", "blocked-reader"),
+        }
+        (advice,) = [a for a in result.advice if "liveness unknown" in a.message]
+        assert advice.message.startswith(
+            "1 consumer (blocker) holds 2 entries in group workers, quiet for > "
+        )
+        assert "a client has been blocked in XREADGROUP as long (a BLOCK 0 worker?)" in (
+            advice.message
+        )
+        assert advice.command == "pelctl requeue jobs workers --consumer blocker --dry-run"
+        assert not [a for a in result.advice if "poller" in a.message]
+        return
     assert verdicts(conn) == {
         b"poller": ("unknown", "no-signal-below-7.2"),
         b"blocker": ("unknown", "no-signal-below-7.2"),
     }
     # What main called them (the bug of issue 14): dead suspects, with the advice to take
     # their entries. Now the advice hedges and says how to confirm.
-    result = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS)
     (advice,) = [a for a in result.advice if "liveness unknown" in a.message]
     assert advice.message.startswith("2 consumers (blocker, poller) hold 5 entries")
     assert "once its worker is known to be gone" in advice.message
@@ -85,9 +119,10 @@ def test_a_client_named_like_the_consumer_is_alive(jobs, conn, readers, r):
     readers.start(b"poller", count=3, block_ms=50, name="poller")
     readers.start(b"blocker", count=2, block_ms=0, name="blocker")
     readers.go()
-    quiet_past_dead_after(r, b"poller", b"blocker")
+    quiet_past_dead_after(r, b"poller", b"blocker", polling=(b"poller",))
     assert verdicts(conn) == {
-        b"poller": ("active", "client-connected"),
+        # 8.6: its idle (every try) already shows it alive, before any client is looked at.
+        b"poller": ("active", "polling" if modern(conn) else "client-connected"),
         b"blocker": ("active", "client-connected"),
     }
     result = inspect_stream(conn, S, G, dead_after_ms=DEAD_AFTER_MS)
@@ -98,17 +133,20 @@ def test_a_held_lock_key_is_alive(jobs, conn, readers, r):
     poller = readers.start(b"poller", count=3, block_ms=50)
     blocker = readers.start(b"blocker", count=2, block_ms=0)
     readers.go()
-    quiet_past_dead_after(r, b"poller", b"blocker")
+    quiet_past_dead_after(r, b"poller", b"blocker", polling=(b"poller",))
+    # Without a lock: 7.0 cannot tell; 8.6 sees a client blocked in XREADGROUP as long.
+    no_lock = ("unknown", "blocked-reader" if modern(conn) else "no-signal-below-7.2")
     r.set(b"lock:jobs:" + poller.held[1], b"poller", px=60_000)
     got = verdicts(conn, lock_key="lock:{stream}:{id}")
-    assert got[b"poller"] == ("active", "lock-held")
-    assert got[b"blocker"] == ("unknown", "no-signal-below-7.2")
+    # 8.6: the poller's idle (every try) shows it alive before any lock is probed.
+    assert got[b"poller"] == ("active", "polling" if modern(conn) else "lock-held")
+    assert got[b"blocker"] == no_lock
     r.set(b"lock:jobs:" + blocker.held[0], b"blocker", px=60_000)
     assert verdicts(conn, lock_key="lock:{stream}:{id}")[b"blocker"] == ("active", "lock-held")
     # No pattern given: this common one is found on the entries inspect read (issue 17) ...
     assert verdicts(conn)[b"blocker"] == ("active", "lock-held")
     # ... unless asked not to look.
-    assert verdicts(conn, detect_locks=False)[b"blocker"] == ("unknown", "no-signal-below-7.2")
+    assert verdicts(conn, detect_locks=False)[b"blocker"] == no_lock
 
 
 def test_peers_with_named_clients_make_an_unnamed_quiet_consumer_dead(jobs, conn, readers, r):
@@ -117,9 +155,9 @@ def test_peers_with_named_clients_make_an_unnamed_quiet_consumer_dead(jobs, conn
     readers.start(b"w-3", count=2, block_ms=0, name="w-3")
     readers.go()
     victim.kill()  # its connection is gone: what Redis sees when the process dies
-    quiet_past_dead_after(r, b"w-1", b"w-2", b"w-3")
+    quiet_past_dead_after(r, b"w-1", b"w-2", b"w-3", polling=(b"w-1",))
     assert verdicts(conn) == {
-        b"w-1": ("active", "client-connected"),
+        b"w-1": ("active", "polling" if modern(conn) else "client-connected"),
         b"w-2": ("dead-suspect", "no-client-peers-connected"),
         b"w-3": ("active", "client-connected"),
     }
@@ -130,8 +168,11 @@ def test_peers_with_named_clients_make_an_unnamed_quiet_consumer_dead(jobs, conn
 
 
 def test_a_fresh_delivery_is_alive(jobs, conn, r):
-    """An entry of its PEL delivered within --dead-after (from the scan inspect already does)
-    is a sign of life even when XINFO says the consumer itself has been quiet for long."""
+    """7.0: an entry of its PEL delivered within --dead-after (from the scan inspect already
+    does) is a sign of life even when XINFO says the consumer itself has been quiet for long.
+    8.6 (7.2+): every delivery refreshes the consumer's ``inactive`` itself, so XINFO is the
+    evidence: back-dated to an hour ago, it says the consumer has not read since (a fresh
+    delivery and an hour of inactivity cannot both be true on a real 7.2+ server)."""
     from pelctl.demo.timeshift import backdate_consumers
 
     sc.add_entries(r, S, 4, {b"job": b"j"})
@@ -139,19 +180,25 @@ def test_a_fresh_delivery_is_alive(jobs, conn, r):
     sc.set_idle(r, S, G, b"c", held[:3], 3_600_000)  # three old, one fresh
     backdate_consumers(r, S, {b"c": 3_600_000})
     got = verdicts(conn)
-    assert got[b"c"] == ("active", "recent-delivery")
+    if modern(conn):
+        assert got[b"c"] == ("dead-suspect", "inactive-over-threshold")
+    else:
+        assert got[b"c"] == ("active", "recent-delivery")
     sc.set_idle(r, S, G, b"c", held[3:], 3_600_000)
     backdate_consumers(r, S, {b"c": 3_600_000})
-    assert verdicts(conn)[b"c"] == ("unknown", "no-signal-below-7.2")
+    assert verdicts(conn)[b"c"] == quiet_verdict(conn)
 
 
-def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, readers, r, redis_server):
+def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, conn, readers, r, redis_server):
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
 
-    readers.start(b"poller", count=3, block_ms=50, name="poller")
+    # 7.0: a poller (its idle says nothing); 8.6: a BLOCK 0 reader (a poller's idle shows it
+    # alive before CLIENT LIST is wanted), told from a dead worker only by CLIENT LIST.
+    name = b"blocker" if modern(conn) else b"poller"
+    readers.start(name, count=3, block_ms=0 if modern(conn) else 50, name=name.decode())
     readers.go()
-    quiet_past_dead_after(r, b"poller")
+    quiet_past_dead_after(r, name, polling=(b"poller",))
     r.execute_command(
         "ACL",
         "SETUSER",
@@ -175,7 +222,11 @@ def test_client_list_denied_is_an_absent_signal_not_an_error(jobs, readers, r, r
             limited.close()
     finally:
         r.execute_command("ACL", "DELUSER", "liveness-reader")
-    assert got == {b"poller": ("unknown", "no-signal-below-7.2,client-list-denied")}
+    # The verdict goes by what is left, and its reason names the signal that was missing.
+    if modern(conn):
+        assert got == {name: ("dead-suspect", "inactive-over-threshold,client-list-denied")}
+    else:
+        assert got == {name: ("unknown", "no-signal-below-7.2,client-list-denied")}
 
 
 def test_one_client_list_per_inspect_and_none_when_nothing_is_undecided(jobs, conn, readers, r):
@@ -193,6 +244,7 @@ def test_one_client_list_per_inspect_and_none_when_nothing_is_undecided(jobs, co
     before = client_list_calls()
     inspect_stream(conn, S, dead_after_ms=3_600_000)  # everybody read within the hour
     assert client_list_calls() == before
-    quiet_past_dead_after(r, b"poller")
-    inspect_stream(conn, S, dead_after_ms=DEAD_AFTER_MS)  # two groups, undecided in both
+    quiet_past_dead_after(r, b"poller", polling=(b"poller",))
+    # 7.0: undecided in both groups; 8.6: the poller is active by its idle, o-1 undecided.
+    inspect_stream(conn, S, dead_after_ms=DEAD_AFTER_MS)
     assert client_list_calls() == before + 1

@@ -12,6 +12,7 @@ from pelctl.core.inspect import inspect_stream
 from pelctl.core.locks import LOCK_DETECT_KEYS, LOCK_PATTERNS, lock_key
 from pelctl.demo import scenario as sc
 from pelctl.demo.timeshift import backdate_consumers
+from tests.integration.verdicts import quiet_verdict
 
 S, G = b"jobs", b"workers"
 HOUR = 3_600_000
@@ -46,7 +47,8 @@ def test_each_common_pattern_is_found(r, conn, pattern: str) -> None:
     result = inspect_stream(conn, S)
     (group,) = result.groups
     verdicts = {c.name: (c.verdict, c.verdict_reason) for c in group.consumers}
-    assert verdicts == {b"w-0": ("unknown", "no-signal-below-7.2"), b"w-1": ("active", "lock-held")}
+    # w-0: no lock, quiet for an hour (unknown below 7.2, a dead suspect from 7.2).
+    assert verdicts == {b"w-0": quiet_verdict(conn), b"w-1": ("active", "lock-held")}
     (command,) = repairs(result)
     assert command.startswith("pelctl requeue jobs workers --consumer w-0 --lock-key ")
     assert f"--lock-key '{pattern}' --dry-run" in command

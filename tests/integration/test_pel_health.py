@@ -59,9 +59,16 @@ def test_a_walk_of_several_pages(r, conn) -> None:
     sc.add_entries(r, S, 3_000)
     sc.create_group(r, S, G)
     ids = sc.deliver(r, S, G, b"c", 3_000)
-    sc.set_idle(r, S, G, b"c", ids[2:-1], 90_000)  # over the first threshold only
-    sc.set_idle(r, S, G, b"c", [ids[1], ids[-1]], 20 * 60_000, deliveries=5)  # over 10m
-    sc.set_idle(r, S, G, b"c", [ids[0]], 2 * HOUR, deliveries=5)
+    sc.age(
+        r,
+        S,
+        G,
+        [
+            sc.Aging(b"c", ids[2:-1], 90_000),  # over the first threshold only
+            sc.Aging(b"c", [ids[1], ids[-1]], 20 * 60_000, 5),  # over 10m
+            sc.Aging(b"c", [ids[0]], 2 * HOUR, 5),
+        ],
+    )
     tally = LivenessTally(dead_after_ms=HOUR)
     counts, ghosts = pel_health(conn, S, G, 3_000, tally=tally)
     rows = xpending(r)

@@ -18,6 +18,7 @@ from pelctl.core.models import PendingFilter
 from pelctl.core.pending import iter_pending
 from pelctl.demo import scenario as sc
 from pelctl.redis.connection import strip_callbacks
+from tests.integration.verdicts import quiet_verdict
 
 HOUR = 3_600_000
 BIG = 10**6
@@ -139,12 +140,18 @@ def shop(r) -> Shop:
     done = sc.deliver(r, ORDERS, b"billing", b"b-1", 40)
     raw.execute_command("XACK", ORDERS, b"billing", *done[:30])
     dead = sc.deliver(r, ORDERS, b"billing", b"b-2", 120)
-    sc.set_idle(r, ORDERS, b"billing", b"b-2", dead, 2 * HOUR)
     slow = sc.deliver(r, ORDERS, b"billing", b"b-3", 20)
-    sc.set_idle(r, ORDERS, b"billing", b"b-3", slow, 10 * 60_000, 2)
     poison = slow[::4]
-    for n, entry_id in enumerate(poison):
-        sc.set_idle(r, ORDERS, b"billing", b"b-3", [entry_id], 10 * 60_000, 5 + n)
+    sc.age(
+        r,
+        ORDERS,
+        b"billing",
+        [
+            sc.Aging(b"b-3", [i for i in slow if i not in poison], 10 * 60_000, 2),
+            *(sc.Aging(b"b-3", [i], 10 * 60_000, 5 + n) for n, i in enumerate(poison)),
+            sc.Aging(b"b-2", dead, 2 * HOUR),
+        ],
+    )
     ghosts = dead[10:13]
     raw.execute_command("XDEL", ORDERS, *ghosts)
     # shipping: 10 in flight out of 250 read.
@@ -218,9 +225,11 @@ def test_inspect_core_matches_raw_replies(shop, conn, raw, stream: bytes) -> Non
 
 
 def test_inspect_verdicts_and_advice(shop, conn, raw, redis_server) -> None:
-    """Redis 7.0: b-2 quiet for 2h is not called dead from idle alone (a worker blocked in
-    XREADGROUP on a quiet stream looks the same); once the group's other workers name their
-    connections after their consumer, b-2 having none is evidence, and it is."""
+    """b-2 quiet for 2h. Redis 7.0: it is not called dead from idle alone (a worker blocked
+    in XREADGROUP on a quiet stream looks the same), the advice hedges; Redis 8.6 (7.2+):
+    ``inactive`` says it has not even tried to read for 2h, it is a dead suspect. On both,
+    once the group's other workers name their connections after their consumer, b-2 having
+    none is evidence."""
     from pelctl.demo.timeshift import backdate_consumers
 
     backdate_consumers(raw, ORDERS, {b"b-2": 2 * HOUR})
@@ -231,23 +240,29 @@ def test_inspect_verdicts_and_advice(shop, conn, raw, redis_server) -> None:
     verdicts = {c.name: (c.verdict, c.verdict_reason) for c in billing.consumers}
     assert verdicts == {
         b"b-1": ("active", "recent-read"),
-        b"b-2": ("unknown", "no-signal-below-7.2"),
+        b"b-2": quiet_verdict(conn),
         b"b-3": ("active", "recent-read"),
     }
-    (hedged,) = [a for a in result.advice if "b-2" in a.message]
-    assert hedged.message.startswith(
-        "1 consumer (b-2) holds 120 entries in group billing, quiet for > 2h00m, liveness "
-        "unknown (below Redis 7.2 idle does not refresh while a worker waits in XREADGROUP)"
-    )
-    assert "once its worker is known to be gone" in hedged.message
+    (advice,) = [a for a in result.advice if "b-2" in a.message]
+    if conn.caps.has("consumer_inactive"):
+        assert advice.message.startswith(
+            "consumer b-2 holds 120 entries in group billing, unseen for > 2h00m (dead "
+            "suspect: inactive-over-threshold)"
+        )
+    else:
+        assert advice.message.startswith(
+            "1 consumer (b-2) holds 120 entries in group billing, quiet for > 2h00m, liveness "
+            "unknown (below Redis 7.2 idle does not refresh while a worker waits in XREADGROUP)"
+        )
+        assert "once its worker is known to be gone" in advice.message
     # The group has poison suspects: the runbook quarantines them first, and the requeue
     # leaves them out whatever order it is run in.
-    assert hedged.command == (
+    assert advice.command == (
         "pelctl requeue orders billing --consumer b-2 --below-deliveries 5 --dry-run"
     )
     commands = [a.command or "" for a in result.advice]
     move = commands.index("pelctl dlq move orders billing --min-deliveries 5 --dry-run")
-    assert move < commands.index(hedged.command)
+    assert move < commands.index(advice.command)
 
     peers = [redis_server.client(client_name=name) for name in ("b-1", "b-3")]
     try:

@@ -118,10 +118,12 @@ def test_prune_plan_changes_nothing(r, conn) -> None:
 # -- prune follows the liveness verdict (issue 14) ----------------------------------------
 
 
-def test_prune_refuses_a_consumer_whose_liveness_is_unknown_on_7_0(r, conn) -> None:
-    """Quiet for an hour on Redis 7.0 says nothing (a worker waiting in XREADGROUP never
-    refreshes idle): holding entries, it is refused, even with --reassign-to, unless
-    --assume-dead. A quiet consumer holding nothing is deleted either way."""
+def test_prune_follows_the_verdict_on_a_quiet_consumer(r, conn) -> None:
+    """Quiet for an hour. On Redis 7.0 that says nothing (a worker waiting in XREADGROUP
+    never refreshes idle): holding entries, it is refused, even with --reassign-to, unless
+    --assume-dead. On Redis 8.6 (7.2+) ``inactive`` says it has not even tried to read for an
+    hour: a dead suspect, its entries go to --reassign-to and it is deleted. A quiet consumer
+    holding nothing is deleted either way."""
     incident(r)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"empty")
     _quiet(r, DEAD, b"empty")
@@ -136,6 +138,16 @@ def test_prune_refuses_a_consumer_whose_liveness_is_unknown_on_7_0(r, conn) -> N
     )
     items = {i.id: (i.action, i.note) for i in plan.items}
     assert items[b"empty"] == ("delete", "")
+    if conn.caps.has("consumer_inactive"):
+        assert items[DEAD] == (
+            "reassign+delete",
+            "to billing-1 (dead-suspect: inactive-over-threshold)",
+        )
+        result = m.apply(conn, plan)
+        assert result.outcome_counts() == {"deleted": 2, "reassigned": 20}
+        assert consumers(r) == {ALIVE: 25}
+        assert pel(r).keys() == before_pel.keys()
+        return
     assert items[DEAD] == (
         "refuse",
         "liveness unknown (no-signal-below-7.2); once its worker is known to be gone: "

@@ -548,10 +548,10 @@ def test_the_count_twins_read_every_value_alike(r) -> None:
     ]
 
 
-def test_an_error_after_a_take_puts_the_entry_back(r) -> None:
-    """The prelude's each(): work that took an entry (hold) and then raised is that entry's
-    'fail', the entry is back with its owner (same delivery count, its idle time), and the
-    next entry is processed."""
+def test_an_error_in_one_entrys_work_is_that_entrys_fail(r) -> None:
+    """The prelude's each(): work that raised is that entry's 'fail' with the error's text,
+    the entry is left as it was (nothing takes an entry from its owner), and the next entry
+    is processed."""
     from pelctl.redis.scripts import script as load
 
     rr = raw(r)
@@ -561,26 +561,39 @@ def test_an_error_after_a_take_puts_the_entry_back(r) -> None:
     sc.set_idle(r, "s", "g", "dead", ids, HOUR, 4)
     prelude = load("requeue").source.split(b"\n-- pelctl requeue:")[0].decode()
     body = """
-local out = {}
-local function take_then_fail(i)
-  local id = ARGV[i]
-  local e = redis.call('XPENDING', KEYS[1], 'g', id, id, 1)[1]
-  redis.call('XCLAIM', KEYS[1], 'g', 'pelctl-requeue', 0, id, 'JUSTID')
-  hold(KEYS[1], 'g', id, e)
+local function fail_first(i)
   if i == 1 then error('boom') end
-  held_id = nil
-  return 'taken', ''
+  redis.call('XACK', KEYS[1], 'g', ARGV[i])
+  return 'acked', ''
 end
-for i = 1, #ARGV do
-  local status, detail = each(take_then_fail, i)
-  out[#out + 1] = status
-  out[#out + 1] = detail
-end
-return out
+return run_entries(fail_first, 1, 1)
 """
     reply = rr.execute_command("EVAL", prelude + body, 1, "s", *ids)
-    assert reply[0] == b"fail" and b"boom" in reply[1] and reply[2:] == [b"taken", b""]
+    assert reply[0] == b"fail" and b"boom" in reply[1] and reply[2:] == [b"acked", b""]
     rows = {row[0]: row for row in rr.execute_command("XPENDING", "s", "g", "-", "+", 10)}
+    assert list(rows) == [ids[0]]
     assert rows[ids[0]][1] == b"dead" and int(rows[ids[0]][3]) == 4
-    assert int(rows[ids[0]][2]) >= HOUR  # its idle time is back too
-    assert rows[ids[1]][1] == b"pelctl-requeue"  # (the second one this test body kept)
+    assert int(rows[ids[0]][2]) >= HOUR
+
+
+def test_a_dead_letter_that_cannot_be_written_leaves_the_entry_as_it_was(r, conn) -> None:
+    """The dead-letter stream turned into another type after the plan: every XADD fails, and
+    each entry stays with its owner, its idle time and delivery count (no take, nothing to
+    put back: on Redis 8.4+ putting an entry back with XCLAIM ... IDLE walks the group's
+    time-ordered PEL)."""
+    from pelctl.core import mutations
+    from pelctl.core.mutations.model import Options, Targets
+
+    rr = raw(r)
+    ids = [rr.execute_command("XADD", "s", "*", "n", b"%d" % i) for i in range(20)]
+    sc.create_group(r, "s", "g")
+    sc.deliver(r, "s", "g", "dead", 20)
+    sc.set_idle(r, "s", "g", "dead", ids, HOUR, 3)
+    plan = mutations.plan(conn, "dlq-move", b"s", b"g", Targets(consumer=b"dead"), Options())
+    r.set("s:dlq", "not a stream")
+    result = mutations.apply(conn, plan)
+    assert len(result.failed) == 20 and all("WRONGTYPE" in f.detail for f in result.failed)
+    rows = rr.execute_command("XPENDING", "s", "g", "-", "+", 100)
+    assert [row[0] for row in rows] == ids
+    assert all(row[1] == b"dead" and int(row[3]) == 3 and int(row[2]) >= HOUR for row in rows)
+    assert {c["name"] for c in r.xinfo_consumers("s", "g")} == {b"dead"}

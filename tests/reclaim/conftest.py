@@ -45,8 +45,8 @@ def build_pel(
     same: dict[tuple[int, int | None], list[bytes]] = {}
     for i, ms in (idle or {}).items():
         same.setdefault((ms, (deliveries or {}).get(i)), []).append(ids[i])
-    for (ms, times), chosen in same.items():
-        sc.set_idle(r, stream, group, consumer, chosen, ms, times)
+    batches = [sc.Aging(consumer, chosen, ms, times) for (ms, times), chosen in same.items()]
+    sc.age(r, stream, group, batches)  # one call: each entry prepended on Redis 8.4+
     return ids
 
 

@@ -1,6 +1,6 @@
 """Lineage in the reclaim loop and in ``pelctl.ReliableConsumer``: the same rule as
-``pelctl requeue`` / ``dlq move``, on the scripts (real server) and on the path without Lua
-(fakeredis 8.4, XREADGROUP ... CLAIM), and ``--no-lineage``.
+``pelctl requeue`` / ``dlq move``, on the scripts (real Redis 7.0 and 8.6) and on the path
+without Lua (a server that runs no scripts: fakeredis without Lua), and ``--no-lineage``.
 
 The delivery count a copy records is the entry's PEL count when it is settled, as the
 scripts read it: a take by XREADGROUP ... CLAIM (or XAUTOCLAIM without JUSTID) counts.
@@ -22,10 +22,10 @@ BODIES = [
 ]
 
 
-def fake_server():
-    import fakeredis
-
-    return fakeredis.FakeRedis(version=(8, 4), protocol=2)
+@pytest.fixture
+def fake_server(scriptless):
+    """A server that runs no scripts (EVALSHA: unknown command) and has XREADGROUP CLAIM."""
+    return lambda: scriptless()
 
 
 def held(client) -> list[bytes]:
@@ -47,7 +47,7 @@ def fake_runner(fake, **kwargs):
         streams=(b"s",),
         group=b"g",
         idle_ms=30_000,
-        strategy="xreadgroup-claim",
+        strategy="autoclaim",
         once=True,
         **kwargs,
     )
@@ -76,7 +76,7 @@ def settled(client, ids: list[bytes]) -> tuple[dict[bytes, list[bytes]], dict]:
 
 
 @pytest.mark.parametrize("where", ["scripts", "no-lua"])
-def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> None:
+def test_the_loop_writes_the_lineage_of_every_copy(r, fake_server, make_runner, where) -> None:
     """Requeued copies: retry count +1, the PEL count added to the prior deliveries, the first
     id kept; the entry on its last life goes to the DLQ with its fields untouched (on main
     the path without Lua wrote no prior deliveries, and the delivery count from before the
@@ -93,7 +93,7 @@ def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> Non
     t = runner.run_pass().totals
     assert (t.requeued, t.dead_lettered, t.failed) == (2, 1, 0)
     assert not pending_ids(client)
-    pel = 2 if where == "scripts" else 3  # XREADGROUP ... CLAIM delivered them once more
+    pel = 2  # XAUTOCLAIM ... JUSTID (the no-Lua path) does not count a delivery either
     copies, letters = settled(client, ids)
     assert copies == {
         ids[0]: [
@@ -125,7 +125,9 @@ def test_the_loop_writes_the_lineage_of_every_copy(r, make_runner, where) -> Non
 
 
 @pytest.mark.parametrize("where", ["scripts", "no-lua"])
-def test_the_loop_without_lineage_copies_the_fields_exactly(r, make_runner, where) -> None:
+def test_the_loop_without_lineage_copies_the_fields_exactly(
+    r, fake_server, make_runner, where
+) -> None:
     client = r if where == "scripts" else fake_server()
     ids = held(client)
     kwargs = {"max_deliveries": None, "no_lineage": True}
@@ -136,16 +138,20 @@ def test_the_loop_without_lineage_copies_the_fields_exactly(r, make_runner, wher
     assert sorted(list(flat) for _id, flat in copies) == sorted(BODIES)
 
 
-@pytest.mark.parametrize("mode", ["claim", "autoclaim"])
-def test_reliable_consumer_dead_letters_with_the_lineage_of_the_message(r, mode) -> None:
+@pytest.mark.parametrize("where", ["server", "no-lua"])
+def test_reliable_consumer_dead_letters_with_the_lineage_of_the_message(
+    r, fake_server, redis_server, where
+) -> None:
     """A requeued copy (first id 1-1, 6 deliveries before) fails twice in a worker with
     max_deliveries=2: its dead letter keeps its lineage, so dlq list shows 1-1 and every
-    delivery; the envelope's count is the PEL count, on the script path (real server,
-    XAUTOCLAIM) and on the path without Lua (fakeredis, CLAIM) alike."""
+    delivery; the envelope's count is the PEL count, on the script path (the real server:
+    XAUTOCLAIM mode on 7.0, CLAIM mode on 8.6) and on the path without Lua (fakeredis,
+    CLAIM) alike."""
     import pelctl
     from pelctl.core.dlq import envelope as dlq
 
-    client = r if mode == "autoclaim" else fake_server()
+    client = r if where == "server" else fake_server()
+    mode = "autoclaim" if where == "server" and redis_server.version == "7.0" else "claim"
     body = [b"n", b"1", b"_retry_count", b"2", b"_prior_deliveries", b"6", b"_original_id", b"1-1"]
     copy = sc.raw(client).execute_command("XADD", b"s", "*", *body)
     sc.create_group(client, b"s", b"g")

@@ -298,7 +298,7 @@ def test_usage_errors_and_missing_streams(r, cli) -> None:
         ((*RECLAIM, "--strategy", "claim"), 2, "--to"),
         ((*RECLAIM, "--strategy", "autoclaim", "--lock-key", "l:{id}"), 2, "lock"),
         ((*RECLAIM, "--lock-key", "lock:all"), 2, "{id}"),
-        ((*RECLAIM, "--strategy", "xreadgroup-claim"), 1, "8.4"),
+        ((*RECLAIM, "--strategy", "xreadgroup-claim"), 2, "not offered by the sidecar"),
         (("reclaim", "nope", "-g", "g", "--idle", "1m", "--once"), 3, "nope"),
     ]
     for args, code, text in cases:
@@ -308,30 +308,27 @@ def test_usage_errors_and_missing_streams(r, cli) -> None:
         assert "Traceback" not in res.stderr
 
 
-def test_auto_picks_the_best_strategy_the_server_has(r, make_runner) -> None:
+def test_auto_never_picks_a_strategy_that_reads_new_entries(r, make_runner) -> None:
+    """auto is requeue, or claim with --to, on every server: XREADGROUP ... CLAIM (8.4+)
+    would read entries no consumer has had once the idle ones run out."""
     from pelctl.reclaim.model import ReclaimConfig
     from pelctl.reclaim.strategies import resolve
     from pelctl.redis.capabilities import Capabilities
 
-    new, old = Capabilities("redis", (8, 4, 0)), Capabilities("redis", (7, 0, 15))
-    cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=1, strategy="auto")
-    assert resolve(cfg, new) == "xreadgroup-claim"
-    assert resolve(cfg, old) == "requeue"
-    assert resolve(ReclaimConfig((b"s",), b"g", 1, "auto", lock_key="l:{id}"), new) == "requeue"
-    assert resolve(ReclaimConfig((b"s",), b"g", 1, "auto", to=b"c"), old) == "claim"
+    for caps in (Capabilities("redis", (8, 6, 3)), Capabilities("redis", (7, 0, 15))):
+        assert resolve(ReclaimConfig((b"s",), b"g", 1, "auto"), caps) == "requeue"
+        assert resolve(ReclaimConfig((b"s",), b"g", 1, "auto", to=b"c"), caps) == "claim"
     build_pel(r, 10, idle={1: HOUR})
     runner = make_runner(strategy="auto")
     assert runner.run_pass().totals.requeued == 1
-    assert runner.strategy == "requeue"  # redis-server 7.0 here
+    assert runner.strategy == "requeue"
 
 
-@pytest.mark.parametrize("lua", [True, False], ids=["scripted", "no-lua-fallback"])
 @pytest.mark.parametrize("to", [None, b"healthy"])
-def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84, monkeypatch) -> None:
-    """fakeredis as Redis 8.4 (tests/support/fakes.py), the only XREADGROUP ... CLAIM server
-    available here. With Lua (lupa) the taken entries are settled by the repair scripts, as
-    on a real 8.4 server; a server that runs no scripts (some proxies) gets the ordered,
-    script-less path (write first, then ack), kept here on purpose."""
+def test_autoclaim_on_a_server_without_scripting(to, scriptless, monkeypatch) -> None:
+    """A server that runs no scripts (some proxies; fakeredis without Lua here): the entries
+    XAUTOCLAIM takes are settled by the ordered, script-less path (write first, then ack),
+    and the runner's own consumer is deleted once it holds nothing."""
     from pelctl.reclaim.model import ReclaimConfig
     from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
@@ -340,13 +337,13 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84, m
     from tests.support.fakes import spy_unscripted
 
     unscripted = spy_unscripted(monkeypatch)
-    fake = redis84(lua=lua)
+    fake = scriptless()
     ids = sc.add_entries(fake, b"s", 40, {b"n": b"x"})
     sc.create_group(fake, b"s", b"g")
     sc.deliver(fake, b"s", b"g", b"dead", 30)  # 10 entries stay new (never delivered)
     sc.set_idle(fake, b"s", b"g", b"dead", ids[:4], HOUR)
     sc.set_idle(fake, b"s", b"g", b"dead", ids[4:5], HOUR, deliveries=7)
-    caps = Capabilities("redis", (8, 4, 0))
+    caps = Capabilities("redis", (7, 0, 15))
 
     def connect() -> Connection:
         return Connection(ConnectionSettings(url="redis://fake"), fake, caps)
@@ -355,7 +352,7 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84, m
         streams=(b"s",),
         group=b"g",
         idle_ms=30_000,
-        strategy="auto",
+        strategy="autoclaim",
         to=to,
         batch=3,
         once=True,
@@ -363,13 +360,10 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84, m
     )
     runner = Runner(cfg, connect, audit=False)
     report = runner.run_pass()
-    assert runner.strategy == "xreadgroup-claim"
     t = report.totals
     assert t.dead_lettered == 1 and t.scanned == 5
     settled = t.claimed if to else t.requeued
     assert settled == 4
-    # The last call (COUNT 3, two idle entries left) also read one new entry: handed back.
-    assert t.handed_back == 1
     left = pending_ids(fake)
     assert ids[4] not in left
     if to:
@@ -378,41 +372,11 @@ def test_xreadgroup_claim_strategy_on_a_claim_capable_server(to, lua, redis84, m
     else:
         assert not left & set(ids[:4])
         originals = {f[b"_original_id"] for f in copies(fake)}
-        assert originals >= set(ids[:4])
+        assert originals == set(ids[:4])  # nothing never delivered was touched
     (dead,) = [f for _id, f in fake.xrange("s:dlq")]
     assert dead[b"_dlq_id"] == ids[4]
     assert json.dumps(report.summary())  # serialisable
-    # The path taken: the scripts (none settled without them), or the fallback for all 6.
-    assert sum(unscripted) == (0 if lua else 6), unscripted
+    assert sum(unscripted) == 5, unscripted
     assert {c["name"] for c in fake.xinfo_consumers("s", "g")} == (
         {b"dead", to} if to else {b"dead"}
     )
-
-
-def test_the_ghost_sweep_of_xreadgroup_claim_clears_deleted_entries(r, conn) -> None:
-    """XREADGROUP ... CLAIM leaves deleted entries in the PEL; the sweep (XAUTOCLAIM with a
-    min-idle nothing reaches) drops them on a real server, cursor kept between calls."""
-    from pelctl.reclaim.model import PassCounts, ReclaimConfig
-    from pelctl.reclaim.strategies import State, StreamRun, ghost_sweep
-
-    ids = build_pel(r, 25_000)
-    r.xdel("s", ids[5], ids[20_000])
-    found = []
-    cfg = ReclaimConfig(streams=(b"s",), group=b"g", idle_ms=1_000)
-    run = StreamRun(
-        conn,
-        cfg,
-        b"s",
-        PassCounts(),
-        threading.Event(),
-        __import__("logging").getLogger("t"),
-        lambda item, idle, back: found.append(item.id),
-        State(),
-        b"me",
-    )
-    ghost_sweep(run, max_calls=1)  # examines 1,000 entries
-    assert found == [ids[5]] and run.state.sweep_cursor[b"s"] != b"0-0"
-    ghost_sweep(run, max_calls=None)
-    assert found == [ids[5], ids[20_000]] and run.state.sweep_cursor[b"s"] == b"0-0"
-    assert len(pending_ids(r)) == 25_000 - 2
-    assert {c["name"] for c in r.xinfo_consumers("s", "g")} == {b"c1"}  # nothing claimed

@@ -1,24 +1,20 @@
-"""Redis 8.4 for the tests: fakeredis, the only ``XREADGROUP ... CLAIM`` server available
-here (no Redis 8.4 package exists in this machine's registries).
+"""A server that runs no scripts, for the tests of pelctl's script-less fallback: fakeredis
+with ``EVAL``/``EVALSHA``/``SCRIPT`` answering "unknown command", as some proxies do. No real
+Redis can be that (an ACL that denies scripting answers NOPERM, which pelctl reports as an
+ACL refusal), so this is the one place fakeredis stands in for a server. It answers as Redis
+8.4 (XREADGROUP ... CLAIM included, for ``ReliableConsumer``'s CLAIM mode).
 
-With ``lupa`` installed (a dev dependency) fakeredis runs Lua: ``EVAL``/``EVALSHA`` execute
-pelctl's own scripts, so the tests take the scripted path a real 8.4 server takes. Where
-fakeredis differs from Redis in a way pelctl's scripts and sweeps hit, the difference is
-corrected here, in the test setup, never in pelctl:
+Where fakeredis differs from Redis in a way pelctl's fallback and sweeps hit, the difference
+is corrected here, in the test setup, never in pelctl:
 
 - XCLAIM and XAUTOCLAIM (Redis >= 7.0, ``t_stream.c``) drop a PEL entry whose stream entry
   was deleted *before* looking at its idle time: a deleted entry is cleared whatever the
-  min-idle. fakeredis 2.40 checks the idle time first, so a ghost that is not idle enough
-  stays in its PEL forever, and pelctl's ghost sweep (XAUTOCLAIM with a min-idle nothing
-  reaches) never clears one;
-- the same commands create the claiming consumer only when they claim an entry; fakeredis
-  creates it on every call, so the sweep's ``pelctl-ghosts`` would stay in the group.
+  min-idle. fakeredis 2.40 checks the idle time first;
+- the same commands create the claiming consumer only when they claim an entry (Redis 7.0;
+  from 7.2 they create it always, and pelctl deletes it again); fakeredis creates it on
+  every call.
 
-:func:`redis_claim_rules` puts Redis's behaviour back for both.
-
-``lua=False`` builds a server that runs no scripts at all (``EVAL``/``EVALSHA``/``SCRIPT``
-answer "unknown command", as fakeredis without lupa did and as some proxies do): the case of
-pelctl's script-less fallback, kept on purpose.
+:func:`redis_claim_rules` puts Redis 7.0's behaviour back for both.
 """
 
 from __future__ import annotations
@@ -120,17 +116,16 @@ def spy_unscripted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 @pytest.fixture
-def redis84(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., object]]:
-    """``redis84(lua=True)``: a fresh fakeredis server that answers as Redis 8.4 (RESP2,
-    bytes), running Lua through lupa unless ``lua=False``."""
+def scriptless(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], object]]:
+    """``scriptless()``: a fresh fakeredis server that runs no scripts and answers as Redis
+    8.4 (RESP2, bytes)."""
     import fakeredis
-    import lupa  # noqa: F401 - without it fakeredis runs no scripts: a dev dependency
 
     redis_claim_rules(monkeypatch)
     made: list = []
 
-    def build(*, lua: bool = True) -> fakeredis.FakeRedis:
-        kwargs = {} if lua else {"connection_class": _no_lua_connection_class()}
+    def build() -> fakeredis.FakeRedis:
+        kwargs = {"connection_class": _no_lua_connection_class()}
         server = fakeredis.FakeServer(version=(8, 4))  # its own data, never a shared server
         client = fakeredis.FakeRedis(server=server, version=(8, 4), protocol=2, **kwargs)
         made.append(client)

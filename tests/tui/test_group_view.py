@@ -229,3 +229,29 @@ async def test_dead_after_below_a_minute_and_the_signals_of_named_peers(
         await pilot.pause()
         assert screen.consumers.keyed_rows["billing-4"].style == "bold red"
         assert "2 dead-suspect" in str(screen.consumers.border_title)
+
+
+async def test_the_status_bar_shows_a_streams_idempotent_producers(
+    make_app, recorder, redis86_server
+):
+    """Redis 8.6: a producer that writes with XADD ... IDMP and retries; the group view's
+    status bar counts its producers and the duplicates the server did not add."""
+    r = redis86_server.client()
+    try:
+        r.flushall()
+        r.xgroup_create(b"orders", b"billing", "0", mkstream=True)
+        for n in range(3):
+            first = r.execute_command("XADD", b"orders", "IDMP", "p-1", f"o-{n}", "*", "n", n)
+            assert r.execute_command("XADD", b"orders", "IDMP", "p-1", f"o-{n}", "*", "n", n) == (
+                first
+            )
+        r.xreadgroup(b"billing", b"c", {b"orders": ">"})
+        app = make_app(url=redis86_server.url, stream=b"orders", group=b"billing")
+        async with app.run_test(size=(160, 40), message_hook=recorder) as pilot:
+            screen, snap = await open_billing(pilot, recorder)
+            assert snap.idmp is not None and snap.idmp.iids_duplicates == 3
+            assert "IDMP 1 producer · 3 dup" in screen.status_bar.extras
+            assert "IDMP 1 producer · 3 dup" in str(screen.status_bar.render())
+    finally:
+        r.flushall()
+        r.close()

@@ -15,6 +15,7 @@ ALL = [
     "consumer_inactive",
     "xackdel",
     "xreadgroup_claim",
+    "idmp",
 ]
 
 
@@ -33,7 +34,8 @@ def test_feature_list_is_complete() -> None:
         ("7.4.1", ALL[:5]),
         ("8.0.2", ALL[:5]),
         ("8.2.0", ALL[:6]),
-        ("8.4.0", ALL),
+        ("8.4.0", ALL[:7]),
+        ("8.6.0", ALL),
         ("9.0.0", ALL),
         ("7.2.4-rc1", ALL[:5]),
         ("8.3.240", ALL[:6]),

@@ -1,12 +1,11 @@
-"""pelctl/render/dlq.py: dead-letter entries, stats, plans and results (no server)."""
+"""pelctl/render/dlq.py: dead-letter entries, one entry in full, stats (no server)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqStats
-from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import PlanItem
-from pelctl.core.mutations.outcomes import ItemResult, RepairResult
 from pelctl.render import dlq as dr
 from pelctl.render.table import TableData
 from tests.unit.render_text import render
@@ -125,93 +124,97 @@ def test_stats() -> None:
     ]
 
 
-def test_replay_plan() -> None:
-    plan = Plan(
-        "dlq-replay",
-        b"orders:dlq",
-        b"",
-        (
-            PlanItem(b"1700000000500-0", b"orders", 60_000, 5, "replay"),
-            PlanItem(b"1700000000600-0", b"", 0, 0, "refuse", "no envelope"),
-        ),
-        missing=(b"9-0",),
-    )
-    assert dr.plan_summary(plan) == (
-        "dlq-replay: 1 entry from orders:dlq to orders (1); refuse 1, skip 1"
-    )
-    items = list(dr.plan_items([plan]))
-    assert render("plain", TableData(dr.plan_columns(plan), [r for r, _, _ in items])) == (
-        "DLQ         ID               TARGET      AGE    DELIV  ACTION    NOTE\n"
-        "orders:dlq  1700000000500-0  orders    1m00s        5  replay\n"
-        "orders:dlq  1700000000600-0  -           0ms        0  refuse    no envelope\n"
-        "orders:dlq  9-0              -             -        -  skip      not in the dead-letter stream\n"  # noqa: E501
-    )
-    assert [record for _r, record, _s in items] == [
-        {
-            "dlq": "orders:dlq",
-            "id": "1700000000500-0",
-            "target": "orders",
-            "age_ms": 60_000,
-            "deliveries": 5,
-            "outcome": "replayed",
-            "note": "",
-        },
-        {
-            "dlq": "orders:dlq",
-            "id": "1700000000600-0",
-            "target": None,
-            "age_ms": 0,
-            "deliveries": 0,
-            "outcome": "refused",
-            "note": "no envelope",
-        },
-        {
-            "dlq": "orders:dlq",
-            "id": "9-0",
-            "target": None,
-            "age_ms": None,
-            "deliveries": None,
-            "outcome": "gone",
-            "note": "not in the dead-letter stream",
-        },
+def test_the_entries_renderer(monkeypatch) -> None:
+    monkeypatch.setattr(dr, "now_ms", lambda: NOW)
+    rows = dr.entries(with_dlq=True)
+    assert rows.columns == dr.entry_columns(True)
+    assert [rows.row(e) for e in (MOVED, RAW)] == [
+        dr.entry_row(e, NOW, with_dlq=True) for e in (MOVED, RAW)
     ]
-    assert [style for _r, _rec, style in items] == [None, "red", "dim"]
+    assert [rows.record(e) for e in (MOVED, RAW)] == [dr.entry_json(e, NOW) for e in (MOVED, RAW)]
+    assert [rows.style(e) for e in (MOVED, RAW)] == ["magenta", "dim"]
+    assert dr.entries().columns == dr.ENTRY_COLUMNS
 
 
-def test_results() -> None:
-    res = RepairResult(
-        "dlq-replay",
-        b"orders:dlq",
-        b"",
-        False,
-        3,
-        1,
-        2,
-        (ItemResult(b"x-0", "fail", "oops"),),
-        items=(ItemResult(b"1700000000500-0", "replayed", "7-0"),),
-        headline="replayed 1 entry from orders:dlq to orders on redis://h:6379/0",
+def test_the_list_footer() -> None:
+    footer = dr.list_footer
+    assert footer(0, dlqs=0, total=0, limit=100, filtered=False) == "no dead-letter streams found"
+    assert footer(100, dlqs=2, total=250, limit=100, filtered=False) == (
+        "showing 100 of 250 dead-letter entries (before filters); use --limit N or --all"
     )
-    assert dr.result_summary(res) == (
-        "replayed 1 entry from orders:dlq to orders on redis://h:6379/0\n"
-        "  dlq-replay orders:dlq: matched 3, applied 1, skipped 2, failed 1\n"
-        "  replayed 1"
+    assert footer(0, dlqs=1, total=5, limit=100, filtered=True) == "no entries match the filters"
+    assert footer(0, dlqs=1, total=0, limit=None, filtered=True) == "no entries"
+    assert footer(5, dlqs=1, total=5, limit=100, filtered=False) is None
+
+
+def test_the_show_renderer() -> None:
+    from pelctl.render.protocol import Blank, Pairs
+
+    show = dr.ShowRenderer(NOW)
+    assert show.document(MOVED) == dr.show_json(MOVED, NOW)
+    assert show.records(RAW) == [{"field": "x", "value": "\\xff"}]
+    title = "orders:dlq 1700000000500-0"
+    assert list(show.view(MOVED, 100)) == [
+        Pairs(dr.entry_pairs(MOVED, NOW), title=title),
+        Blank(),
+        dr.field_rows(MOVED),
+    ]
+    decoded = replace(MOVED, fields=((b"body", b'{"order": 7}'),))
+    view = dr.payload_view(decoded)
+    assert view is not None  # JSON values: a decoder knows it
+    shown = dr.payload_parts(view)
+    assert shown[0] == Pairs([("payload", view.format), *view.pairs], title="decoded payload")
+    assert list(show.view(decoded, 100)) == [
+        Pairs(dr.entry_pairs(decoded, NOW), title=title),
+        Blank(),
+        *shown,
+        Blank(),
+        dr.field_rows(decoded),
+    ]
+
+
+def test_the_stats_renderer() -> None:
+    from pelctl.render.protocol import Blank, Message
+
+    s = DlqStats(
+        3, ((b"orders", 3),), (("bad", 3),), ((0, 3),), ((b"orders:dlq", 3),), 0, 0, now_ms=NOW
     )
-    doc = dr.result_json(res)
-    assert doc == {
-        "action": "dlq-replay",
-        "dlq": "orders:dlq",
-        "dry_run": False,
-        "matched": 3,
-        "applied": 1,
-        "skipped": 2,
-        "failed": [{"id": "x-0", "reason": "fail: oops"}],
-        "failed_count": 1,
-        "outcomes": {"replayed": 1},
-        "interrupted": False,
-    }
-    both = dr.combined_json([doc, doc], "dlq-replay", False)
-    assert (both["matched"], both["applied"], both["skipped"], len(both["failed"])) == (6, 2, 4, 2)
-    assert both["dlqs"] == [doc, doc]
-    assert render("plain", dr.failed_table(res)) == (
-        "# failed in orders:dlq\nID    OUTCOME    DETAIL\nx-0   fail       oops\n"
+    assert dr.STATS.document(s) == dr.stats_json(s)
+    assert dr.STATS.records(s) == [
+        {"kind": "dlq", "key": "orders:dlq", "count": 3},
+        {"kind": "source", "key": "orders", "count": 3},
+        {"kind": "reason", "key": "bad", "count": 3},
+        {"kind": "hour", "key": "1970-01-01T00:00Z", "count": 3},
+    ]
+    tables = dr.stats_tables(s)
+    assert list(dr.STATS.view(s, 100)) == [
+        Message(dr.stats_summary(s)),
+        *(p for t in tables for p in (Blank(), t)),
+    ]
+    empty = DlqStats(0, (), (), (), (), None, None, now_ms=NOW)
+    assert list(dr.STATS.view(empty, 100)) == [Message("0 entries")]
+
+
+def test_payload_parts() -> None:
+    """The decoded payload of ``dlq show``: format, scalars and notes as lines, then each
+    part in the decoder's order (a table of names and values, or a block of JSON)."""
+    from pelctl.render.payload import Sections, table_data
+    from pelctl.render.protocol import Blank, Message, Pairs
+
+    view = Sections(
+        "faststream",
+        pairs=[("correlation_id", "c-1")],
+        parts=[("headers", [("content-type", "application/json")]), ("body", '{\n  "a": 1\n}')],
+        notes=["body cut at 64 KiB"],
     )
+    assert dr.payload_parts(view) == [
+        Pairs(
+            [("payload", "faststream"), ("correlation_id", "c-1"), ("note", "body cut at 64 KiB")],
+            title="decoded payload",
+        ),
+        Blank(),
+        table_data("headers", [("content-type", "application/json")]),
+        Blank(),
+        Message("body:", "bold"),
+        Message('{\n  "a": 1\n}'),
+    ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from pelctl.core.histogram import Bucket, Histogram
 from pelctl.render import histogram as hr
 from tests.unit.render_text import render
@@ -88,17 +86,18 @@ def test_labels_bars_and_shares() -> None:
     assert (hr.percent(1, 3000), hr.percent(0, 0), hr.percent(1, 3)) == ("<0.1%", "-", "33.3%")
 
 
-def test_ghost_rows() -> None:
-    trimmed = SimpleNamespace(
-        id=b"1-0", consumer=b"c\x07", idle_ms=61_000, deliveries=2, reason="trimmed"
-    )
-    assert hr.ghost_row(trimmed) == ("1-0", "c\\x07", "1m01s", "2", "trimmed")
-    assert hr.ghost_json(trimmed) == {
-        "id": "1-0",
-        "consumer": "c\\x07",
-        "idle_ms": 61_000,
-        "deliveries": 2,
-        "reason": "trimmed",
-    }
-    assert hr.ghost_style(trimmed) == "yellow"
-    assert hr.ghost_style(SimpleNamespace(reason="deleted")) == "red"
+def test_the_histogram_renderer() -> None:
+    """The document in JSON, a record per bucket in NDJSON and CSV; the view is the table
+    with its bars sized to the width left by the labels, then how the counts were made (a
+    terminal's table only)."""
+    from pelctl.render.protocol import Aside, Doc
+
+    r = hr.HistogramRenderer(max_server_ms=10)
+    assert r.document(IDLE) == hr.to_json(IDLE)
+    assert r.records(IDLE) == hr.records(IDLE)
+    assert list(r.ndjson(IDLE)) == [Doc(hr.records(IDLE))]
+    table, aside = r.view(IDLE, 100)
+    assert table == hr.table(IDLE, bar_width=50)  # at most 50 cells
+    assert aside == Aside(hr.caption(IDLE, 10))
+    assert r.view(IDLE, 50)[0] == hr.table(IDLE, bar_width=13)  # 50 - 7 (labels) - 30
+    assert r.view(IDLE, 20)[0] == hr.table(IDLE, bar_width=10)  # at least 10

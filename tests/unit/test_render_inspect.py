@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pelctl.core.models import (
     Advice,
     ConsumerInfo,
     GroupInfo,
     IdleCounts,
+    IdmpState,
     PelSummary,
     PendingEntry,
     StreamInspection,
@@ -147,5 +150,73 @@ def test_json() -> None:
         ],
         "dlq": "orders:dlq",
         "dlq_length": 1,
+        "idmp": None,
         "advice": [{"message": "do x", "command": "pelctl claim"}],
     }
+
+
+def test_the_inspect_renderer() -> None:
+    """The whole report: the document is the JSON above; CSV has one record per consumer;
+    the view is the summary, each table after a blank line, then the advice."""
+    from pelctl.render.protocol import Blank, Message, Pairs
+
+    assert ir.INSPECT.document(INSPECTION) == ir.to_json(INSPECTION)
+    assert ir.INSPECT.records(INSPECTION) == [
+        {"stream": "orders", "group": "billing", **ir.consumer_json(c)} for c in BILLING.consumers
+    ]
+    view = list(ir.INSPECT.view(INSPECTION, 100))
+    assert view[0] == Pairs(ir.summary_pairs(INSPECTION))
+    tables = ir.tables(INSPECTION)
+    assert view[1 : 1 + 2 * len(tables)] == [p for t in tables for p in (Blank(), t)]
+    assert view[1 + 2 * len(tables) :] == [
+        Blank(),
+        Message("Advice:", style="bold"),
+        Message("  • do x"),
+        Message("      pelctl claim", style="cyan"),
+    ]
+
+
+def test_the_consumers_renderer() -> None:
+    """A group's consumers as the dashboard shows them: the rows of inspect's table."""
+    assert ir.CONSUMERS.columns == ir.CONSUMER_COLUMNS
+    table = ir.consumers_table(BILLING)
+    assert [ir.CONSUMERS.row(c) for c in BILLING.consumers] == list(table.rows)
+    assert [ir.CONSUMERS.style(c) for c in BILLING.consumers] == ["green", "bold red"]
+    assert [ir.CONSUMERS.record(c) for c in BILLING.consumers] == [
+        ir.consumer_json(c) for c in BILLING.consumers
+    ]
+
+
+IDMP = IdmpState(
+    duration_s=100,
+    maxsize=100,
+    pids_tracked=2,
+    iids_tracked=150,
+    iids_added=1_204,
+    iids_duplicates=37,
+)
+
+
+def test_idmp_state() -> None:
+    with_idmp = replace(INSPECTION, idmp=IDMP)
+    assert ir.summary_pairs(with_idmp)[-2:] == [
+        ("IDMP", "2 producers, 150 ids kept (window 100s, at most 100 ids a producer)"),
+        (
+            "IDMP writes",
+            "1,204 added, 37 duplicates not added (answered with the first write's id)",
+        ),
+    ]
+    assert ir.to_json(with_idmp)["idmp"] == {
+        "duration_s": 100,
+        "maxsize": 100,
+        "pids_tracked": 2,
+        "iids_tracked": 150,
+        "iids_added": 1_204,
+        "iids_duplicates": 37,
+    }
+    assert ir.idmp_brief(IDMP) == "IDMP 2 producers · 37 dup"
+    one = IdmpState(60, 1, 1, 1, 1, 1)
+    assert ir.idmp_pairs(one) == [
+        ("IDMP", "1 producer, 1 id kept (window 60s, at most 1 ids a producer)"),
+        ("IDMP writes", "1 added, 1 duplicate not added (answered with the first write's id)"),
+    ]

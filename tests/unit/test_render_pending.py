@@ -75,7 +75,20 @@ def test_styles_pairs_and_stream_items() -> None:
     assert pr.pel_pairs(None, b"g\x00") == [
         ("pending", "no: not in the PEL of g\\x00 any more (acknowledged)")
     ]
-    row, record, style = pr.item(ENTRIES[0], with_payload=False)
+    rows = pr.renderer(with_payload=False)
+    row, record, style = rows.row(ENTRIES[0]), rows.record(ENTRIES[0]), rows.style(ENTRIES[0])
     assert (row, style) == (("1700000000000-0", "c1", "2h00m", "7"), "magenta")
     assert record == pr.to_json(ENTRIES[0])
-    assert pr.item(ENTRIES[0], machine=True) == ((), pr.to_json(ENTRIES[0]), None)
+    assert rows.columns == pr.COLUMNS == pr.PENDING.columns
+    assert [pr.PENDING.row(e) for e in ENTRIES] == [pr.row(e) for e in ENTRIES]
+    with_payload = pr.renderer(with_payload=True)
+    assert with_payload.columns == (*pr.COLUMNS, pr.PAYLOAD_COLUMN)
+    assert [with_payload.row(e) for e in ENTRIES] == [pr.row(e, True) for e in ENTRIES]
+    assert [with_payload.record(e) for e in ENTRIES] == [pr.to_json(e, True) for e in ENTRIES]
+
+
+def test_the_footer_of_a_full_page() -> None:
+    assert pr.more(100, 1204) == (
+        "showing 100 of 1,204 pending (before filters); use --limit N or --all"
+    )
+    assert pr.more(100, 100) is None

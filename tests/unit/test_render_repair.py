@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pelctl.core.mutations.declaration import Plan
 from pelctl.core.mutations.model import Options, PlanItem
 from pelctl.core.mutations.outcomes import ItemResult, RepairResult
@@ -160,3 +162,107 @@ def test_dry_run_json_carries_the_plan() -> None:
     dry = RepairResult("requeue", b"orders", b"billing", True, 4, 0, 2, ())
     doc = rr.result_to_json(dry, PLAN)
     assert doc["plan"] == PLAN_RECORDS and doc["outcomes"] == {} and doc["interrupted"] is False
+
+
+def test_plan_rows_renderer() -> None:
+    rows = rr.PlanRows(PLAN)
+    assert rows.columns == rr.plan_columns(PLAN)
+    items = list(rows.items())
+    assert items == [*PLAN.items, b"9-0"]
+    assert [rows.record(x) for x in items] == PLAN_RECORDS
+    assert [(rows.row(x), rows.record(x), rows.style(x)) for x in items] == list(rr.plan_rows(PLAN))
+
+
+def test_the_dry_run_renderer() -> None:
+    from pelctl.render.protocol import Blank, Doc, Message, Note, Stream
+
+    r = rr.DryRunRenderer(["the target looks dead"], header="plan p.json: 3 of 3", rows=2)
+    doc = r.document(PLAN)
+    assert doc["plan"] == PLAN_RECORDS and doc["warnings"] == ["the target looks dead"]
+    assert doc["dry_run"] is True and doc["outcomes"] == {
+        "requeued": 2,
+        "lock held": 1,
+        "not-pending": 1,
+    }
+    # NDJSON: each row, then the result without them
+    stream, last = r.ndjson(PLAN)
+    assert isinstance(stream, Stream) and [stream.renderer.record(x) for x in stream.items] == (
+        PLAN_RECORDS
+    )
+    assert isinstance(last, Doc) and "plan" not in last.value
+    assert last.value["warnings"] == ["the target looks dead"]
+    # CSV: the rows, the warnings on stderr
+    stream, warned = r.delimited(PLAN)
+    assert isinstance(stream, Stream) and warned == Note("the target looks dead", warning=True)
+    # text: the summary first, its notes and warnings, then the first rows and how many more
+    with_notes = replace(PLAN, notes=("n1",))
+    header, summary, note, warning, blank, rows = r.view(with_notes, 100)
+    assert (header, summary) == (
+        Message("plan p.json: 3 of 3"),
+        Message(f"dry run, nothing changed: {rr.plan_summary(PLAN)}"),
+    )
+    assert (note, warning, blank) == (
+        Note("note: n1"),
+        Note("the target looks dead", warning=True),
+        Blank(),
+    )
+    assert isinstance(rows, Stream) and rows.limit == 2 and rows.footer is not None
+    assert rows.footer(2) == "... and 2 more (--all-rows or -o json for all)"
+    assert rows.footer(4) is None
+    empty = Plan("ack", b"orders", b"billing", ())
+    assert list(rr.DryRunRenderer().view(empty, 100)) == [
+        Message(f"dry run, nothing changed: {rr.plan_summary(empty)}")
+    ]
+
+
+def test_the_saved_plan_renderer() -> None:
+    from pelctl.render.protocol import Line, Note
+
+    saved = rr.Saved(PLAN, "/tmp/p.json")
+    r = rr.SavedRenderer(["w"])
+    doc = r.document(saved)
+    assert doc["plan_file"] == "/tmp/p.json" and doc["warnings"] == ["w"] and "plan" not in doc
+    assert r.records(saved) is None  # CSV: the lines
+    assert list(r.view(saved, 100)) == [
+        Line(f"plan saved to /tmp/p.json: {rr.plan_summary(PLAN)}"),
+        Note("review it, then run: pelctl apply /tmp/p.json"),
+        Note("w", warning=True),
+    ]
+
+
+def test_the_applied_renderer() -> None:
+    from pelctl.render.protocol import Blank, Message, Note, Records
+
+    r = rr.AppliedRenderer(["w"])
+    assert r.document(RESULT) == {**rr.result_to_json(RESULT), "warnings": ["w"]}
+    assert list(r.delimited(RESULT)) == [
+        Records([rr.result_record(RESULT)]),
+        Note("w", warning=True),
+    ]
+    assert list(r.view(RESULT, 100)) == [
+        Message(rr.result_summary(RESULT)),
+        Blank(),
+        rr.failed_table(RESULT),
+        Note("note: n1"),
+        Note("w", warning=True),
+    ]
+    assert rr.AppliedRenderer().document(RESULT) == rr.result_to_json(RESULT)
+
+
+def test_the_first_failures_only() -> None:
+    from pelctl.render.protocol import Note
+
+    many = RepairResult(
+        "ack",
+        b"s",
+        b"g",
+        False,
+        60,
+        0,
+        0,
+        tuple(ItemResult(f"{n}-0".encode(), "fail", "x") for n in range(60)),
+    )
+    _blank, table, more = rr.failures(rr.failed_table(many), 60)
+    assert isinstance(table, TableData) and len(table.rows) == rr.FAILED_SHOWN == 50
+    assert more == Note("... and 10 more (use -o json for all)")
+    assert rr.failures(rr.failed_table(RESULT), 0) == []

@@ -60,3 +60,18 @@ def test_json_records() -> None:
 def test_styles() -> None:
     # oldest pending over an hour: red; anything pending: yellow
     assert [streams.row_style(s) for s in SUMMARIES] == ["red", None, "yellow"]
+
+
+def test_the_listing_renderer() -> None:
+    """``pelctl streams``: the records in JSON and CSV, the table with its styles in text,
+    and a caption when no stream was found."""
+    assert streams.LISTING.document(SUMMARIES) == [streams.to_json(s) for s in SUMMARIES]
+    (table,) = streams.LISTING.view(SUMMARIES, 100)
+    assert isinstance(table, TableData)
+    assert table.rows == [streams.row(s) for s in SUMMARIES]
+    assert table.row_styles == ["red", None, "yellow"] and table.caption is None
+    (empty,) = streams.LISTING.view([], 100)
+    assert isinstance(empty, TableData) and empty.caption == "no streams found"
+    assert render("plain", empty) == (
+        "STREAM    LENGTH    GROUPS    PENDING    LAG    OLDEST PENDING    KIND\nno streams found\n"
+    )

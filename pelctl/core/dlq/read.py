@@ -22,6 +22,7 @@ from pelctl.core.dlq.envelope import DLQ_SUFFIX, DlqEntry, is_dead_letter, is_dl
 from pelctl.core.executor import normalize_ids, replies_by_id
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.replies import vanished_or_raise
 
 # Entries per XRANGE page: one call stays well under a millisecond for ordinary entries.
 PAGE = 500
@@ -145,11 +146,11 @@ def discover(conn: Connection, match: bytes | None = None, prefix: str = "_") ->
             for key in keys:
                 pipe.execute_command("XREVRANGE", key, "+", "-", "COUNT", 1)
                 pipe.execute_command("XLEN", key)
-            replies = pipe.execute(raise_on_error=False)
+            replies = [vanished_or_raise(r) for r in pipe.execute(raise_on_error=False)]
             for i, key in enumerate(keys):
                 last, length = replies[2 * i], replies[2 * i + 1]
                 if isinstance(last, Exception) or isinstance(length, Exception):
-                    continue  # deleted or retyped since SCAN
+                    continue  # deleted or retyped since SCAN (an ACL refusal was raised)
                 enveloped = bool(last) and is_dead_letter(last[0][1], prefix)
                 found.append(DlqInfo(key, int(length), enveloped))
     return sorted(found, key=lambda d: d.key)

@@ -7,7 +7,7 @@
 - :mod:`~pelctl.core.repairs.ghosts`: ghosts fix;
 - :mod:`~pelctl.core.repairs.select`, :mod:`~pelctl.core.repairs.run`,
   :mod:`~pelctl.core.repairs.ordered`: choosing entries, running the entry scripts, the
-  ordered path.
+  ordered path (with :mod:`~pelctl.core.repairs.idempotent`: its copies on Redis 8.6+).
 
 Importing a repair's module declares it (:data:`pelctl.core.mutations.PROVIDERS`).
 """

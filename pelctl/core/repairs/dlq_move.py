@@ -21,9 +21,6 @@ from pelctl.core.repairs.run import EntryRun, Later
 from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import script
 
-# pelctl's own consumer: entries pass through it only inside one script.
-DLQ_CONSUMER = b"pelctl-dlq"
-
 
 def apply_dlq_move(
     conn: Connection,
@@ -55,7 +52,7 @@ def apply_dlq_move(
         return build_result(plan, results + moved, interrupted=interrupted, notes=[note])
     run = EntryRun(conn, plan, progress, batch_size, len(send))
     lua = script("dlq_move")
-    header = (plan.group, DLQ_CONSUMER, opts.field_prefix, reason)
+    header = (plan.group, opts.field_prefix, reason)
 
     later = Later({item.id: item for item in send})
     run.run(send, run.calls(lua, [plan.stream, dlq], header), later.parse)

@@ -7,8 +7,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+import redis.exceptions as rex
+
 from pelctl.core.executor import new_plan, start
-from pelctl.core.models import parse_id
+from pelctl.core.models import GHOST_SWEEPER, parse_id
 from pelctl.core.mutations import (
     ItemResult,
     Mutation,
@@ -28,7 +30,6 @@ from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scripts import Call, script
 
-GHOST_SWEEPER = b"pelctl-ghosts"
 # XAUTOCLAIM min-idle no entry can reach: the sweep then only drops deleted entries.
 _NEVER_IDLE = 2**62
 
@@ -94,43 +95,61 @@ def sweep_ghosts(
 ) -> list[bytes]:
     """Drop deleted entries from the PEL with an XAUTOCLAIM cursor sweep (Redis 7.0+).
 
-    The min-idle is one no entry can reach, so nothing is claimed (and the sweeping
-    consumer is never created): XAUTOCLAIM checks that each PEL entry it walks still exists
-    before it looks at its idle time, drops the ones that do not, and lists them in its third
-    reply element. The cursor is kept across calls; each call walks COUNT x 10 PEL entries,
-    COUNT adapting so a call stays around half of ``max_server_ms``. Stops after the pass
-    (cursor ``0-0``) or once the cursor is past ``stop_after``. Returns the ids removed.
+    The min-idle is one no entry can reach, so nothing is claimed: XAUTOCLAIM checks that
+    each PEL entry it walks still exists before it looks at its idle time, drops the ones
+    that do not, and lists them in its third reply element. The cursor is kept across calls;
+    each call walks COUNT x 10 PEL entries, COUNT adapting so a call stays around half of
+    ``max_server_ms``. Stops after the pass (cursor ``0-0``) or once the cursor is past
+    ``stop_after``. Returns the ids removed.
+
+    Redis 7.0 creates the sweeping consumer only when it claims something (never here);
+    from 7.2 (Valkey, Redis 8) XAUTOCLAIM creates it at once, so the sweep ends by deleting
+    it again (:func:`release_sweeper`): no consumer of pelctl's is left in the group.
     """
     conn.caps.require("xclaim_drops_deleted")
     client = conn.raw(stream)
     cursor = start
     removed: list[bytes] = []
     target = max_server_ms / 2
-    with redis_errors("XAUTOCLAIM"):
-        while True:
-            t0 = time.perf_counter()
-            reply = client.execute_command(
-                "XAUTOCLAIM",
-                stream,
-                group,
-                GHOST_SWEEPER,
-                _NEVER_IDLE,
-                cursor,
-                "COUNT",
-                count,
-                "JUSTID",
-            )
-            elapsed = (time.perf_counter() - t0) * 1000.0
-            cursor = reply[0]
-            if len(reply) > 2:
-                removed.extend(reply[2])
-            if cursor in (b"0-0", "0-0"):
-                break
-            if stop_after is not None and parse_id(cursor) > parse_id(stop_after):
-                break
-            factor = max(0.25, min(target / max(elapsed, 0.05), 2.0))
-            count = max(10, min(1_000, int(count * factor)))
+    try:
+        with redis_errors("XAUTOCLAIM"):
+            while True:
+                t0 = time.perf_counter()
+                reply = client.execute_command(
+                    "XAUTOCLAIM",
+                    stream,
+                    group,
+                    GHOST_SWEEPER,
+                    _NEVER_IDLE,
+                    cursor,
+                    "COUNT",
+                    count,
+                    "JUSTID",
+                )
+                elapsed = (time.perf_counter() - t0) * 1000.0
+                cursor = reply[0]
+                if len(reply) > 2:
+                    removed.extend(reply[2])
+                if cursor in (b"0-0", "0-0"):
+                    break
+                if stop_after is not None and parse_id(cursor) > parse_id(stop_after):
+                    break
+                factor = max(0.25, min(target / max(elapsed, 0.05), 2.0))
+                count = max(10, min(1_000, int(count * factor)))
+    finally:
+        release_sweeper(conn, stream, group)
     return removed
+
+
+def release_sweeper(conn: Connection, stream: bytes, group: bytes) -> None:
+    """Delete the sweeping consumer if it exists and holds nothing, atomically with that
+    check (prune's script: a consumer holding entries is never deleted, XGROUP DELCONSUMER
+    would drop them). Best effort: an ACL without EVALSHA or XGROUP DELCONSUMER leaves an
+    empty consumer behind, which the next sweep removes."""
+    try:
+        script("consumer_delete").call(conn.raw(stream), [stream], [group, GHOST_SWEEPER, 0])
+    except (rex.ResponseError, rex.ConnectionError, rex.TimeoutError):
+        pass
 
 
 def apply_ghosts_fix(

@@ -12,6 +12,7 @@ import redis.exceptions as rex
 
 from pelctl.core.executor import LATER, chunks, fatal, pairs, text, wide_note
 from pelctl.core.mutations import ItemResult, Plan, PlanItem, Progress
+from pelctl.core.repairs import idempotent
 from pelctl.core.repairs.run import EntryRun
 from pelctl.redis.connection import Connection
 from pelctl.redis.replies import array as reply_array
@@ -40,12 +41,20 @@ def ordered(
     functions as the one-script paths and leaves the entry with its own owner (its idle time
     restarted, so a concurrent run's min-idle check fails): a crash after the XADD and
     before the XACK leaves the entry pending and a copy written, and a later run copies it
-    again (a duplicate). Nothing is ever acked before its copy exists, and nothing passes
-    through a pelctl consumer.
+    again — a duplicate, except on Redis 8.6+, where each copy carries an IDMP pair derived
+    from its source entry (:mod:`pelctl.core.repairs.idempotent`) and the server refuses
+    the second write within the target's window; a batch then holds at most the window's
+    size. Nothing is ever acked before its copy exists, and nothing passes through a pelctl
+    consumer.
     """
     lease, ack = script("lease"), script("lease_ack")
     source = conn.raw(plan.stream)
     where = {b"stream": plan.stream, b"dlq": dlq}
+    idmp = conn.caps.has("idmp")
+    if idmp:
+        producer = idempotent.producer(plan.stream, plan.group)
+        size = min(idempotent.window(conn, k) for k in where.values() if k is not None)
+        batch_size = min(batch_size or size, size)
     run = EntryRun(conn, plan, progress, batch_size, len(items))
     wide = wide or {}
     header = (
@@ -102,7 +111,12 @@ def ordered(
                 if status == "take":
                     d = reply_array(detail)
                     target, owner, deliveries = bytes(d[0]), d[1], int(d[3])
-                    pipes[target].execute_command("XADD", where[target], "*", *d[4:])
+                    once = (
+                        ("IDMP", producer, idempotent.idempotent_id(target, item.id))
+                        if idmp
+                        else ()
+                    )
+                    pipes[target].execute_command("XADD", where[target], *once, "*", *d[4:])
                     taken[target].append((item.id, owner, deliveries))
                 elif status == "skip":
                     out.append(ItemResult(item.id, text(detail), "", note(item.id)))
@@ -140,7 +154,17 @@ def ordered(
                 if isinstance(err, rex.ResponseError):
                     fatal(err)
                 lost((w[1] for w in written), f"copy written, ack failed: {err}")
-                continue
+                # Stop here: these entries are pending with their copy written, and a rerun
+                # must find them while the target still remembers the copies (IDMP keeps a
+                # producer's newest ids only): later batches would push them out.
+                answered = {r.id for r in out}
+                out.extend(
+                    ItemResult(it.id, "fail", "not attempted: an acknowledgement failed before")
+                    for chunk in batches[n:]
+                    for it in chunk
+                    if it.id not in answered
+                )
+                break
             flat = reply_array(acked)
             for k, (target, entry_id, _owner, _n, new_id) in enumerate(written):
                 status, detail = text(flat[2 * k]), text(flat[2 * k + 1])

@@ -36,30 +36,14 @@ local function error_text(reply)
   return tostring(reply)
 end
 
-local function put_back(stream, group, id, e)
-  -- Undo a take: the entry returns to its owner with its idle time and delivery count.
-  redis.call('XCLAIM', stream, group, e[2], 0, id, 'IDLE', e[3], 'RETRYCOUNT', e[4], 'JUSTID')
-end
-
 -- One entry's work, isolated: a Lua error in it (a redis.call that raised, or a bug) is that
--- entry's 'fail' and the batch goes on. Work that takes an entry from its owner records it
--- with hold() before any step that can fail, and clears held_id once done with it: an
--- error in between puts the entry back first (no function is made per entry: plain values).
-local held_stream, held_group, held_id, held_e = nil, nil, nil, nil
-
-local function hold(stream, group, id, e)
-  held_stream, held_group, held_id, held_e = stream, group, id, e
-end
-
+-- entry's 'fail' and the batch goes on. No script takes an entry from its owner (each copies
+-- and acknowledges within one script, or leases it to its own owner), so there is nothing to
+-- put back: undoing a take with XCLAIM ... IDLE would also re-insert the entry in the middle
+-- of Redis 8.4+'s time-ordered PEL, walking it (seconds on a million entries).
 local function each(work, i)
-  held_id = nil
   local ok, status, detail = pcall(work, i)
-  if ok then
-    held_id = nil
-    return status, detail
-  end
-  if held_id then pcall(put_back, held_stream, held_group, held_id, held_e) end
-  held_id = nil
+  if ok then return status, detail end
   return 'fail', error_text(status)
 end
 
@@ -81,18 +65,6 @@ local function entry_fields(stream, id)
   local found = redis.call('XRANGE', stream, id, id)[1]
   if found then return found[2] end
   return nil
-end
-
-local function release_consumer(stream, group, name)
-  -- pelctl's helper consumer is removed once it holds nothing; a consumer that holds
-  -- entries is never deleted (XGROUP DELCONSUMER would drop them). It runs after the
-  -- batch's writes, so it must not raise (an ACL without XGROUP DELCONSUMER would): an
-  -- empty helper consumer left behind holds nothing and is removed by the next run.
-  pcall(function()
-    if #redis.call('XPENDING', stream, group, '-', '+', 1, name) == 0 then
-      redis.call('XGROUP', 'DELCONSUMER', stream, group, name)
-    end
-  end)
 end
 
 local function preflight(...)
@@ -229,30 +201,6 @@ local function verify_copy(stream, group, i)
   end
   spend(fields)
   return id, min_idle, e, fields
-end
-
-local function take_and_copy(stream, group, claimer, id, min_idle, e, args)
-  -- Take the verified entry (XCLAIM with min-idle to pelctl's own consumer `claimer`), XADD
-  -- `args`, and only then XACK it: there is no moment at which the entry is acknowledged but
-  -- not copied. Returns 'copied' <new id> | 'ghost' '' | 'fail' <error> (the entry put back
-  -- to its owner).
-  local taken = redis.call('XCLAIM', stream, group, claimer, min_idle, id, 'JUSTID')
-  if #taken == 0 then
-    -- Only a deleted entry can fail here (verify saw it pending and idle enough).
-    redis.call('XACK', stream, group, id)
-    return 'ghost', ''
-  end
-  hold(stream, group, id, e)
-  local added = xadd(args)
-  if type(added) == 'table' and added.err then
-    put_back(stream, group, id, e)
-    held_id = nil
-    return 'fail', added.err
-  end
-  -- XACK of an entry this script holds, in a group that exists: it cannot fail.
-  redis.call('XACK', stream, group, id)
-  held_id = nil
-  return 'copied', added
 end
 
 local function copy_then_ack(stream, group, id, args)

@@ -49,9 +49,9 @@ def consumer_row(c: ConsumerInfo) -> KeyedRow:
     )
     return KeyedRow(
         escape(c.name),
-        inspect_render.consumer_row(c),
+        inspect_render.CONSUMERS.row(c),
         values,
-        inspect_render.VERDICT_STYLES.get(c.verdict),
+        inspect_render.CONSUMERS.style(c),
         tiebreak=c.name,
     )
 
@@ -63,9 +63,9 @@ def entry_row(e: PendingEntry) -> KeyedRow:
     # largest-first sorts.
     return KeyedRow(
         e.id.decode(),
-        pending_render.row(e),
+        pending_render.PENDING.row(e),
         values,
-        pending_render.row_style(e),
+        pending_render.PENDING.style(e),
         tiebreak=(-ms, -seq),
     )
 
@@ -123,7 +123,7 @@ class GroupScreen(PollingScreen):
         yield StatusBar([escape(self.stream), escape(self.group)])
         with Horizontal(id="top"):
             yield KeyedTable(
-                inspect_render.CONSUMER_COLUMNS,
+                inspect_render.CONSUMERS.columns,
                 sort=("pending", True),
                 id="consumers",
                 style_for=self.session.row_style,
@@ -132,7 +132,7 @@ class GroupScreen(PollingScreen):
             yield IdleChart(id="idle-chart")
         yield DepthSparkline(id="depth")
         yield KeyedTable(
-            pending_render.COLUMNS,
+            pending_render.PENDING.columns,
             markable=True,
             sort=("idle", True),
             id="entries",
@@ -195,6 +195,8 @@ class GroupScreen(PollingScreen):
         ]
         if snap.dlq is not None:
             extra.append(f"DLQ {fmt_int(snap.dlq_length)}")
+        if snap.idmp is not None:
+            extra.append(inspect_render.idmp_brief(snap.idmp))
         self.status_bar.set_state(extra=tuple(extra))
 
     def show_progress(self, aggregate: object) -> None:

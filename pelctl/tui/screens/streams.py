@@ -21,12 +21,12 @@ from pelctl.tui.source import GroupChoice, StreamRow, StreamsSnapshot
 from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
 
-COLUMNS = (*render.COLUMNS, Column("dlq", "DLQ", "right"))
+COLUMNS = (*render.STREAMS.columns, Column("dlq", "DLQ", "right"))
 
 
 def stream_row(row: StreamRow) -> KeyedRow:
     s = row.summary
-    cells = (*render.row(s), fmt_int(row.dlq_length) if row.dlq is not None else "-")
+    cells = (*render.STREAMS.row(s), fmt_int(row.dlq_length) if row.dlq is not None else "-")
     values = (
         s.stream,
         s.length,
@@ -37,7 +37,7 @@ def stream_row(row: StreamRow) -> KeyedRow:
         "dlq" if s.is_dlq else "stream",
         row.dlq_length,
     )
-    return KeyedRow(escape(s.stream), cells, values, render.row_style(s), tiebreak=s.stream)
+    return KeyedRow(escape(s.stream), cells, values, render.STREAMS.style(s), tiebreak=s.stream)
 
 
 class StreamsScreen(PollingScreen):

@@ -28,8 +28,8 @@ from pelctl.base.binary import clean
 from pelctl.base.errors import OperationFailed, PelctlError
 from pelctl.core.aggregate import ScanCancelled
 from pelctl.core.trace import Trace
+from pelctl.render import protocol
 from pelctl.render import trace as render
-from pelctl.render.report import Lines, Pairs
 from pelctl.render.table import TableData
 from pelctl.tui.text import content, text
 from pelctl.tui.widgets.vi_scroll import ViScroll
@@ -52,26 +52,23 @@ def _table(data: TableData) -> Table:
 
 
 def trace_view(t: Trace) -> RenderableType:
-    """The whole trace as one rich renderable (every string escaped)."""
+    """The whole trace as one rich renderable (every string escaped): the parts of
+    :func:`pelctl.render.trace.view`, as ``pelctl trace`` prints them."""
     parts: list[RenderableType] = []
-    for section in render.report(t).sections:
-        if parts:
-            parts.append(Text(""))
-        if isinstance(section, Pairs):
+    for part in render.view(t):
+        if isinstance(part, protocol.Pairs):
             grid = Table.grid(padding=(0, 2))
             grid.add_column(style="bold", no_wrap=True)
             grid.add_column(overflow="fold")
-            for key, value in section.pairs:
+            for key, value in part.pairs:
                 grid.add_row(text(key), text(value))
             parts.append(grid)
-        elif isinstance(section, Lines):
-            parts.append(text(section.title, "bold"))
-            for line, command in section.lines:
-                parts.append(text(f"  • {line}"))
-                if command:
-                    parts.append(text(f"      {command}", "cyan"))
-        else:
-            parts.append(_table(section))
+        elif isinstance(part, protocol.Message):
+            parts.append(text(part.text, part.style or ""))
+        elif isinstance(part, protocol.Blank):
+            parts.append(Text(""))
+        elif isinstance(part, TableData):
+            parts.append(_table(part))
     return Group(*parts)
 
 
