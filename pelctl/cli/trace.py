@@ -55,8 +55,7 @@ def register(app: typer.Typer) -> None:
         field_prefix: FieldPrefixOpt = "_",
         max_server_ms: MaxServerMsOpt = 10.0,
     ) -> None:
-        """One message's whole story: the entry, its copies, each group, the audit log, what
-        to do next.
+        """One message's whole story: its copies, each group's state, audit lines, next steps.
 
         The entry (present, deleted or trimmed; its payload decoded), the message's first id
         (its _original_id), every copy in the stream and its dead-letter streams (requeued,
