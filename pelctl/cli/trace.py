@@ -90,7 +90,8 @@ def register(app: typer.Typer) -> None:
             Optional[list[str]],
             typer.Option(
                 "--field",
-                help="A field with exactly this value: NAME=VALUE (repeatable; \\xNN escapes).",
+                help="A field with exactly this value: NAME=VALUE (repeatable; \\xNN escapes; "
+                "an = in NAME is \\x3d).",
                 show_default=False,
                 metavar="NAME=VALUE",
                 rich_help_panel=SEARCH_PANEL,
