@@ -596,12 +596,10 @@ def _replayed_from_dlq(audit: AuditRead, letter_id: bytes, dlqs: Sequence[bytes]
     return dlqs[0]
 
 
-def _xlen(conn: Connection, key: bytes) -> int | None:
+def _xlen(conn: Connection, key: bytes) -> int:
+    """``XLEN`` of a stream the trace read (it exists: its shape said so)."""
     with redis_errors("XLEN"):
-        raw = conn.raw(key)
-        if raw.execute_command("EXISTS", key) == 0:
-            return None
-        return int(raw.execute_command("XLEN", key))
+        return int(conn.raw(key).execute_command("XLEN", key))
 
 
 # -- states in the groups ----------------------------------------------------------------------
