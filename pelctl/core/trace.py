@@ -185,8 +185,8 @@ class AuditRead:
     path: str
     status: str  # read | missing | unreadable
     error: str | None = None
-    lines: int = 0  # lines read
-    matched: tuple[AuditLine, ...] = ()
+    lines_read: int = 0
+    lines: tuple[AuditLine, ...] = ()  # the lines that touched the chain's ids
     other_servers: int = 0  # lines naming the chain's ids on another server
     truncated: bool = False  # more lines matched than MAX_AUDIT_LINES (the newest kept)
 
@@ -588,7 +588,7 @@ def _replayed_from_dlq(audit: AuditRead, letter_id: bytes, dlqs: Sequence[bytes]
     conventional DLQ)."""
     from pelctl.base.binary import unescape
 
-    for line in audit.matched:
+    for line in audit.lines:
         if line.action == "dlq-replay" and letter_id.decode() in line.ids:
             key = unescape(line.stream)
             if key in dlqs:
@@ -886,7 +886,7 @@ def _timeline(entries: Sequence[TracedEntry], audit: AuditRead, now_ms: int) -> 
                         detail=f"delivery {n:,}, pending since",
                     )
                 )
-    for line in audit.matched:
+    for line in audit.lines:
         what = line.action + (" (dry run)" if line.dry_run else "")
         who = f"{line.user}@{line.host}" if line.host else line.user
         detail = f"{what} by {who} ({line.surface}"

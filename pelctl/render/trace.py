@@ -181,10 +181,10 @@ def audit_json(a: AuditRead) -> dict[str, Any]:
         "path": a.path,
         "status": a.status,
         "error": a.error,
-        "lines": a.lines,
+        "lines_read": a.lines_read,
         "other_servers": a.other_servers,
         "truncated": a.truncated,
-        "matched": [audit_line_json(line) for line in a.matched],
+        "lines": [audit_line_json(line) for line in a.lines],
     }
 
 
@@ -290,7 +290,7 @@ def _audit_text(a: AuditRead) -> str:
         return f"no audit log at {a.path}"
     if a.status == "unreadable":
         return f"cannot read the audit log {a.path}: {a.error}"
-    text = f"{len(a.matched):,} line{'s' if len(a.matched) != 1 else ''} of {a.path}"
+    text = f"{len(a.lines):,} line{'s' if len(a.lines) != 1 else ''} of {a.path}"
     if a.truncated:
         text += " (the newest kept)"
     if a.other_servers:

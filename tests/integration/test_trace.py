@@ -322,7 +322,7 @@ def test_audit_lines_of_the_chain(r, cli, redis_server, tmp_path) -> None:
     assert cli("ack", "s", "g", unrelated.decode(), "--yes").exit_code == 0
 
     doc = cli("trace", "s", id0.decode(), "-o", "json").json
-    lines = doc["audit"]["matched"]
+    lines = doc["audit"]["lines"]
     assert [line["action"] for line in lines] == ["requeue", "dlq-move", "dlq-replay"]
     assert [line["ids"] for line in lines][:2] == [[id0.decode()], [id1.decode()]]
     assert all(line["surface"] == "cli" and line["user"] for line in lines)
@@ -345,14 +345,16 @@ def test_audit_lines_of_other_servers_are_counted_not_shown(r, conn, tmp_path) -
     here = conn.settings.redacted_url
     log.write_text(
         line % ("redis://elsewhere:6379/0", id0.decode())
-        + "not json at all " + id0.decode() + "\n"
+        + "not json at all "
+        + id0.decode()
+        + "\n"
         + line % (here, id0.decode())
         + line % (here, "1-0")
     )
     t = trace(conn, S, id0, audit_log=log)
-    assert (t.audit.status, t.audit.lines, t.audit.other_servers) == ("read", 4, 1)
-    assert [a.action for a in t.audit.matched] == ["ack"]
-    assert t.audit.matched[0].at_ms == 1_767_225_600_000
+    assert (t.audit.status, t.audit.lines_read, t.audit.other_servers) == ("read", 4, 1)
+    assert [a.action for a in t.audit.lines] == ["ack"]
+    assert t.audit.lines[0].at_ms == 1_767_225_600_000
 
 
 def test_a_missing_or_unreadable_audit_log_is_said_not_fatal(r, conn, tmp_path) -> None:

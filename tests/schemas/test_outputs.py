@@ -249,7 +249,7 @@ def test_trace_and_find(cli, scene) -> None:
     )
     doc = run(cli, "trace", "trace", "orders", stuck, "-o", "json")
     assert [e["kind"] for e in doc["entries"]] == ["original", "requeued"]
-    assert [line["action"] for line in doc["audit"]["matched"]] == ["requeue"]
+    assert [line["action"] for line in doc["audit"]["lines"]] == ["requeue"]
     (line,) = run(cli, "trace", "trace", "orders", stuck, "-o", "ndjson")
     assert [e["id"] for e in line["entries"]] == [e["id"] for e in doc["entries"]]
     found = run(cli, "find", "find", "orders", "--contains", "o-1", "--with-dlq", "-o", "json")

@@ -45,7 +45,7 @@ def test_copies_on_other_nodes(cluster, cl) -> None:
             (s, "requeued", "present"),
             (dlq.decode(), "dead-letter", "present"),
         ]
-        assert [line["action"] for line in doc["audit"]["matched"]] == ["requeue", "dlq-move"]
+        assert [line["action"] for line in doc["audit"]["lines"]] == ["requeue", "dlq-move"]
         replayed = run_pelctl("dlq", "replay", dlq.decode(), "--all", "--yes", url=url)
         assert replayed.exit_code == 0, replayed.stderr
         latest = sc.raw(client).execute_command("XREVRANGE", stream, "+", "-", "COUNT", 1)[0][0]
