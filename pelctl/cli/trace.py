@@ -179,7 +179,6 @@ def register(app: typer.Typer) -> None:
         from pelctl.base.binary import unescape
         from pelctl.base.errors import UsageError
         from pelctl.core.find import FindRun, time_bounds
-        from pelctl.core.trace import trace_matches
         from pelctl.render import find as render
 
         if every and limit is not None:
@@ -209,6 +208,8 @@ def register(app: typer.Typer) -> None:
             with _progress(rt, "find", rows_on_terminal=True) as bar:
                 run.progress_to = bar.update
                 if with_trace:
+                    from pelctl.core.trace import trace_matches
+
                     traced = trace_matches(
                         conn,
                         run.matches(),

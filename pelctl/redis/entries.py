@@ -50,13 +50,17 @@ RawEntry = list
 
 FIRST_PAGE = 16
 MIN_PAGE = 1
-MAX_PAGE = 5_000
+MAX_PAGE = 2_000
 # A page's entries, in bytes of ids, names and values (the reply and its Python objects are
 # a few times that): the bound that keeps memory flat when entries are large.
 PAGE_BYTES = 1 << 20
 CALIBRATE_EVERY = 8
-# Aim well below the bound: the estimate is an upper bound, and the server has neighbours.
-_TARGET_FRACTION = 0.5
+# Aim well below the bound: the estimate is an upper bound, but a loaded machine deschedules
+# the server in the middle of a call, and SLOWLOG counts that time too.
+_TARGET_FRACTION = 0.3
+# Below this a measured per-entry cost is noise (a small page's round trip is all latency):
+# the estimate never goes lower, so a first fast page cannot grow the next ones unbounded.
+_MIN_ENTRY_US = 0.5
 _MAX_GROWTH = 2.0
 _RETRIES = 2
 
@@ -152,9 +156,7 @@ class EntryScan:
             return self.fixed_page
         size = current * _MAX_GROWTH
         if self._entry_us is not None:
-            size = min(
-                size, self.max_server_ms * _TARGET_FRACTION * 1000.0 / max(self._entry_us, 1e-3)
-            )
+            size = min(size, self.max_server_ms * _TARGET_FRACTION * 1000.0 / self._entry_us)
         if self._entry_bytes is not None:
             size = min(size, self.page_bytes / max(self._entry_bytes, 1.0))
         return int(max(MIN_PAGE, min(MAX_PAGE, size)))
@@ -182,7 +184,7 @@ class EntryScan:
             self._entry_bytes = size / n
             # A page of a few entries says little about the per-entry cost of a big one,
             # but it must still lower a size grown too far: keep the larger estimate.
-            per = server_ms * 1000.0 / n
+            per = max(server_ms * 1000.0 / n, _MIN_ENTRY_US)
             if n >= 16 or self._entry_us is None or per > self._entry_us:
                 self._entry_us = per
         return server_ms

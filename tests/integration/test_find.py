@@ -137,7 +137,11 @@ def test_payload_paths(r, conn) -> None:
         faststream_frame({"order": 7, "tags": ["a", "b"]}, headers={"x.trace": "t-9"}),
     )
     tq = raw.execute_command(
-        "XADD", S, "*", "data", taskiq_data("billing.charge", [7, True], {"a": 1}, task_id="task-42")
+        "XADD",
+        S,
+        "*",
+        "data",
+        taskiq_data("billing.charge", [7, True], {"a": 1}, task_id="task-42"),
     )
     js = raw.execute_command("XADD", S, "*", "event", json.dumps({"type": "paid", "n": None}))
 
@@ -149,7 +153,7 @@ def test_payload_paths(r, conn) -> None:
     assert payload("headers.x\\.trace=t-9") == [fs]
     assert payload("body.order=7") == [fs]
     assert payload("body.tags.1=b") == [fs]
-    assert payload("body.tags=[\"a\",\"b\"]") == [fs]
+    assert payload('body.tags=["a","b"]') == [fs]
     assert payload("task_id=task-42") == [tq]
     assert payload("args.1=true") == [tq]
     assert payload("format=taskiq") == [tq]
