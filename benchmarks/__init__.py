@@ -1,4 +1,5 @@
-"""pelctl's benchmark suite (SPEC §4): pelctl against the alternatives, same data, one run.
+"""pelctl's benchmark suite: pelctl against the alternatives, same data, one run (targets and
+results: docs/benchmarks.md).
 
     python -m benchmarks                      # 100k and 1M entries, every case
     python -m benchmarks --sizes 100000 --repeat 3 --cases histogram

@@ -1,4 +1,5 @@
-"""Where the floor of a whole-process requeue is (issue 15), measured on this machine.
+"""Where the floor of a whole-process requeue is, measured on this machine (docs/repairs.md,
+"How fast").
 
 ``python -m benchmarks.floor [--repeat N]`` builds the startup case's data (10,000 entries
 idle for an hour in a 1,000,000-entry PEL, 8 consumers) on a throwaway redis-server and

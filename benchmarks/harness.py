@@ -57,7 +57,7 @@ class Row:
 
 @dataclass
 class Check:
-    """A SPEC §4 target: measured value against the limit."""
+    """A target of docs/benchmarks.md: measured value against the limit."""
 
     name: str
     value: float | None

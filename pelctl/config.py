@@ -15,6 +15,7 @@ password_env = "STAGING_REDIS_PASSWORD"   # or password = "..." (file must be 06
 tls_ca = "~/.config/pelctl/staging-ca.pem"
 group = "workers"
 lock_key = "lock:{stream}:{id}"          # the lock keys its workers hold (inspect, repairs)
+max_server_share = "5%"                  # what pelctl's polling may use of the server's time
 read_only = true
 ```
 """
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pelctl.base.errors import ConfigError
+from pelctl.base.errors import ConfigError, UsageError
 from pelctl.base.paths import config_path
 from pelctl.redis.settings import DEFAULT_URL, ConnectionSettings
 from pelctl.redis.url import (
@@ -55,6 +56,7 @@ _CONTEXT_KEYS = {
     "cluster",
     "description",
     "lock_key",
+    "max_server_share",
 }
 _BOOL_KEYS = {"tls_insecure", "read_only", "cluster"}
 _PATH_KEYS = {"tls_ca", "tls_cert", "tls_key"}  # "~/..." is expanded
@@ -76,6 +78,7 @@ class Context:
     cluster: bool | None = None
     description: str | None = None
     lock_key: str | None = None
+    max_server_share: float | None = None  # "5%" or 0.05 in the file
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,9 @@ def load_config(path: Path | None = None) -> Config:
                 hint=f"known keys: {', '.join(sorted(_CONTEXT_KEYS))}",
             )
         for key, value in values.items():
+            if key == "max_server_share":
+                values = {**values, key: _context_share(path, name, value)}
+                continue
             wanted = bool if key in _BOOL_KEYS else str
             if not isinstance(value, wanted):
                 shown = "" if key == "password" else f", not {value!r}"  # never echo it
@@ -157,6 +163,7 @@ def resolve_settings(
     tls_insecure: bool = False,
     cluster: bool | None = None,
     read_only: bool = False,
+    max_server_share: str | None = None,
     env: dict[str, str] | None = None,
     config: Config | None = None,
 ) -> ConnectionSettings:
@@ -250,6 +257,7 @@ def resolve_settings(
         read_only=read_only or env_read_only or bool(ctx and ctx.read_only),
         default_group=ctx.group if ctx else None,
         lock_key=ctx.lock_key if ctx else None,
+        max_server_share=_share(max_server_share, env, ctx),
         url_source=source,
         socket_timeout=_timeout_from_env(env),
         warnings=tuple(warnings),
@@ -271,6 +279,39 @@ def _secret_keys(ctx: Context) -> list[str]:
         )
         if getattr(ctx, key)
     ]
+
+
+def _share(flag: str | None, env: dict[str, str], ctx: Context | None) -> float:
+    """``--max-server-share`` > ``PELCTL_MAX_SERVER_SHARE`` > the context's > 5%. Not a
+    secret, and a bound on pelctl itself: any chosen context gives it."""
+    from pelctl.base.shares import DEFAULT_MAX_SERVER_SHARE, parse_share
+
+    if flag is not None:
+        return parse_share(flag)
+    text = env.get("PELCTL_MAX_SERVER_SHARE", "").strip()
+    if text:
+        try:
+            return parse_share(text, source="PELCTL_MAX_SERVER_SHARE")
+        except UsageError as err:
+            raise ConfigError(err.message, hint=err.hint) from None
+    if ctx is not None and ctx.max_server_share is not None:
+        return ctx.max_server_share
+    return DEFAULT_MAX_SERVER_SHARE
+
+
+def _context_share(path: Path, name: str, value: object) -> float:
+    """A context's ``max_server_share``: ``"5%"`` or a fraction (``0.05``)."""
+    from pelctl.base.shares import parse_share
+
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ConfigError(
+            f'{path}: context {name!r}: max_server_share must be a string like "5%" or a '
+            "fraction like 0.05"
+        )
+    try:
+        return parse_share(str(value), source=f"{path}: context {name!r}: max_server_share")
+    except UsageError as err:
+        raise ConfigError(err.message, hint=err.hint) from None
 
 
 def _timeout_from_env(env: dict[str, str]) -> float:

@@ -1,4 +1,4 @@
-"""``pelctl.ReliableConsumer``: the embedded self-healing worker loop (SPEC §7).
+"""``pelctl.ReliableConsumer``: the embedded self-healing worker loop (docs/reclaim.md).
 
 ::
 
@@ -28,13 +28,13 @@ the reading of new work.
   quarter of ``min_idle``) after the first of them: one round trip a batch, not one an
   entry. An exception leaves the entry pending: it is delivered again once idle for
   ``min_idle``, here or in any other worker of the group.
-- An entry about to be delivered for the ``max_deliveries + 1``-th time goes to the
-  dead-letter stream instead, with the SPEC §5a envelope (``dlq-move`` script; original
-  fields untouched plus ``_dlq_*``). The handler sees a message at most ``max_deliveries``
-  times. The dead letter keeps the message's lineage (:mod:`pelctl.core.lineage`: the
-  ``_original_id`` / ``_prior_deliveries`` of a requeued or replayed copy are among its
-  fields, and ``_dlq_deliveries`` is the PEL count, on the script path and without Lua
-  alike), so ``pelctl dlq list`` shows its first id and every delivery.
+- An entry about to be delivered for the ``max_deliveries + 1``-th time goes to the dead-letter
+  stream instead, with the dead-letter envelope of docs/formats.md (``dlq-move`` script; original
+  fields untouched plus ``_dlq_*``). The handler sees a message at most ``max_deliveries`` times.
+  The dead letter keeps the message's lineage (:mod:`pelctl.core.lineage`: the ``_original_id`` /
+  ``_prior_deliveries`` of a requeued or replayed copy are among its fields, and ``_dlq_deliveries``
+  is the PEL count, on the script path and without Lua alike), so ``pelctl dlq list`` shows its
+  first id and every delivery.
 - ``XREADGROUP ... CLAIM`` does not drop entries deleted from the stream, so a ghost sweep
   (``XAUTOCLAIM`` with a min-idle nothing reaches, cursor kept) runs every ``sweep_interval``.
 - :meth:`ReliableConsumer.stop` (thread-safe) ends :meth:`run` after the entry in hand; a

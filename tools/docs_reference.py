@@ -15,8 +15,9 @@ Outputs, all derived from ``pelctl.cli.app.app`` so they cannot drift from the c
   :mod:`pelctl.cli.completion`);
 - ``pelctl/cli/_summaries.py``: the root's listing (each command's name, help and panel), so
   ``pelctl --help`` imports no command module (:mod:`pelctl.cli.root`);
-- ``pelctl/cli/_words.py``: every command's options and arguments, so a TAB on a name is
-  answered without typer (:mod:`pelctl.cli.quicktab`).
+- the console examples of ``README.md`` and ``docs/getting-started.md``: run on the demo
+  (``tools/docs_examples.py``; ``--no-examples`` leaves them out, for a run without a
+  redis-server).
 
 The walk uses only the public attributes of the command objects (``commands``,
 ``list_commands``, ``params``, ``opts``, ``secondary_opts``, ``help``, ``name``, ...), so it
@@ -43,7 +44,6 @@ DEFAULT_OPTION_PANEL = "Options"
 DEFAULT_ARGUMENT_PANEL = "Arguments"
 OUTPUTS = (
     "docs/commands.md",
-    "pelctl/cli/_words.py",
     "pelctl/cli/_summaries.py",
     "completions/pelctl.bash",
     "completions/pelctl.zsh",
@@ -560,7 +560,7 @@ def render_summaries(root_cmd: Any = None) -> str:
     root_cmd = root_cmd if root_cmd is not None else load_app_command()
     lines = [
         '"""The root\'s listing of every command, read by pelctl.cli.root without importing',
-        "a command module (issue 15). Generated from pelctl.cli.app by",
+        "a command module (start-up time). Generated from pelctl.cli.app by",
         f'`{GENERATED_BY}` (`make docs`): do not edit."""',
         "",
         "from __future__ import annotations",
@@ -587,67 +587,6 @@ def render_summaries(root_cmd: Any = None) -> str:
     return "\n".join(lines)
 
 
-# -- the command words, for a TAB that needs no typer ----------------------------------------
-
-
-def render_words(root_cmd: Any = None) -> str:
-    """``pelctl/cli/_words.py``: how the command line parses, read from the typer app, for
-    :mod:`pelctl.cli.quicktab` (a name TAB answered without loading typer). Per command
-    path: a group or not, its subcommands, every option spelling (hidden ones too) with the
-    parameter it sets, how many values it takes and the value a flag sets, and the
-    arguments in order with their ``nargs``. ``UNSURE``: the spellings a TAB leaves to typer
-    (help, eager options, options with a callback)."""
-    import typer
-
-    root_cmd = root_cmd if root_cmd is not None else load_app_command()
-    commands: dict[tuple[str, ...], tuple[Any, ...]] = {}
-    unsure: set[str] = set()
-
-    def walk(cmd: Any, ctx: Any, path: tuple[str, ...]) -> None:
-        is_group = hasattr(cmd, "commands") and hasattr(cmd, "list_commands")
-        subs = tuple(sorted(cmd.list_commands(ctx))) if is_group else ()  # whatever loaded first
-        options: dict[str, tuple[str, int, object, bool]] = {}
-        arguments: list[tuple[str, int]] = []
-        for p in cmd.get_params(ctx):
-            if p.param_type_name == "argument":
-                arguments.append((p.name, p.nargs))
-                continue
-            flag = bool(getattr(p, "is_flag", False) or getattr(p, "count", False))
-            if p.is_eager or p.callback is not None:
-                unsure.update(p.opts, p.secondary_opts)
-            for opt in p.opts:
-                value = True if getattr(p, "is_flag", False) else None
-                options[opt] = (p.name, 0 if flag else p.nargs, value, bool(p.multiple))
-            for opt in p.secondary_opts:
-                options[opt] = (p.name, 0, False, bool(p.multiple))
-        settings = (cmd.allow_interspersed_args, cmd.ignore_unknown_options)
-        options = dict(sorted(options.items()))  # (click makes the help option from a set)
-        commands[path] = (is_group, settings, subs, options, tuple(arguments))
-        for name in subs:
-            sub = cmd.get_command(ctx, name)
-            sub_settings = dict(getattr(sub, "context_settings", None) or {})
-            walk(sub, typer.Context(sub, parent=ctx, info_name=name, **sub_settings), (*path, name))
-
-    ctx = typer.Context(root_cmd, info_name=PROG, **dict(root_cmd.context_settings or {}))
-    walk(root_cmd, ctx, ())
-    lines = [
-        f'"""Generated from the typer app by `make docs` ({GENERATED_BY}). Do not edit:',
-        "tests/cli/test_generated.py fails when this file is stale. Read by pelctl.cli.quicktab.",
-        "",
-        "COMMANDS: command path -> (is a group, (interspersed arguments, unknown options",
-        "ignored), subcommands, {option spelling: (parameter, values it takes, the value a",
-        'flag sets, multiple)}, ((argument, nargs), ...)). UNSURE: spellings left to typer."""',
-        "",
-        "from typing import Any",
-        "",
-        "COMMANDS: dict[tuple[str, ...], Any] = {",
-    ]
-    for path, entry in sorted(commands.items()):
-        lines.append(f"    {path!r}: {entry!r},")
-    lines += ["}", f"UNSURE: frozenset[str] = frozenset({sorted(unsure)!r})", ""]
-    return "\n".join(lines)
-
-
 # -- entry point ----------------------------------------------------------------------------
 
 
@@ -656,7 +595,6 @@ def generate(root: Command | None = None) -> dict[str, str]:
     root = root or build_model()
     return {
         "docs/commands.md": render_markdown(root),
-        "pelctl/cli/_words.py": render_words(),
         "completions/pelctl.bash": render_completion("bash"),
         "completions/pelctl.zsh": render_completion("zsh"),
         "completions/pelctl.fish": render_completion("fish"),
@@ -680,16 +618,28 @@ def stale_files(base: Path, outputs: dict[str, str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python tools/docs_reference.py",
-        description="Generate docs/commands.md and completions/ from the typer app.",
+        description="Generate docs/commands.md, completions/ and the console examples.",
     )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="write the files that changed")
     mode.add_argument("--check", action="store_true", help="exit 1 if any file is stale")
     parser.add_argument("--root", type=Path, default=None, help="repository root")
+    parser.add_argument(
+        "--no-examples",
+        action="store_true",
+        help="leave out the console examples (they run the demo: a redis-server)",
+    )
     args = parser.parse_args(argv)
     base = args.root or repo_root()
     outputs = generate()
     stale = stale_files(base, outputs)
+    if not args.no_examples:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import docs_examples
+
+        examples = docs_examples.generate(repo_root())
+        outputs.update(examples)
+        stale += docs_examples.stale(base, examples)  # beyond the masked ids and times
     if args.check:
         for rel in stale:
             print(f"stale: {rel}")

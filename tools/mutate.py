@@ -49,7 +49,7 @@ class Module:
 
 MODULES: dict[str, Module] = {
     "histogram": Module(
-        ("pelctl/core/histogram.py",),
+        ("pelctl/core/histogram.py", "pelctl/core/buckets.py"),
         (
             "tests/unit/test_buckets.py",
             "tests/integration/test_histogram.py",
@@ -58,7 +58,7 @@ MODULES: dict[str, Module] = {
     ),
     "inspect": Module(
         # the report (inspect.py), the PEL health walk (health.py), the advice and the lock
-        # detection: what was pelctl/core/inspect.py before issue 13 split it
+        # detection: what was pelctl/core/inspect.py before it was split
         (
             "pelctl/core/inspect.py",
             "pelctl/core/health.py",

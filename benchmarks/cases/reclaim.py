@@ -14,8 +14,8 @@ every run and after the last one):
 - ``ref-001 XAUTOCLAIM loop`` and ``ref-002 XACK/XRANGE/XADD loop``: the faithful
   implementations of the requeue case (:mod:`benchmarks.cases.requeue`), reused as they are.
 
-Every run must requeue exactly the dataset's idle entries. Targets (SPEC §4, largest size):
-reclaim --once at least 10x faster than ref-001 and 25x faster than ref-002.
+Every run must requeue exactly the dataset's idle entries. Targets (docs/benchmarks.md,
+largest size): reclaim --once at least 10x faster than ref-001 and 25x faster than ref-002.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ dataset unchanged):
   PEL, then per message one round trip each: ``EXISTS`` of ``lock:{stream}:<id>``, ``XACK``,
   ``XRANGE id id``, ``XADD`` with ``_retry_count``; repeated until nothing idle is left.
 
-Every run must requeue exactly the dataset's idle entries. Targets (SPEC §4, on the largest
-size): pelctl at least 10x faster than ref-001 and 25x faster than ref-002. The references
+Every run must requeue exactly the dataset's idle entries. Targets (docs/benchmarks.md, on the
+largest size): pelctl at least 10x faster than ref-001 and 25x faster than ref-002. The references
 are slow (seconds to tens of seconds), so they run once per size; pelctl runs ``--repeat``
 times, interleaved with them. A probe run with SLOWLOG on reports pelctl's longest call.
 """

@@ -1,4 +1,4 @@
-"""Whole process (issue 15): what an operator waits for, from ``pelctl``'s start to its exit.
+"""Whole process: what an operator waits for, from ``pelctl``'s start to its exit.
 
 Every contender is a process of its own, started, run to its exit and reaped; its output
 piped and checked (not timed away). Run with ``--before PATH`` it times a second pelctl
@@ -11,9 +11,11 @@ over every contender of every measure, so load that comes and goes hits them ali
 
 - fixed cost: ``pelctl streams --match 'none*' -o json``: start-up, connect, one trivial
   read command. Target: within 1.4x of the yardstick.
-- ``pelctl --help``, and shell completion as the shell runs it (``_PELCTL_COMPLETE``):
-  options TAB (``pelctl pending --``) and stream-name TAB (``pelctl pending `` with the
-  names read from the server). Target: under the yardstick.
+- ``pelctl --help`` and an options TAB (``pelctl pending --``, shell completion as the
+  shell runs it: ``_PELCTL_COMPLETE``). Target: under the yardstick.
+- a stream-name TAB (``pelctl pending `` with the names read from the server): it starts,
+  connects and sends one bounded read, as a read command does, through the same command
+  tree (one parser: click's). Target: the fixed cost's, within 1.4x of the yardstick.
 
 Repair, on the largest size: ``pelctl requeue STREAM GROUP --idle 45m --yes -o json``
 against references 001 and 002 run as processes of their own (``python -m benchmarks.refs``,
@@ -189,12 +191,12 @@ def _startup(ctx: Context, result: CaseResult, state: str) -> None:
         mine = medians[(FIXED, name)] / bare
         if name == "pelctl":
             result.checks.append(Check("fixed cost vs bare redis-py script (≤ 1.4x)", mine, 1.4))
-            for measure in (HELP, OPTS, NAMES):
+            for measure, limit in ((HELP, 1.0), (OPTS, 1.0), (NAMES, 1.4)):
                 result.checks.append(
                     Check(
-                        f"{measure} vs bare redis-py script (< 1x)",
+                        f"{measure} vs bare redis-py script (≤ {limit:g}x)",
                         medians[(measure, name)] / bare,
-                        1.0,
+                        limit,
                     )
                 )
         else:

@@ -6,12 +6,13 @@ every 0.5 s (each refresh walks the whole PEL). While a refresh is running, ``--
 key presses (down, and now and then up) are each timed from the press to the
 ``RowHighlighted`` message of the row move it causes (after one untimed warm-up press).
 
-The target (SPEC §8 "the UI never blocks"): no press slower than 100 ms. A separate process
+The target (the UI never blocks while a refresh runs: docs/tui.md, "Polling, errors and
+scale"): no press slower than 100 ms. A separate process
 that only sleeps 2 ms at a time logs the moments when the (shared) machine ran nothing at
 all; a slow press inside such a moment is the machine's, not the app's: reported in the
 notes and left out of the check, as long as there are few of them.
 
-This was a test (tests/tui/test_scale.py) until issue 16: a wall-clock budget is a
+This was once a test (tests/tui/test_scale.py), but a wall-clock budget is a
 measurement, and on a shared 2-core machine a test of it fails some day for no fault of
 pelctl's. The test keeps what is not timing (top N, progressive aggregates, skipped ticks,
 memory); the budget is measured here.
@@ -88,7 +89,9 @@ async def _presses(url: str, stream: bytes, group: bytes, n: int) -> dict:
     from pelctl.tui.screens.group import GroupScreen
     from pelctl.tui.source import RedisSource
 
-    source = RedisSource.connect(ConnectionSettings(url=url, read_only=True))
+    # The whole server's time: every refresh walks the PEL (under the 5% default a big PEL
+    # is walked every ~20 s: docs/server-budget.md); the presses land during those walks.
+    source = RedisSource.connect(ConnectionSettings(url=url, read_only=True, max_server_share=1.0))
     recorder = Recorder()
     app = PelctlApp(
         source,

@@ -1,7 +1,8 @@
 """Typed errors of the command layer.
 
 Every surface maps these the same way: the CLI to an exit code and one line on stderr (plus the
-hint), the TUI to a notification. ``exit_code`` follows SPEC §3.
+hint), the TUI to a notification. ``exit_code`` is the documented exit code (docs/safety.md,
+"Exit codes and results").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The root's listing of every command, read by pelctl.cli.root without importing
-a command module (issue 15). Generated from pelctl.cli.app by
+a command module (start-up time). Generated from pelctl.cli.app by
 `python tools/docs_reference.py --write` (`make docs`): do not edit."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ SUMMARIES: tuple[tuple[str, str | None, str | None, str | None, bool, bool, bool
     ('snapshot', 'Write PELs, consumers, groups and DLQ entries as Parquet (no Spark needed).\n\nOne partition per snapshot time under DIR/<table>/snapshot_at=.../; run it on a\nschedule to build the history `pelctl analyze` shows trends from.', None, 'Fleet analytics (Spark)', False, False, False),
     ('analyze', 'Fleet analysis on Spark, from snapshots or live Redis.\n\nTotals, per-group idle percentiles, stuck entries per consumer, delivery counts,\npoison candidates, dead consumers, DLQ by source and reason, trends across\nsnapshots. Tables, -o json, and --html FILE (self-contained, with charts).', None, 'Fleet analytics (Spark)', False, False, False),
     ('reclaim', 'Heal consumer groups: requeue idle entries across the whole PEL, pass after pass.\n\nEach pass finds idle entries anywhere in the PEL (XPENDING IDLE, bounded calls) and\nsettles them in verified scripts (still pending, same owner and delivery count,\nstill idle, lock key not held); entries past --max-deliveries go to the dead-letter\nstream. SIGTERM/SIGINT finish the current batch and exit 0; a lost connection or a\nRedis restart is retried with capped backoff. --read-only (or --dry-run) reports\nwhat it would do. See docs/reclaim.md.', None, 'Long-running', False, False, False),
+    ('exporter', "Serve PEL metrics to Prometheus: pending, oldest idle, lag, poison, ghosts, DLQs.\n\nRead-only. Each server is refreshed every --interval in the background (every call\nbounded by --max-server-ms); a scrape of /metrics serves the last refresh and never\ntouches Redis. A server that is down shows as pelctl_up 0. --once prints one\nrefresh and exits (--output-file for node_exporter's textfile collector). Metrics,\nalert rules and the dashboard: docs/monitoring.md.", None, 'Long-running', False, False, False),
     ('config', 'Config file, contexts and resolved settings.', None, 'Other', False, False, True),
     ('demo', 'A throwaway local redis-server seeded with a realistic incident.', None, 'Other', False, False, True),
     ('dlq', 'Dead-letter streams: quarantine poison entries, inspect and replay them.', None, 'Repair', False, False, True),

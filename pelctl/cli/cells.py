@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pelctl.base.binary import clean, json_text
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 # A string cell a spreadsheet would run as a formula (OWASP "CSV injection"); plain numbers
 # written as text ("-5", "+1.5") are numbers to a spreadsheet too and stay as they are.
@@ -54,7 +57,7 @@ def ellipsis(text: str, width: int) -> str:
     return cut.plain
 
 
-def rich_text(text: str, style: str | None = None, keep: str = ""):  # rich Text
+def rich_text(text: str, style: str | None = None, keep: str = "") -> Text:
     """Data as a rich ``Text``: never parsed as markup, control characters escaped."""
     from rich.text import Text
 

@@ -1,4 +1,4 @@
-"""Parameter coercion without pydantic at start-up (issue 15).
+"""Parameter coercion without pydantic at start-up (docs/architecture.md, "Start-up").
 
 typer 0.29 converts every command-line value through a pydantic ``TypeAdapter``, built on
 the first value a parameter sees. Importing pydantic and building the adapters is about a

@@ -1,4 +1,4 @@
-"""The garbage collector around a pelctl process (issue 15: start-up): paused for the
+"""The garbage collector around a pelctl process (start-up time): paused for the
 start-up, back on (the start-up's objects frozen) for the command, skipped at the exit.
 
 ``pelctl.cli.main`` calls :func:`pause`, :func:`freeze_at_exit` and :func:`end_pause`; the
@@ -20,7 +20,7 @@ def pause() -> None:
 
     Importing typer, rich and redis-py allocates a few hundred thousand objects that live
     until the exit: the collector would run 40-80 times over them and find next to nothing
-    (10-20 ms of CPU of a 0.3 s process, issue 15). They are then frozen (:func:`gc.freeze`),
+    (10-20 ms of CPU of a 0.3 s process). They are then frozen (:func:`gc.freeze`),
     so that the first collection after the pause, and every later full one, skips them: a
     command runs with the collector on over what it makes itself.
     """
@@ -56,7 +56,7 @@ def freeze_at_exit() -> None:
 
     Python's shutdown runs several full garbage collections over every object the imported
     modules made: with redis-py, typer and rich loaded, 40-90 ms of CPU, a fifth of a short
-    command's whole process (issue 15). Frozen objects are left to the process's end, as
+    command's whole process. Frozen objects are left to the process's end, as
     ``os._exit`` would leave them, but every other exit step still runs: atexit handlers
     (registered after this one: they run first), the flush of stdout and stderr, module
     teardown. What is lost are finalizers of objects in reference cycles at exit, which

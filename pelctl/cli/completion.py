@@ -5,36 +5,29 @@ exactly that output, written by ``make docs``). On TAB the script runs
 ``pelctl`` with ``_PELCTL_COMPLETE=complete_<shell>`` (click's own spelling
 ``<shell>_complete`` works too) and the words typed so far; the app answers from its own
 command tree (the toolkit's ``shell_complete`` of commands, options and choices), so
-completion can never drift from the code.
+completion can never drift from the code. There is one parser: click's.
 
-Values that are names are completed live (:func:`complete_names`), chosen by the
-parameter's name (``stream``, ``group``, ``consumer``, ``--to``, ``--context``, ...), so
-every command that takes one gets it, new ones included:
+Values that are names are completed live (pelctl.cli.live_names), chosen by the parameter's
+name (``stream``, ``group``, ``consumer``, ``--to``, ``--context``, ...): streams from a few
+bounded ``SCAN ... TYPE stream`` calls, groups from ``XINFO GROUPS`` of the stream given
+before, consumers from ``XINFO CONSUMERS`` of the stream and group given before, contexts
+from the config file; on any error there are no completions and nothing is printed.
 
-- streams: ``SCAN ... MATCH <typed>* TYPE stream`` on every primary, at most
-  ``MAX_SCAN_CALLS`` calls of ``COUNT 1000`` (a big keyspace gives the first matches, never
-  a long wait); groups: ``XINFO GROUPS`` of the stream given before; consumers:
-  ``XINFO CONSUMERS`` of the stream and group given before; contexts: the config file;
-- the connection is resolved like the command's own (``--url``, ``--context`` and the
-  environment, typed before the TAB), with a short timeout and a deadline on the whole
-  lookup; it never prompts (``--askpass`` is ignored);
-- on any error (no server, wrong password, a missing ACL permission, a bad config file)
-  there are no completions and nothing is printed: a TAB never fails loudly.
-
-Why this is fast: only typer and pelctl's CLI modules load for a TAB, never rich, tabulate,
-textual or pyspark; redis-py and the redis layer load only when a name is completed. A TAB on
-a name is answered before typer loads at all, when the words parse for certain
-(pelctl/cli/quicktab.py, with the same lookups and the same lines); this module answers the
-rest. The shells' words and lines and the lookups are written once, in quicktab.
+Why this is fast: for a TAB only typer, this module and the one command module the words
+name load (pelctl.cli.root builds only that command), never rich, tabulate, textual or
+pyspark; redis-py and the redis layer load only when a name is completed. This module is
+imported by every start (the root group is :class:`RootGroup`), so at module level it imports
+typer and pelctl's light CLI modules only (tests/unit/test_import_budget.py).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 from typer._click.core import Command, Context, Parameter  # typer vendors click; its public names
@@ -46,17 +39,12 @@ from typer._click.shell_completion import (
 )
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
-from pelctl.cli import quicktab
+from pelctl.cli.live_names import CONNECTION_KEYS, complete_names, name_kind_of
 from pelctl.cli.options import PelctlCommand, PelctlGroup
-from pelctl.cli.quicktab import (
-    COMPLETE_VAR,
-    CONNECTION_KEYS,
-    BashState,
-    Item,
-    name_kind_of,
-)
 
 PROG = "pelctl"
+COMPLETE_VAR = "_PELCTL_COMPLETE"
+HELP_WIDTH = 80  # a candidate's description in zsh's and fish's menus
 FILE_PARAMS = frozenset({"tls_ca", "tls_cert", "tls_key", "plan_out", "html", "file"})
 DIR_PARAMS = frozenset({"out", "directory"})
 
@@ -128,7 +116,7 @@ class RootGroup(PelctlGroup):
             sys.exit(shell_complete(self, ctx_args, instruction))
 
 
-def shell_complete(cli: Any, ctx_args: MutableMapping[str, Any], instruction: str) -> int:
+def shell_complete(cli: Command, ctx_args: MutableMapping[str, Any], instruction: str) -> int:
     """``source_bash`` / ``complete_bash`` (typer's order) or ``bash_source`` /
     ``bash_complete`` (click's): print the script, or the completions of the words in the
     environment. Completing never fails loudly: an error gives no completions."""
@@ -154,6 +142,114 @@ def shell_complete(cli: Any, ctx_args: MutableMapping[str, Any], instruction: st
     return 0
 
 
+# -- the shells' words and lines --------------------------------------------------------------
+
+
+def split_words(string: str) -> list[str]:
+    """Words as ``shlex.split``, but an unfinished quote or escape keeps its partial word
+    (what click's ``split_arg_string`` does)."""
+    import shlex
+
+    lex = shlex.shlex(string, posix=True)
+    lex.whitespace_split = True
+    lex.commenters = ""
+    out = []
+    try:
+        for token in lex:
+            out.append(token)
+    except ValueError:
+        out.append(lex.token)
+    return out
+
+
+class BashState(NamedTuple):
+    keep: str = ""  # the part of the current word that bash does not replace
+    quoted: bool = False
+
+
+def completion_args(shell: str, env: Mapping[str, str]) -> tuple[list[str], str, BashState]:
+    """The complete words and the word being completed, as the shell's script passes them
+    (see the scripts below); bash's state for :func:`format_item`."""
+    if shell == "bash":
+        return _bash_args(env)
+    cwords = split_words(env.get("COMP_WORDS", ""))
+    if shell == "zsh":
+        cword = int(env.get("COMP_CWORD", len(cwords)))
+        return cwords[1:cword], cwords[cword] if cword < len(cwords) else "", BashState()
+    incomplete = env.get("COMP_CWORD", "")
+    if incomplete:
+        incomplete = (split_words(incomplete) or [""])[0]
+    args = cwords[1:]
+    if incomplete and args and args[-1] == incomplete:
+        args.pop()  # the token being completed is in both
+    return args, incomplete, BashState()
+
+
+def _bash_args(env: Mapping[str, str]) -> tuple[list[str], str, BashState]:
+    """bash: the words come from ``COMP_LINE`` up to the cursor (bash's ``COMP_WORDS`` are
+    split at ``:`` and ``=``, so ``orders:dlq`` or ``--url=redis://h:1`` would be several
+    words). Bash replaces only the part of the word after its last word-break character;
+    each candidate is given from there, shell-escaped. Without ``COMP_LINE`` (a direct
+    call) ``COMP_WORDS``/``COMP_CWORD`` are used as click does."""
+    line = env.get("COMP_LINE")
+    if line is None:
+        cwords = split_words(env.get("COMP_WORDS", ""))
+        cword = int(env.get("COMP_CWORD", len(cwords)))
+        return cwords[1:cword], cwords[cword] if cword < len(cwords) else "", BashState()
+    try:
+        line = line[: int(env.get("COMP_POINT", len(line)))]
+    except ValueError:
+        pass
+    words = split_words(line)
+    if not line or line[-1].isspace():
+        args, incomplete = words[1:], ""
+    else:
+        args, incomplete = words[1:-1], words[-1] if words else ""
+    raw = re.split(r"\s", line)[-1]  # the current word as typed (quotes and all)
+    quoted = any(q in raw for q in "'\"\\")
+    breaks = env.get("COMP_WORDBREAKS", "\"'><=;|&(:")
+    replaced = re.split(f"[{re.escape(breaks)}]", raw)[-1] if breaks else raw
+    keep = ""
+    if not quoted and incomplete.endswith(replaced):
+        keep = incomplete[: len(incomplete) - len(replaced)]
+    return args, incomplete, BashState(keep, quoted)
+
+
+def format_item(shell: str, state: BashState, item: CompletionItem) -> str:
+    """One candidate as the shell's script reads it ("" for none)."""
+    if shell == "bash":
+        if item.type != "plain":
+            return f"{item.type},"
+        value = item.value
+        if state.keep:
+            if not value.startswith(state.keep):
+                return ""
+            value = value[len(state.keep) :]
+        if not state.quoted:
+            value = re.sub(r"""([\s'"\\$`!&|;()<>*?\[\]{}#~^])""", r"\\\1", value)
+        return f"plain,{value}"
+    help_ = one_line(item.help)
+    if shell == "zsh":
+        help_ = help_ or "_"
+        value = item.value.replace(":", r"\:") if help_ != "_" else item.value
+        return f"{item.type}\n{value}\n{help_}"
+    if help_:
+        return f"{item.type},{item.value}\t{help_}"
+    return f"{item.type},{item.value}"
+
+
+def one_line(text: str | None) -> str:
+    """A help text as a menu description: its first sentence, one line, short."""
+    if not text:
+        return ""
+    line = " ".join(text.split("\n\n", 1)[0].split())
+    match = re.search(r"(?<=[.!?])\s", line)
+    if match:
+        line = line[: match.start()]
+    line = line.rstrip(".")
+    return line if len(line) <= HELP_WIDTH else line[: HELP_WIDTH - 1].rstrip() + "…"
+
+
 # -- the shells -------------------------------------------------------------------------------
 
 
@@ -164,11 +260,11 @@ class _Complete(ShellComplete):
     _state = BashState()
 
     def get_completion_args(self) -> tuple[list[str], str]:
-        args, incomplete, self._state = quicktab.completion_args(self.name, os.environ)
+        args, incomplete, self._state = completion_args(self.name, os.environ)
         return args, incomplete
 
     def format_completion(self, item: CompletionItem) -> str:
-        return quicktab.format_item(self.name, self._state, Item(item.value, item.type, item.help))
+        return format_item(self.name, self._state, item)
 
     def complete(self) -> str:
         args, incomplete = self.get_completion_args()
@@ -227,7 +323,7 @@ complete -o nosort -F %(complete_func)s %(prog_name)s
 
 class BashComplete(_Complete):
     """bash: the words from ``COMP_LINE`` up to the cursor, each candidate given from the
-    last word-break character, shell-escaped (:func:`pelctl.cli.quicktab.completion_args`)."""
+    last word-break character, shell-escaped (:func:`completion_args`)."""
 
     name = "bash"
     source_template = BASH_SOURCE
@@ -349,7 +445,9 @@ def name_kind(ctx: Context, param: Parameter) -> str | None:
     return None
 
 
-def _items(ctx: Context, obj: Any, value: str, values: Context) -> list[CompletionItem]:
+def _items(
+    ctx: Context, obj: Command | Parameter, value: str, values: Context
+) -> list[CompletionItem]:
     """Completions of ``value`` for ``obj`` (a parameter or a command) in ``ctx``;
     ``values``: the context whose parsed parameters the name lookups read."""
     if isinstance(obj, Parameter):
@@ -357,7 +455,7 @@ def _items(ctx: Context, obj: Any, value: str, values: Context) -> list[Completi
         if kind in ("file", "dir"):
             return [CompletionItem(value, type=kind)]
         if kind:
-            return complete_names(kind, values, value)
+            return _names(kind, values, value)
     items = obj.shell_complete(ctx, value)
     if isinstance(obj, TyperGroup):  # a subcommand's whole summary, not 45 characters of it
         for item in items:
@@ -367,14 +465,11 @@ def _items(ctx: Context, obj: Any, value: str, values: Context) -> list[Completi
     return items
 
 
-def complete_names(kind: str, ctx: Context, incomplete: str) -> list[CompletionItem]:
-    """Live names for ``kind`` starting with ``incomplete`` (:func:`quicktab.complete_names`),
-    the parameters and connection options read from ``ctx``."""
-    values = {"params": ctx.params, "connection": _connection_options(ctx)}
-    return [
-        CompletionItem(i.value, type=i.type, help=i.help)
-        for i in quicktab.complete_names(kind, values, incomplete)
-    ]
+def _names(kind: str, ctx: Context, incomplete: str) -> list[CompletionItem]:
+    """Live names for ``kind`` starting with ``incomplete`` (pelctl.cli.live_names), the
+    parameters and connection options read from ``ctx``."""
+    found = complete_names(kind, ctx.params, _connection_options(ctx), incomplete)
+    return [CompletionItem(n.value, help=n.help) for n in found]
 
 
 def _connection_options(ctx: Context) -> dict[str, Any]:

@@ -78,7 +78,8 @@ def move(
     _dlq_id, _dlq_owner, _dlq_deliveries, _dlq_idle_ms, _dlq_reason and _dlq_at. Write and
     ack run in one script when both keys share a cluster slot (always on a single server);
     otherwise the dead-letter write comes first and the ack second: a crash can leave a
-    duplicate, never lose an entry."""
+    duplicate (on Redis 8.6+ the server refuses it within the DLQ's IDMP window), never lose
+    an entry."""
     from pelctl.base.binary import unescape
     from pelctl.cli.mutate import run_mutation
     from pelctl.core.dlq.envelope import default_dlq

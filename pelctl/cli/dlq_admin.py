@@ -11,7 +11,8 @@ mutations: read-only refusal before connecting, ``--yes`` without a terminal,
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, Optional
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -25,6 +26,9 @@ from pelctl.cli.targets import (
     refuse_empty,
     refuse_empty_prefix,
 )
+
+if TYPE_CHECKING:
+    from pelctl.core.dlq.envelope import DlqEntry
 
 DEFAULT_LIMIT = 100
 
@@ -187,7 +191,7 @@ def list_cmd(
     keys = dlq_keys(conn, dlq, match, field_prefix)
     lengths = {k: require_dlq(conn, k) for k in keys}
 
-    def entries():
+    def entries() -> Iterator[DlqEntry]:
         left = cap
         for key in keys:
             if left is not None and left <= 0:

@@ -88,5 +88,6 @@ def register(app: typer.Typer) -> None:
             oldest=oldest,
             dead_after_ms=dead_ms,
             lock_key=lock_key,
+            budget=rt.budget,  # --watch: each group's PEL walk as often as the budget allows
         )
         rt.out.result(render.INSPECT, result)

@@ -6,7 +6,6 @@ one ``error:`` line plus a hint, like every other pelctl error, instead of click
 
 from __future__ import annotations
 
-import os
 import sys
 
 from pelctl.cli import collector
@@ -15,11 +14,6 @@ from pelctl.cli import collector
 def main() -> None:
     collector.pause()
     collector.freeze_at_exit()
-    if "_PELCTL_COMPLETE" in os.environ:
-        from pelctl.cli import quicktab
-
-        if quicktab.answer():  # a live name, answered without typer (issue 15)
-            sys.exit(0)
     try:
         from pelctl.cli.root import command_for
 

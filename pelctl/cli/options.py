@@ -22,6 +22,8 @@ from typer.core import TyperCommand, TyperGroup
 if TYPE_CHECKING:
     from typer._click.core import Context as ClickContext
 
+    from pelctl.cli.output import Output
+    from pelctl.core.budget import Budget
     from pelctl.redis.connection import Connection
     from pelctl.redis.settings import ConnectionSettings
 
@@ -285,6 +287,9 @@ class Runtime:
         self._settings: ConnectionSettings | None = None
         self._conn: Connection | None = None
         self._warned = False
+        # The server-time budget of a command that polls (--watch sets it: its PEL walks
+        # are sampled under it, docs/server-budget.md); None: one run, nothing sampled.
+        self.budget: Budget | None = None
 
     # -- options ---------------------------------------------------------------------------
     @property
@@ -323,6 +328,7 @@ class Runtime:
                 tls_insecure=bool(o.get("tls_insecure")),
                 cluster=o.get("cluster"),
                 read_only=bool(o.get("read_only")),
+                max_server_share=o.get("max_server_share"),
                 config=config,
             )
             for warning in settings.warnings:  # TLS verification off, credentials left out
@@ -335,6 +341,11 @@ class Runtime:
             from pelctl.redis.connection import connect
 
             self._conn = connect(self.settings())
+        return self._conn
+
+    @property
+    def connection(self) -> Connection | None:
+        """The connection if one is open (without opening one)."""
         return self._conn
 
     def require_writable(self, action: str) -> None:
@@ -374,7 +385,7 @@ def _shown(text: str) -> str:
     return clean(text)
 
 
-def _make_output(fmt: str | None, no_color: bool, pipe_default: str, rt: Runtime):
+def _make_output(fmt: str | None, no_color: bool, pipe_default: str, rt: Runtime) -> Output:
     from pelctl.cli.output import Output
 
     return Output(fmt, no_color=no_color, pipe_default=pipe_default, info=rt.info, warn=rt.warn)

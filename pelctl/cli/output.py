@@ -224,10 +224,24 @@ class Output:
     def message(self, text: str, style: str | None = None) -> None:
         """Our own (possibly multi-line) text with data in it: data is escaped, and only the
         line breaks pelctl put there are kept."""
-        if self.fmt == "table":
-            self.console.print(rich_text(text, style, keep="\n"))
-        else:
+        if self.fmt != "table":
             self.line(text)
+            return
+        for line in text.split("\n"):
+            body = line.lstrip(" ")
+            lead = line[: len(line) - len(body)]
+            if body.startswith("• "):
+                lead, body = lead + "• ", body[2:]
+            if not lead or cells_of(line) <= self.console.width:
+                self.console.print(rich_text(line, style))
+                continue
+            from rich.table import Table
+
+            hanging = Table.grid()  # wrapped lines start under the text, not at column 0
+            hanging.add_column(width=len(lead), no_wrap=True)
+            hanging.add_column()
+            hanging.add_row(rich_text(lead, style), rich_text(body, style))
+            self.console.print(hanging)
 
     def blank(self) -> None:
         if not self.machine:
@@ -237,11 +251,12 @@ class Output:
         sys.stdout.write(clean(text, keep="\n") + "\n")
 
     # -- --watch in a pipe: frames appended (pelctl/cli/watch.py) --------------------------
-    def frame(self, n: int, at: str, text: str) -> None:
+    def frame(self, n: int, at: str, text: str, *, server_share: float | None = None) -> None:
         """Frame ``n`` of ``--watch``, ``text`` as the command printed it at ``at``: in
         ``json`` its document on one line; in ``ndjson`` a marker ``{"frame", "at",
-        "records"}`` and then its records; otherwise a ``# <at> frame N`` line first (text
-        tables: after a blank line). docs/formats.md has the details."""
+        "records"}`` (and ``server_share``, the share of the server's time the watch used)
+        and then its records; otherwise a ``# <at> frame N`` line first (text tables: after
+        a blank line). docs/formats.md has the details."""
         w = sys.stdout.write
         if self.fmt == "json":
             import json
@@ -253,7 +268,10 @@ class Output:
             w(text)
         elif self.fmt == "ndjson":
             records = sum(1 for line in text.splitlines() if line.strip())
-            w(json_text({"frame": n, "at": at, "records": records}) + "\n")
+            marker: dict[str, object] = {"frame": n, "at": at, "records": records}
+            if server_share is not None:
+                marker["server_share"] = round(server_share, 6)
+            w(json_text(marker) + "\n")
             w(text)
         else:
             if n > 1 and self.fmt in ("table", "plain", "markdown"):
@@ -380,7 +398,9 @@ class Output:
                 sys.stdout.flush()
         return n
 
-    def _row_fitter(self, columns: Sequence[Column], sample: Sequence[Sequence[str]]):
+    def _row_fitter(
+        self, columns: Sequence[Column], sample: Sequence[Sequence[str]]
+    ) -> Callable[[Sequence[str]], list[str]]:
         """A function from a row's cells to its padded cells, for rows written as they come.
 
         ``plain`` and ``markdown`` keep every column whole. On a ``table`` the columns are

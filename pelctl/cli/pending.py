@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
 from pelctl.cli.targets import GroupArg, GroupOpt, pick_group, refuse_empty
 from pelctl.cli.watch import watchable
+
+if TYPE_CHECKING:
+    from pelctl.core.models import PendingEntry
+    from pelctl.redis.connection import Connection
 
 DEFAULT_LIMIT = 100
 
@@ -152,7 +157,9 @@ def warn_decoders(rt: Runtime, before: dict[str, str]) -> None:
             rt.warn(f"payload decoder {name}: {problem}")
 
 
-def _with_progress(entries, conn, stream: bytes, group: bytes, no_color: bool):
+def _with_progress(
+    entries: Iterable[PendingEntry], conn: Connection, stream: bytes, group: bytes, no_color: bool
+) -> Iterator[PendingEntry]:
     """Pass entries through, driving a progress bar on stderr (position in the id range)."""
     from pelctl.cli.progress import ScanProgress
     from pelctl.core.models import id_ms

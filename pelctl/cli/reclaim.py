@@ -1,4 +1,4 @@
-"""``pelctl reclaim``: the long-running sidecar that heals consumer groups (SPEC §7).
+"""``pelctl reclaim``: the long-running sidecar that heals consumer groups (docs/reclaim.md).
 
 Only typer is imported at module level; the loop, redis-py and prometheus-client load
 inside the command.
@@ -214,6 +214,18 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        max_server_share: Annotated[
+            Optional[str],
+            typer.Option(
+                "--max-server-share",
+                help="The most of the server's time the passes may use (5% or 0.05; default "
+                "PELCTL_MAX_SERVER_SHARE, the context's, else 5%): a pass that costs more "
+                "than that share of --interval stretches the pause after it.",
+                metavar="SHARE",
+                rich_help_panel=LOOP_PANEL,
+                show_default=False,
+            ),
+        ] = None,
         max_backoff: Annotated[
             str,
             typer.Option(
@@ -305,6 +317,8 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
     refuse_empty("--lock-key", o["lock_key"], "a key pattern")
     refuse_empty("--group", o["group"], "a group name")
     refuse_empty_prefix(o["field_prefix"])
+    if o["max_server_share"] is not None:
+        rt.options["max_server_share"] = o["max_server_share"]  # flag > env > context
     settings = rt.settings()
     if not o["idle"]:
         raise UsageError(
@@ -364,6 +378,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
             wait_for_targets=o["wait_for_group"],
             summary_every_s=summary_s,
             max_passes=o["max_passes"],
+            max_server_share=settings.max_server_share,
         )
         if cfg.max_deliveries is None:
             logs.event(

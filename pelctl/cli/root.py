@@ -1,5 +1,6 @@
 """The root of the typer application: the root callback, and the registration of command
-modules on demand (issue 15: start-up).
+modules on demand, so a command starts without building the others (docs/architecture.md,
+"Start-up").
 
 ``pelctl ARGS`` (pelctl.cli.main) imports and builds only the command the arguments name:
 :func:`command_for`; the root's own help lists every command from pelctl.cli._summaries
@@ -97,10 +98,11 @@ MODULES = (
     "dlq",
     "dlq_admin",
     "consumers",
-    "audit",  # the repairs (SPEC §3, §5)
-    "spark",  # fleet analytics on Spark (SPEC §9)
-    "reclaim",
-)  # the reclaim loop (SPEC §7)
+    "audit",  # the repairs (docs/repairs.md, docs/safety.md)
+    "spark",  # fleet analytics on Spark (docs/spark.md)
+    "reclaim",  # the reclaim loop (docs/reclaim.md)
+    "exporter",  # Prometheus metrics (docs/monitoring.md)
+)
 MODULES_OF = {
     "streams": ("streams",),
     "inspect": ("inspect",),
@@ -124,6 +126,7 @@ MODULES_OF = {
     "snapshot": ("spark",),
     "analyze": ("spark",),
     "reclaim": ("reclaim",),
+    "exporter": ("exporter",),
 }
 _registered: list[str] = []
 
@@ -192,7 +195,7 @@ def _listing(root: Any) -> Any:
     The summaries are ``pelctl.cli._summaries``, generated from the whole app by
     ``make docs`` (typer's own help strings, panels and flags, in the root's order), so the
     root lists every command without importing any command module or reading any signature
-    (about a tenth of ``pelctl --help``, issue 15); tests/cli/test_generated.py fails when
+    (about a tenth of ``pelctl --help``); tests/cli/test_generated.py fails when
     the file is stale.
     """
     from pelctl.cli._summaries import SUMMARIES

@@ -1,4 +1,4 @@
-"""``pelctl snapshot`` and ``pelctl analyze``: fleet analytics (SPEC §9).
+"""``pelctl snapshot`` and ``pelctl analyze``: fleet analytics (docs/spark.md).
 
 pyarrow and pyspark are imported inside the commands only: ``pelctl --help`` never loads
 them (a test checks ``sys.modules``).
@@ -9,17 +9,22 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
 
+if TYPE_CHECKING:
+    from pelctl.redis.settings import ConnectionSettings
+    from pelctl.spark.analyze import AnalyzeOptions
+    from pelctl.spark.results import Analysis
+
 PANEL = "Fleet analytics (Spark)"
 SPARK_PANEL = "Spark"
 
 
-def _targets(rt: Runtime, urls: list[str]) -> list[Any]:
+def _targets(rt: Runtime, urls: list[str]) -> list[ConnectionSettings]:
     """Connection settings for each ``--url`` (or the usual one: env, context, default)."""
     from pelctl.config import load_config, resolve_settings
 
@@ -53,7 +58,7 @@ def _targets(rt: Runtime, urls: list[str]) -> list[Any]:
     return out
 
 
-def _check_duplicates(settings: list[Any]) -> None:
+def _check_duplicates(settings: list[ConnectionSettings]) -> None:
     from pelctl.base.errors import UsageError
 
     seen: set[str] = set()
@@ -61,6 +66,33 @@ def _check_duplicates(settings: list[Any]) -> None:
         if s.url in seen:
             raise UsageError(f"--url {s.redacted_url} given twice")
         seen.add(s.url)
+
+
+def _envelope_head(rt: Runtime, field_prefix: str | None, dlq_prefix: str | None) -> bytes:
+    """What the dead-letter envelope's field names start with: ``--field-prefix`` (the dlq
+    commands' option: ``_`` gives ``_dlq_``), or the head itself from the deprecated
+    ``--dlq-prefix`` (kept for one release, with a warning)."""
+    from pelctl.base.binary import unescape
+    from pelctl.base.errors import UsageError
+    from pelctl.cli.targets import refuse_empty_prefix
+    from pelctl.core.dlq.envelope import head
+
+    if dlq_prefix is None:
+        prefix = "_" if field_prefix is None else field_prefix
+        refuse_empty_prefix(prefix)
+        return head(prefix)
+    if field_prefix is not None:
+        raise UsageError(
+            "--dlq-prefix is the deprecated spelling of --field-prefix: give only --field-prefix",
+            hint="--field-prefix _ reads the envelope fields _dlq_source, _dlq_group, ...",
+        )
+    instead = f" --field-prefix {dlq_prefix[:-4]}" if dlq_prefix.endswith("dlq_") else ""
+    rt.warn(
+        f"--dlq-prefix is deprecated and will be removed in the next release; use{instead}"
+        if instead
+        else "--dlq-prefix is deprecated and will be removed in the next release"
+    )
+    return unescape(dlq_prefix)
 
 
 def register(app: typer.Typer) -> None:
@@ -96,9 +128,24 @@ def register(app: typer.Typer) -> None:
                 "--with-payload", help="Also store each pending entry's fields (payload column)."
             ),
         ] = False,
+        field_prefix: Annotated[
+            Optional[str],
+            typer.Option(
+                "--field-prefix",
+                help="Prefix of the fields pelctl adds, as in the dlq commands: dead letters "
+                "are read by their envelope, {prefix}dlq_source and the rest.",
+                show_default="_",
+            ),
+        ] = None,
         dlq_prefix: Annotated[
-            str, typer.Option("--dlq-prefix", help="Field prefix of dead-letter envelopes.")
-        ] = "_dlq_",
+            Optional[str],
+            typer.Option(
+                "--dlq-prefix",
+                hidden=True,
+                help="Deprecated: the envelope's head (_dlq_); use --field-prefix (_).",
+                show_default=False,
+            ),
+        ] = None,
         max_server_ms: Annotated[
             float,
             typer.Option("--max-server-ms", help="Bound on each server call of the PEL scan."),
@@ -127,7 +174,7 @@ def register(app: typer.Typer) -> None:
                 out,
                 match=unescape(match) if match else None,
                 with_payload=with_payload,
-                dlq_prefix=unescape(dlq_prefix),
+                dlq_prefix=_envelope_head(rt, field_prefix, dlq_prefix),
                 max_server_ms=max_server_ms,
                 progress=progress,
             )
@@ -278,14 +325,7 @@ def register(app: typer.Typer) -> None:
         reader_options: dict[str, str] = {}
         urls: list[str] = []
         if from_redis:
-            settings = _targets(rt, list(url or []))
-            _check_duplicates(settings)
-            reader_options = _reader_options(settings, match, split_rows)
-            urls = [s.url for s in settings]
-            password = settings[0].password
-            if password and not os.environ.get("PELCTL_PASSWORD"):
-                # Local executors inherit the driver's environment; never an option.
-                os.environ["PELCTL_PASSWORD"] = password
+            urls, reader_options = _live_sources(rt, list(url or []), match, split_rows)
         result = run_analysis(
             rt,
             directory=directory,
@@ -297,17 +337,34 @@ def register(app: typer.Typer) -> None:
             conf=extra_conf,
         )
         if html:
-            from pelctl.spark.report import html_report
-
-            try:
-                with open(html, "w", encoding="utf-8") as fh:
-                    fh.write(html_report(result))
-            except OSError as err:
-                from pelctl.base.errors import OperationFailed
-
-                raise OperationFailed(f"cannot write {html}: {err.strerror or err}") from None
-            rt.info(f"report written to {html}")
+            _write_html(rt, html, result)
         _print(rt, result)
+
+
+def _live_sources(
+    rt: Runtime, urls: list[str], match: str | None, split_rows: int
+) -> tuple[list[str], dict[str, str]]:
+    """``--from-redis``: the servers' URLs and the ``pel`` data source's options."""
+    settings = _targets(rt, urls)
+    _check_duplicates(settings)
+    password = settings[0].password
+    if password and not os.environ.get("PELCTL_PASSWORD"):
+        # Local executors inherit the driver's environment; never an option.
+        os.environ["PELCTL_PASSWORD"] = password
+    return [s.url for s in settings], _reader_options(settings, match, split_rows)
+
+
+def _write_html(rt: Runtime, html: str, result: Analysis) -> None:
+    from pelctl.spark.report import html_report
+
+    try:
+        with open(html, "w", encoding="utf-8") as fh:
+            fh.write(html_report(result))
+    except OSError as err:
+        from pelctl.base.errors import OperationFailed
+
+        raise OperationFailed(f"cannot write {html}: {err.strerror or err}") from None
+    rt.info(f"report written to {html}")
 
 
 def _parse_conf(items: list[str]) -> dict[str, str]:
@@ -322,7 +379,9 @@ def _parse_conf(items: list[str]) -> dict[str, str]:
     return conf
 
 
-def _reader_options(settings: list[Any], match: str | None, split_rows: int) -> dict[str, str]:
+def _reader_options(
+    settings: list[ConnectionSettings], match: str | None, split_rows: int
+) -> dict[str, str]:
     first = settings[0]
     opts: dict[str, str] = {"split_rows": str(split_rows)}
     if match:
@@ -345,11 +404,11 @@ def run_analysis(
     directory: str | None,
     urls: list[str],
     reader_options: dict[str, str],
-    options: Any,
+    options: AnalyzeOptions,
     master: str | None,
     remote: str | None,
     conf: dict[str, str],
-) -> Any:
+) -> Analysis:
     """Start Spark, load the tables, run the jobs; the result's ``timings`` are set here."""
     from dataclasses import replace
 
@@ -382,7 +441,7 @@ def run_analysis(
     )
 
 
-def _print(rt: Runtime, result: Any) -> None:
+def _print(rt: Runtime, result: Analysis) -> None:
     from pelctl.render.fleet import ANALYSIS, AnalysisTables
     from pelctl.spark.report import tables
 

@@ -65,12 +65,14 @@ def register(app: typer.Typer) -> None:
         that touched it, and the commands to run next. Only the stream, <stream>:dlq and
         --dlq streams are searched, whatever an entry's fields name. Reads only."""
         from pelctl.base.binary import unescape
+        from pelctl.cli.progress import ScanProgress
         from pelctl.core.trace import trace
         from pelctl.render import trace as render
 
         refuse_empty_prefix(field_prefix)
         conn = rt.connect()
-        with _progress(rt, "trace") as bar:
+        # Nothing is written while it runs: the bar may share a terminal with stdout.
+        with ScanProgress("trace", no_color=rt.out.no_color, rows_above=True) as bar:
             result = trace(
                 conn,
                 unescape(stream),
@@ -178,6 +180,7 @@ def register(app: typer.Typer) -> None:
         stderr at the end. --trace follows each match (pelctl trace)."""
         from pelctl.base.binary import unescape
         from pelctl.base.errors import UsageError
+        from pelctl.cli.progress import ScanProgress
         from pelctl.core.find import FindRun, time_bounds
         from pelctl.render import find as render
 
@@ -205,7 +208,7 @@ def register(app: typer.Typer) -> None:
             max_server_ms=max_server_ms,
         )
         try:
-            with _progress(rt, "find", rows_on_terminal=True) as bar:
+            with ScanProgress("find", no_color=rt.out.no_color, rows_above=True) as bar:
                 run.progress_to = bar.update
                 if with_trace:
                     from pelctl.core.trace import trace_matches
@@ -250,37 +253,4 @@ def _query(fields: Sequence[str], contains: Sequence[str], payload: Sequence[str
             PayloadEquals(parse_path(path), value)
             for path, value in (split_assignment(p, "--payload") for p in payload)
         ),
-    )
-
-
-class _NoBar:
-    def update(self, fraction: float | None, count: int) -> None:
-        pass
-
-    def __enter__(self) -> _NoBar:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
-
-
-def _progress(rt: Runtime, what: str, rows_on_terminal: bool = False):  # a ScanProgress
-    """A progress bar on stderr when it is a terminal. ``rows_on_terminal``: rows may be
-    written while it runs (find): they go above the bar."""
-    import sys
-
-    from pelctl.cli.progress import ScanProgress
-
-    try:
-        on_terminal = sys.stderr.isatty()
-        rows_there = sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return _NoBar()
-    if not on_terminal:
-        return _NoBar()
-    return ScanProgress(
-        what,
-        no_color=rt.out.no_color,
-        enabled=True,
-        redirect_stdout=rows_on_terminal and rows_there,
     )

@@ -55,6 +55,17 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        max_server_share: Annotated[
+            Optional[str],
+            typer.Option(
+                "--max-server-share",
+                help="The most of the server's time the dashboard may use (5% or 0.05; "
+                "default PELCTL_MAX_SERVER_SHARE, the context's, else 5%): full PEL walks "
+                "run as often as it allows and say how old they are; ctrl+r walks now.",
+                metavar="SHARE",
+                show_default=False,
+            ),
+        ] = None,
         theme: Annotated[
             Optional[str],
             typer.Option(
@@ -96,6 +107,8 @@ def register(app: typer.Typer) -> None:
             from pelctl.core.locks import check_lock_pattern
 
             check_lock_pattern(lock_key)
+        if max_server_share is not None:
+            rt.options["max_server_share"] = max_server_share  # flag > env > context
         settings = rt.settings()
 
         from pelctl.tui.app import PelctlApp

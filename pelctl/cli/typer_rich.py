@@ -2,7 +2,7 @@
 
 ``typer.rich_utils`` imports ``rich.markdown`` (markdown-it, pygments: for
 ``rich_markup_mode="markdown"``) and ``rich.traceback`` (rich.pretty, attrs: for pretty
-exceptions) at its top: about 40% of ``pelctl --help``'s time (issue 15). pelctl's help is
+exceptions) at its top: about 40% of ``pelctl --help``'s time. pelctl's help is
 ``rich_markup_mode="rich"`` and its exceptions are not pretty-printed, so :func:`rich_utils`
 imports typer's module with the two names standing in for their classes: each loads the
 real module when it is used, and ``sys.modules`` never holds the stand-ins (any other

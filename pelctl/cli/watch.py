@@ -21,6 +21,14 @@ frame is not queued, it delays the next). Each frame runs the command's own call
   doubled per failure, at most 30 s), never a traceback (``-v`` adds it).
 - Ctrl-C ends the watch quietly with exit 0. ``--count N`` stops after N frames; the exit
   code is then the last frame's (0, or its error's code).
+- The server's time: the frames use at most ``--max-server-share`` of it (5% by default;
+  ``PELCTL_MAX_SERVER_SHARE``, the context's ``max_server_share``), counted from their own
+  calls (:class:`pelctl.core.budget.Budget`, docs/server-budget.md). ``inspect`` reads its
+  summaries every frame and walks each group's PEL as often as the budget allows (the
+  frame says how old the walk is); a command with nothing to sample (``pending``,
+  ``streams``) has its frames spaced out when one frame costs more than the share of an
+  interval, said once on stderr. The header on a terminal (and the ``server_share`` of an
+  ``ndjson`` marker) gives the share used so far.
 """
 
 from __future__ import annotations
@@ -70,7 +78,17 @@ CountOpt = Annotated[
         show_default=False,
     ),
 ]
-_NAMES = ("watch", "interval", "count")
+MaxShareOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--max-server-share",
+        help="With --watch: the most of the server's time to use (default 5%).",
+        metavar="SHARE",
+        rich_help_panel=WATCH_PANEL,
+        show_default=False,
+    ),
+]
+_NAMES = ("watch", "interval", "count", "max_server_share")
 
 
 def watchable(
@@ -96,15 +114,26 @@ def watchable(
         inspect.Parameter(
             "count", inspect.Parameter.KEYWORD_ONLY, annotation=CountOpt, default=None
         ),
+        inspect.Parameter(
+            "max_server_share",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=MaxShareOpt,
+            default=None,
+        ),
     ]
 
     @functools.wraps(func)
     def wrapper(rt: Any, **kwargs: Any) -> Any:
-        watch, interval, count = (kwargs.pop(name) for name in _NAMES)
+        watch, interval, count, share = (kwargs.pop(name) for name in _NAMES)
         if not watch:
-            if count is not None or interval != DEFAULT_INTERVAL:
-                _usage("--interval and --count go with --watch", hint="add --watch")
+            if count is not None or interval != DEFAULT_INTERVAL or share is not None:
+                _usage(
+                    "--interval, --count and --max-server-share go with --watch",
+                    hint="add --watch",
+                )
             return func(rt, **kwargs)
+        if share is not None:
+            rt.options["max_server_share"] = share  # flag > env > context > default
         for name, option in refused.items():
             if kwargs.get(name):
                 _usage(
@@ -133,23 +162,46 @@ def run(rt: Any, frame: Callable[[], Any], interval: str, count: int | None) -> 
     """Run ``frame`` every ``interval`` until Ctrl-C or ``count`` frames; returns the exit
     code."""
     from pelctl.base.durations import parse_duration_ms
+    from pelctl.core.budget import Budget
+    from pelctl.redis.meter import metering
 
     interval_s = parse_duration_ms(interval) / 1000.0
     if interval_s < MIN_INTERVAL_S:
         _usage(f"--interval {interval} is too short for --watch", hint="at least 100ms")
+    budget = rt.budget = Budget(rt.settings().max_server_share, interval_s=interval_s)
+    meter = budget.meter
     view: _View = _Screen(interval, rt.command) if sys.stdout.isatty() else _Appender(rt.out)
     n = failures = 0
     code = 0
+    spaced = False  # said once on stderr: frames spaced out to stay within the share
     try:
         while True:
             n += 1
             started = time.monotonic()
             at = time.time()
-            out, err, error = _capture(frame)
+            spent0, parts0 = meter.server_ms, budget.parts_ms
+            with metering(meter), meter.timed(round_trips=1, key="frame"):
+                out, err, error = _capture(frame)
+            conn = rt.connection
+            if meter.latency_ms is None and conn is not None and error is None:
+                with contextlib.suppress(Exception):
+                    meter.measure_latency(conn.client)
             if error is None:
                 failures = code = 0
-                view.frame(n, at, out, err)
-                wait = max(0.0, interval_s - (time.monotonic() - started))
+                # What the frame's own reads cost (not its sampled PEL walks) sets how soon
+                # the next frame may start.
+                cheap_ms = (meter.server_ms - spent0) - (budget.parts_ms - parts0)
+                gap = max(interval_s, budget.spacing_s(cheap_ms))
+                wait = max(0.0, gap - (time.monotonic() - started))
+                status = _status(budget, gap if gap > interval_s + 1e-3 else None)
+                if gap > interval_s + 1e-3 and not spaced:
+                    spaced = True
+                    err += (
+                        f"note: a frame costs the server about {cheap_ms:.0f}ms: frames are "
+                        f"{gap:.1f}s apart to stay within --max-server-share "
+                        f"{_share(budget.max_share)} (docs/server-budget.md)\n"
+                    )
+                view.frame(n, at, out, err, status, budget.used_share())
             else:
                 if _fatal(error, first=n == 1):
                     raise error
@@ -164,6 +216,23 @@ def run(rt: Any, frame: Callable[[], Any], interval: str, count: int | None) -> 
     except KeyboardInterrupt:
         view.stop()
         return 0
+
+
+def _share(value: float) -> str:
+    from pelctl.base.shares import format_share
+
+    return format_share(value)
+
+
+def _status(budget: Any, spaced_s: float | None) -> str:
+    """The header's note: the share of the server's time used so far, and the spacing of
+    the frames when the budget stretches it."""
+    from pelctl.render.budget import share_note
+
+    text = share_note(budget.used_share(), budget.max_share)
+    if spaced_s is not None:
+        text += f", frames {spaced_s:.1f}s apart"
+    return text
 
 
 def _capture(frame: Callable[[], Any]) -> tuple[str, str, BaseException | None]:
@@ -238,7 +307,9 @@ def _utc(at: float) -> str:
 
 
 class _View:
-    def frame(self, n: int, at: float, out: str, err: str) -> None:
+    def frame(
+        self, n: int, at: float, out: str, err: str, status: str = "", share: float = 0.0
+    ) -> None:
         raise NotImplementedError
 
     def failed(self, n: int, at: float, lines: list[str], retry_s: float) -> None:
@@ -255,8 +326,10 @@ class _Appender(_View):
         self.out = out
         self._last_err = ""
 
-    def frame(self, n: int, at: float, out: str, err: str) -> None:
-        self.out.frame(n, _utc(at), out)
+    def frame(
+        self, n: int, at: float, out: str, err: str, status: str = "", share: float = 0.0
+    ) -> None:
+        self.out.frame(n, _utc(at), out, server_share=share)
         sys.stdout.flush()
         if err and err != self._last_err:  # a warning said again each frame: once
             sys.stderr.write(err)
@@ -283,9 +356,11 @@ class _Screen(_View):
         self.command = command
         self._last: list[str] = []
 
-    def _header(self, n: int, at: float, note: str = "") -> str:
+    def _header(self, n: int, at: float, note: str = "", status: str = "") -> str:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
         left = f"Every {self.interval}: pelctl {self.command} (frame {n}){note}"
+        if status:
+            left += f" · {status}"
         width = shutil.get_terminal_size().columns
         gap = max(2, width - len(left) - len(when))
         return f"\x1b[2m{left}{' ' * gap}{when}\x1b[0m"
@@ -301,11 +376,14 @@ class _Screen(_View):
         sys.stdout.write("\x1b[H" + "".join(f"{line}\x1b[K\n" for line in lines) + "\x1b[J")
         sys.stdout.flush()
 
-    def frame(self, n: int, at: float, out: str, err: str) -> None:
+    def frame(
+        self, n: int, at: float, out: str, err: str, status: str = "", share: float = 0.0
+    ) -> None:
         body = out.splitlines()
         notes = [f"\x1b[2m{line}\x1b[0m" for line in err.splitlines()]
         self._last = body
-        self._draw([self._header(n, at), "", *body, *([""] + notes if notes else [])])
+        header = self._header(n, at, status=status)
+        self._draw([header, "", *body, *([""] + notes if notes else [])])
 
     def failed(self, n: int, at: float, lines: list[str], retry_s: float) -> None:
         shown = [f"\x1b[31m{line}\x1b[0m" for line in lines]

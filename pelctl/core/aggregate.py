@@ -5,23 +5,36 @@ One pass of the scan engine (:class:`pelctl.redis.scan.PelScan`, bounded server 
 with the PEL: an idle histogram, counts per consumer, delivery statistics and the ``top_n``
 most idle entries. Partial aggregates can be published while the scan runs, so a 1M-entry PEL
 fills the histogram progressively instead of showing nothing for a second.
+
+A surface that polls walks the PEL only as often as its server-time budget allows
+(:func:`sampled_aggregate`, docs/server-budget.md): between two walks it shows the last one
+and says how old it is.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
-from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pelctl.base.durations import format_duration_ms
+from pelctl.core.buckets import count_idle
 from pelctl.core.models import POISON_DELIVERIES, PendingEntry, PendingFilter
 from pelctl.core.pending import filtered_scan
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.meter import timed
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
 
-# Upper edges (exclusive) of the idle buckets; the last bucket is open.
+if TYPE_CHECKING:
+    import redis
+
+    from pelctl.core.budget import Budget, Sampled
+
+# Upper edges (exclusive) of the idle buckets; the last bucket is open. Bucketed by the one
+# rule of pelctl.core.buckets ([lo, hi): a value on an edge is in the bucket starting there).
 IDLE_EDGES_MS: tuple[int, ...] = (
     1_000,
     10_000,
@@ -101,7 +114,7 @@ class PelAggregator:
         self.top_n = max(0, top_n)
         self.edges = edges_ms
         self.total_pending = total_pending
-        self.counts = [0] * (len(edges_ms) + 1)
+        self.idle_counter: Counter[int] = Counter()  # bucket index -> entries
         self.per_consumer: dict[bytes, int] = {}
         # Min-heap of (idle, -seq, row): the root is the least idle kept entry; on equal idle
         # the later-scanned (higher id) entry is evicted first.
@@ -121,8 +134,7 @@ class PelAggregator:
             page = [row for row in page if row[3] >= min_deliveries]
         if not page:
             return
-        counts = self.counts
-        edges = self.edges
+        count_idle(page, self.edges, self.idle_counter)
         per = self.per_consumer
         heap = self.heap
         n = self.top_n
@@ -132,7 +144,6 @@ class PelAggregator:
         for row in page:
             idle = row[2]
             deliveries = row[3]
-            counts[bisect_right(edges, idle)] += 1
             consumer = row[1]
             per[consumer] = per.get(consumer, 0) + 1
             if deliveries > max_d:
@@ -148,6 +159,10 @@ class PelAggregator:
         self.max_deliveries = max_d
         self.poison += poison
 
+    def idle_counts(self) -> tuple[int, ...]:
+        """Entries per idle bucket, one count per bucket (``len(edges) + 1``)."""
+        return tuple(self.idle_counter[i] for i in range(len(self.edges) + 1))
+
     def snapshot(self, complete: bool) -> PelAggregate:
         top = sorted(self.heap, reverse=True)
         return PelAggregate(
@@ -155,7 +170,7 @@ class PelAggregator:
             total_pending=self.total_pending,
             scanned=self.scanned,
             matched=self.matched,
-            histogram=IdleHistogram(self.edges, tuple(self.counts)),
+            histogram=IdleHistogram(self.edges, self.idle_counts()),
             per_consumer=tuple(sorted(self.per_consumer.items(), key=lambda kv: (-kv[1], kv[0]))),
             top=tuple(PendingEntry(r[0], r[1], int(r[2]), int(r[3])) for _, _, r in top),
             top_n=self.top_n,
@@ -169,7 +184,7 @@ class PelAggregator:
 
 
 def aggregate_pel(
-    raw,  # a callback-free redis client (Connection.raw)
+    raw: redis.Redis,  # a callback-free redis client (Connection.raw)
     stream: bytes,
     group: bytes,
     filters: PendingFilter = PendingFilter(),
@@ -186,7 +201,7 @@ def aggregate_pel(
     ``progress`` receives partial aggregates at most every ``progress_every_s`` seconds;
     ``should_stop`` is checked between pages and raises :class:`ScanCancelled` when true.
     """
-    with redis_errors("XPENDING"):
+    with redis_errors("XPENDING"), timed(round_trips=1):
         summary = raw.execute_command("XPENDING", stream, group)
     agg = PelAggregator(filters, top_n, edges_ms, total_pending=int(summary[0] or 0))
     if not agg.total_pending:
@@ -207,3 +222,42 @@ def aggregate_pel(
     agg.server_calls = scan.stats.calls
     agg.max_call_ms = scan.stats.max_call_ms
     return agg.snapshot(complete=True)
+
+
+def sampled_aggregate(
+    budget: Budget,
+    raw: redis.Redis,  # a callback-free client (Connection.raw)
+    stream: bytes,
+    group: bytes,
+    pending: int,
+    filters: PendingFilter = PendingFilter(),
+    *,
+    top_n: int = DEFAULT_TOP_N,
+    edges_ms: tuple[int, ...] = IDLE_EDGES_MS,
+    max_server_ms: float = DEFAULT_MAX_SERVER_MS,
+    progress: Callable[[PelAggregate], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    force: bool = False,
+) -> Sampled[PelAggregate]:
+    """:func:`aggregate_pel` as an expensive part of ``budget``: walked when the budget
+    allows (``force``: now; a PEL of ``pending`` entries scales the last walk's cost), else
+    the last walk of the same group and filters, with its age. ``progress`` and
+    ``should_stop`` apply to a walk that runs."""
+    key = ("aggregate", stream, group, filters, top_n, edges_ms, max_server_ms)
+    return budget.run(
+        key,
+        pending,
+        lambda: aggregate_pel(
+            raw,
+            stream,
+            group,
+            filters,
+            top_n=top_n,
+            edges_ms=edges_ms,
+            max_server_ms=max_server_ms,
+            progress=progress,
+            should_stop=should_stop,
+        ),
+        label="idle histogram",
+        force=force,
+    )

@@ -161,12 +161,7 @@ def compile_query(query: Query) -> Callable[[list[bytes]], tuple[bool, Decoded |
 
     def test(flat: list[bytes]) -> tuple[bool, Decoded | None]:
         for name, value in fields:
-            if value not in flat:
-                return False, None
-            for i in range(0, len(flat) - 1, 2):
-                if flat[i] == name and flat[i + 1] == value:
-                    break
-            else:
+            if value not in flat or not _has_field(flat, name, value):
                 return False, None
         if joined:
             # No name or value can hold the separator's match: a text without NUL bytes
@@ -187,6 +182,10 @@ def compile_query(query: Query) -> Callable[[list[bytes]], tuple[bool, Decoded |
         return True, decoded
 
     return test
+
+
+def _has_field(flat: list[bytes], name: bytes, value: bytes) -> bool:
+    return any(flat[i] == name and flat[i + 1] == value for i in range(0, len(flat) - 1, 2))
 
 
 def _pairs(flat: Sequence[bytes]) -> Fields:

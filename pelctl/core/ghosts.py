@@ -25,7 +25,7 @@ The repair (``ghosts --fix``) lives with the other repairs; it consumes :func:`i
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,10 +161,8 @@ def iter_ghosts(
         return
     full = full or bounds.max_deleted_id is None
     stats.full = full
-    max_deleted = bounds.max_deleted_id
-    top: Key = MAX_KEY if full or max_deleted is None else parse_key(max_deleted)
-    first = parse_key(bounds.first_id)
-    if top < first:
+    top = _deleted_top(bounds, full)
+    if top is None:
         return
     stats.checked_to = format_key(top)
     checker = _ExistenceChecker(raw, stream, max_server_ms, stats)
@@ -207,6 +205,49 @@ def count_ghosts(
     ):
         pass
     return stats.ghosts
+
+
+def count_among(
+    conn: Connection,
+    stream: bytes,
+    ids: Sequence[bytes],
+    bounds: StreamBounds,
+    *,
+    full: bool = False,
+    max_server_ms: float = DEFAULT_MAX_SERVER_MS,
+) -> int:
+    """The ghosts among ``ids``, a group's whole PEL already read (in id order), by the rule
+    of :func:`iter_ghosts`: below the first entry trimmed, up to ``max-deleted-entry-id``
+    checked against the stream in bounded calls."""
+    if bounds.first_id is None:
+        return len(ids)
+    if not ids:
+        return 0
+    first = parse_key(bounds.first_id)
+    top = _deleted_top(bounds, full or bounds.max_deleted_id is None)
+    lowest = parse_key(ids[0])
+    if lowest >= first and (top is None or lowest > top):
+        # In id order: nothing below the first entry, nothing the stream need be asked
+        # about (the common case, told without parsing every id).
+        return 0
+    keys = [parse_key(i) for i in ids]
+    trimmed = sum(1 for k in keys if k < first)
+    if top is None:
+        return trimmed
+    check = [i for i, k in zip(ids, keys, strict=True) if first <= k <= top]
+    if not check:
+        return trimmed
+    checker = _ExistenceChecker(conn.raw(stream), stream, max_server_ms, GhostStats())
+    return trimmed + len(checker.missing(check))
+
+
+def _deleted_top(bounds: StreamBounds, full: bool) -> Key | None:
+    """The highest id XDEL may have removed (every id when ``full``); None when no entry at
+    or above the first one can have been deleted."""
+    assert bounds.first_id is not None
+    max_deleted = bounds.max_deleted_id
+    top: Key = MAX_KEY if full or max_deleted is None else parse_key(max_deleted)
+    return None if top < parse_key(bounds.first_id) else top
 
 
 def _merge(stats: GhostStats, scan: PelScan) -> None:

@@ -6,17 +6,17 @@ and the dashboard read it; the counting helpers are pure (unit-tested on raw row
 from __future__ import annotations
 
 import itertools
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from itertools import compress
 from operator import itemgetter
 
+from pelctl.core.buckets import count_idle
 from pelctl.core.ghosts import StreamBounds, count_ghosts
 from pelctl.core.models import POISON_DELIVERIES, IdleCounts, PendingEntry
 from pelctl.redis.connection import Connection
+from pelctl.redis.meter import timed
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
 
 # Idle thresholds counted by inspect (> 1m, > 10m, > 1h), from one bounded scan.
@@ -102,14 +102,71 @@ def count_poison(page: list) -> int:  # raw XPENDING rows
 
 
 def count_thresholds(page: list, edges: Sequence[int], counter: Counter[int]) -> None:
-    """``counter[i]``: rows with ``edges[i-1] <= idle < edges[i]`` (``[lo, hi)``)."""
-    counter.update(map(partial(bisect_right, edges), map(_idle_of, page)))
+    """``counter[i]``: rows with ``edges[i-1] <= idle < edges[i]`` (``[lo, hi)``, the one
+    bucketing rule: :func:`pelctl.core.buckets.count_idle`)."""
+    count_idle(page, edges, counter)
 
 
 def at_least(counter: Counter[int], n_edges: int) -> tuple[int, ...]:
     """From :func:`count_thresholds`' counter, the rows idle at least each edge (XPENDING
     IDLE semantics: ``idle >= edge``); "at least ``edges[k]``" sums the buckets ``i > k``."""
     return tuple(sum(n for i, n in counter.items() if i > k) for k in range(n_edges))
+
+
+class HealthCount:
+    """The numbers of :func:`pel_health`, added up page by page from raw XPENDING rows: the
+    one aggregation behind inspect's idle counts, longest-idle entry and poison count, fed by
+    the scan engine's pages or by a PEL read whole in one call (the exporter's small groups).
+
+    ``keep``: also keep the ``keep`` longest-idle rows seen (longest first, :meth:`longest`),
+    with the wall time (ms) each was read at, so a later check can re-read them by id."""
+
+    def __init__(self, thresholds_ms: Sequence[int] = IDLE_THRESHOLDS_MS, *, keep: int = 0) -> None:
+        self.edges = tuple(sorted(thresholds_ms))
+        self.keep = keep
+        self.counter: Counter[int] = Counter()
+        self.scanned = 0
+        self.poison = 0
+        self.longest_row: list | None = None  # raw row
+        self._top: list[tuple[int, int, list]] = []  # (-delivered at ms, tie, row): a heap
+        self._ties = itertools.count()
+
+    def add(self, page: list, now_ms: int | None = None) -> None:  # raw XPENDING rows
+        self.scanned += len(page)
+        self.poison += count_poison(page)
+        count_thresholds(page, self.edges, self.counter)
+        top = max(page, key=_idle_of)
+        if self.longest_row is None or top[2] > self.longest_row[2]:
+            self.longest_row = top
+        if self.keep:
+            self._keep(page, now_ms)
+
+    def _keep(self, page: list, now_ms: int | None) -> None:
+        import heapq
+        import time
+
+        now = int(time.time() * 1000) if now_ms is None else now_ms
+        heap = self._top
+        for row in heapq.nlargest(self.keep, page, key=_idle_of):
+            item = (int(row[2]) - now, next(self._ties), row)  # -(delivered at): oldest largest
+            if len(heap) < self.keep:
+                heapq.heappush(heap, item)
+            elif item > heap[0]:
+                heapq.heapreplace(heap, item)
+            else:
+                break  # the rest of this page was delivered later still
+
+    def longest(self) -> list[tuple[int, list]]:
+        """The kept rows, longest idle first, as ``(delivered at ms, raw row)``."""
+        return [(-neg, row) for neg, _tie, row in sorted(self._top, reverse=True)]
+
+    def result(self) -> IdleCounts:
+        longest = None
+        if self.longest_row is not None:
+            entry_id, owner, idle, deliveries = self.longest_row
+            longest = PendingEntry(entry_id, owner, int(idle), int(deliveries))
+        counts = at_least(self.counter, len(self.edges))
+        return IdleCounts(self.edges, counts, self.scanned, longest, self.poison)
 
 
 def pel_health(
@@ -122,39 +179,37 @@ def pel_health(
     max_server_ms: float = DEFAULT_MAX_SERVER_MS,
     bounds: StreamBounds | None = None,
     tally: LivenessTally | None = None,
+    health: HealthCount | None = None,
 ) -> tuple[IdleCounts, int]:
     """Idle-threshold counts, the longest-idle entry and the ghost count of one group.
 
     The same engine and bounds as every PEL walk: a small PEL is read whole; a large one
     through XPENDING IDLE windows at the lowest threshold, so only idle entries cross the
-    wire. Counts are "idle at least the threshold" (XPENDING IDLE semantics).
+    wire. Counts are "idle at least the threshold" (XPENDING IDLE semantics). ``health``: a
+    :class:`HealthCount` of the caller's (to read what it kept afterwards); its thresholds
+    are used.
     """
-    edges = tuple(sorted(thresholds_ms))
+    health = health if health is not None else HealthCount(thresholds_ms)
+    edges = health.edges
     if pending == 0:
         return IdleCounts(edges, (0,) * len(edges), 0, None), 0
     raw = conn.raw(stream)
-    floor = None if pending <= FULL_SCAN_MAX else edges[0]
+    floor = walk_floor(pending, edges)
     if tally is not None:
         tally.floor = floor
     scan = PelScan(raw, stream, group, min_idle_ms=floor, max_server_ms=max_server_ms)
-    counter: Counter[int] = Counter()
-    longest_row = None
-    scanned = poison = 0
     for page in scan.pages():
-        scanned += len(page)
-        poison += count_poison(page)
-        count_thresholds(page, edges, counter)
+        health.add(page)
         if tally is not None:
             tally.add(page)
-        top = max(page, key=_idle_of)
-        if longest_row is None or top[2] > longest_row[2]:
-            longest_row = top
-    counts = at_least(counter, len(edges))
-    longest = None
-    if longest_row is not None:
-        entry_id, owner, idle, deliveries = longest_row
-        longest = PendingEntry(entry_id, owner, int(idle), int(deliveries))
-    ghosts = count_ghosts(
-        conn, stream, group, max_server_ms=max_server_ms, bounds=bounds, check=False
-    )
-    return IdleCounts(edges, counts, scanned, longest, poison), ghosts
+    with timed(round_trips=1):  # (its calls outside the scan engine, on a surface's meter)
+        ghosts = count_ghosts(
+            conn, stream, group, max_server_ms=max_server_ms, bounds=bounds, check=False
+        )
+    return health.result(), ghosts
+
+
+def walk_floor(pending: int, edges: Sequence[int] = IDLE_THRESHOLDS_MS) -> int | None:
+    """The XPENDING IDLE floor of :func:`pel_health`'s walk: None (the whole PEL is read) up
+    to :data:`FULL_SCAN_MAX` entries, else the lowest threshold."""
+    return None if pending <= FULL_SCAN_MAX else min(edges)

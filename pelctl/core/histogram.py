@@ -3,6 +3,7 @@
 One pass of the scan engine (bounded server calls, pipelined, unordered pages) feeds a
 bucketing step that never builds a per-entry object: the raw ``[id, consumer, idle,
 deliveries]`` rows go straight through C-level ``map``/``bisect``/``Counter`` calls.
+Every value goes into its bucket by the one rule of :mod:`pelctl.core.buckets`.
 
 - ``idle``: milliseconds since the entry was last delivered (the server's clock);
 - ``deliveries``: the delivery counter;
@@ -19,15 +20,14 @@ the scan reaches them are not counted and entries added behind it are.
 from __future__ import annotations
 
 import time
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from operator import itemgetter
 
 from pelctl.base.durations import parse_duration_ms
 from pelctl.base.errors import UsageError
+from pelctl.core.buckets import bucket_finder, count_idle
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -110,16 +110,6 @@ def parse_edges(by: str, text: str) -> tuple[int, ...]:
     return tuple(edges)
 
 
-_idle_of = itemgetter(2)
-
-
-def count_idle(page: list, edges: Sequence[int], counter: Counter[int]) -> None:
-    """Count each raw ``XPENDING`` row of ``page`` by idle time: ``counter[i]`` gets the rows
-    with ``edges[i-1] <= idle < edges[i]`` (buckets are ``[lo, hi)``; ``i = 0`` below the
-    first edge, ``i = len(edges)`` at or above the last)."""
-    counter.update(map(partial(bisect_right, edges), map(_idle_of, page)))
-
-
 def _edge_buckets(edges: Sequence[int], counts: Sequence[int]) -> tuple[Bucket, ...]:
     bounds = [0, *edges]
     out = []
@@ -159,38 +149,8 @@ def histogram(
         return _by_consumer(conn, stream, group, top, max_server_ms, parallel, progress, t0, now_ms)
     edges = tuple(edges) if edges else default_edges(by)
     scan = PelScan(raw, stream, group, max_server_ms=max_server_ms, parallel=parallel)
-    rows = 0
     with gc_paused():
-        if by == "idle":
-            counter: Counter[int] = Counter()
-            for page in scan.pages(ordered=False):
-                count_idle(page, edges, counter)
-                if progress is not None:
-                    rows += len(page)
-                    progress(scan.progress(), rows)
-                del page  # free it before the next one is parsed
-            counts = [counter.get(i, 0) for i in range(len(edges) + 1)]
-        elif by == "deliveries":
-            # Few distinct values: count them raw, bucket the distinct values at the end.
-            raw_counts: Counter[int] = Counter()
-            deliveries_of = itemgetter(3)
-            for page in scan.pages(ordered=False):
-                raw_counts.update(map(deliveries_of, page))
-                if progress is not None:
-                    rows += len(page)
-                    progress(scan.progress(), rows)
-                del page
-            counts = [0] * (len(edges) + 1)
-            for value, n in raw_counts.items():
-                counts[bisect_right(edges, int(value))] += n
-        else:  # age
-            counts = [0] * (len(edges) + 1)
-            for page in scan.pages(ordered=False):
-                _age_page(page, now_ms, edges, counts)
-                if progress is not None:
-                    rows += len(page)
-                    progress(scan.progress(), rows)
-                del page
+        counts = _edge_counts(scan, by, edges, now_ms, progress)
     buckets = _edge_buckets(edges, counts)
     return Histogram(
         stream=stream,
@@ -206,6 +166,35 @@ def histogram(
     )
 
 
+def _edge_counts(
+    scan: PelScan, by: str, edges: Sequence[int], now_ms: int, progress: Progress | None
+) -> list[int]:
+    """Entries per ``[lo, hi)`` bucket of ``edges`` by idle, deliveries or age: one pass of
+    ``scan``, no per-entry object."""
+    counter: Counter[int] = Counter()  # idle: bucket -> entries; deliveries: value -> entries
+    counts = [0] * (len(edges) + 1)
+    deliveries_of = itemgetter(3)
+    rows = 0
+    for page in scan.pages(ordered=False):
+        if by == "idle":
+            count_idle(page, edges, counter)
+        elif by == "deliveries":  # few distinct values: counted raw, bucketed at the end
+            counter.update(map(deliveries_of, page))
+        else:
+            _age_page(page, now_ms, edges, counts)
+        if progress is not None:
+            rows += len(page)
+            progress(scan.progress(), rows)
+        del page  # free it before the next one is parsed
+    if by == "idle":
+        return [counter.get(i, 0) for i in range(len(edges) + 1)]
+    if by == "deliveries":
+        bucket_of = bucket_finder(edges)
+        for value, n in counter.items():
+            counts[bucket_of(int(value))] += n
+    return counts
+
+
 def _id_ms(entry_id: bytes) -> int:
     return int(entry_id.partition(b"-")[0])
 
@@ -214,13 +203,14 @@ def _age_page(page: list, now_ms: int, edges: Sequence[int], counts: list[int]) 
     """Pages are sorted by id, so ages fall as the page goes on: a page whose first and last
     entries share a bucket is counted in one step; only pages across an edge go row by row.
     Ages below zero (ids from the future) count in the first bucket."""
-    first = bisect_right(edges, now_ms - _id_ms(page[0][0]))
-    last = bisect_right(edges, now_ms - _id_ms(page[-1][0]))
+    bucket_of = bucket_finder(edges)
+    first = bucket_of(now_ms - _id_ms(page[0][0]))
+    last = bucket_of(now_ms - _id_ms(page[-1][0]))
     if first == last:
         counts[first] += len(page)
         return
     for row in page:
-        counts[bisect_right(edges, now_ms - _id_ms(row[0]))] += 1
+        counts[bucket_of(now_ms - _id_ms(row[0]))] += 1
 
 
 def _by_consumer(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import GroupNotFound
@@ -42,8 +43,13 @@ from pelctl.redis.replies import pairs
 from pelctl.redis.replies import rows as reply_rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
 
+if TYPE_CHECKING:  # pragma: no cover
+    from pelctl.core.budget import Budget
+
 DEFAULT_OLDEST = 5
 __all__ = ["inspect_stream"]
+# One group's PEL walk: idle-threshold counts, ghosts, and what it saw of each consumer.
+_Health = tuple[IdleCounts, int, LivenessTally]
 
 
 def inspect_stream(
@@ -57,9 +63,17 @@ def inspect_stream(
     max_server_ms: float = DEFAULT_MAX_SERVER_MS,
     lock_key: str | None = None,
     detect_locks: bool = True,
+    budget: Budget | None = None,
+    force: bool = False,
 ) -> StreamInspection:
     """``pel_scan``: also walk each group's PEL (bounded calls) for the idle-threshold
     counts, the longest-idle entry and the ghost count; False skips those (cheap refresh).
+
+    ``budget`` (``--watch``, the dashboard): each group's PEL walk is an expensive part of
+    the budget (:meth:`pelctl.core.budget.Budget.run`): it runs when the budget allows
+    (``force``: now) and is otherwise the last one, with its age
+    (``GroupInfo.health_freshness``); the verdicts then use what that walk saw. Everything
+    else is read every time.
 
     Each consumer's verdict comes from :func:`pelctl.core.liveness.judge_group` with
     ``dead_after_ms`` (any duration), the server's idle semantics, what the scan saw of its
@@ -76,7 +90,7 @@ def inspect_stream(
 
         check_lock_pattern(lock_key)
     given_lock = lock_key
-    budget = LOCK_DETECT_KEYS  # EXISTS calls left for detect_lock_key
+    probes_left = LOCK_DETECT_KEYS  # EXISTS calls left for detect_lock_key
     lock_by: dict[bytes, str | None] = {}  # per group: the pattern given or found there
     rows = group_rows(conn, stream)  # raises StreamNotFound / WrongType
     if group is not None:
@@ -131,16 +145,30 @@ def inspect_stream(
         # search itself looks at LOCK_DETECT_PER_CONSUMER of them.
         probe_k = LOCK_PROBES_PER_CONSUMER if lock_key or detect_locks else 0
         tally = LivenessTally(dead_after_ms, probe_k)
+        health_freshness = None
         if pel_scan:
-            idle_counts, ghosts = pel_health(
-                conn,
-                stream,
-                row[b"name"],
-                int(count),
-                max_server_ms=max_server_ms,
-                bounds=bounds,
-                tally=tally,
-            )
+
+            def walk(name: bytes = row[b"name"], n: int = int(count), k: int = probe_k) -> _Health:
+                walked = LivenessTally(dead_after_ms, k)
+                counts, found = pel_health(
+                    conn,
+                    stream,
+                    name,
+                    n,
+                    max_server_ms=max_server_ms,
+                    bounds=bounds,
+                    tally=walked,
+                )
+                return counts, found, walked
+
+            if budget is None:
+                idle_counts, ghosts, tally = walk()
+            else:
+                key = ("pel-health", stream, row[b"name"], dead_after_ms, probe_k, max_server_ms)
+                sampled = budget.run(key, int(count), walk, label="PEL health", force=force)
+                idle_counts, ghosts, tally = sampled.value
+                if not sampled.freshness.live:
+                    health_freshness = sampled.freshness
         poison_by[row[b"name"]] = tally.poison
         facts = [
             ConsumerFacts(
@@ -155,14 +183,14 @@ def inspect_stream(
         if (
             not lock_key
             and detect_locks
-            and budget > 0
+            and probes_left > 0
             and _would_repair(facts, dead_after_ms, idle_counts, oldest_rows)
         ):
             sample = [(bytes(r[0]), bytes(r[1])) for r in oldest_rows]
             lock_key, used = detect_lock_key(
-                conn, stream, row[b"name"], tally.candidates(), sample, budget=budget
+                conn, stream, row[b"name"], tally.candidates(), sample, budget=probes_left
             )
-            budget -= used
+            probes_left -= used
         lock_by[row[b"name"]] = lock_key
         judged = judge_group(
             facts,
@@ -197,6 +225,7 @@ def inspect_stream(
                 oldest=tuple(PendingEntry(r[0], r[1], int(r[2]), int(r[3])) for r in oldest_rows),
                 idle_counts=idle_counts,
                 ghosts=ghosts,
+                health_freshness=health_freshness,
             )
         )
     return StreamInspection(

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pelctl.core.budget import Freshness
 
 Fields = tuple[tuple[bytes, bytes], ...]
 
@@ -84,6 +88,9 @@ class GroupInfo:
     oldest: tuple[PendingEntry, ...] = ()
     idle_counts: IdleCounts | None = None
     ghosts: int | None = None
+    # How old idle_counts and ghosts are when a budget samples the PEL walk (--watch);
+    # None: walked for this result.
+    health_freshness: Freshness | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,7 +76,7 @@ def iter_pending(
             return
 
 
-def _with_payloads(raw, stream: bytes, page: list) -> Iterator[PendingEntry]:
+def _with_payloads(raw: redis.Redis, stream: bytes, page: list) -> Iterator[PendingEntry]:
     with redis_errors("XRANGE"):
         pipe = raw.pipeline(transaction=False)
         for row in page:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -348,6 +348,56 @@ class _Found:
 # -- the trace ---------------------------------------------------------------------------------
 
 
+@dataclass
+class _Search:
+    """The chain's search, in the streams being traced only: what it found and read."""
+
+    conn: Connection
+    source: bytes
+    shapes: dict[bytes, _Shape]
+    max_server_ms: float
+    progress: Callable[[float | None, int], None] | None
+    should_stop: Callable[[], bool] | None
+    found: dict[tuple[bytes, bytes], _Found] = field(default_factory=dict)
+    searched: list[StreamSearched] = field(default_factory=list)
+    truncated: bool = False  # more copies than MAX_COPIES
+    total_read: int = 0
+
+    @property
+    def keys(self) -> list[bytes]:
+        return [k for k in self.shapes if self.shapes[k].exists]
+
+    def scan(self, key: bytes, start: bytes, test: Callable[[bytes, list[bytes]], bool]) -> None:
+        """Read ``key`` from ``start`` to its end; keep the entries ``test`` accepts."""
+        s = StreamSearched(key, start, b"+", is_dlq=key != self.source)
+        self.searched.append(s)
+        engine = EntryScan(self.conn.raw(key), key, start=start, max_server_ms=self.max_server_ms)
+        last = self.shapes[key].last_generated
+        if last is not None:
+            engine.span(last[0])
+        keys = self.keys
+        index = keys.index(key)
+        for page in engine.pages():
+            if self.should_stop is not None and self.should_stop():
+                raise ScanCancelled()
+            for eid, flat in page:
+                if not test(eid, flat):
+                    continue
+                if len(self.found) >= MAX_COPIES:
+                    self.truncated = True
+                    continue
+                self.found[(key, eid)] = _Found(key, eid, list(flat), key != self.source)
+                s.matches += 1
+            self.total_read += len(page)
+            if self.progress is not None:
+                part = engine.progress() or 0.0
+                self.progress((index + part) / len(keys), self.total_read)
+        st = engine.stats
+        s.scanned, s.calls, s.max_call_ms = st.entries, st.calls, st.max_call_ms
+        s.first_id, s.last_id, s.complete = st.first_id, st.last_id, True
+        s.length = None
+
+
 def trace(
     conn: Connection,
     stream: bytes,
@@ -379,6 +429,69 @@ def trace(
         dlq_keys.insert(0, stream)
 
     # 1. The entry asked for, and the message's id.
+    asked_flat, original = _identify(
+        conn, stream, entry_id, source, prefix, max_server_ms, should_stop, notes
+    )
+
+    # 2. The chain, in the streams being traced only.
+    search = _Search(
+        conn,
+        source,
+        {key: _shape(conn, key) for key in [source, *dlq_keys]},
+        max_server_ms,
+        progress,
+        should_stop,
+    )
+    if not search.shapes[source].exists:
+        notes.append(f"stream {escape(source)} does not exist (deleted, or never written)")
+    _follow(search, stream, entry_id, original, dlq_keys, prefix)
+    found, shapes = search.found, search.shapes
+    # The message's own entry and the entry asked for, when the scans did not see them.
+    found.setdefault((stream, entry_id), _Found(stream, entry_id, asked_flat, stream != source))
+    found[(stream, entry_id)].traced = True
+    if _valid_id(original) and shapes[source].exists and (source, original) not in found:
+        found[(source, original)] = _Found(source, original, None, False)
+    for s in search.searched:
+        s.length = _xlen(conn, s.stream)
+
+    # 3. The audit log, and the dead letters replayed since (the replay removed them).
+    audit = _audit(search, dlq_keys, prefix, audit_log)
+
+    # 4. States in every group, the reason an entry is gone.
+    entries = _states(conn, found.values(), shapes, original, prefix, now)
+    entries = sorted(entries, key=lambda e: e.sort_key)
+    result = Trace(
+        stream=stream,
+        id=entry_id,
+        source=source,
+        original_id=original,
+        server=f"{conn.settings.redacted_url}",
+        now_ms=now,
+        entries=tuple(entries),
+        timeline=tuple(_timeline(entries, audit, now)),
+        searched=tuple(search.searched),
+        audit=audit,
+        advice=(),
+        summary="",
+        notes=tuple(notes),
+        copies_truncated=search.truncated,
+    )
+    advice, summary = advise(result)
+    return replace(result, advice=tuple(advice), summary=summary)
+
+
+def _identify(
+    conn: Connection,
+    stream: bytes,
+    entry_id: bytes,
+    source: bytes,
+    prefix: str,
+    max_server_ms: float,
+    should_stop: Callable[[], bool] | None,
+    notes: list[str],
+) -> tuple[list[bytes] | None, bytes]:
+    """The entry asked for (its fields, None when gone) and the message's first id, as the
+    entry (or its replayed copy) claims it; what looks wrong is added to ``notes``."""
     with redis_errors("XRANGE"):
         reply = conn.raw(stream).execute_command("XRANGE", stream, entry_id, entry_id)
     asked_flat: list[bytes] | None = list(reply[0][1]) if reply else None
@@ -412,54 +525,24 @@ def trace(
             f"the entry names {escape(original)} as its original id, which is not a stream "
             f"id: copies claiming it are looked for in the whole of {escape(source)}"
         )
+    return asked_flat, original
 
-    # 2. The chain, in the streams being traced only.
-    shapes: dict[bytes, _Shape] = {}
-    for key in [source, *dlq_keys]:
-        shapes[key] = _shape(conn, key)
-    if not shapes[source].exists:
-        notes.append(f"stream {escape(source)} does not exist (deleted, or never written)")
-    searched: list[StreamSearched] = []
-    found: dict[tuple[bytes, bytes], _Found] = {}
+
+def _follow(
+    search: _Search,
+    stream: bytes,
+    entry_id: bytes,
+    original: bytes,
+    dlq_keys: Sequence[bytes],
+    prefix: str,
+) -> None:
+    """Find the chain's members: copies in the source that name ``original`` (from its
+    time on), then dead letters of any of them in each dead-letter stream."""
+    source, shapes = search.source, search.shapes
     chain_source_ids: set[bytes] = {original}
     if stream == source:
         chain_source_ids.add(entry_id)
-    truncated = False
-    total_read = 0
-    keys = [k for k in [source, *dlq_keys] if shapes[k].exists]
     original_key = lineage.names(prefix)[2]
-    dlq_id_key = head(prefix) + b"id"
-    source_key = head(prefix) + b"source"
-
-    def scan(key: bytes, start: bytes, test: Callable[[bytes, list[bytes]], bool]) -> None:
-        nonlocal truncated, total_read
-        s = StreamSearched(key, start, b"+", is_dlq=key != source)
-        searched.append(s)
-        engine = EntryScan(conn.raw(key), key, start=start, max_server_ms=max_server_ms)
-        last = shapes[key].last_generated
-        if last is not None:
-            engine.span(last[0])
-        index = keys.index(key)
-        for page in engine.pages():
-            if should_stop is not None and should_stop():
-                raise ScanCancelled()
-            for eid, flat in page:
-                if not test(eid, flat):
-                    continue
-                if len(found) >= MAX_COPIES:
-                    truncated = True
-                    continue
-                found[(key, eid)] = _Found(key, eid, list(flat), key != source)
-                s.matches += 1
-            total_read += len(page)
-            if progress is not None:
-                part = engine.progress() or 0.0
-                progress((index + part) / len(keys), total_read)
-        st = engine.stats
-        s.scanned, s.calls, s.max_call_ms = st.entries, st.calls, st.max_call_ms
-        s.first_id, s.last_id, s.complete = st.first_id, st.last_id, True
-        s.length = None
-
     if shapes[source].exists:
         start = b"-"
         if _valid_id(original):
@@ -472,42 +555,52 @@ def trace(
             # C-level membership first: most entries do not hold the id at all.
             return original in flat and _last(flat, original_key) == original
 
-        scan(source, start, in_source)
-        chain_source_ids.update(eid for (k, eid) in found if k == source)
-
+        search.scan(source, start, in_source)
+        chain_source_ids.update(eid for (k, eid) in search.found if k == source)
     for key in dlq_keys:
-        if not shapes[key].exists:
-            continue
+        if shapes[key].exists:
+            test = _letter_test(
+                source, original, entry_id if key == stream else None, chain_source_ids, prefix
+            )
+            search.scan(key, b"-", test)
 
-        traced_here = entry_id if key == stream else None
 
-        def in_dlq(eid: bytes, flat: list[bytes], traced_here: bytes | None = traced_here) -> bool:
-            if eid == traced_here:
-                return True
-            if chain_source_ids.isdisjoint(flat):
-                return False
-            if source_key not in flat:
-                return False  # not a dead letter: whatever it holds, it is not this chain
-            letter_source = _last(flat, source_key)
-            if letter_source != source:
-                return False
-            claimed = _last(flat, original_key)
-            if claimed is not None:
-                return claimed == original
-            return _last(flat, dlq_id_key) in chain_source_ids
+def _letter_test(
+    source: bytes,
+    original: bytes,
+    traced_here: bytes | None,
+    chain_source_ids: set[bytes],
+    prefix: str,
+) -> Callable[[bytes, list[bytes]], bool]:
+    """Whether a dead-letter stream's entry is one of the chain's: a dead letter of
+    ``source`` whose original id is the message's, or, without one, whose ``_dlq_id`` is a
+    member's id in the source."""
+    original_key = lineage.names(prefix)[2]
+    dlq_id_key = head(prefix) + b"id"
+    source_key = head(prefix) + b"source"
 
-        scan(key, b"-", in_dlq)
+    def in_dlq(eid: bytes, flat: list[bytes]) -> bool:
+        if eid == traced_here:
+            return True
+        if chain_source_ids.isdisjoint(flat):
+            return False
+        if source_key not in flat:
+            return False  # not a dead letter: whatever it holds, it is not this chain
+        if _last(flat, source_key) != source:
+            return False
+        claimed = _last(flat, original_key)
+        if claimed is not None:
+            return claimed == original
+        return _last(flat, dlq_id_key) in chain_source_ids
 
-    # The message's own entry and the entry asked for, when the scans did not see them.
-    found.setdefault((stream, entry_id), _Found(stream, entry_id, asked_flat, stream != source))
-    found[(stream, entry_id)].traced = True
-    if _valid_id(original) and shapes[source].exists and (source, original) not in found:
-        found[(source, original)] = _Found(source, original, None, False)
-    for s in searched:
-        s.length = _xlen(conn, s.stream)
+    return in_dlq
 
-    # Dead letters replayed since (the replay removed them): known from the replayed
-    # copies' marker, and from the audit log.
+
+def _audit(search: _Search, dlq_keys: Sequence[bytes], prefix: str, log: Path | None) -> AuditRead:
+    """The audit log's lines about the chain. Dead letters replayed since (the replay removed
+    them) are known from the replayed copies' marker and added to the chain, in the
+    dead-letter stream a replay line names."""
+    source, found, shapes = search.source, search.found, search.shapes
     letters = {eid for (k, eid) in found if k != source}
     replayed = [
         mark
@@ -516,41 +609,17 @@ def trace(
         for mark in [_last(f.flat, marker_field(prefix))]
         if mark is not None and mark not in letters and _valid_id(mark)
     ]
-    searched_dlqs = [k for k in dlq_keys if shapes[k].exists] or dlq_keys[:1]
-
-    # 4. The audit log.
+    searched_dlqs = [k for k in dlq_keys if shapes[k].exists] or list(dlq_keys[:1])
     chain: dict[bytes, set[bytes]] = {}
     for f in found.values():
         chain.setdefault(f.stream, set()).add(f.id)
     for key in searched_dlqs:
         chain.setdefault(key, set()).update(replayed)
-    audit = read_audit(audit_log, chain, conn.settings.redacted_url)
+    audit = read_audit(log, chain, search.conn.settings.redacted_url)
     for mark in dict.fromkeys(replayed):
         key = _replayed_from_dlq(audit, mark, searched_dlqs)
         found[(key, mark)] = _Found(key, mark, None, True, inferred=True)
-
-    # 3. States in every group, the reason an entry is gone.
-    entries = _states(conn, found.values(), shapes, original, prefix, now)
-    entries = sorted(entries, key=lambda e: e.sort_key)
-    timeline = _timeline(entries, audit, now)
-    result = Trace(
-        stream=stream,
-        id=entry_id,
-        source=source,
-        original_id=original,
-        server=f"{conn.settings.redacted_url}",
-        now_ms=now,
-        entries=tuple(entries),
-        timeline=tuple(timeline),
-        searched=tuple(searched),
-        audit=audit,
-        advice=(),
-        summary="",
-        notes=tuple(notes),
-        copies_truncated=truncated,
-    )
-    advice, summary = advise(result)
-    return replace(result, advice=tuple(advice), summary=summary)
+    return audit
 
 
 def _find_replay(

@@ -27,9 +27,13 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pelctl.base.errors import OperationFailed
 from pelctl.base.paths import state_dir
+
+if TYPE_CHECKING:
+    import redis
 
 INSTALL_HINT = (
     "redis-server is not installed; on Debian/Ubuntu: sudo apt-get install redis-server "
@@ -252,7 +256,7 @@ def _dlq_envelope(i: int, now_ms: int) -> dict[str, str]:
     }
 
 
-def seed(client) -> None:  # a scenario script reads best in one piece
+def seed(client: redis.Redis) -> None:  # a scenario script reads best in one piece
     """Seed the incident described in the module docstring."""
     from pelctl.demo import scenario as sc
 

@@ -1,4 +1,4 @@
-"""The reclaim loop (SPEC §7): a sidecar that heals consumer groups, pass after pass.
+"""The reclaim loop (docs/reclaim.md): a sidecar that heals consumer groups, pass after pass.
 
 - :mod:`pelctl.reclaim.model`: the loop's settings and the per-pass counters;
 - :mod:`pelctl.reclaim.strategies`: requeue, claim, autoclaim, xreadgroup-claim (and auto),

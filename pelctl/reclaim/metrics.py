@@ -4,7 +4,7 @@ One :class:`ReclaimMetrics` owns its own ``CollectorRegistry`` (never the global
 runners or a runner and a library consumer in one process do not collide). Every series is
 labelled ``stream`` and ``group`` (binary names escaped as pelctl prints them).
 
-SPEC §7 series:
+The series (docs/reclaim.md, "Metrics"):
 
 - ``recovery_scan_requeued_total``: entries put back on their stream (requeue);
 - ``recovery_scan_skipped_alive_total``: entries left alone because their lock key exists;
@@ -22,6 +22,11 @@ consumers deleted by ``--prune-consumers-after``), ``recovery_failed_total``,
 ``recovery_errors_total`` (passes that hit an error, e.g. Redis unreachable),
 ``recovery_audit_failures_total`` (passes that changed entries but whose audit line could
 not be written) and ``recovery_last_pass_timestamp_seconds``.
+
+The loop's own cost to the server (docs/server-budget.md), counted from its calls:
+``recovery_server_time_seconds_total`` (server time of every pass) and
+``recovery_server_time_share`` (the last pass's server time over the time from its start to
+the next one: at most ``--max-server-share``).
 """
 
 from __future__ import annotations
@@ -111,6 +116,17 @@ class ReclaimMetrics:
             LABELS,
             registry=r,
         )
+        self.server_seconds = Counter(
+            "recovery_server_time_seconds",
+            "Server time the passes' own calls took (estimated from the client: an upper bound).",
+            registry=r,
+        )
+        self.share = Gauge(
+            "recovery_server_time_share",
+            "The last pass's server time over the time from its start to the next pass "
+            "(at most --max-server-share).",
+            registry=r,
+        )
 
     # -- recording -----------------------------------------------------------------------
     def add(self, stream: bytes | str, group: bytes | str, field: str, n: int = 1) -> None:
@@ -141,6 +157,12 @@ class ReclaimMetrics:
             self.depth.labels(*labels).set(depth)
         if oldest_idle_ms is not None:
             self.oldest_idle.labels(*labels).set(oldest_idle_ms / 1000.0)
+
+    def server_time(self, seconds: float) -> None:
+        self.server_seconds.inc(max(seconds, 0.0))
+
+    def server_share(self, share: float) -> None:
+        self.share.set(max(share, 0.0))
 
     def error(self, kind: str) -> None:
         self.errors.labels(kind).inc()

@@ -34,6 +34,12 @@ Speaking little, and failing closed on names:
   it is back;
 - a pass that changed nothing logs at DEBUG; every ``summary_every_s`` (5 minutes) one
   ``summary`` line at INFO gives the passes and counts of the period.
+
+Never hurting the server: the passes use at most ``--max-server-share`` of its time (5% by
+default), counted from their own calls (:class:`pelctl.core.budget.Budget`). A pass over a
+huge PEL that costs more than that share of ``--interval`` stretches the pause after it
+(``interval-stretched``, logged once), and the metrics give the share used
+(``recovery_server_time_share``, ``recovery_server_time_seconds_total``).
 """
 
 from __future__ import annotations
@@ -61,6 +67,8 @@ from pelctl.base.errors import (
     StreamNotFound,
     UsageError,
 )
+from pelctl.base.shares import DEFAULT_MAX_SERVER_SHARE, format_share
+from pelctl.core.budget import Budget
 from pelctl.core.mutations.outcomes import APPLIED, FAILED, ItemResult
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import PassCounts, PassReport, ReclaimConfig, StreamPass
@@ -73,6 +81,7 @@ from pelctl.reclaim.strategies import (
     run_stream,
 )
 from pelctl.redis.connection import Connection
+from pelctl.redis.meter import metering
 
 # Errors that retrying cannot fix: the loop ends with their exit code.
 FATAL = (UsageError, AuthFailed, PermissionDenied, NeedsServerVersion)
@@ -151,6 +160,7 @@ class Runner:
         summary_every_s: float = SUMMARY_EVERY_S,
         max_passes: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        max_server_share: float = DEFAULT_MAX_SERVER_SHARE,
     ) -> None:
         cfg.validate()
         self.cfg = cfg
@@ -188,6 +198,12 @@ class Runner:
         self._period_start = clock()
         # read-only: what each stream's last pass would have done (logged when it changes)
         self._would: dict[bytes, tuple[int, ...]] = {}
+        # The server's time the passes use: counted per pass, the pause stretched to stay in
+        # the share (said once), the share published.
+        self.budget = Budget(max_server_share, interval_s=cfg.interval_s, clock=clock)
+        self.pass_server_ms = 0.0  # the last pass's
+        self._pass_started: float | None = None
+        self._stretch_said = False
         if metrics is not None:
             for stream in cfg.streams:
                 metrics.touch(stream, cfg.group)
@@ -233,6 +249,9 @@ class Runner:
             conn = self._connect()
             _no_client_retries(conn)
             self.conn = conn
+            if self.budget.meter.latency_ms is None:
+                with metering(self.budget.meter):
+                    self.budget.meter.measure_latency(conn.raw())
             strategy = resolve(self.cfg, conn.caps)
             if strategy != self._strategy:
                 event(
@@ -408,20 +427,27 @@ class Runner:
         strategy = self._strategy or cfg.strategy
         report = PassReport(read_only=cfg.read_only)
         t0 = time.perf_counter()
+        meter = self.budget.meter
+        self._pass_started = self._clock()
+        spent0 = meter.server_ms
         try:
-            for stream in cfg.streams:
-                if self.stopping:
-                    report.interrupted = True
-                    break
-                sp = StreamPass(stream, strategy=strategy)
-                report.streams.append(sp)
-                self._stream_pass(conn, sp, strategy, full=cfg.once)
-                if self.stopping:
-                    report.interrupted = True
+            with metering(meter), meter.timed(round_trips=len(cfg.streams)):
+                for stream in cfg.streams:
+                    if self.stopping:
+                        report.interrupted = True
+                        break
+                    sp = StreamPass(stream, strategy=strategy)
+                    report.streams.append(sp)
+                    self._stream_pass(conn, sp, strategy, full=cfg.once)
+                    if self.stopping:
+                        report.interrupted = True
         finally:
             report.duration_s = time.perf_counter() - t0
+            self.pass_server_ms = meter.server_ms - spent0
             self.passes += 1
             self.totals.merge(report.totals)
+            if self.metrics is not None:
+                self.metrics.server_time(self.pass_server_ms / 1000.0)
         return report
 
     def _stream_pass(self, conn: Connection, sp: StreamPass, strategy: str, full: bool) -> None:
@@ -750,7 +776,7 @@ class Runner:
                 self.max_passes is not None and self.passes >= self.max_passes
             ):
                 break
-            self.stop_event.wait(self.sleep_time())
+            self.stop_event.wait(self.pause())
         self.drop_connection()
         event(
             self.log,
@@ -769,6 +795,37 @@ class Runner:
     def sleep_time(self) -> float:
         j = self.cfg.jitter
         return max(0.0, self.cfg.interval_s * (1 + self.rng.uniform(-j, j)))
+
+    def pause(self) -> float:
+        """The pause after a pass: ``--interval`` (with jitter), or longer when the pass
+        cost more than ``--max-server-share`` of it: the next pass then starts when the last
+        one's server time is that share of the time since it started. Said once
+        (``interval-stretched``); the share of the cycle is published as a metric."""
+        budget = self.budget
+        sleep = self.sleep_time()
+        now = self._clock()
+        elapsed = now - self._pass_started if self._pass_started is not None else 0.0
+        cycle = budget.spacing_s(self.pass_server_ms)
+        if cycle > elapsed + sleep:
+            stretched = cycle - elapsed
+            if not self._stretch_said:
+                self._stretch_said = True
+                event(
+                    self.log,
+                    logging.INFO,
+                    "interval-stretched",
+                    interval_s=self.cfg.interval_s,
+                    pause_s=round(stretched, 3),
+                    pass_server_ms=round(self.pass_server_ms, 1),
+                    max_server_share=budget.max_share,
+                    detail=f"a pass costs the server more than {format_share(budget.max_share)} "
+                    "of --interval: passes are spaced out to stay within --max-server-share "
+                    "(said once; docs/server-budget.md)",
+                )
+            sleep = stretched
+        if self.metrics is not None:
+            self.metrics.server_share(self.pass_server_ms / 1000.0 / max(elapsed + sleep, 1e-9))
+        return sleep
 
     def backoff(self, failures: int) -> float:
         """Capped exponential backoff with full jitter in [delay/2, delay]."""

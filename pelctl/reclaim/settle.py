@@ -12,12 +12,12 @@ Two kinds of batches reach here:
   already moved into one of our own consumers by the command that found them. The same
   scripts settle them (owner = ours, no idle threshold).
 
-Entries whose next delivery would be past ``--max-deliveries`` go to the dead-letter stream
-through the ``dlq-move`` script (SPEC §5a envelope); the others are requeued (XCLAIM-check +
+Entries whose next delivery would be past ``--max-deliveries`` go to the dead-letter stream through
+the ``dlq-move`` script (the envelope of docs/formats.md); the others are requeued (XCLAIM-check +
 XADD + XACK in one script) or claimed to ``--to``. Requeued copies carry their lineage
-(:mod:`pelctl.core.lineage`: ``_retry_count``, ``_prior_deliveries``, ``_original_id``;
-nothing with ``--no-lineage``): the requeue script dead-letters a copy whose
-``_retry_count + 1`` reaches the limit.
+(:mod:`pelctl.core.lineage`: ``_retry_count``, ``_prior_deliveries``, ``_original_id``; nothing with
+``--no-lineage``): the requeue script dead-letters a copy whose ``_retry_count + 1`` reaches the
+limit.
 
 Servers that run no Lua (``EVALSHA`` unknown: some proxies, fakeredis without lupa) settle
 *taken* entries by the ordered path instead — write the copy (or the dead letter) first,

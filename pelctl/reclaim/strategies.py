@@ -31,6 +31,7 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import redis.exceptions as rex
 
@@ -43,6 +44,9 @@ from pelctl.redis.capabilities import Capabilities
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scripts import script
+
+if TYPE_CHECKING:
+    import redis
 
 # XAUTOCLAIM examines at most COUNT x 10 PEL entries a call, a few microseconds each (it
 # checks that each one still exists in the stream): COUNT 100 keeps a call near 3 ms.
@@ -186,7 +190,9 @@ def run_autoclaim(run: StreamRun) -> None:
         release(run.conn, run.stream, run.group, me)
 
 
-def _deliveries(raw, stream: bytes, group: bytes, me: bytes, ids: list[bytes]) -> dict[bytes, int]:
+def _deliveries(
+    raw: redis.Redis, stream: bytes, group: bytes, me: bytes, ids: list[bytes]
+) -> dict[bytes, int]:
     """Delivery counts of entries ``me`` just took (one XPENDING over ``me``'s own PEL)."""
     with redis_errors("XPENDING"):
         rows = raw.execute_command("XPENDING", stream, group, ids[0], ids[-1], len(ids) + 100, me)

@@ -1,4 +1,4 @@
-"""Opening connections the way operators expect (SPEC §2).
+"""Opening connections the way operators expect (docs/configuration.md, docs/security.md).
 
 Two kinds of client live on one connection pool:
 - ``client``: redis-py's typed client (response callbacks) for commands whose helpers are

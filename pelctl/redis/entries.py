@@ -14,6 +14,9 @@ a Pending Entries List; this one does them for the entries themselves:
 - **Flat memory.** Each page is also bounded in bytes (:data:`PAGE_BYTES`, from the sizes
   the calibration pages measured; at least one entry), and pages are handed over one at a
   time: a caller that keeps only what it needs holds one page, whatever the stream's size.
+- **Counted.** Every call's estimate is added to the surface's meter when one is current
+  (:func:`pelctl.redis.meter.metering`): the dashboard's trace spends from its server-time
+  budget like its other reads (docs/server-budget.md).
 - **Each entry once.** Pages follow each other with exclusive starts (``(last-id``); entries
   added during the scan at higher ids are read too (up to ``end``), entries deleted before
   the scan reaches them are not.
@@ -34,6 +37,7 @@ import redis.exceptions as rex
 from redis.connection import ConnectionInterface
 
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.meter import record, record_latency
 from pelctl.redis.scan import (
     DEFAULT_MAX_SERVER_MS,
     MAX_KEY,
@@ -47,6 +51,8 @@ from pelctl.redis.scan import (
 
 # One raw XRANGE entry: [id, [field, value, ...]]
 RawEntry = list
+# A call sent and not yet answered: (its arguments, COUNT, serial, when it was sent)
+_InFlight = tuple[list[object], int, bool, float]
 
 FIRST_PAGE = 16
 MIN_PAGE = 1
@@ -118,6 +124,7 @@ class EntryScan:
         self._span: tuple[int, int] | None = None
         self._at_ms: int | None = None
         self._done = False
+        self._retries = _RETRIES
 
     # -- public --------------------------------------------------------------------------------
     def progress(self) -> float | None:
@@ -171,6 +178,8 @@ class EntryScan:
             best = rtt if best is None else min(best, rtt)
         self._latency_ms = best or 0.0
         self.stats.latency_ms = self._latency_ms
+        record_latency(self._latency_ms)
+        record(0.0, calls=2)
 
     def _learn(self, rtt_ms: float, page: list[RawEntry]) -> float:
         """A serial call measured: its server-time upper bound; the per-entry costs."""
@@ -195,21 +204,54 @@ class EntryScan:
         stats.entries += len(page)
         stats.max_count = max(stats.max_count, count)
         stats.max_call_ms = max(stats.max_call_ms, server_ms)
+        record(server_ms)
         if page:
             if stats.first_id is None:
                 stats.first_id = page[0][0]
             stats.last_id = page[-1][0]
 
     # -- the loop --------------------------------------------------------------------------------
+    def _receive(
+        self, conn: ConnectionInterface, inflight: deque[_InFlight]
+    ) -> tuple[list[RawEntry], int] | None:
+        """The oldest call's reply (and the COUNT it asked), measured and counted; None: the
+        connection broke and the call was sent again (reads are idempotent)."""
+        args, count, serial, sent = inflight.popleft()
+        try:
+            page = conn.read_response()
+        except (rex.ConnectionError, rex.TimeoutError):
+            if self._retries <= 0:
+                raise
+            self._retries -= 1
+            conn.disconnect()
+            conn.connect()
+            conn.send_command(*args)
+            inflight.appendleft((args, count, True, time.perf_counter()))
+            return None
+        if serial:
+            server_ms = self._learn((time.perf_counter() - sent) * 1000.0, page)
+        else:
+            server_ms = (self._entry_us or 0.0) * len(page) / 1000.0
+        self._record(server_ms, page, count)
+        return page, count
+
+    def _next(self, page: list[RawEntry], count: int, hi: Key) -> Key | None:
+        """Where the next page starts; None: the range is read."""
+        if page:
+            self._at_ms = parse_key(page[-1][0])[0]
+        if len(page) < count:
+            return None
+        cursor = next_key(parse_key(page[-1][0]))
+        return None if cursor is None or cursor > hi else cursor
+
     def _pages(self, lo: Key, hi: Key) -> Iterator[list[RawEntry]]:
         size = self.fixed_page or FIRST_PAGE
-        cursor: Key | None = lo
-        # in flight: (args, count, serial, send time); at most one call ahead
-        inflight: deque[tuple[list[object], int, bool, float]] = deque()
+        # in flight: at most one call ahead
+        inflight: deque[_InFlight] = deque()
         since_calibration = 0
         pool = self.raw.connection_pool
         conn = pool.get_connection()
-        retries = _RETRIES
+        self._retries = _RETRIES
         clean = False
 
         def send(start: Key, count: int, serial: bool) -> None:
@@ -222,32 +264,12 @@ class EntryScan:
             self._ping(conn)
             send(lo, size, True)
             while inflight:
-                args, count, serial, sent = inflight.popleft()
-                try:
-                    page = conn.read_response()
-                except (rex.ConnectionError, rex.TimeoutError):
-                    if retries <= 0:
-                        raise
-                    retries -= 1
-                    # Reads are idempotent: reconnect and ask again.
-                    conn.disconnect()
-                    conn.connect()
-                    conn.send_command(*args)
-                    inflight.appendleft((args, count, True, time.perf_counter()))
+                received = self._receive(conn, inflight)
+                if received is None:
                     continue
-                if serial:
-                    server_ms = self._learn((time.perf_counter() - sent) * 1000.0, page)
-                else:
-                    server_ms = (self._entry_us or 0.0) * len(page) / 1000.0
-                self._record(server_ms, page, count)
+                page, count = received
                 size = self._size_for(size)
-                cursor = None
-                if len(page) >= count:
-                    cursor = next_key(parse_key(page[-1][0]))
-                    if cursor is not None and cursor > hi:
-                        cursor = None
-                if page:
-                    self._at_ms = parse_key(page[-1][0])[0]
+                cursor = self._next(page, count, hi)
                 if cursor is not None and since_calibration + 1 < CALIBRATE_EVERY:
                     # Ask for the next page before handing this one over: the server works
                     # while the caller does.
@@ -255,7 +277,7 @@ class EntryScan:
                     since_calibration += 1
                 if page:
                     yield page
-                    page = None  # one page alive while the next reply is parsed
+                    del page, received  # one page alive while the next reply is parsed
                 if cursor is not None and not inflight:
                     send(cursor, size, True)  # serial: measured
                     since_calibration = 0

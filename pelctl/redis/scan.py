@@ -17,6 +17,9 @@
   under ``max_server_ms``. The bound is computed from serial "calibration" calls whose round
   trip, minus the connection's idle latency, is an upper bound on the server's time; it is
   repeated every few pages. See docs/scan-engine.md.
+- Every call's estimate is also added to the surface's :class:`~pelctl.redis.meter.
+  ServerMeter` when one is current (:func:`pelctl.redis.meter.metering`): what the share of
+  the server's time a polling surface used is counted from (docs/server-budget.md).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from redis.connection import ConnectionInterface
 from pelctl.base.binary import escape
 from pelctl.base.errors import GroupNotFound, StreamNotFound, UsageError
 from pelctl.redis.errors import redis_errors
+from pelctl.redis.meter import record, record_latency
 from pelctl.redis.replies import pairs
 
 # One raw XPENDING row: [id, consumer, idle_ms, deliveries]
@@ -62,6 +66,11 @@ _MAX_U64 = 18446744073709551615
 MIN_KEY: Key = (0, 0)
 MAX_KEY: Key = (_MAX_U64, _MAX_U64)
 _RETRIES = 2
+# The surface's meter counts a page at the least per-row cost of this many calibrations,
+# and never more than _METER_ROW_US_MAX a row (five times what a row costs on a 2-core
+# machine, docs/scan-engine.md).
+_METER_SAMPLES = 5
+_METER_ROW_US_MAX = 5.0
 
 
 @dataclass
@@ -237,6 +246,7 @@ class PelScan:
         self.meta: GroupMeta | None = None
         # per-row server cost upper bound (µs), learnt from calibration calls
         self._row_us: float | None = None
+        self._cal_row_us: deque[float] = deque(maxlen=_METER_SAMPLES)  # the meter's
         self._latency_ms = 0.0
         self._span: tuple[int, int] | None = None  # (lo_ms, hi_ms) for progress
         self._remaining: list[_Segment] = []
@@ -269,7 +279,9 @@ class PelScan:
             hi = _bound(self.end, start=False)
             if lo is None or hi is None or lo > hi:
                 return
+            t0 = time.perf_counter()
             self.meta = group_meta(self.raw, self.stream, self.group)
+            record((time.perf_counter() - t0) * 1000.0)  # a round trip: an upper bound
             if self.meta.pending == 0:
                 self._done = True
                 return
@@ -297,13 +309,27 @@ class PelScan:
         size = min(ideal, current * _MAX_GROWTH)
         return int(max(MIN_PAGE, min(MAX_PAGE, size)))
 
-    def _record(self, server_ms: float, rows: int) -> None:
+    def _record(self, server_ms: float, rows: int, paged: bool = False) -> None:
+        """Count a call. ``paged``: a page of the plain walk, counted on the surface's meter at
+        the least per-row cost of the recent calibration calls (a round trip is never
+        shorter than the server's time, but a busy machine, or a dashboard's UI thread
+        holding the interpreter, makes some much longer; the per-call bound keeps the
+        conservative estimate)."""
         stats = self.stats
         stats.calls += 1
         stats.rows += rows
         stats.total_call_ms += server_ms
         if server_ms > stats.max_call_ms:
             stats.max_call_ms = server_ms
+        if paged:
+            # (At most _METER_ROW_US_MAX a row: XPENDING costs about 1 µs a row with its
+            # reply, docs/scan-engine.md; a client starved of CPU waits far longer.)
+            cost = rows * _METER_ROW_US_MAX / 1000.0
+            if self._cal_row_us:
+                cost = min(cost, rows * min(self._cal_row_us) / 1000.0)
+            record(min(server_ms, cost))
+        else:
+            record(server_ms)
 
     # -- connection ----------------------------------------------------------------------------
     def _args(self, lo: Key, hi: Key, count: int, idle: int | None) -> list[object]:
@@ -327,6 +353,8 @@ class PelScan:
             best = rtt if best is None else min(best, rtt)
         self._latency_ms = best or 0.0
         self.stats.latency_ms = self._latency_ms
+        record_latency(self._latency_ms)
+        record(0.0, calls=2)
 
     def _calibrated(self, rtt_ms: float, rows: int, learn: bool = True) -> float:
         """Record a serial call: returns its server-time upper bound and updates the cost."""
@@ -335,6 +363,7 @@ class PelScan:
         self.stats.calibrations += 1
         if learn and rows >= 50:
             self._row_us = server_ms * 1000.0 / rows
+            self._cal_row_us.append(self._row_us)
         return server_ms
 
     # -- plain paging --------------------------------------------------------------------------
@@ -397,7 +426,7 @@ class PelScan:
                     if parallel == 1 and n >= 50 and self._row_us is not None:
                         self._row_us = max(self._row_us, read_ms * 1000.0 / n)
                     server_ms = (self._row_us or 0.0) * n / 1000.0
-                self._record(server_ms, n)
+                self._record(server_ms, n, paged=True)
                 size = self.stats.page_size = self._size_for(size)
                 if n >= count:
                     nxt = next_key(parse_key(rows[-1][0]))
@@ -439,7 +468,9 @@ class PelScan:
         meta = self.meta
         assert meta is not None
         raw = self.raw
+        t0 = time.perf_counter()
         first = raw.execute_command(*self._args(lo, hi, 1, None))
+        record((time.perf_counter() - t0) * 1000.0)
         if not first:
             return
         lo = max(lo, parse_key(first[0][0]))

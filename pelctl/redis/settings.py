@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from pelctl.base.shares import DEFAULT_MAX_SERVER_SHARE
 from pelctl.redis.url import credentials, redact
 
 DEFAULT_URL = "redis://localhost:6379/0"
@@ -29,6 +30,8 @@ class ConnectionSettings:
     read_only: bool = False
     default_group: str | None = None
     lock_key: str | None = None  # the context's lock-key pattern (inspect, entry repairs)
+    # What a surface that polls may use of the server's time (docs/server-budget.md).
+    max_server_share: float = DEFAULT_MAX_SERVER_SHARE
     client_name: str = "pelctl"
     socket_timeout: float = 10.0
     url_source: str = "default"

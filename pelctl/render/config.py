@@ -45,6 +45,7 @@ class ShowRenderer(ResultRenderer[Resolved]):
             "cluster": s.cluster,
             "read_only": s.read_only,
             "default_group": s.default_group,
+            "max_server_share": s.max_server_share,
             "client_name": s.client_name,
             "audit_log": str(result.audit_log),
         }

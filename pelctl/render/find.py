@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pelctl.base.binary import escape
+from pelctl.base.durations import format_duration_ms
 from pelctl.core.find import FindRun, Match, StreamSearched
 from pelctl.core.models import id_ms
 from pelctl.core.trace import TracedMatch
@@ -146,10 +147,10 @@ TRACED = TracedFind()
 
 
 def summary(run: FindRun) -> list[Part]:
-    """What was searched, on stderr in every format: ``3 matches for --field ... in 0.21
-    s``, then a line per stream: its range, the entries read, the calls, the matches."""
+    """What was searched, on stderr in every format: ``3 matches for --field ... in 210ms``,
+    then a line per stream: its range, the entries read, the calls, the matches."""
     head = f"{run.found:,} match{'es' if run.found != 1 else ''} for {run.query.describe()}"
-    head += f" in {run.elapsed_s:.2f} s"
+    head += f" in {format_duration_ms(round(run.elapsed_s * 1000))}"
     if run.limited:
         head += f"; stopped at the limit ({run.found:,}): --limit N or --all for more"
     return [Note(head), *(Note(_stream_line(s)) for s in run.searched)]

@@ -210,11 +210,17 @@ def health_table(g: GroupInfo) -> TableData | None:
         columns.append(Column("ghosts", "GHOSTS", "right"))
         row.append(fmt_int(g.ghosts))
     style = "red" if (g.ghosts or (ic is not None and ic.counts and ic.counts[-1])) else None
+    caption = None
+    if g.health_freshness is not None:  # sampled under a budget (--watch): how old it is
+        from pelctl.render import budget
+
+        caption = budget.note(g.health_freshness)
     return TableData(
         tuple(columns),
         [tuple(row)],
         title=f"PEL health of {escape(g.name)}",
         row_styles=[style],
+        caption=caption,
     )
 
 
@@ -273,6 +279,10 @@ def group_json(g: GroupInfo, now_ms: int) -> dict[str, Any]:
         out["poison_suspects"] = g.idle_counts.poison
     if g.ghosts is not None:
         out["ghosts"] = g.ghosts
+    if g.health_freshness is not None:
+        from pelctl.render import budget
+
+        out["sampled"] = budget.to_json(g.health_freshness)
     return out
 
 

@@ -48,6 +48,8 @@ from pelctl.spark import results as res
 from pelctl.spark.schema import PARTITION_COLUMN, TABLES, spark_ddl
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, Row, SparkSession
+
     from pelctl.core import liveness
 
 DEFAULT_ACCURACY = 10_000
@@ -85,12 +87,12 @@ class AnalyzeOptions:
 class Tables:
     """DataFrames of the latest snapshot per server, plus the group history for trends."""
 
-    pel: Any
-    consumers: Any
-    groups: Any
-    dlq: Any
-    streams: Any
-    history: Any
+    pel: DataFrame
+    consumers: DataFrame
+    groups: DataFrame
+    dlq: DataFrame
+    streams: DataFrame
+    history: DataFrame
     input: res.Input
     history_points: int | None = None  # distinct snapshots in the history, when known
 
@@ -98,7 +100,7 @@ class Tables:
 # -- loading -------------------------------------------------------------------------------
 
 
-def _empty(spark: Any, table: str) -> Any:
+def _empty(spark: SparkSession, table: str) -> DataFrame:
     return spark.createDataFrame([], spark_ddl(table))
 
 
@@ -124,7 +126,7 @@ def check_snapshot_dir(path: str) -> str:
     return str(local.resolve())
 
 
-def load_snapshots(spark: Any, path: str, options: AnalyzeOptions | None = None) -> Tables:
+def load_snapshots(spark: SparkSession, path: str, options: AnalyzeOptions | None = None) -> Tables:
     """Read a snapshot directory: the latest snapshot of each server, and the group history."""
     from functools import reduce
 
@@ -142,6 +144,11 @@ def load_snapshots(spark: Any, path: str, options: AnalyzeOptions | None = None)
             continue
         ddl = f"{spark_ddl(table)}, `{PARTITION_COLUMN}` string"
         frames[table] = spark.read.schema(ddl).parquet(table_path)
+    # Snapshots written before schema 4 have the dlq's consumer under its old name, owner
+    # (its columns read as null here): the one name, whatever wrote the files.
+    frames["dlq"] = frames["dlq"].withColumn(
+        "consumer", F.coalesce(F.col("consumer"), F.col("owner"))
+    )
     # Every (server, snapshot) pair, from the small streams table: one small job.
     marks = frames["streams"].select("server", PARTITION_COLUMN).distinct().collect()
     if not marks:
@@ -157,7 +164,7 @@ def load_snapshots(spark: Any, path: str, options: AnalyzeOptions | None = None)
         [(F.col("server") == s) & (F.col(PARTITION_COLUMN) == v) for s, v in latest.items()],
     )
 
-    def latest_of(table: str) -> Any:
+    def latest_of(table: str) -> DataFrame:
         # The isin on the partition column prunes files; the condition picks per server.
         return (
             frames[table]
@@ -169,7 +176,7 @@ def load_snapshots(spark: Any, path: str, options: AnalyzeOptions | None = None)
     history = frames["groups"]
     snapshots = sorted({row[PARTITION_COLUMN] for row in marks})
     if options.since_ms:
-        from pelctl.spark.snapshot import partition_value
+        from pelctl.spark.parquet import partition_value
 
         cutoff = partition_value(
             datetime.fromtimestamp((time.time() * 1000 - options.since_ms) / 1000.0, UTC)
@@ -207,12 +214,13 @@ _PEL_COLUMNS = (
 )
 
 
-def load_from_redis(spark: Any, urls: list[str], reader_options: dict[str, str]) -> Tables:
+def load_from_redis(spark: SparkSession, urls: list[str], reader_options: dict[str, str]) -> Tables:
     """Read live Redis: the PEL through the ``pel`` data source (executors scan the PELs in
     parallel, one task per server/stream/group/id range), the small tables on the driver."""
     from pelctl.base.binary import unescape
     from pelctl.spark import register
-    from pelctl.spark.snapshot import Target, now_ms_precision, small_tables
+    from pelctl.spark.parquet import now_ms_precision
+    from pelctl.spark.snapshot import Target, small_tables
     from pelctl.spark.source import connect_url, parse_options
 
     register(spark)
@@ -232,7 +240,7 @@ def load_from_redis(spark: Any, urls: list[str], reader_options: dict[str, str])
         small = small_tables(
             targets,
             match=unescape(opts.match) if opts.match else None,
-            dlq_prefix=opts.dlq_prefix.encode(),
+            dlq_prefix=opts.envelope_head.encode(),
             snapshot_time=now_ms_precision(),
         )
     finally:
@@ -272,7 +280,7 @@ def _iso(ms: int) -> str:
     )
 
 
-def _key(row: Any) -> tuple[str, str, str]:
+def _key(row: Row) -> tuple[str, str, str]:
     return (row["server"], row["stream"], row["group"])
 
 
@@ -479,7 +487,7 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analys
     )
 
 
-def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
+def consumer_verdicts(rows: list[Row], dead_after_ms: int) -> list[Any]:
     """The verdict of each consumer row (same order), from what its snapshot recorded: the
     server version (7.2 semantics or not) and the client signals. Snapshots older than
     schema 3 have neither: 7.2 semantics are assumed for a server whose rows carry
@@ -489,7 +497,7 @@ def consumer_verdicts(rows: list[Any], dead_after_ms: int) -> list[Any]:
 
     modern_servers = {r["server"] for r in rows if r["inactive_ms"] is not None}
 
-    def modern(row: Any) -> bool:
+    def modern(row: Row) -> bool:
         label = row["server_version"]
         if not label:
             return row["server"] in modern_servers
@@ -540,7 +548,7 @@ def _recorded(view: liveness.Clients) -> Callable[[], liveness.Clients]:
     return lambda: view
 
 
-def group_stats(pel: Any, o: AnalyzeOptions) -> list[Any]:
+def group_stats(pel: DataFrame, o: AnalyzeOptions) -> list[Row]:
     """One job, one pass over the PEL: per group the count, idle p50/p90/p99, max idle, the
     oldest entry, max deliveries, stuck and poison counts and the delivery buckets (b0..)."""
     from pyspark.sql import functions as F
@@ -571,7 +579,7 @@ def group_stats(pel: Any, o: AnalyzeOptions) -> list[Any]:
     )
 
 
-def _single_point_trends(group_rows: list[Any]) -> res.Trends:
+def _single_point_trends(group_rows: list[Row]) -> res.Trends:
     """One snapshot: the series is one point and there is no growth yet."""
     if not group_rows:
         return res.NO_TRENDS
@@ -586,7 +594,7 @@ def _single_point_trends(group_rows: list[Any]) -> res.Trends:
     )
 
 
-def _group_record(key: tuple[str, str, str], stats: Any, g: Any) -> res.GroupStats:
+def _group_record(key: tuple[str, str, str], stats: Row | None, g: Row | None) -> res.GroupStats:
     server, stream, group = key
     snapshot_ms = (g["snapshot_ms"] if g is not None else None) or (
         stats["snapshot_ms"] if stats is not None else None
@@ -629,7 +637,7 @@ def _group_record(key: tuple[str, str, str], stats: Any, g: Any) -> res.GroupSta
     )
 
 
-def _dlq_section(rows: list[Any], top: int) -> res.DlqStats:
+def _dlq_section(rows: list[Row], top: int) -> res.DlqStats:
     """Counts keyed as ``pelctl dlq stats`` keys them (no source: ``(no envelope)``, no
     reason: ``(none)``), most first; the pairs keep ``null``."""
     by_source: dict[str, int] = {}
@@ -657,7 +665,7 @@ def _dlq_section(rows: list[Any], top: int) -> res.DlqStats:
     )
 
 
-def trends_section(history: Any, o: AnalyzeOptions) -> res.Trends:
+def trends_section(history: DataFrame, o: AnalyzeOptions) -> res.Trends:
     """Fleet pending per snapshot and per hour; growth per hour; the fastest-growing groups.
 
     Growth per hour is the least-squares slope of pending over time (``regr_slope``), so one

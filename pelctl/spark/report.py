@@ -16,12 +16,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pelctl.base.binary import clean
 from pelctl.base.durations import format_duration_ms
 from pelctl.render.table import Column, TableData, fmt_int
-from pelctl.spark.results import Analysis
+from pelctl.spark.results import Analysis, GroupStats, GrowingGroup
+
+if TYPE_CHECKING:
+    from jinja2 import Template
+    from markupsafe import Markup
 
 PALETTE = ("#2563eb", "#f59e0b", "#dc2626", "#16a34a", "#7c3aed", "#0891b2", "#db2777")
 FONT = "system-ui,-apple-system,'Segoe UI',Roboto,sans-serif"
@@ -32,7 +36,7 @@ def _dur(ms: int | None) -> str:
     return "-" if ms is None else format_duration_ms(int(ms))
 
 
-def _name(d: Any, multi_server: bool) -> str:
+def _name(d: GroupStats | GrowingGroup, multi_server: bool) -> str:
     base = f"{d.stream} / {d.group}"
     return f"{d.server} {base}" if multi_server else base
 
@@ -233,7 +237,7 @@ def _records(items: Sequence[Any]) -> list[dict[str, Any]]:
     return [asdict(item) for item in items]
 
 
-def _cells(columns: Sequence[Column], record: Any) -> tuple[str, ...]:
+def _cells(columns: Sequence[Column], record: object) -> tuple[str, ...]:
     cells = []
     for c in columns:
         v = getattr(record, c.key)
@@ -251,7 +255,7 @@ def _cells(columns: Sequence[Column], record: Any) -> tuple[str, ...]:
 # -- charts (pygal) ---------------------------------------------------------------------------
 
 
-def _e(text: Any) -> str:
+def _e(text: object) -> str:
     """The one escaping function of the HTML surface (the template's ``finalize``)."""
     from markupsafe import Markup
 
@@ -318,7 +322,7 @@ def _chart(kind: str, title: str, colors: Sequence[str], opacity: str = "1", **c
     return chart
 
 
-def _svg(chart: Any) -> Any:
+def _svg(chart: Any) -> Markup:
     from markupsafe import Markup
 
     return Markup(chart.render())  # escaped by pygal's XML serializer
@@ -331,7 +335,7 @@ def hbar_chart(
     width: int = 520,
     color: str = PALETTE[0],
     value_label: Callable[[float], str] = _short,
-) -> Any:
+) -> Markup:
     """Horizontal bars, one per (label, value), the first on top."""
     chart = _chart(
         "HorizontalBar",
@@ -351,7 +355,7 @@ def hbar_chart(
 
 def vbar_chart(
     items: Sequence[tuple[str, float]], *, title: str, width: int = 520, color: str = PALETTE[1]
-) -> Any:
+) -> Markup:
     """Vertical bars (a distribution), in the order given."""
     chart = _chart(
         "Bar",
@@ -371,7 +375,7 @@ def vbar_chart(
 
 def percentile_chart(
     items: Sequence[tuple[str, int, int, int]], *, title: str, width: int = 520
-) -> Any:
+) -> Markup:
     """Per group: idle p50, p90 and p99 as three bars (a linear scale, durations)."""
     chart = _chart(
         "HorizontalBar",
@@ -395,7 +399,7 @@ def percentile_chart(
 
 def line_chart(
     points: Sequence[tuple[int, float]], *, title: str, width: int = 1110, note: str = ""
-) -> Any:
+) -> Markup:
     """A time series (x: epoch ms, y: value) with dots on each point."""
     span = (max(p[0] for p in points) - min(p[0] for p in points)) if points else 0
     chart = _chart(
@@ -431,7 +435,7 @@ def _time_label(ms: int, span: int) -> str:
 
 
 @cache
-def _template() -> Any:
+def _template() -> Template:
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
     env = Environment(

@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 # 2: payload_format and decoded (pel, dlq); 3: consumers gained server_version ...
-# verdict_reason (liveness, issue 14)
-SCHEMA_VERSION = 3
+# verdict_reason (the liveness verdict, docs/liveness.md); 4: dlq gained consumer (the
+# name every other table and JSON output use; owner stays, the same value)
+SCHEMA_VERSION = 4
 TABLES = ("pel", "consumers", "groups", "dlq", "streams")
 PARTITION_COLUMN = "snapshot_at"
 
@@ -124,7 +125,12 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("source", "string", True, "_dlq_source: the stream it came from"),
         ("source_group", "string", True, "_dlq_group"),
         ("original_id", "string", True, "the message's first id: its _original_id, else _dlq_id"),
-        ("owner", "string", True, "_dlq_owner: last consumer that held it"),
+        (
+            "owner",
+            "string",
+            True,
+            "deprecated: the same value as consumer (kept: columns are never removed)",
+        ),
         ("deliveries", "long", True, "_dlq_deliveries"),
         ("idle_ms", "long", True, "_dlq_idle_ms: idle when it was moved"),
         ("reason", "string", True, "_dlq_reason"),
@@ -132,6 +138,13 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
         ("payload", "map", True, "original fields (only with --with-payload; null otherwise)"),
         ("payload_format", "string", True, _FORMAT),
         ("decoded", "string", True, _DECODED),
+        (
+            "consumer",
+            "string",
+            True,
+            "_dlq_owner: the consumer that last held it (schema 4+; analyze reads owner "
+            "for older snapshots)",
+        ),
     ),
     "streams": _KEY
     + (

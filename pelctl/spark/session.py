@@ -1,6 +1,6 @@
 """Building a SparkSession that starts fast and never touches the network by default.
 
-Defaults for the embedded ``local[*]`` master (SPEC §9): no web UI, few shuffle partitions,
+Defaults for the embedded ``local[*]`` master (docs/spark.md): no web UI, few shuffle partitions,
 the driver bound to loopback, UTC session time zone, quiet logs, no progress bars, and
 ``PYSPARK_PYTHON`` set to the running interpreter so Python workers import the same
 ``pelctl``. ``spark.jars.packages`` is never set (it would download from Maven).
@@ -20,9 +20,12 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pelctl.base.errors import PelctlError, UsageError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 INSTALL_HINT = "pip install 'pelctl[spark]'"
 CONNECT_HINT = "pip install 'pyspark[connect]' (grpcio, grpcio-status, pandas, zstandard)"
@@ -189,8 +192,8 @@ def build_session(
     verbose: int = 0,
     conf: dict[str, str] | None = None,
     app_name: str = "pelctl",
-) -> Any:
-    """Start (or reuse) a SparkSession; returns ``pyspark.sql.SparkSession``.
+) -> SparkSession:
+    """Start (or reuse) a SparkSession (a Spark Connect one with ``remote``).
 
     ``remote`` wins over ``master``: ``sc://...`` connects to a Spark Connect server (no Java
     needed here); ``local[N]`` starts a Connect server in this process (Java needed).
@@ -231,7 +234,9 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def _submitted_session(master: str | None, *, conf: dict[str, str] | None, app_name: str) -> Any:
+def _submitted_session(
+    master: str | None, *, conf: dict[str, str] | None, app_name: str
+) -> SparkSession:
     """Under spark-submit the master, deploy mode and resources come from spark-submit."""
     if master:
         raise UsageError(
@@ -275,7 +280,7 @@ def _quiet_python_warnings() -> None:
 
 def _connect_session(
     remote: str, *, verbose: int, conf: dict[str, str] | None, app_name: str
-) -> Any:
+) -> SparkSession:
     from pyspark.sql import SparkSession
 
     local = is_local_master(remote)
@@ -301,7 +306,7 @@ def _connect_session(
         return _start(builder, _redact(remote))
 
 
-def _start(builder: Any, target: str) -> Any:
+def _start(builder: SparkSession.Builder, target: str) -> SparkSession:
     try:
         return builder.getOrCreate()
     except Exception as err:
@@ -329,7 +334,7 @@ def _redact(url: str) -> str:
     return re.sub(r"(?i)(;token=)[^;]*", r"\1***", url)
 
 
-def describe(spark: Any) -> str:
+def describe(spark: SparkSession) -> str:
     """``local[2] (classic)`` or ``sc://host:15002 (connect)`` for messages."""
     if is_connect(spark):
         return "Spark Connect"
@@ -339,5 +344,5 @@ def describe(spark: Any) -> str:
         return "Spark"
 
 
-def is_connect(spark: Any) -> bool:
+def is_connect(spark: SparkSession) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")

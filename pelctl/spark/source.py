@@ -25,7 +25,9 @@ Options (all optional but ``url``/``urls``):
 - ``with_payload`` (``true``/``false``): fetch each entry's fields into ``payload``, and its
   payload decoded into ``payload_format`` and ``decoded`` (:mod:`pelctl.core.decoders`).
 - ``max_server_ms`` (default 10): the scan engine's bound on each server call.
-- ``dlq_prefix`` (default ``_dlq_``).
+- ``field_prefix`` (default ``_``): the prefix of the fields pelctl adds, as the dlq
+  commands' ``--field-prefix``; dead letters are read by their ``{prefix}dlq_*`` envelope.
+  ``dlq_prefix`` (the envelope's head, ``_dlq_``) is its deprecated spelling, still read.
 - ``username``, ``password_env`` (name of the environment variable holding the password),
   ``tls_ca``, ``tls_cert``, ``tls_key``, ``tls_insecure``, ``cluster`` (``true``/``false``).
 
@@ -44,9 +46,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+if TYPE_CHECKING:
+    import redis
+
+    from pelctl.redis.connection import Connection
+    from pelctl.spark.readers import StreamFacts
 
 DEFAULT_SPLIT_ROWS = 250_000
 _TRUE = ("1", "true", "yes", "on")
@@ -64,7 +72,7 @@ class PelOptions:
     split_rows: int = DEFAULT_SPLIT_ROWS
     with_payload: bool = False
     max_server_ms: float = 10.0
-    dlq_prefix: str = "_dlq_"
+    envelope_head: str = "_dlq_"  # what the dead-letter envelope's field names start with
     username: str | None = None
     password_env: str | None = None
     tls_ca: str | None = None
@@ -124,7 +132,7 @@ def parse_options(options: dict[str, str]) -> PelOptions:
         split_rows=split_rows,
         with_payload=bool(_bool(opts, "with_payload", False)),
         max_server_ms=max_server_ms,
-        dlq_prefix=opts.get("dlq_prefix", "_dlq_"),
+        envelope_head=_envelope_head(opts),
         username=opts.get("username") or None,
         password_env=opts.get("password_env") or None,
         tls_ca=opts.get("tls_ca") or None,
@@ -135,6 +143,18 @@ def parse_options(options: dict[str, str]) -> PelOptions:
     )
 
 
+def _envelope_head(opts: dict[str, str]) -> str:
+    """``field_prefix`` + ``dlq_``; the deprecated ``dlq_prefix`` is the head itself."""
+    if opts.get("field_prefix") is not None and opts.get("dlq_prefix") is not None:
+        raise ValueError("pel data source: give field_prefix only (dlq_prefix is its old name)")
+    if opts.get("dlq_prefix") is not None:
+        return opts["dlq_prefix"]
+    prefix = opts.get("field_prefix", "_")
+    if not prefix:
+        raise ValueError("pel data source: field_prefix cannot be empty (default: _)")
+    return prefix + "dlq_"
+
+
 def password_from_env(password_env: str | None = None) -> str | None:
     if password_env:
         value = os.environ.get(password_env)
@@ -143,7 +163,7 @@ def password_from_env(password_env: str | None = None) -> str | None:
     return os.environ.get("PELCTL_PASSWORD") or os.environ.get("REDISCLI_AUTH") or None
 
 
-def connect_url(opts: PelOptions, url: str, command: str = "spark-source") -> Any:
+def connect_url(opts: PelOptions, url: str, command: str = "spark-source") -> Connection:
     """Open a pelctl Connection for ``url`` with the secret taken from the environment."""
     from pelctl import __version__
     from pelctl.redis.connection import connect
@@ -181,59 +201,53 @@ class PelPartition(InputPartition):
 
 def plan_partitions(opts: PelOptions, snapshot_time: datetime) -> list[PelPartition]:
     """Discover streams and groups (on the driver) and cut the work into partitions."""
-    from pelctl.base.binary import escape, unescape
-    from pelctl.spark.snapshot import describe_streams, split_id_range, stream_keys
+    from pelctl.base.binary import unescape
+    from pelctl.spark.readers import STREAMS_PER_ROUND, describe_streams, stream_keys
 
     parts: list[PelPartition] = []
     for url in opts.urls:
         conn = connect_url(opts, url, "spark-plan")
         server = conn.settings.url
         try:
-            by_node: dict[str, tuple[Any, list[bytes]]] = {}
+            by_node: dict[str, tuple[redis.Redis, list[bytes]]] = {}
             match = unescape(opts.match) if opts.match else None
             for node, label, key in stream_keys(conn, match):
                 by_node.setdefault(label, (node, []))[1].append(key)
             for label, (node, keys) in by_node.items():
                 keys.sort()
-                if opts.table in ("consumers", "groups", "streams"):
-                    for i in range(0, len(keys), 200):
+                for i in range(0, len(keys), STREAMS_PER_ROUND):
+                    some = keys[i : i + STREAMS_PER_ROUND]
+                    if opts.table in ("consumers", "groups", "streams"):
                         parts.append(
-                            PelPartition(
-                                opts.table, server, label, snapshot_time, tuple(keys[i : i + 200])
-                            )
+                            PelPartition(opts.table, server, label, snapshot_time, tuple(some))
                         )
-                    continue
-                for i in range(0, len(keys), 200):
-                    for sf in describe_streams(node, keys[i : i + 200]):
-                        if opts.table == "dlq":
-                            if sf.is_dlq:
-                                parts.append(
-                                    PelPartition("dlq", server, label, snapshot_time, (sf.stream,))
-                                )
-                            continue
-                        for g in sf.groups:
-                            if opts.group and not fnmatchcase(escape(g.name), opts.group):
-                                continue
-                            if not g.pel_count:
-                                continue
-                            ranges = split_id_range(
-                                g.pel_count, g.pel_min_id, g.pel_max_id, opts.split_rows
-                            )
-                            for start, end in ranges:
-                                parts.append(
-                                    PelPartition(
-                                        "pel",
-                                        server,
-                                        label,
-                                        snapshot_time,
-                                        (sf.stream,),
-                                        g.name,
-                                        start,
-                                        end,
-                                    )
-                                )
+                        continue
+                    for sf in describe_streams(node, some):
+                        parts += _stream_partitions(opts, sf, server, label, snapshot_time)
         finally:
             conn.close()
+    return parts
+
+
+def _stream_partitions(
+    opts: PelOptions, sf: StreamFacts, server: str, node: str, snapshot_time: datetime
+) -> list[PelPartition]:
+    """The ``dlq`` partition of a dead-letter stream, or the ``pel`` partitions of each of a
+    stream's groups: one per id range of about ``split_rows`` entries."""
+    from pelctl.base.binary import escape
+    from pelctl.spark.readers import split_id_range
+
+    if opts.table == "dlq":
+        return [PelPartition("dlq", server, node, snapshot_time, (sf.stream,))] if sf.is_dlq else []
+    parts: list[PelPartition] = []
+    for g in sf.groups:
+        if (opts.group and not fnmatchcase(escape(g.name), opts.group)) or not g.pel_count:
+            continue
+        ranges = split_id_range(g.pel_count, g.pel_min_id, g.pel_max_id, opts.split_rows)
+        parts += [
+            PelPartition("pel", server, node, snapshot_time, (sf.stream,), g.name, start, end)
+            for start, end in ranges
+        ]
     return parts
 
 
@@ -255,16 +269,16 @@ def read_partition(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
 
 def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
     from pelctl.base.binary import escape
-    from pelctl.spark import snapshot as snap
+    from pelctl.spark import batches, readers
 
     conn = connect_url(opts, part.server)
     try:
-        origin = snap.Origin(part.snapshot_time, part.server, part.node)
-        names = snap._Names()
+        origin = readers.Origin(part.snapshot_time, part.server, part.node)
+        names = batches.Names()
         raw = conn.raw(part.streams[0]) if part.streams else conn.raw()
-        prefix = opts.dlq_prefix.encode()
+        prefix = opts.envelope_head.encode()
         if part.table == "pel":
-            yield from snap.pel_batches(
+            yield from batches.pel_batches(
                 raw,
                 part.streams[0],
                 part.group or b"",
@@ -277,7 +291,7 @@ def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
                 names=names,
             )
         elif part.table == "dlq":
-            yield from snap.dlq_batches(
+            yield from batches.dlq_batches(
                 raw,
                 part.streams[0],
                 origin,
@@ -286,15 +300,17 @@ def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
                 names=names,
             )
         else:
-            facts = snap.describe_streams(raw, list(part.streams))
+            facts = readers.describe_streams(raw, list(part.streams))
             if opts.group:
                 for sf in facts:
                     sf.groups = [g for g in sf.groups if fnmatchcase(escape(g.name), opts.group)]
             if part.table == "consumers":
-                batch = snap.consumers_batch(facts, origin, names, snap.node_liveness(conn, raw))
+                alive = readers.node_liveness(conn, raw)
+                batch = batches.consumers_batch(facts, origin, names, alive)
+            elif part.table == "groups":
+                batch = batches.groups_batch(facts, origin, names)
             else:
-                build = {"groups": snap.groups_batch, "streams": snap.streams_batch}[part.table]
-                batch = build(facts, origin, names)
+                batch = batches.streams_batch(facts, origin, names)
             if batch.num_rows:
                 yield batch
     finally:
@@ -303,7 +319,7 @@ def _read_batches(opts: PelOptions, part: PelPartition) -> Iterator[Any]:
 
 class PelReader(DataSourceReader):
     def __init__(self, opts: PelOptions) -> None:
-        from pelctl.spark.snapshot import now_ms_precision
+        from pelctl.spark.parquet import now_ms_precision
 
         self.opts = opts
         self.snapshot_time = now_ms_precision()

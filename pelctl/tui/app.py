@@ -52,6 +52,9 @@ class PelctlApp(App[None]):
         self.source = source
         self.read_only = bool(source.read_only)
         self.refresh_s = refresh_s
+        budget = getattr(source, "budget", None)  # a RedisSource's: "every refresh" is ours
+        if budget is not None and refresh_s > 0:
+            budget.interval_s = refresh_s
         self.top_n = top_n
         self.clock = clock
         self.localtime = localtime

@@ -6,6 +6,11 @@ exception is translated before it leaves this module). :class:`RedisSource` impl
 the command layer (``pelctl.core.*``) with two connections: one polls, the other runs
 operator actions, so a long scan never queues behind a repair and the reverse. Tests and the
 snapshot suite plug in a recorded source with the same interface.
+
+The polling connection spends at most ``--max-server-share`` of the server's time
+(:class:`pelctl.core.budget.Budget`, docs/server-budget.md): the cheap reads run at every
+refresh, the PEL walks (the idle histogram and stuck entries, the PEL health behind the
+verdicts) when the budget allows; a snapshot says how old they are.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import OperationFailed, PelctlError, StreamNotFound
-from pelctl.core.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, aggregate_pel
+from pelctl.core.aggregate import DEFAULT_TOP_N, PelAggregate, ScanCancelled, sampled_aggregate
+from pelctl.core.budget import DEFAULT_INTERVAL_S, Budget, Freshness
 from pelctl.core.dlq.envelope import DlqEntry, default_dlq
 from pelctl.core.inspect import inspect_stream
 from pelctl.core.liveness.verdict import DEFAULT_DEAD_AFTER_MS
@@ -31,6 +37,7 @@ from pelctl.core.models import (
     StreamSummary,
 )
 from pelctl.redis.connection import Connection
+from pelctl.redis.meter import metering
 
 if TYPE_CHECKING:
     from pelctl.core.trace import Trace
@@ -83,6 +90,13 @@ class GroupSnapshot:
     aggregate: PelAggregate
     taken_at: float
     idmp: IdmpState | None = None  # the stream's idempotent producers (Redis 8.6+)
+    # The PEL walks under the server-time budget: how old the aggregate (histogram, stuck
+    # entries) and the PEL health behind the verdicts are (None: walked for this snapshot
+    # and at every refresh), and the share of the server's time used so far.
+    freshness: Freshness | None = None
+    health_freshness: Freshness | None = None
+    server_share: float | None = None
+    max_share: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +146,7 @@ class DataSource(Protocol):
         top_n: int = DEFAULT_TOP_N,
         progress: ProgressFn | None = None,
         should_stop: StopFn | None = None,
+        force: bool = False,
     ) -> GroupSnapshot: ...
 
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot: ...
@@ -171,7 +186,9 @@ def typed_errors(where: str) -> Iterator[None]:
 
 
 class RedisSource:
-    """The command layer behind the interface; two connections (poll and actions)."""
+    """The command layer behind the interface; two connections (poll and actions). The
+    polling connection's ``budget`` (by default ``--max-server-share`` of the settings,
+    refreshes every ``DEFAULT_INTERVAL_S``) decides when the PEL is walked again."""
 
     def __init__(
         self,
@@ -181,8 +198,10 @@ class RedisSource:
         action_factory: Callable[[], Connection] | None = None,
         dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
         lock_key: str | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.poll = poll
+        self.budget = budget or Budget(poll.settings.max_server_share)
         self.read_only = read_only
         self._action_factory = action_factory
         self._action: Connection | None = None
@@ -199,17 +218,20 @@ class RedisSource:
         dead_after_ms: int = DEFAULT_DEAD_AFTER_MS,
         lock_key: str | None = None,
     ) -> RedisSource:
-        """Open the polling connection now; the action connection at the first action."""
+        """Open the polling connection now; the action connection at the first action.
+        (The app sets the budget's interval to its refresh interval.)"""
         from pelctl.redis.connection import connect
 
         with typed_errors("connect"):
             poll = connect(settings.with_client_name("tui"))
+        budget = Budget(settings.max_server_share, interval_s=DEFAULT_INTERVAL_S)
         return cls(
             poll,
             read_only=settings.read_only,
             action_factory=lambda: connect(settings.with_client_name("tui-action")),
             dead_after_ms=dead_after_ms,
             lock_key=lock_key,
+            budget=budget,
         )
 
     @property
@@ -222,10 +244,20 @@ class RedisSource:
         return self._action
 
     # -- reads (poll connection) -------------------------------------------------------------
+    @contextmanager
+    def _metered(self, where: str, round_trips: int = 1) -> Iterator[None]:
+        """A read on the polling connection: typed errors, and its calls counted by the
+        budget's meter (the idle round trip measured first, once)."""
+        meter = self.budget.meter
+        with typed_errors(where), metering(meter), meter.timed(round_trips, key=where):
+            if meter.latency_ms is None:
+                meter.measure_latency(self.poll.raw())
+            yield
+
     def streams(self) -> StreamsSnapshot:
         from pelctl.core.streams import list_streams
 
-        with typed_errors("streams"):
+        with self._metered("streams"):
             found = {s.stream: s for s in list_streams(self.poll)}
         rows = []
         for name in sorted(found):
@@ -237,7 +269,7 @@ class RedisSource:
     def groups(self, stream: bytes) -> tuple[GroupChoice, ...]:
         from pelctl.core.targets import group_rows
 
-        with typed_errors("groups"):
+        with self._metered("groups"):
             rows = group_rows(self.poll, stream)
         return tuple(
             GroupChoice(
@@ -258,8 +290,12 @@ class RedisSource:
         top_n: int = DEFAULT_TOP_N,
         progress: ProgressFn | None = None,
         should_stop: StopFn | None = None,
+        force: bool = False,
     ) -> GroupSnapshot:
-        with typed_errors("group"):
+        """The group now: its summary, consumers and verdicts at every call; the PEL walks
+        (aggregate, PEL health) when the budget allows or ``force`` (``ctrl+r``)."""
+        budget = self.budget
+        with self._metered("group", round_trips=4):
             found = inspect_stream(
                 self.poll,
                 stream,
@@ -267,36 +303,46 @@ class RedisSource:
                 oldest=0,
                 dead_after_ms=self.dead_after_ms,
                 lock_key=self.lock_key,
+                budget=budget,
+                force=force,
             )
             info = found.groups[0]
-            agg = aggregate_pel(
+            sampled = sampled_aggregate(
+                budget,
                 self.poll.raw(stream),
                 stream,
                 group,
+                info.pending,
                 filters,
                 top_n=top_n,
                 progress=progress,
                 should_stop=should_stop,
+                force=force,
             )
+        fresh = sampled.freshness
         return GroupSnapshot(
             stream=stream,
             group=group,
             length=found.length,
-            pending=agg.total_pending,
+            pending=info.pending,
             lag=info.lag,
             last_delivered_id=info.last_delivered_id,
             consumers=info.consumers,
             dlq=found.dlq,
             dlq_length=found.dlq_length,
-            aggregate=agg,
+            aggregate=sampled.value,
             taken_at=time.time(),
             idmp=found.idmp,
+            freshness=None if fresh.live else fresh,
+            health_freshness=info.health_freshness,
+            server_share=budget.used_share(),
+            max_share=budget.max_share,
         )
 
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot:
         from pelctl.core.dlq import read as core_dlq
 
-        with typed_errors("dlq"):
+        with self._metered("dlq"):
             try:
                 length = core_dlq.require_dlq(self.poll, key)
             except StreamNotFound:
@@ -317,14 +363,16 @@ class RedisSource:
     def entry(self, stream: bytes, group: bytes, entry_id: bytes) -> EntrySnapshot:
         from pelctl.core.pending import read_entry
 
-        with typed_errors("entry"):
+        with self._metered("entry"):
             pending, fields = read_entry(self.poll, stream, group, entry_id)
         return EntrySnapshot(stream, group, entry_id, pending, fields, time.time())
 
     def trace(self, stream: bytes, entry_id: bytes, *, should_stop: StopFn | None = None) -> Trace:
         from pelctl.core.trace import trace
 
-        with typed_errors("trace"):
+        # Counted on the budget's meter like every read of the polling connection; an
+        # operator's one-off read, so it runs when asked (its calls are bounded).
+        with self._metered("trace"):
             return trace(self.poll, stream, entry_id, should_stop=should_stop)
 
     # -- actions (action connection) ---------------------------------------------------------

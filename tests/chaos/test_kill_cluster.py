@@ -1,16 +1,24 @@
-"""``pelctl dlq move`` into a dead-letter stream in another cluster slot (the default
-``orders:dlq`` of ``orders``), SIGKILLed 2-5 times at random points on a real 3-primary
-cluster, then run to completion.
+"""Two-step writes across cluster slots, SIGKILLed 2-5 times at random points on a real
+3-primary cluster (Redis 7.0 and Redis 8.6), then run to completion.
 
-The copy and the acknowledgement are two steps there (write first, acknowledge after), so a
-kill between them leaves an entry pending with its dead letter written. On Redis 8.6 each
-dead letter carries ``IDMP <producer> <id from the source entry>``: the rerun's second
-write is refused by the server, so nothing is doubled. On Redis 7.0 the rerun writes it
-again: duplicates are allowed there (and counted), losses never.
+``dlq move`` into the default ``orders:dlq`` of ``orders`` (another slot): the copy and the
+acknowledgement are two steps there (write first, acknowledge after), so a kill between
+them leaves an entry pending with its dead letter written. On Redis 8.6 each dead letter
+carries ``IDMP <producer> <id from the source entry>``: the rerun's second write is refused
+by the server, so nothing is doubled. On Redis 7.0 the rerun writes it again: duplicates are
+allowed there (and counted), losses never. (The reruns select the entries by consumer; a
+rerun by ``--idle`` leaves the interrupted batch for later: tests/integration/test_idmp.py.)
+
+``dlq replay`` of ``orders:dlq`` back into ``orders`` (another slot): the copy and its replay
+marker are written together on the target's node, then the dead letter is deleted; the
+marker makes every rerun exactly once, on both servers.
+
+Figures (kills, lost, doubled per server) are printed at the end of the session.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -18,13 +26,15 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import redis
 
+from pelctl.core.dlq.copies import marker_key
 from pelctl.demo import scenario as sc
 from pelctl.redis.scripts import key_slot
+from tests.integration.dlq_builders import copies_by_marker, dlq_ids, fill
 from tests.support.tools import need_binary, need_redis86
 from tests.topologies import servers as sv
 
@@ -34,7 +44,7 @@ ENTRIES = 4_000
 S, G, DEAD = b"orders", b"billing", b"billing-dead"
 DLQ = b"orders:dlq"
 HOUR = 3_600_000
-FIGURES: dict[str, dict[str, int]] = {}
+FIGURES: dict[str, dict[str, int]] = {}  # "<test> <server>" -> figures
 
 
 @pytest.fixture(scope="module", params=["7.0", "8.6"])
@@ -61,6 +71,8 @@ def pending_ids(raw: redis.Redis) -> set[bytes]:
 
 def dead_letters(raw: redis.Redis) -> Counter:
     found: Counter = Counter()
+    if not raw.exists(DLQ):
+        return found
     for _id, flat in raw.execute_command("XRANGE", DLQ, "-", "+"):
         fields = dict(zip(flat[::2], flat[1::2], strict=True))
         found[fields[b"_dlq_id"]] += 1
@@ -77,6 +89,55 @@ def settled(nodes: list[redis.Redis]) -> None:
             time.sleep(0.01)
 
 
+def pelctl(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pelctl", *args, "--yes", "-o", "json"]
+
+
+def kill_loop(
+    argv: list[str],
+    url: str,
+    started: Callable[[], bool],
+    check: Callable[[], int],
+    rng: random.Random,
+) -> tuple[int, int]:
+    """Run ``argv`` and SIGKILL it at a random moment after it ``started`` writing, 2 to 5
+    times (more, up to 10, until one kill lands between a copy and its second step), with
+    ``check`` after each (asserts nothing is lost; returns how many entries the kill left
+    between the steps). Returns (kills, sum of those counts)."""
+    env = {**os.environ, "PELCTL_URL": url}
+    planned, kills, between = rng.randint(2, 5), 0, 0
+    for _ in range(10):
+        proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and not started():
+            assert time.monotonic() < deadline, "pelctl never started writing"
+            time.sleep(0.001)
+        time.sleep(rng.choice([0.0, rng.uniform(0.0, 0.05), rng.uniform(0.0, 0.3)]))
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.wait(30)
+        between += check()
+        if kills >= planned and between:
+            break
+    return kills, between
+
+
+def finish(argv: list[str], url: str) -> dict:
+    done = subprocess.run(
+        argv, env={**os.environ, "PELCTL_URL": url}, capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def report(name: str, figures: dict[str, int]) -> None:
+    FIGURES[name] = figures
+    print(f"\n{name}: {figures}")
+
+
 def test_cross_slot_dlq_move_killed_at_random_points(cluster) -> None:
     version, c = cluster
     assert key_slot(S) != key_slot(DLQ)
@@ -89,64 +150,101 @@ def test_cross_slot_dlq_move_killed_at_random_points(cluster) -> None:
     sc.deliver(source, S, G, DEAD, ENTRIES)
     sc.set_idle(source, S, G, DEAD, ids, HOUR)
     rng = random.Random(int(os.environ.get("PELCTL_KILL_SEED", time.time())))
-    env = {**os.environ, "PELCTL_URL": c.url}
-    args = [
-        sys.executable,
-        "-m",
-        "pelctl",
-        "dlq",
-        "move",
-        S.decode(),
-        G.decode(),
-        "--consumer",
-        DEAD.decode(),
-        "--reason",
-        "kill",
-        "--yes",
-        "-o",
-        "json",
-    ]
-    kills = in_window = 0
-    for _ in range(10):  # 2 to 5 kills; more only until one lands between copy and ack
-        before = target.xlen(DLQ) if target.exists(DLQ) else 0
-        proc = subprocess.Popen(
-            args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-        )
-        deadline = time.monotonic() + 120
-        while proc.poll() is None and (target.xlen(DLQ) if target.exists(DLQ) else 0) <= before:
-            assert time.monotonic() < deadline, "dlq move never started writing"
-            time.sleep(0.001)
-        time.sleep(rng.choice([0.0, rng.uniform(0.0, 0.05)]))
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            kills += 1
-        proc.wait(30)
+    argv = pelctl("dlq", "move", S.decode(), G.decode(), "--consumer", DEAD.decode())
+    written = [0]
+    between_ids: set[bytes] = set()
+
+    def started() -> bool:
+        return sum(dead_letters(target).values()) > written[0]
+
+    def check() -> int:
         settled(nodes)
         letters = dead_letters(target)
+        written[0] = sum(letters.values())
         left = pending_ids(source)
         lost = [i for i in ids if i not in left and not letters.get(i)]
         assert not lost, f"{len(lost)} entries acknowledged without a dead letter"
         # Killed between the two steps: pending, with a dead letter written.
-        in_window += sum(1 for i in left if letters.get(i))
-        if kills >= 2 and in_window:
-            break
-    done = subprocess.run(args, env=env, capture_output=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    letters = dead_letters(target)
+        now = {i for i in left if letters.get(i)}
+        between_ids.update(now)
+        return len(now)
+
+    kills, between = kill_loop(argv, c.url, started, check, rng)
+    finish(argv, c.url)
     left = pending_ids(source)
+    letters = dead_letters(target)
     lost = sum(1 for i in ids if not letters.get(i))
     doubled = sum(n - 1 for n in letters.values())
-    FIGURES[version] = {
-        "entries": ENTRIES,
-        "kills": kills,
-        "left_between_copy_and_ack": in_window,
-        "lost": lost,
-        "doubled": doubled,
-    }
-    print(f"\nRedis {version} cluster: {FIGURES[version]}")
+    info = target.execute_command("XINFO", "STREAM", DLQ)
+    refused = dict(zip(info[::2], info[1::2], strict=True)).get(b"iids-duplicates", 0)
+    report(
+        f"dlq move on Redis {version} cluster",
+        {
+            "entries": ENTRIES,
+            "kills": kills,
+            "left_between_copy_and_ack": between,
+            "distinct_left_between": len(between_ids),
+            "lost": lost,
+            "doubled": doubled,
+            "refused_by_server": refused,
+        },
+    )
     assert not left and lost == 0 and set(letters) == set(ids)
-    assert kills >= 2 and in_window, FIGURES[version]
+    assert kills >= 2 and between, FIGURES
     if version == "8.6":
         assert doubled == 0
+        assert refused == between  # each entry left between was refused once, when rerun
     else:
-        assert doubled == in_window  # each one written twice, none lost
+        assert doubled == between  # each time one was left between, it was written again
+
+
+def test_cross_slot_replay_killed_at_random_points(cluster) -> None:
+    version, c = cluster
+    c.flushall()
+    client = c.client()
+    nodes = [node_of(client, S), node_of(client, DLQ)]
+    target, dead = sc.raw(nodes[0]), sc.raw(nodes[1])
+    markers = marker_key(S, DLQ)
+    assert key_slot(markers) == key_slot(S) != key_slot(DLQ)
+    target.execute_command("XADD", S, "*", "seed", "1")
+    originals = set(fill(dead, DLQ, S, ENTRIES))
+    rng = random.Random(int(os.environ.get("PELCTL_KILL_SEED", time.time())) + 1)
+    argv = pelctl("dlq", "replay", DLQ.decode())
+    copied = [0]
+
+    def started() -> bool:
+        return target.xlen(S) - 1 > copied[0]
+
+    def check() -> int:
+        settled(nodes)
+        copies = copies_by_marker(target, S)
+        copied[0] = sum(copies.values())
+        left = dlq_ids(dead, DLQ)
+        doubled = {i: n for i, n in copies.items() if n > 1}
+        assert not doubled, f"{len(doubled)} entries copied more than once"
+        lost = originals - left - set(copies)
+        assert not lost, f"{len(lost)} dead letters neither left nor copied"
+        between = left & set(copies)  # copied, not yet deleted from the DLQ
+        marked = set(target.execute_command("ZRANGE", markers, 0, -1))
+        assert between <= marked, "an entry copied without its marker"
+        return len(between)
+
+    kills, between = kill_loop(argv, c.url, started, check, rng)
+    final = finish(argv, c.url)
+    assert check() == 0
+    copies = copies_by_marker(target, S)
+    lost = len(originals - set(copies))
+    doubled = sum(n - 1 for n in copies.values())
+    report(
+        f"dlq replay on Redis {version} cluster",
+        {
+            "entries": ENTRIES,
+            "kills": kills,
+            "left_between_copy_and_delete": between,
+            "lost": lost,
+            "doubled": doubled,
+        },
+    )
+    assert final["failed"] == [] and not dlq_ids(dead, DLQ)
+    assert lost == 0 and doubled == 0 and target.xlen(S) == ENTRIES + 1
+    assert kills >= 2 and between, FIGURES

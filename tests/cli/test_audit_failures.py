@@ -1,4 +1,5 @@
-"""An audit write that fails after the change (issue 12).
+"""An audit write that fails after the change (docs/safety.md, "When the audit line cannot be
+written").
 
 The audit log passes its pre-check (``audit.ensure_writable``) and then cannot take the
 line: the installed ``pelctl`` runs in a child process under a file-size limit

@@ -1,4 +1,5 @@
-"""``pelctl completion SHELL`` and what the scripts complete (issue 17).
+"""``pelctl completion SHELL`` and what the scripts complete (docs/architecture.md,
+"Start-up", for how a TAB is answered).
 
 - the scripts in completions/ are what ``pelctl completion SHELL`` prints;
 - commands, options and choices: every case derived from the app, in-process (fast), and a
@@ -31,7 +32,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from pelctl.cli import completion, quicktab
+from pelctl.cli import completion, live_names
 from pelctl.demo import scenario as sc
 from pelctl.demo.server import free_port
 from tests.support.tools import need_binary
@@ -75,7 +76,7 @@ def command():  # the click command tree, built once (~0.1 s a build)
 
 def shell_env(line: str, shell: str) -> dict[str, str]:
     """The variables the shell's script sets for ``line`` (cursor at the end)."""
-    words = quicktab.split_words(line) + ([""] if not line or line[-1] == " " else [])
+    words = completion.split_words(line) + ([""] if not line or line[-1] == " " else [])
     return {
         "bash": {"COMP_LINE": line, "COMP_POINT": str(len(line)), "COMP_WORDBREAKS": WORDBREAKS},
         "zsh": {"COMP_WORDS": line, "COMP_CWORD": str(len(words) - 1)},
@@ -256,6 +257,51 @@ def test_stream_group_and_consumer_names(redis_server, names, monkeypatch) -> No
     assert complete("pelctl pending orders ", "fish") == ["billing", "shipping"]
 
 
+def test_names_after_options_variadic_ids_and_a_stream_named_like_a_parameter(
+    redis_server, names, r, monkeypatch
+) -> None:
+    """Where click's parse is easy to get wrong: options with values before the name, flags
+    before the command, ids (a variadic argument) before ``--to``, and a stream whose name
+    is a parameter's (``group``: an argument's opts are its name)."""
+    monkeypatch.setenv("PELCTL_URL", redis_server.url)
+    sc.add_entries(r, b"group", 1)
+    sc.create_group(r, b"group", b"billing-of-group")
+    try:
+        assert complete("pelctl -v --no-color pending with") == ["with\\ space"]
+        assert complete("pelctl ack orders ") == ["billing", "shipping"]
+        assert complete("pelctl pending orders --idle 5m billing --consumer ") == [
+            "billing-1",
+            "billing-2",
+        ]
+        assert complete("pelctl claim orders billing 1-0 2-0 --to ") == ["billing-1", "billing-2"]
+        assert complete("pelctl consumers prune orders billing --reassign-to ") == [
+            "billing-1",
+            "billing-2",
+        ]
+        assert complete("pelctl pending group b") == ["billing-of-group"]
+        assert complete("pelctl pending group b", "zsh") == ["billing-of-group"]
+        assert complete("pelctl pending -- orders ") == ["billing", "shipping"]
+    finally:
+        r.delete(b"group")
+
+
+def test_a_stream_tab_scans_a_bounded_part_of_a_big_keyspace(r, conn) -> None:
+    """At most ``max_calls`` SCAN calls of COUNT 1000: a 5,000-key keyspace gives the first
+    matches, never a walk of every key; glob characters typed are matched literally."""
+    from pelctl.core import names as core_names
+
+    pipe = r.pipeline(transaction=False)
+    for i in range(5_000):
+        pipe.xadd(b"s%05d" % i, {b"f": b"v"})
+    pipe.xadd(b"s*", {b"f": b"v"})
+    pipe.execute()
+    some = core_names.stream_names(conn, b"s", max_calls=2, max_names=10_000)
+    assert 0 < len(some) < 4_000  # SCAN's COUNT is a hint: about 2,000 keys looked at
+    assert len(core_names.stream_names(conn, b"s", max_calls=20, max_names=10_000)) == 5_001
+    assert core_names.stream_names(conn, b"s*") == {b"s*"}
+    assert 200 <= len(core_names.stream_names(conn, b"s")) < 2_100  # stops past MAX_NAMES
+
+
 def test_names_come_from_the_server_the_command_would_use(
     redis_server, names, r, monkeypatch, tmp_path
 ) -> None:
@@ -307,7 +353,7 @@ def test_a_tab_never_fails_loudly_nor_hangs(monkeypatch, tmp_path) -> None:
         t0 = time.monotonic()
         assert complete("pelctl inspect ") == []
         # bounded, not timed: a generous ceiling far below "hangs" (no reply ever comes)
-        assert time.monotonic() - t0 < quicktab.BUDGET_S + 8.0
+        assert time.monotonic() - t0 < live_names.BUDGET_S + 8.0
     finally:
         silent.close()
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "pelctl" / "config.toml"

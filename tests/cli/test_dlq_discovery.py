@@ -1,4 +1,4 @@
-"""Dead-letter discovery is not a confused deputy (issue 12).
+"""Dead-letter discovery is not a confused deputy (docs/dlq.md).
 
 Without a DLQ argument pelctl finds dead-letter streams by their name only (``<stream>:dlq``);
 a producer that may write only ``tenantB:*`` can neither make one of its streams count as a

@@ -1,5 +1,6 @@
 """Every error is one line on stderr (`error: ...`, maybe `hint: ...`), no traceback, and the
-exit code of SPEC §3: 2 usage, 3 stream/group not found, 4 cannot connect / auth / ACL."""
+documented exit code (docs/safety.md): 2 usage, 3 stream/group not found, 4 cannot connect /
+auth / ACL."""
 
 from __future__ import annotations
 
@@ -97,7 +98,7 @@ def test_key_of_another_type_exit_3(data, cli, key, command) -> None:
 
 
 def test_missing_consumer_is_exit_3_with_the_known_ones(data, cli) -> None:
-    """Issue 17: a consumer filter that matches no consumer is a typo, not an empty list."""
+    """A consumer filter that matches no consumer is a typo, not an empty list."""
     res = cli("pending", "s", "g", "--consumer", "ghost-consumer", "-o", "ndjson")
     line = assert_one_error(res, 3)
     assert line == "error: --consumer ghost-consumer: no such consumer in s/g"

@@ -1,4 +1,4 @@
-"""Issue 17: one argument shape for a group. Every command that takes a group takes it as
+"""One argument shape for a group. Every command that takes a group takes it as
 the argument after the stream or as ``-g/--group`` (the same value twice is fine, two
 different values are refused); ``reclaim STREAM... --group G`` keeps its option, and
 ``reclaim orders billing`` no longer reads the group as a stream."""

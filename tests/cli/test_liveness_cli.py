@@ -1,4 +1,4 @@
-"""Issue 14 through the CLI: verdicts that say what they know, ``--dead-after`` below a
+"""Liveness through the CLI: verdicts that say what they know, ``--dead-after`` below a
 minute, and ``claim`` saying what happens to the entries it hands over."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ SECOND = 1_000
 
 @pytest.fixture
 def killed(r):
-    """The issue's case: a killed worker holding 28 entries for 42 s, a live one beside it."""
+    """The incident liveness was fixed for: a killed worker holding 28 entries for 42 s, a live
+    one beside it."""
     sc.add_entries(r, S, 40, {b"order_id": b"o-1"})
     sc.create_group(r, S, G)
     held = sc.deliver(r, S, G, DEAD, 28)

@@ -1,4 +1,4 @@
-"""Issue 17: names are checked. A consumer name that matches nothing (a ``--consumer`` /
+"""Names are checked. A consumer name that matches nothing (a ``--consumer`` /
 ``--from`` filter, a ``--to`` / ``--reassign-to`` target) is exit 3 with the group's consumers
 in the hint, dry runs included, never an empty success or a new consumer made by a typo
 (unless ``--create-consumer``). An unknown option suggests only close options of the same

@@ -1,6 +1,7 @@
-"""Plan files are sealed and bound to what they were made for (issue 12).
+"""Plan files are sealed and bound to what they were made for (docs/safety.md,
+"Plan files").
 
-Every tampering the issue reproduced is refused with one line and exit 2, and changes
+Every tampering found in review is refused with one line and exit 2, and changes
 nothing: the whole server (tests/support/state.py: every key of every database) is the same
 afterwards and no audit line is written. The validators behind the seal are tested too, by
 re-sealing a tampered plan with the user's own key (what a user who holds the key could

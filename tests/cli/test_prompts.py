@@ -1,4 +1,4 @@
-"""Issue 17: every confirmation question and every result names the server (and context),
+"""Every confirmation question and every result names the server (and context),
 the stream and group, the consumers whose entries are touched and where they go (``--to``,
 the dead-letter stream), names escaped. Built once, from the mutation's declaration
 (``Mutation.prompt`` / ``Mutation.outcome``), for every surface."""

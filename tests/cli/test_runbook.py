@@ -1,4 +1,4 @@
-"""Issue 17: inspect's advice is a runbook an on-call engineer can follow blindly.
+"""inspect's advice is a runbook an on-call engineer can follow blindly.
 
 The demo incident (``pelctl demo up``'s data, seeded on the session server), some minutes
 later: every worker of ``billing`` has gone quiet. Redis 7.0 cannot tell a dead worker from

@@ -1,4 +1,4 @@
-"""``pelctl config use-context NAME`` and ``config current-context`` (issue 17).
+"""``pelctl config use-context NAME`` and ``config current-context``.
 
 use-context edits the ``current-context`` line of the TOML file and nothing else: comments,
 order, spacing, the file's mode and a symlink survive; an unknown name is refused (exit 2,

@@ -1,4 +1,5 @@
-"""``--watch`` on streams, inspect and pending (issue 17).
+"""``--watch`` on streams, inspect and pending (docs/formats.md,
+"--watch frames").
 
 In a pipe frames are appended (a ``# time frame N`` line before each in text formats, one
 JSON document a line with ``-o json``, a marker then the records with ``-o ndjson``); on a
@@ -71,7 +72,8 @@ def test_ndjson_frames_have_a_marker_then_their_records(cli, pel) -> None:
     assert [rows[i]["frame"] for i in markers] == [1, 2, 3]
     for i in markers:
         marker = rows[i]
-        assert set(marker) == {"frame", "at", "records"} and marker["records"] == 4
+        assert set(marker) == {"frame", "at", "records", "server_share"}
+        assert marker["records"] == 4 and 0 <= marker["server_share"] <= 1
         records = rows[i + 1 : i + 1 + marker["records"]]
         assert [rec["consumer"] for rec in records] == ["c1"] * 4
     assert len(rows) == 3 * 5
@@ -97,14 +99,42 @@ def _pel_reads(r) -> int:
 
 @pytest.mark.parametrize("args", [("pending", "s", "g", "-n", "4"), ("inspect", "s")])
 def test_a_frame_reads_the_pel_as_one_run_does(cli, r, pel, args) -> None:
-    """Bounded: each frame is one run of the command (no extra scan per frame)."""
+    """Bounded: each frame is one run of the command (no extra scan per frame), when the
+    server-time budget lets every frame walk the PEL."""
     r.config_resetstat()
     assert cli(*args, "-o", "json").exit_code == 0
     once = _pel_reads(r)
     assert once > 0
     r.config_resetstat()
-    assert cli(*args, *WATCH, "-o", "json").exit_code == 0
+    assert cli(*args, *WATCH, "--max-server-share", "100%", "-o", "json").exit_code == 0
     assert _pel_reads(r) == 3 * once
+
+
+def test_inspect_frames_walk_the_pel_only_as_the_budget_allows(cli, r) -> None:
+    """With a budget the walk does not fit in at every frame, the summaries are read at
+    every frame and the PEL is walked once: every frame shows that walk with its age and
+    when the next one runs (``sampled``). (10,000 entries, read whole: a walk of about
+    10 ms, more than 0.5% of a 1 s interval; the first walk's debt alone keeps the next one
+    out of three frames.)"""
+    sc.add_entries(r, b"s", 10_000, collect_ids=False)
+    sc.create_group(r, b"s", b"g")
+    sc.deliver(r, b"s", b"g", b"c1", 10_000)
+    r.config_resetstat()
+    assert cli("inspect", "s", "-o", "json").exit_code == 0
+    once = _pel_reads(r)
+    r.config_resetstat()
+    watch = ("--watch", "--interval", "1s", "--count", "3", "--max-server-share", "0.5%")
+    res = cli("inspect", "s", *watch, "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    frames = [json.loads(line) for line in res.stdout.splitlines() if line.strip()]
+    assert len(frames) == 3
+    for frame in frames:
+        sampled = frame["groups"][0]["sampled"]
+        assert sampled["part"] == "PEL health" and sampled["age_ms"] is not None
+        assert sampled["next_in_ms"] > 0 and sampled["every_ms"] > 1000
+        assert frame["groups"][0]["idle_counts"] == frames[0]["groups"][0]["idle_counts"]
+    assert frames[2]["groups"][0]["sampled"]["age_ms"] > frames[0]["groups"][0]["sampled"]["age_ms"]
+    assert once < _pel_reads(r) < 3 * once
 
 
 def test_what_cannot_work_ends_at_the_first_frame(cli, pel) -> None:

@@ -1,4 +1,4 @@
-"""A live FastStream worker on Redis 7.0 is not called dead (issue 14).
+"""A live FastStream worker on Redis 7.0 is not called dead.
 
 The worker holds a message its handler rejected (FastStream leaves it pending) and keeps
 polling ``XREADGROUP ... BLOCK`` on a quiet stream. Redis 7.0 never refreshes its idle time

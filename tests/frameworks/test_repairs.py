@@ -1,4 +1,4 @@
-"""pelctl's repairs with real FastStream and taskiq workers (issue 14).
+"""pelctl's repairs with real FastStream and taskiq workers.
 
 Each test starts from the same incident (``Harness.incident``): a worker ``victim`` was
 SIGKILLed while its handler held 3 messages (they stay in its PEL, delivered once), a

@@ -1,6 +1,6 @@
 """Bad input, fuzzed: durations, numbers, ids, names (binary, empty, huge), ranges and globs.
 
-For every input: no traceback, an exit code from SPEC §3 (usage errors are 2, missing
+For every input: no traceback, a documented exit code (usage errors are 2, missing
 streams/groups 3), one ``error:`` line on failure, and the server is byte-for-byte unchanged.
 """
 

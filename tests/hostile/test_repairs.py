@@ -32,7 +32,7 @@ def repair_args(
         "ack": (("ack",), ("--all", "--", s, g)),
         "requeue": (("requeue",), ("--all", "--", s, g)),
         "dlq-move": (("dlq", "move"), ("--all", f"--reason={c}", "--", s, g)),
-        # --assume-dead: on Redis 7.0 a quiet consumer's liveness is unknown (issue 14)
+        # --assume-dead: on Redis 7.0 a quiet consumer's liveness is unknown
         "consumers-prune": (
             ("consumers", "prune"),
             ("--inactive=1ms", f"--reassign-to={c}", "--assume-dead", "--", s, g),
@@ -132,7 +132,7 @@ def test_confirmation_prompt(run, dataset, hostile_server, hostile, command: str
     check(r, "table", f"{command} (answered no)", code=1)
     assert_unchanged(before, hostile_server, what=f"{command} answered no")
     assert "?" in r.stderr and "aborted: nothing changed" in r.stderr
-    if command == "ack":  # issue 17: the question names the owners and the server
+    if command == "ack":  # the question names the owners and the server
         question = r.stderr.split(f"of {t.arg}/{t.arg} held by ", 1)[1].split("? [y/N]")[0]
         assert t.arg in question and " on redis://127.0.0.1:" in question
 

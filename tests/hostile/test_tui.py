@@ -218,7 +218,7 @@ def test_names_as_stream_and_group(tui_data, make_app) -> None:
                 await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "ack modal")
                 text = assert_drawn_safe(app, f"ack modal {key}")
                 if "\\n" not in t.arg:
-                    # "acknowledge 1 entry of X/X held by X on redis://...?" (issue 17)
+                    # "acknowledge 1 entry of X/X held by X on redis://...?"
                     assert f"of {t.arg}/{t.arg} held by" in text
                 await pilot.press("n")
                 await until(pilot, lambda: isinstance(app.screen, GroupScreen), "cancelled")
@@ -292,7 +292,7 @@ def test_group_picker_and_notifications(tui_data, make_app) -> None:
 
 
 def test_command_line_dlq_filter_prune_dialog_at_80_columns(tui_data, make_app) -> None:
-    """Issue 17's pieces over the corpus, in an 80x24 terminal: the group view (its status bar
+    """The k9s-habit pieces over the corpus, in an 80x24 terminal: the group view (its status bar
     squeezed), the ``:`` line (its help quotes the stream, its completion offers the hostile
     stream names), ``/`` on the dead letters (the title quotes the filter typed), the prune
     dialog (the consumer's verdict and the assume-dead box) and the entry view ``d``."""

@@ -1,7 +1,7 @@
 """Dead-letter streams for the DLQ tests, written straight with XADD (raw RESP2 client).
 
-Entries carry the envelope of SPEC §5a exactly as ``dlq move`` writes it: the original
-fields first, then ``_dlq_source _dlq_group _dlq_id _dlq_owner _dlq_deliveries
+Entries carry the envelope of docs/formats.md ("Dead-letter entry") exactly as ``dlq move`` writes
+it: the original fields first, then ``_dlq_source _dlq_group _dlq_id _dlq_owner _dlq_deliveries
 _dlq_idle_ms _dlq_reason _dlq_at``.
 """
 

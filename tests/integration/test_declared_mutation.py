@@ -1,4 +1,5 @@
-"""A mutation declared once works on every surface with no edit to any of them (issue 13).
+"""A mutation declared once works on every surface with no edit to any of them
+(docs/architecture.md, "A mutation's path").
 
 The test declares ``tag`` (a trivial planner and executor: each targeted pending entry's id
 goes into the set ``<stream>:tags``; nothing else changes) and then, through the surfaces'

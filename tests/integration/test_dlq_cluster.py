@@ -1,4 +1,4 @@
-"""DLQ replay on a real 3-primary Redis OSS cluster (the hardening issue's harness):
+"""DLQ replay on a real 3-primary Redis OSS cluster (the hardening round's harness):
 the ordered cross-slot path for real (DLQ and source on different nodes), the one-script
 path with hash tags, a kill between copy and delete, and discovery across every primary."""
 

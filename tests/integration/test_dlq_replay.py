@@ -324,7 +324,7 @@ def test_missing_or_wrong_type_dlq(r, conn) -> None:
 
 
 def test_dlq_move_then_replay_end_to_end(r, conn) -> None:
-    """What ``dlq move`` (issue 4) writes, ``dlq replay`` puts back as it was."""
+    """What ``dlq move`` writes, ``dlq replay`` puts back as it was."""
     ids = sc.add_entries(r, b"{o}", 5, {b"k": b"v\xff"})
     sc.create_group(r, b"{o}", b"g")
     sc.deliver(r, b"{o}", b"g", b"c", 5)

@@ -88,7 +88,7 @@ def test_every_writer_round_trips_through_the_parser(r, conn, writer: str, prefi
 
 
 def test_the_snapshot_reads_the_envelope_with_the_same_parser(r, conn) -> None:
-    """spark/snapshot.py splits a dead letter with envelope.split under its ``_dlq_`` head:
+    """spark/batches.py splits a dead letter with envelope.split under its ``_dlq_`` head:
     the same envelope and original fields as parse_entry."""
     dlq_id, _entry_id, flat, _before = _dead_letter(r, conn, "dlq_move.lua", "_")
     env, fields, _raw = envelope.split(flat, b"_dlq_")

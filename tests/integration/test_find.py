@@ -81,6 +81,21 @@ def test_entries_written_during_the_scan_are_read(r, conn) -> None:
     assert seen == 105
 
 
+def test_every_call_is_counted_on_the_current_meter(r, conn) -> None:
+    """A surface under a server-time budget (the dashboard's trace) counts the scan's calls:
+    the two PINGs and each XRANGE, at the engine's estimate of its server time."""
+    from pelctl.redis.meter import ServerMeter, metering
+
+    sc.add_entries(r, S, 500)
+    meter = ServerMeter()
+    scan = EntryScan(conn.raw(S), S, page_size=40)
+    with metering(meter):
+        assert sum(len(page) for page in scan.pages()) == 500
+    assert scan.stats.calls == 13
+    assert meter.calls == scan.stats.calls + 2
+    assert meter.server_ms > 0 and meter.latency_ms is not None
+
+
 def test_missing_key_is_empty_and_other_types_are_refused(r, conn) -> None:
     assert list(EntryScan(conn.raw(b"nope"), b"nope").entries()) == []
     r.set(b"plain", b"1")

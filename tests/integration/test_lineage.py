@@ -1,7 +1,7 @@
-"""Lineage you can rely on (issue 14): one message followed through requeue -> dead-letter
-move -> replay -> requeue -> dead-letter move, every field checked at every step, on the
-one-script paths, the ordered paths (cluster slots apart, forced) and the paths of entries
-too wide for one script; then ``dlq list -o json`` and ``dlq show`` through the CLI.
+"""Lineage you can rely on (docs/formats.md, "Lineage fields"): one message followed through requeue
+-> dead-letter move -> replay -> requeue -> dead-letter move, every field checked at every step, on
+the one-script paths, the ordered paths (cluster slots apart, forced) and the paths of entries too
+wide for one script; then ``dlq list -o json`` and ``dlq show`` through the CLI.
 
 And ``--no-lineage``: copies byte-identical to the entry's fields after requeue and replay,
 on every replay path, exactly once kept (the marker set is a separate key), and the
@@ -233,7 +233,8 @@ OWN = [b"order_id", b"o-7", b"_retry_count", b"4", b"_original_id", b"1-1", b"v"
 
 @pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
 def test_requeue_without_lineage_copies_the_fields_exactly(r, conn, wide) -> None:
-    """On main there was no way to leave the lineage fields out (issue 14: strict models)."""
+    """``--no-lineage``: the copy carries exactly the entry's own fields, for consumers with
+    strict models (there was once no way to leave the lineage fields out)."""
     bodies = [OWN, [b"plain", b"1"]]
     if wide:
         bodies = [b + wide_fields(4_000) for b in bodies]

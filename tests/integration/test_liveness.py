@@ -1,5 +1,5 @@
 """Liveness verdicts with consumers really waiting in XREADGROUP while holding entries, on
-Redis 7.0 and Redis 8.6 (issue 14).
+Redis 7.0 and Redis 8.6.
 
 Redis 7.0: a consumer waiting in XREADGROUP on a quiet stream never refreshes its idle time,
 so idle alone says nothing: the verdict is ``unknown`` unless a real signal says more — a
@@ -100,7 +100,7 @@ def test_a_waiting_reader_is_never_called_dead(jobs, conn, readers, r):
         b"poller": ("unknown", "no-signal-below-7.2"),
         b"blocker": ("unknown", "no-signal-below-7.2"),
     }
-    # What main called them (the bug of issue 14): dead suspects, with the advice to take
+    # What they were once called (a bug): dead suspects, with the advice to take
     # their entries. Now the advice hedges and says how to confirm.
     (advice,) = [a for a in result.advice if "liveness unknown" in a.message]
     assert advice.message.startswith("2 consumers (blocker, poller) hold 5 entries")
@@ -143,7 +143,7 @@ def test_a_held_lock_key_is_alive(jobs, conn, readers, r):
     assert got[b"blocker"] == no_lock
     r.set(b"lock:jobs:" + blocker.held[0], b"blocker", px=60_000)
     assert verdicts(conn, lock_key="lock:{stream}:{id}")[b"blocker"] == ("active", "lock-held")
-    # No pattern given: this common one is found on the entries inspect read (issue 17) ...
+    # No pattern given: this common one is found on the entries inspect read ...
     assert verdicts(conn)[b"blocker"] == ("active", "lock-held")
     # ... unless asked not to look.
     assert verdicts(conn, detect_locks=False)[b"blocker"] == no_lock

@@ -1,4 +1,4 @@
-"""Issue 17: inspect finds the lock keys workers hold without being told their pattern, and
+"""inspect finds the lock keys workers hold without being told their pattern, and
 the advice then carries ``--lock-key``. Bounded and harmless: a few ``EXISTS`` on entries
 inspect already read, only for a group whose advice would repair something, a key the ACL
 hides is a key not seen. A pattern given (``--lock-key``, the context's ``lock_key``) is

@@ -303,7 +303,7 @@ def test_inspect_json_matches_raw_replies(shop, cli, raw, stream: bytes) -> None
     assert res.exit_code == 0, res.stderr
     doc = res.json
 
-    # The shape promised in issue 2 (later issues may add keys, never remove these).
+    # The documented shape (docs/formats.md: keys may be added, never removed).
     assert set(doc) >= {"stream", "length", "groups"}
     assert doc["stream"] == escape(stream)
     assert unescape(doc["stream"]) == stream
@@ -323,7 +323,7 @@ def test_inspect_json_matches_raw_replies(shop, cli, raw, stream: bytes) -> None
             assert unescape(c["consumer"]) == rb[b"name"]
             assert c["pending"] == int(rb[b"pending"])
             assert_idle_between(c["idle_ms"], rb[b"idle"], ra[b"idle"])
-            if b"inactive" not in rb:  # Redis < 7.2: null, as issue 2 promises
+            if b"inactive" not in rb:  # Redis < 7.2: null, as documented
                 assert c["inactive_ms"] is None
             else:
                 assert_idle_between(c["inactive_ms"], rb[b"inactive"], ra[b"inactive"])
@@ -438,7 +438,7 @@ def test_pending_filters_match_xpending(
 
 
 def test_pending_below_deliveries_is_the_complement_of_min_deliveries(shop, cli, raw) -> None:
-    """Issue 17: --below-deliveries N (fewer than N deliveries) leaves out exactly what
+    """--below-deliveries N (fewer than N deliveries) leaves out exactly what
     --min-deliveries N selects; the group (-g or the argument) reads the same."""
     rows = xpending_range(raw, ORDERS, b"billing")
     low = cli(

@@ -115,7 +115,7 @@ def test_prune_plan_changes_nothing(r, conn) -> None:
     assert_unchanged(before, r)
 
 
-# -- prune follows the liveness verdict (issue 14) ----------------------------------------
+# -- prune follows the liveness verdict ----------------------------------------------------
 
 
 def test_prune_follows_the_verdict_on_a_quiet_consumer(r, conn) -> None:

@@ -68,7 +68,7 @@ def test_requeue_adds_a_copy_then_acks(r, conn) -> None:
 
 def test_requeue_takes_no_detour_through_a_helper_consumer(r, conn) -> None:
     """Verify, copy and ack run in one script, so the entry is never taken (XCLAIM) by a
-    helper consumer first: no XCLAIM, no consumer created or deleted (issue 15: the take
+    helper consumer first: no XCLAIM, no consumer created or deleted (the take
     re-checked what the verify had just checked, at a quarter of the server time)."""
     incident(r)
     plan = m.plan(conn, "requeue", S, G, IDLE)

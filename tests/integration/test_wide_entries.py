@@ -1,4 +1,5 @@
-"""Wide and huge entries never strand a message (issue 12, part C).
+"""Wide and huge entries never strand a message (docs/safety.md, "Entries too
+wide for one script").
 
 Lua 5.1 (Redis, Valkey) passes at most 7,999 values to one command from a table: a script
 cannot XADD an entry of about 4,000 fields or more. An entry of 10,000 fields in a batch used
@@ -20,7 +21,7 @@ from pelctl.core.dlq import copies as dlq_copies
 from pelctl.core.dlq import replayer as dlq_replayer
 from pelctl.core.mutations.model import PlanItem
 from pelctl.demo import scenario as sc
-from pelctl.redis.scripts import LUA_UNPACK_MAX, script
+from pelctl.redis.scripts import LUA_UNPACK_MAX, Wire, script
 from tests.integration.wide_support import (
     ENVELOPE,
     HOUR,
@@ -346,16 +347,27 @@ def script_calls(r) -> int:
     return sum(v["calls"] for k, v in stats.items() if k in ("cmdstat_evalsha", "cmdstat_eval"))
 
 
-def test_narrow_entries_stay_one_script_per_batch(r, conn) -> None:
+def test_narrow_entries_stay_one_script_per_batch(r, conn, monkeypatch) -> None:
+    """Every entry is sent once, in the batch the run made for it (batches are sized to
+    the stall bound: docs/server-budget.md); none comes back for a second call."""
     ids = sc.add_entries(r, "s", 250, {b"n": b"x", b"k": b"v"})
     sc.create_group(r, "s", "g")
     sc.deliver(r, "s", "g", "dead", 250)
     sc.set_idle(r, "s", "g", "dead", ids, HOUR)
     plan = m.plan(conn, "requeue", b"s", b"g", IDLE)
     script("requeue").load(raw(r))
+    sent: list[int] = []
+    send = Wire.send
+
+    def counted(self: Wire, calls) -> None:
+        sent.extend(call.entries or 0 for call in calls)
+        send(self, calls)
+
+    monkeypatch.setattr(Wire, "send", counted)
     before = script_calls(r)
-    result = m.apply(conn, plan)  # batches of 100
-    assert result.applied == 250 and script_calls(r) - before == 3
+    result = m.apply(conn, plan)
+    assert result.applied == 250 and sum(sent) == 250
+    assert script_calls(r) - before == len(sent) and max(sent) <= 100
 
 
 @pytest.mark.parametrize("action", ["requeue", "dlq-move"])

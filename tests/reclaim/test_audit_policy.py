@@ -1,4 +1,5 @@
-"""The reclaim loop's policy when an audit line cannot be written (issue 12).
+"""The reclaim loop's policy when an audit line cannot be written (docs/reclaim.md,
+"Audit lines that cannot be written").
 
 Default, fail closed: an ERROR log line, ``recovery_audit_failures_total``, no further
 change, and the loop ends with exit 6. ``--on-audit-failure continue``: an ERROR line and

@@ -1,4 +1,4 @@
-"""The sidecar fails closed on names and speaks little (issue 17).
+"""The sidecar fails closed on names and speaks little.
 
 - a stream or group that does not exist at start ends the loop with exit 3 and one error
   line whose hint names the groups that exist, unless ``--wait-for-group``: then it waits,

@@ -215,7 +215,7 @@ def _reachable(host: str, port: int) -> bool:
 
 
 def test_metrics_bind_loopback_unless_told_otherwise(spawn, redis_server) -> None:
-    """SPEC §5: metrics endpoints bind 127.0.0.1 by default. The log line reports the bound
+    """docs/security.md: metrics endpoints bind 127.0.0.1 by default. The log line reports the bound
     socket's address; 127.0.0.2 (another loopback address on Linux) stands for "another
     interface": it reaches a 0.0.0.0 listener, never a 127.0.0.1 one."""
     from pelctl.reclaim.metrics import ReclaimMetrics

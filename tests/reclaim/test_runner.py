@@ -186,7 +186,7 @@ def test_a_read_only_loop_changes_nothing_pass_after_pass(r, redis_server, spawn
 def test_claim_strategy_gives_entries_to_a_live_consumer(r, cli) -> None:
     ids = build_pel(r, 50, idle={5: HOUR, 6: HOUR})
     res = cli(*RECLAIM, "--strategy", "claim", "--to", "healthy", "-o", "json")
-    assert res.exit_code == 3  # issue 17: not a consumer of the group (a typo?)
+    assert res.exit_code == 3  # not a consumer of the group (a typo?)
     assert "--to healthy: no such consumer in s/g" in res.stderr and "claimed" in res.stdout
     assert res.json["claimed"] == 0
     res = cli(*RECLAIM, "--strategy", "claim", "--to", "healthy", "--create-consumer", "-o", "json")

@@ -59,7 +59,7 @@ OUTPUTS: dict[str, tuple[str | None, str]] = {
     "analyze": ("analyze.json", "analyze.json"),
 }
 # Commands whose output is text whatever -o says (a path, a URL, an export line).
-NOT_JSON = frozenset({"config-path", "demo-up", "demo-down", "demo-env", "tui"})
+NOT_JSON = frozenset({"config-path", "demo-up", "demo-down", "demo-env", "tui", "exporter"})
 SYNTHETIC = {
     "#ghosts-document": {
         "anyOf": [{"$ref": "ghosts.json#/$defs/counts"}, {"$ref": "repair-result.json"}]
@@ -223,10 +223,12 @@ def _check_document(command: str, doc_ref: str | None, line_ref: str, value: Any
 
 
 def check_logs(stderr: str) -> None:
-    """JSON log lines (reclaim --log-format json) on stderr."""
+    """JSON log lines (reclaim and exporter --log-format json) on stderr."""
     for line in stderr.splitlines():
         if line.startswith("{") and '"event"' in line:
-            check("reclaim-log.json", json.loads(line), "a JSON log line")
+            record = json.loads(line)
+            schema = "exporter-log.json" if record.get("logger") == "pelctl.exporter" else None
+            check(schema or "reclaim-log.json", record, "a JSON log line")
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """One test per command that prints JSON: its output, on a real incident, matches the schema
 of docs/schemas/ (checked here explicitly; the ``cli`` fixture checks it too), and the keys
-issue 17 unified read the one way (docs/formats.md, "One vocabulary").
+one vocabulary unified read the one way (docs/formats.md, "One vocabulary").
 
 Together the cases run every command of :data:`tests.schemas.checker.OUTPUTS`:
 :func:`test_every_json_command_has_a_case` reads this file's ``run(cli, "<command>", ...)``

@@ -72,7 +72,7 @@ class Fleet:
     base_ms: int
     expected: dict[str, Any] = field(default_factory=dict)
     # Connections named after server A's live consumers (c1, c3), open for the session: on
-    # Redis 7.0 they are what makes c2, quiet for two hours, a dead suspect (issue 14).
+    # Redis 7.0 they are what makes c2, quiet for two hours, a dead suspect.
     workers: list[Any] = field(default_factory=list)
 
     @property
@@ -256,7 +256,7 @@ def exact_percentile_index(n: int, p: float) -> int:
 
 def ground_truth(snapshot_dir: Path, stuck_ms: int = 300_000, poison: int = 5) -> dict[str, Any]:
     """The latest snapshot's numbers, from the Parquet files, with pyarrow and Python only."""
-    from pelctl.spark.snapshot import read_table
+    from pelctl.spark.parquet import read_table
 
     pel = read_table(snapshot_dir, "pel").to_pylist()
     latest = max(r["snapshot_time"] for r in pel)

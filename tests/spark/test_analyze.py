@@ -310,6 +310,24 @@ def test_version_1_snapshots_still_analyze(
     assert pel.where("payload_format IS NOT NULL OR decoded IS NOT NULL").count() == 0
 
 
+def test_snapshots_before_schema_4_give_the_dead_letters_consumer_from_owner(
+    spark: Any, snapshots: Path, tmp_path: Path
+) -> None:
+    """Schema 4 added ``dlq.consumer`` (the dead letter's last consumer, formerly only
+    ``owner``): analyze reads it from ``owner`` in older snapshots."""
+    import shutil
+
+    from pelctl.spark.analyze import load_snapshots
+    from tests.spark.test_snapshot import rewrite_as_version_1
+
+    old = tmp_path / "v1"
+    shutil.copytree(snapshots, old)
+    rewrite_as_version_1(old)
+    for directory in (snapshots, old):
+        rows = load_snapshots(spark, str(directory)).dlq.select("owner", "consumer").collect()
+        assert len(rows) == 12 and {(r["owner"], r["consumer"]) for r in rows} == {("c2", "c2")}
+
+
 def spark_pel_ddl() -> str:
     from pelctl.spark.schema import spark_ddl
 

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.spark
 
 
 def test_layout_one_partition_per_snapshot_and_table(snapshots: Path) -> None:
+    from pelctl.spark.parquet import list_snapshots, parse_partition_value
     from pelctl.spark.schema import TABLES
-    from pelctl.spark.snapshot import list_snapshots, parse_partition_value
 
     values = list_snapshots(snapshots)
     assert len(values) == 3
@@ -46,7 +46,7 @@ def test_files_carry_the_documented_schema(snapshots: Path) -> None:
 
 
 def test_contents_match_the_fleet(fleet: Fleet, snapshots: Path) -> None:
-    from pelctl.spark.snapshot import read_table
+    from pelctl.spark.parquet import read_table
 
     latest = max(r["snapshot_time"] for r in read_table(snapshots, "groups").to_pylist())
     groups = [
@@ -70,22 +70,23 @@ def test_contents_match_the_fleet(fleet: Fleet, snapshots: Path) -> None:
     assert len(dlq) == 12
     assert {r["reason"] for r in dlq} == {"bad sku", "timeout", "parse error"}
     e = dlq[0]
-    assert (e["source"], e["source_group"], e["owner"], e["deliveries"]) == (
+    assert (e["source"], e["source_group"], e["consumer"], e["deliveries"]) == (
         "orders",
         "billing",
         "c2",
         5,
     )
+    assert all(r["owner"] == r["consumer"] for r in dlq)  # owner: the deprecated name
     assert e["dlq_at"] == datetime.fromtimestamp(fleet.base_ms / 1000, UTC)
 
 
 def test_consumer_rows_carry_the_server_version_and_the_verdict(
     fleet: Fleet, snapshots: Path
 ) -> None:
-    """Issue 14: a consumer row says what Redis version its idle time comes from, what
+    """A consumer row says what Redis version its idle time comes from, what
     CLIENT LIST said, and inspect's verdict: on Redis 7.0 p1, quiet for 45 minutes with no
     signal, is unknown; c2, whose peers' connections are named and who has none, is dead."""
-    from pelctl.spark.snapshot import read_table
+    from pelctl.spark.parquet import read_table
 
     rows = read_table(snapshots, "consumers").to_pylist()
     latest = max(r["snapshot_time"] for r in rows)
@@ -112,7 +113,8 @@ def test_payload_binary_names_and_ghosts(r, redis_server, tmp_path: Path) -> Non
     from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
-    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+    from pelctl.spark.parquet import read_table
+    from pelctl.spark.snapshot import Target, take_snapshot
 
     sc.add_entries(r, b"bin\xff", 5, {b"name": b"Jos\xe9", b"n": b"1"})
     sc.create_group(r, b"bin\xff", b"g\x00", "0")
@@ -141,7 +143,8 @@ def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: 
     requeued-then-dead-lettered message showed its last copy's id."""
     from pelctl.base.binary import unescape
     from pelctl.core import dlq
-    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+    from pelctl.spark.parquet import read_table
+    from pelctl.spark.snapshot import Target, take_snapshot
     from tests.integration.dlq_builders import add_dead
 
     lineage = ((b"n", b"1"), (b"_original_id", b"7-7"), (b"_prior_deliveries", b"4"))
@@ -168,8 +171,9 @@ def test_dlq_rows_follow_the_rules_of_dlq_list(r, conn, redis_server, tmp_path: 
 def test_match_and_empty_snapshot_still_writes_every_table(r, redis_server, tmp_path: Path) -> None:
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
+    from pelctl.spark.parquet import list_snapshots, read_table
     from pelctl.spark.schema import TABLES
-    from pelctl.spark.snapshot import Target, list_snapshots, read_table, take_snapshot
+    from pelctl.spark.snapshot import Target, take_snapshot
 
     r.xadd(b"keep", {b"a": b"1"})
     conn = connect(ConnectionSettings(url=redis_server.url))
@@ -183,7 +187,7 @@ def test_match_and_empty_snapshot_still_writes_every_table(r, redis_server, tmp_
 
 
 def test_failed_snapshot_leaves_nothing(tmp_path: Path) -> None:
-    from pelctl.spark.snapshot import SnapshotWriter, list_snapshots
+    from pelctl.spark.parquet import SnapshotWriter, list_snapshots
 
     writer = SnapshotWriter(tmp_path, datetime(2025, 1, 2, 3, 4, 5, 6000, tzinfo=UTC))
     assert writer.partition == "snapshot_at=20250102T030405.006Z"
@@ -193,7 +197,7 @@ def test_failed_snapshot_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_split_id_range_covers_the_pel() -> None:
-    from pelctl.spark.snapshot import split_id_range
+    from pelctl.spark.readers import split_id_range
 
     assert split_id_range(10, b"1-0", b"9-0", 100) == [(b"-", b"+")]
     assert split_id_range(1_000, b"5-0", b"5-9", 10) == [(b"-", b"+")]  # one millisecond
@@ -236,6 +240,39 @@ def test_cli_snapshot_several_urls(fleet: Fleet, cli, tmp_path: Path) -> None:
     assert res.exit_code == 2 and "given twice" in res.stderr
 
 
+def test_cli_snapshot_field_prefix_and_its_deprecated_spelling(
+    r, redis_server, cli, tmp_path: Path
+) -> None:
+    """``--field-prefix`` means what it means in the dlq commands (``x_``: the envelope is
+    ``x_dlq_*``); ``--dlq-prefix`` (the envelope's head) still works, with a warning."""
+    from pelctl.spark.parquet import read_table
+    from tests.integration.dlq_builders import add_dead
+
+    add_dead(r, b"orders:dlq", b"orders", prefix=b"x_", owner=b"w1")
+
+    def snapshot(*args: str) -> tuple[int, str, list[dict]]:
+        out = tmp_path / str(len(list(tmp_path.iterdir())))
+        res = cli("snapshot", "--url", redis_server.url, "--out", str(out), *args)
+        rows = read_table(out, "dlq").to_pylist() if res.exit_code == 0 else []
+        return res.exit_code, res.stderr, rows
+
+    assert snapshot() == (0, "", [])  # the default prefix: no _dlq_source, no dead letter
+    code, err, (row,) = snapshot("--field-prefix", "x_")
+    assert (code, err) == (0, "")
+    assert (row["source"], row["consumer"], row["owner"]) == ("orders", "w1", "w1")
+    code, err, (row,) = snapshot("--dlq-prefix", "x_dlq_")
+    assert code == 0 and row["consumer"] == "w1"
+    assert err == (
+        "warning: --dlq-prefix is deprecated and will be removed in the next release; "
+        "use --field-prefix x_\n"
+    )
+    code, err, _ = snapshot("--field-prefix", "x_", "--dlq-prefix", "x_dlq_")
+    assert code == 2 and "give only --field-prefix" in err
+    code, err, _ = snapshot("--field-prefix", "")
+    assert code == 2 and "--field-prefix cannot be empty" in err
+    assert "--dlq-prefix" not in cli("snapshot", "--help").stdout  # hidden
+
+
 def test_cli_snapshot_refuses_an_unwritable_dir(fleet: Fleet, cli, tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("not a directory")
@@ -259,7 +296,8 @@ def test_cluster_every_primary(tmp_path: Path) -> None:
     from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
-    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+    from pelctl.spark.parquet import read_table
+    from pelctl.spark.snapshot import Target, take_snapshot
     from pelctl.spark.source import parse_options, plan_partitions, read_partition
     from tests.topologies.servers import start_cluster
 
@@ -295,7 +333,8 @@ def test_payload_format_and_decoded_columns(r, redis_server, tmp_path: Path) -> 
     from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
-    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+    from pelctl.spark.parquet import read_table
+    from pelctl.spark.snapshot import Target, take_snapshot
     from tests.integration.dlq_builders import add_dead
     from tests.payload_builders import faststream_frame, taskiq_data
 
@@ -347,12 +386,13 @@ def test_payload_format_and_decoded_columns(r, redis_server, tmp_path: Path) -> 
 
 def rewrite_as_version_1(directory: Path) -> None:
     """Make a snapshot look written by schema version 1: the pel and dlq files lose the
-    columns version 2 added, and say version 1 in their metadata."""
+    columns versions 2 and 4 added, and say version 1 in their metadata."""
     import pyarrow.parquet as pq
 
     for table in ("pel", "dlq"):
         for f in (directory / table).rglob("*.parquet"):
-            data = pq.read_table(f).drop_columns(["payload_format", "decoded"])
+            newer = ["payload_format", "decoded"] + (["consumer"] if table == "dlq" else [])
+            data = pq.read_table(f).drop_columns(newer)
             meta = dict(data.schema.metadata or {})
             meta[b"pelctl.schema_version"] = b"1"
             pq.write_table(data.replace_schema_metadata(meta), f)
@@ -362,7 +402,8 @@ def test_version_1_snapshots_read_with_null_new_columns(r, redis_server, tmp_pat
     from pelctl.demo import scenario as sc
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
-    from pelctl.spark.snapshot import Target, read_table, take_snapshot
+    from pelctl.spark.parquet import read_table
+    from pelctl.spark.snapshot import Target, take_snapshot
 
     sc.add_entries(r, b"s", 3, {b"event": b'{"a": 1}'})
     sc.create_group(r, b"s", b"g", "0")

@@ -20,7 +20,7 @@ def _scan_engine_rows(urls: list[str]) -> dict[tuple, tuple[int, int]]:
     from pelctl.redis.connection import connect
     from pelctl.redis.scan import PelScan
     from pelctl.redis.settings import ConnectionSettings
-    from pelctl.spark.snapshot import describe_streams, stream_keys
+    from pelctl.spark.readers import describe_streams, stream_keys
 
     out = {}
     for url in urls:
@@ -153,6 +153,14 @@ def test_options_are_validated(spark: Any) -> None:
         parse_options({"url": "redis://x", "with_payload": "maybe"})
     opts = parse_options({"URL": "localhost:6380", "Split_Rows": "10", "cluster": "false"})
     assert opts.urls == ("localhost:6380",) and opts.split_rows == 10 and opts.cluster is False
+    # field_prefix, as the dlq commands' --field-prefix; dlq_prefix its deprecated spelling
+    assert opts.envelope_head == "_dlq_"
+    assert parse_options({"url": "redis://x", "field_prefix": "x_"}).envelope_head == "x_dlq_"
+    assert parse_options({"url": "redis://x", "dlq_prefix": "x_dlq_"}).envelope_head == "x_dlq_"
+    with pytest.raises(ValueError, match="give field_prefix only"):
+        parse_options({"url": "redis://x", "field_prefix": "_", "dlq_prefix": "_dlq_"})
+    with pytest.raises(ValueError, match="field_prefix cannot be empty"):
+        parse_options({"url": "redis://x", "field_prefix": ""})
 
 
 def test_payloads_decoded_on_the_executors(spark: Any, r, redis_server) -> None:

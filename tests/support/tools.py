@@ -29,6 +29,8 @@ INSTALL = {
     "fish": "apt-get install fish",
     "chromium": "apt-get install chromium",
     "java": "apt-get install openjdk-17-jre-headless",
+    "promtool": "apt-get install prometheus",
+    "prometheus": "apt-get install prometheus",
     "pyarrow": "make setup-spark (pip install 'pelctl[spark]')",
     "pyspark": "make setup-spark (pip install 'pelctl[spark]')",
 }

@@ -7,11 +7,12 @@ failure under CI (.ci/run installs every package these tests need).
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pytest
 
+from tests.conftest import SERVER_VERSIONS, redis_binary
 from tests.support.tools import need_binary
 from tests.topologies import servers as sv
 
@@ -25,12 +26,25 @@ def need(*names: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def cluster() -> Iterator[sv.Cluster]:
-    need("redis-server")
-    need("redis-cli")
-    c = sv.start_cluster(3)
-    yield c
-    c.stop()
+def clusters() -> Iterator[Callable[[str], sv.Cluster]]:
+    """``clusters(version)``: the session's 3-primary cluster of that server version (7.0:
+    Debian's package; 8.6: the cached build), started once, when first asked for."""
+    started: dict[str, sv.Cluster] = {}
+
+    def get(version: str) -> sv.Cluster:
+        if version not in started:
+            need("redis-cli")
+            started[version] = sv.start_cluster(3, binary=redis_binary(version))
+        return started[version]
+
+    yield get
+    for c in started.values():
+        c.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster(clusters: Callable[[str], sv.Cluster]) -> sv.Cluster:
+    return clusters("7.0")
 
 
 @pytest.fixture
@@ -38,6 +52,18 @@ def cl(cluster: sv.Cluster):  # RedisCluster on an empty cluster
     cluster.flushall()
     client = cluster.client()
     yield client
+    client.close()
+
+
+@pytest.fixture(params=SERVER_VERSIONS)
+def write_cluster(request: pytest.FixtureRequest, clusters: Callable[[str], sv.Cluster]):
+    """(cluster, RedisCluster on it, emptied), on Redis 7.0 and Redis 8.6 (ids ``[7.0]``,
+    ``[8.6]``): for the tests of the write paths, whose copies differ on 8.6 (idempotent
+    XADD); the read-only tests stay on the 7.0 cluster."""
+    c = clusters(request.param)
+    c.flushall()
+    client = c.client()
+    yield c, client
     client.close()
 
 

@@ -127,6 +127,29 @@ def test_inspect_and_pending_on_every_node(cluster, cl):
         assert all(name in str(r) for r in res.ndjson)  # payload {k: <stream name>}
 
 
+def test_exporter_reads_every_primary(cluster, cl):
+    """``pelctl exporter --once`` on a cluster: the groups of a stream on each primary, and a
+    dead-letter stream in another slot than its source."""
+    from tests.exporter.support import find, parse, value
+
+    keys = one_key_per_node(cluster, cl, "metrics")
+    for key in keys:
+        with owner(cluster, cl, key) as c:
+            seed_pel(c, key)
+    cl.xadd("metrics:dlq", {"_dlq_source": "metrics", "_dlq_reason": "boom"})
+    res = run_pelctl("exporter", "--once", url=cluster.url)
+    assert res.exit_code == 0, res.stderr
+    series = parse(res.stdout)
+    for key in keys:
+        labels = {"stream": key.decode(), "group": "g"}
+        assert value(series, "pelctl_group_pending", **labels) == 15
+        assert value(series, "pelctl_group_pending_idle_over", threshold="1h", **labels) == 10
+        assert value(series, "pelctl_group_poison", **labels) == 0
+    assert value(series, "pelctl_dlq_entries", dlq="metrics:dlq", reason="boom") == 1
+    (up,) = find(series, "pelctl_up")
+    assert up.value == 1
+
+
 def test_inspect_finds_a_dlq_in_another_slot(cluster, cl):
     stream = sv.key_in_slot_of_node(cl, cluster.ports[0], "jobs")
     dlq = stream + b":dlq"
@@ -264,9 +287,11 @@ def test_histogram_on_every_node(cluster, cl):
 
 
 @pytest.mark.parametrize("tagged", [False, True], ids=["ordered-cross-slot", "single-script"])
-def test_dlq_move_paths(cluster, cl, tagged):
+def test_dlq_move_paths(write_cluster, tagged):
     """``{s}`` and ``{s}:dlq`` share a slot: one script per batch. A plain name's DLQ is in
-    another slot: the ordered path (DLQ write first, then ack), said in the result."""
+    another slot: the ordered path (DLQ write first, then ack), said in the result; on Redis
+    8.6 its dead letters carry an IDMP pair (one producer, one id each)."""
+    cluster, cl = write_cluster
     name = b"{orders}" if tagged else sv.key_in_slot_of_node(cl, cluster.ports[2], "orders")
     dlq = name + b":dlq"
     assert (cl.keyslot(name) == cl.keyslot(dlq)) is tagged
@@ -296,16 +321,22 @@ def test_dlq_move_paths(cluster, cl, tagged):
     assert ("ordered path" in notes) is not tagged, notes
     copies = _field_counts(_stream_entries(cluster, cl, dlq), b"_dlq_id")
     assert all(copies.get(i) == 1 for i in poison), copies
+    with owner(cluster, cl, dlq) as d:
+        info = sc.raw(d).execute_command("XINFO", "STREAM", dlq)
+    info = dict(zip(info[::2], info[1::2], strict=True))
+    if b"iids-added" in info:  # Redis 8.6+
+        assert (info[b"pids-tracked"], info[b"iids-added"]) == ((0, 0) if tagged else (1, 3))
     with owner(cluster, cl, name) as c:
         still = {r[0] for r in sc.raw(c).execute_command("XPENDING", name, "g", "-", "+", 100)}
     assert not (poison & still)
 
 
 @pytest.mark.parametrize("where", [0, 1, 2])
-def test_every_repair_on_a_stream_on_each_node(cluster, cl, tmp_path, where):
+def test_every_repair_on_a_stream_on_each_node(write_cluster, tmp_path, where):
     """Every mutation on a stream of each primary (its DLQ in another slot): the counts it
     reports and the cluster afterwards (commands.EXPECTED); its --dry-run changes nothing on
     any node."""
+    cluster, cl = write_cluster
     stream = sv.key_in_slot_of_node(cl, cluster.ports[where], "rep")
     for name, args in cm.mutation_invocations().items():
         cluster.flushall()
@@ -341,9 +372,10 @@ def test_every_repair_on_a_stream_on_each_node(cluster, cl, tmp_path, where):
             assert again.exit_code == 0 and again.json["applied"] == 0, again.stdout
 
 
-def test_acl_repair_user_on_the_cluster(cluster, cl):
+def test_acl_repair_user_on_the_cluster(write_cluster):
     """Repairs on a cluster need the read rules, the cluster's two, the repair rules, and for
     a cross-slot replay the marker-set rules."""
+    cluster, cl = write_cluster
     from tests.topologies.conftest import CLUSTER_RULES, CROSS_SLOT_REPLAY_RULES, REPAIR_RULES
 
     stream = sv.key_in_slot_of_node(cl, cluster.ports[0], "aclrep")

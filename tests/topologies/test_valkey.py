@@ -91,8 +91,9 @@ def test_repairs_on_valkey(valkey_server, vk, tmp_path):
 
 
 def test_reclaim_strategies_on_valkey(valkey_server, vk):
-    """XREADGROUP ... CLAIM asked for by name: one clear line saying what it needs; `auto`
-    picks a strategy Valkey has and heals the group."""
+    """XREADGROUP ... CLAIM asked for by name: one clear line saying why the sidecar does not
+    offer it (exit 2, before connecting); `auto` picks a strategy Valkey has and heals the
+    group."""
     cm.seed(vk)
     before = snapshot(vk)
     res = run_pelctl(
@@ -107,9 +108,9 @@ def test_reclaim_strategies_on_valkey(valkey_server, vk):
         "xreadgroup-claim",
         url=valkey_server.url,
     )
-    assert res.exit_code != 0
+    assert res.exit_code == 2
     line = one_error_line(res)
-    assert "XREADGROUP ... CLAIM needs Redis 8.4+" in line and "valkey 8" in line, line
+    assert "not offered by the sidecar" in line, line
     assert_unchanged(before, vk)
     res = run_pelctl(
         "reclaim",
@@ -161,9 +162,9 @@ def test_reliable_consumer_on_valkey(valkey_server, vk):
 
 
 def test_wide_and_huge_entries_on_valkey(valkey_server, vk):
-    """Valkey 8 runs Lua 5.1 too: the same 7,999-value limit (issue 12, part C). A
-    10,000-field entry and a 1 MiB value amid their batch are requeued, dead-lettered and
-    replayed byte for byte, nothing left with a pelctl consumer."""
+    """Valkey 8 runs Lua 5.1 too: the same 7,999-value limit (docs/safety.md, "Entries too wide for
+    one script"). A 10,000-field entry and a 1 MiB value amid their batch are requeued,
+    dead-lettered and replayed byte for byte, nothing left with a pelctl consumer."""
     from pelctl.core import mutations as m
     from pelctl.core.dlq import common as dlqmod
     from pelctl.redis.connection import connect

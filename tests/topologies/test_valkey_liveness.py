@@ -1,5 +1,5 @@
 """Liveness verdicts on Valkey 8 (Redis 7.2 semantics), with consumers really waiting in
-XREADGROUP while holding entries (issue 14).
+XREADGROUP while holding entries.
 
 There ``idle`` is refreshed by every read attempt, so a worker that polls with a short
 BLOCK stays active however quiet the stream is, and a killed one (no read attempt for

@@ -139,6 +139,7 @@ class RecordedSource:
         top_n: int = 200,
         progress: Any = None,
         should_stop: Any = None,
+        force: bool = False,
     ) -> GroupSnapshot:
         self.calls.append(f"group {escape(stream)} {escape(group)} {filter_key(filters)}")
         snap: GroupSnapshot = self.data["group"][(stream, group, filter_key(filters))]

@@ -1,4 +1,5 @@
-"""The dashboard when the audit line of an applied action cannot be written (issue 12):
+"""The dashboard when the audit line of an applied action cannot be written (docs/safety.md,
+"When the audit line cannot be written"):
 the outcome says what was applied and that it was NOT audited; the notification says
 "applied, NOT audited", never "failed"."""
 

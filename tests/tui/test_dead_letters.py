@@ -1,6 +1,7 @@
 """The dead-letter view's DELIV column: the message's every delivery, like `pelctl dlq list`
-(issue 17). A dead letter whose message was requeued before carries ``_prior_deliveries``:
-its DELIV is that plus the moved copy's ``_dlq_deliveries``, shown and sorted so."""
+(docs/tui.md, "Dead letters"). A dead letter whose message was requeued before carries
+``_prior_deliveries``: its DELIV is that plus the moved copy's ``_dlq_deliveries``, shown and sorted
+so."""
 
 from __future__ import annotations
 

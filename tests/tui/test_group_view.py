@@ -190,7 +190,7 @@ async def test_depth_history_lasts_the_session_across_screens(demo, make_app, re
 async def test_dead_after_below_a_minute_and_the_signals_of_named_peers(
     demo, make_app, recorder, r
 ):
-    """Issue 14: a killed worker holding 28 entries for 42 s showed `active` at --dead-after
+    """A bug once: a killed worker holding 28 entries for 42 s showed `active` at --dead-after
     20s. On Redis 7.0 its liveness is unknown (its own colour); once the live workers name
     their connections after their consumer, it is a dead suspect."""
     from pelctl.demo import scenario as sc

@@ -1,4 +1,4 @@
-"""Issue 17 (part D): the dashboard keeps k9s habits, over the demo on a real server.
+"""The dashboard keeps k9s habits, over the demo on a real server.
 
 j/k/g/G on every table, ``:`` jumps with completion, the cursor following a filter, ``/`` on
 the dead-letter view, ``d`` to describe, sort arrows on every column, dialogs that fit 80x24

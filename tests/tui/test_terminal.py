@@ -140,7 +140,7 @@ def test_pelctl_tui_in_a_real_terminal_requeues_through_the_modal(terminal, r, t
 
 
 def test_pelctl_tui_k9s_keys_in_a_real_terminal(terminal):
-    """Issue 17: j/k/g/G move the cursor (what enter opens proves where it is), /ord + enter
+    """k9s habits: j/k/g/G move the cursor (what enter opens proves where it is), /ord + enter
     leaves the cursor on orders, :dlq jumps to the stream's dead letters, esc comes back."""
     term = terminal("--read-only")
     term.wait_for("Streams (6)", "{payments}:dlq", "1,2")

@@ -1,6 +1,7 @@
 """``t``: the trace view, opened on the stuck-entries table, on the dead-letter table and
 from the entry view, over a real server: the message's story drawn from the same renderer
-as ``pelctl trace``, the view's own message, and ``escape`` back to where it was opened."""
+as ``pelctl trace``, the view's own message, ``escape`` back to where it was opened, and its
+calls counted on the dashboard's server-time budget."""
 
 from __future__ import annotations
 
@@ -126,10 +127,14 @@ async def test_t_on_a_dead_letter(r, conn, make_app, recorder) -> None:
         app.open_dlq(b"jobs:dlq", source=b"jobs")
         await recorder.wait_for(Refreshed, view="dlq")
         await settle(pilot, DlqScreen)
+        meter = app.source.budget.meter
+        before = meter.calls
         await pilot.press("t")
         screen = await shown(pilot, recorder)
         t = screen.trace
         assert t is not None and t.source == b"jobs"
+        # Its calls spend from the dashboard's server-time budget like its other reads.
+        assert meter.calls - before >= sum(s.calls for s in t.searched) + 2
         assert [(e.stream, e.id) for e in t.entries] == [
             (b"jobs", ids["moved"]),
             (b"jobs:dlq", ids["dead"]),

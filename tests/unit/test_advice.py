@@ -1,4 +1,4 @@
-"""Issue 17: the advice (``pelctl.core.advice.advise``, pure) is a runbook safe to follow in
+"""The advice (``pelctl.core.advice.advise``, pure) is a runbook safe to follow in
 order, on any server: poison to the DLQ before any requeue, one requeue per dead consumer
 (never an ``--idle`` sweep that takes live consumers' entries too), poison left out of every
 requeue, ``--lock-key`` on every repair when lock keys are in use, a consumer holding only
@@ -30,9 +30,9 @@ DEAD = "dead-suspect"
 
 
 def test_every_consumer_dead_poison_and_locks() -> None:
-    """The issue's case on Redis 7.2+: every consumer of billing looks dead, 8 poison entries
-    held by billing-1, lock keys in use. main advised `requeue --idle 7m52s` first (all
-    1,240 entries, poison included) and the DLQ move second, without --lock-key."""
+    """The incident that shaped the runbook, on Redis 7.2+: every consumer of billing looks dead, 8
+    poison entries held by billing-1, lock keys in use. main advised `requeue --idle 7m52s` first
+    (all 1,240 entries, poison included) and the DLQ move second, without --lock-key."""
     g = group(
         [
             consumer("billing-1", 33, 8 * MIN, DEAD, "inactive-over-threshold"),
@@ -114,7 +114,7 @@ def test_unknown_consumers_are_hedged_one_at_a_time() -> None:
     assert "(2 poison suspects among them)" in advice[3].message
 
 
-# -- the rest of the runbook, word for word (issue 16: mutation survivors of `advise`) --------
+# -- the rest of the runbook, word for word (mutation survivors of `advise`: docs/testing.md) --
 
 HOUR = 60 * MIN
 UNKNOWN = "unknown"

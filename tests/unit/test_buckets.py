@@ -1,4 +1,5 @@
-"""Bucket edges, exactly: ``[lo, hi)`` for idle, age, deliveries and inspect's thresholds.
+"""Bucket edges, exactly: ``[lo, hi)`` for idle, age, deliveries and inspect's thresholds,
+in ``pelctl histogram`` and in the dashboard's aggregates (one rule: pelctl/core/buckets.py).
 
 Fixed values are fed to the pure bucketing functions, with every value exactly on ``lo``,
 on ``hi - 1`` and on ``hi``; the expected bucket of each value is written by hand (an
@@ -13,15 +14,17 @@ from collections import Counter
 import pytest
 
 from pelctl.base.errors import UsageError
+from pelctl.core.aggregate import IDLE_EDGES_MS, PelAggregator
+from pelctl.core.buckets import count_idle
 from pelctl.core.health import at_least, count_poison, count_thresholds
 from pelctl.core.histogram import (
     DEFAULT_DELIVERY_EDGES,
     DEFAULT_TIME_EDGES_MS,
     _age_page,
     _edge_buckets,
-    count_idle,
     parse_edges,
 )
+from pelctl.core.models import PendingFilter
 
 EDGES = (100, 1_000, 60_000)  # buckets [0,100) [100,1000) [1000,60000) [60000,...)
 
@@ -64,6 +67,51 @@ def test_idle_default_edges_exactly_on_each_edge():
         counter: Counter[int] = Counter()
         count_idle(rows([e - 1, e]), DEFAULT_TIME_EDGES_MS, counter)
         assert counter == Counter({i: 1, i + 1: 1}), e
+
+
+# The dashboard's aggregator (PelAggregator): the same rule, on the same values. Its tests on a
+# real server keep idle times far from the edges (live idle times grow), so only here can a
+# value sit exactly on one.
+def aggregated(idles, edges=EDGES, deliveries=1):
+    agg = PelAggregator(PendingFilter(), top_n=3, edges_ms=edges)
+    agg.add_page(rows(idles, deliveries))
+    return agg.snapshot(complete=True)
+
+
+@pytest.mark.parametrize(("idle", "index"), IDLE_CASES)
+def test_aggregator_idle_bucket_of_each_edge_value(idle, index):
+    assert aggregated([idle]).histogram.counts == tuple(int(i == index) for i in range(4))
+
+
+def test_aggregator_page_across_every_edge_counts_as_the_histogram():
+    idles = [v for v, _ in IDLE_CASES]
+    counter: Counter[int] = Counter()
+    count_idle(rows(idles), EDGES, counter)
+    assert aggregated(idles).histogram.counts == (3, 2, 2, 3)
+    assert aggregated(idles).histogram.counts == tuple(counter[i] for i in range(4))
+
+
+def test_aggregator_default_edges_exactly_on_each_edge():
+    """The dashboard's default edges: e-1 ends the bucket below e, e starts the next."""
+    for i, e in enumerate(IDLE_EDGES_MS):
+        counts = aggregated([e - 1, e], IDLE_EDGES_MS).histogram.counts
+        assert counts == tuple(int(k in (i, i + 1)) for k in range(len(IDLE_EDGES_MS) + 1)), e
+
+
+def test_aggregator_labels_name_the_bucket_an_edge_starts():
+    """``1s – 10s`` holds 1s exactly and not 10s: the labels say what the counts do."""
+    h = aggregated([1_000, 9_999, 10_000], IDLE_EDGES_MS).histogram
+    labels = h.labels()
+    assert labels[1] == "1s – 10s" and h.counts[1] == 2
+    assert labels[2] == "10s – 1m" and h.counts[2] == 1
+    assert labels[0] == "< 1s" and labels[-1] == "≥ 1d"
+
+
+def test_aggregator_min_deliveries_filter_counts_only_matching_rows_on_the_edge():
+    agg = PelAggregator(PendingFilter(min_deliveries=5), top_n=3, edges_ms=EDGES)
+    agg.add_page(rows([100], 4) + rows([100], 5))  # one ms on the edge each, one poison
+    snap = agg.snapshot(complete=True)
+    assert snap.histogram.counts == (0, 1, 0, 0) and snap.matched == 1 and snap.poison == 1
 
 
 NOW = 1_700_000_000_000  # a fixed "now": ages are NOW minus the id's millisecond part

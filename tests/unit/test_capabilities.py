@@ -1,4 +1,5 @@
-"""Server versions -> feature flags (SPEC §2), for Redis and Valkey."""
+"""Server versions -> feature flags, for Redis and Valkey (docs/architecture.md, "The
+connection layer")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The layers of SPEC §6 hold at import time (checked in fresh interpreters).
+"""The layers of docs/architecture.md hold at import time (checked in fresh interpreters).
 
 - The CLI (and `pelctl --help`) loads neither textual nor pyspark, nor redis or tabulate: the
   command layer and the heavy libraries load inside the command that needs them.

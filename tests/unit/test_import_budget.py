@@ -1,4 +1,5 @@
-"""The start-up budget of issue 15, as what a fresh interpreter imports (not a timer).
+"""The start-up budget, as what a fresh interpreter imports, not a timer (docs/architecture.md,
+"Start-up").
 
 A read command with JSON or NDJSON output, run through the console entry point
 (``pelctl.cli.main:main``), and shell completion load none of the modules the command does
@@ -152,7 +153,7 @@ OTHER_REPAIRS = (
 
 def test_requeue_with_json_output_stays_in_budget(seeded: str) -> None:
     """A whole requeue (plan, apply, audit, JSON result) loads none of the excluded modules
-    and none of the other repairs' (issue 15)."""
+    and none of the other repairs'."""
     excluded = tuple(x for x in (*EXCLUDED, *OTHER_REPAIRS) if x != "pelctl.cli.repair")
     argv = ["requeue", "orders", "workers", "--idle", "0", "--yes", "-o", "json"]
     found = run_entry_point(argv, {"PELCTL_URL": seeded}, excluded)
@@ -569,7 +570,7 @@ def test_the_root_listing_imports_no_command_module(
     argv: list[str], env: dict[str, str], code: int
 ) -> None:
     """The root's own help, click's "No such command" and a TAB on a command name list
-    every command from pelctl.cli._summaries: no command module is imported (issue 15).
+    every command from pelctl.cli._summaries: no command module is imported.
     (pelctl.cli.completion is also the home of the root group itself: always loaded.)"""
     from pelctl.cli.root import MODULES
 

@@ -1,9 +1,9 @@
 """The layers hold, imports inside functions included, and nothing imports in a circle.
 
-The contracts live in pyproject.toml ``[tool.importlinter]`` (cli > tui | spark | consumer >
-reclaim | demo > render > core > config > redis > base, and no cycle between the siblings of
-any package); ``lint-imports`` checks them on grimp's import graph, which counts every import
-statement, the lazy ones in function bodies too. No contract lists an exception.
+The contracts live in pyproject.toml ``[tool.importlinter]`` (cli > tui | spark | consumer |
+exporter > reclaim | demo > render > core > config > redis > base, and no cycle between the
+siblings of any package); ``lint-imports`` checks them on grimp's import graph, which counts
+every import statement, the lazy ones in function bodies too. No contract lists an exception.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import grimp
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = [
     "pelctl.cli",
-    "pelctl.tui | pelctl.spark | pelctl.consumer",
+    "pelctl.tui | pelctl.spark | pelctl.consumer | pelctl.exporter",
     "pelctl.reclaim | pelctl.demo",
     "pelctl.render",
     "pelctl.core",

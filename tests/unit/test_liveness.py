@@ -70,7 +70,7 @@ def test_below_7_2_idle_alone_never_says_dead(fact: ConsumerFacts, expected) -> 
 
 
 def test_a_short_dead_after_is_never_overruled_by_the_active_minute() -> None:
-    """The bug of issue 14: a consumer quiet for 42 s was `active` at --dead-after 20s."""
+    """A bug once: a consumer quiet for 42 s was `active` at --dead-after 20s."""
     quiet = ConsumerFacts(b"c", 28, 42_000, 42_000)
     assert judge(quiet, modern=True, dead_after=20_000) == {
         b"c": ("dead-suspect", "inactive-over-threshold")

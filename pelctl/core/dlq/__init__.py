@@ -2,7 +2,7 @@
 
 A dead-letter stream (DLQ) holds entries moved there by ``pelctl dlq move`` (or by
 ``requeue --max-retries``, the reclaim loop, ``ReliableConsumer``): the original fields,
-untouched, followed by the envelope of SPEC §5a.
+untouched, followed by the envelope (docs/formats.md, "Dead-letter entry").
 
 - :mod:`~pelctl.core.dlq.envelope`: the dead-letter entry (its fields, written and parsed),
   dead-letter stream names;

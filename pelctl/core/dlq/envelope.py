@@ -1,4 +1,5 @@
-"""The dead-letter entry (SPEC §5a): its fields, who writes them, how they are read.
+"""The dead-letter entry: its fields, who writes them, how they are read (docs/formats.md,
+"Dead-letter entry").
 
 A dead letter is the original entry's fields, untouched (lineage fields included), followed
 by the envelope ``<prefix>dlq_source``, ``_group``, ``_id``, ``_owner``, ``_deliveries``,
@@ -12,7 +13,7 @@ every reader goes through this module:
   (:func:`pelctl.reclaim.settle.settle_unscripted`); a test reads what each writes back with
   :func:`parse_entry`;
 - ``dlq list`` / ``show`` / ``stats`` / ``replay`` read it with :func:`parse_entry`, the
-  Parquet snapshot (:mod:`pelctl.spark.snapshot`) with :func:`split`.
+  Parquet snapshot (:mod:`pelctl.spark.batches`) with :func:`split`.
 
 The names of dead-letter *streams* (``<stream>:dlq``) are here too (:func:`default_dlq`,
 :func:`is_dlq_name`).

@@ -204,7 +204,7 @@ def declare(mutation: Mutation) -> Mutation:
 
 
 # The module declaring each built-in mutation: a lookup loads only that one (a requeue does
-# not import the dead-letter replay, purge, prune and ghosts modules; issue 15).
+# not import the dead-letter replay, purge, prune and ghosts modules: start-up time).
 PROVIDED_BY: dict[str, str] = {
     **dict.fromkeys(("claim", "ack", "requeue"), "pelctl.core.repairs.entries"),
     "dlq-move": "pelctl.core.repairs.dlq_move",

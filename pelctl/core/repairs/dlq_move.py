@@ -15,6 +15,7 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
+from pelctl.core.repairs import idempotent
 from pelctl.core.repairs.entries import plan_entries
 from pelctl.core.repairs.ordered import ordered
 from pelctl.core.repairs.run import EntryRun, Later
@@ -47,9 +48,10 @@ def apply_dlq_move(
         )
         note = (
             f"{escape(plan.stream)} and {escape(dlq)} are in different cluster slots: ordered "
-            "path (dead-letter write first, then ack); a crash can duplicate, never lose"
+            f"path (dead-letter write first, then ack); {idempotent.after_a_crash(conn)}"
         )
-        return build_result(plan, results + moved, interrupted=interrupted, notes=[note])
+        notes = [note, *idempotent.refused_notes(moved)]
+        return build_result(plan, results + moved, interrupted=interrupted, notes=notes)
     run = EntryRun(conn, plan, progress, batch_size, len(send))
     lua = script("dlq_move")
     header = (plan.group, opts.field_prefix, reason)
@@ -72,7 +74,8 @@ def apply_dlq_move(
         out += moved
     else:
         out += later.not_attempted(out)
-    return build_result(plan, out, interrupted=interrupted, notes=later.notes(out))
+    notes = later.notes(out) + idempotent.refused_notes(out)
+    return build_result(plan, out, interrupted=interrupted, notes=notes)
 
 
 DLQ_MOVE = declare(

@@ -27,6 +27,7 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
+from pelctl.core.repairs import idempotent
 from pelctl.core.repairs.ordered import ordered
 from pelctl.core.repairs.run import EntryRun, Later, simple_parse
 from pelctl.core.repairs.select import check_names, pending_rows, probe
@@ -145,7 +146,12 @@ def _verified(
 
 
 def apply_claim(
-    conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
+    conn: Connection,
+    plan: Plan,
+    *,
+    progress: Progress | None = None,
+    batch_size: int | None = None,
+    **_: object,
 ) -> RepairResult:
     to = plan.options.to
     assert to is not None
@@ -153,7 +159,12 @@ def apply_claim(
 
 
 def apply_ack(
-    conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
+    conn: Connection,
+    plan: Plan,
+    *,
+    progress: Progress | None = None,
+    batch_size: int | None = None,
+    **_: object,
 ) -> RepairResult:
     return _verified(conn, plan, "ack", (plan.group,), progress, batch_size)
 
@@ -205,12 +216,12 @@ def apply_requeue(
             assert dlq is not None
             notes.append(
                 f"{len(later.deferred):,} entries past --max-retries went to {escape(dlq)} by "
-                "the ordered path (dead-letter write first, then ack): a crash can duplicate, "
-                "never lose"
+                "the ordered path (dead-letter write first, then ack): "
+                + idempotent.after_a_crash(conn)
             )
     else:
         out += later.not_attempted(out)
-    notes += later.notes(out)
+    notes += later.notes(out) + idempotent.refused_notes(out)
     return build_result(plan, out, interrupted=run.interrupted, notes=notes)
 
 

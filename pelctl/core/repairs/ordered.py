@@ -1,7 +1,8 @@
 """The ordered path of the copying repairs: lease -> XADD the copies -> verified XACK.
 
 For dead-letter moves across cluster slots, and for entries too wide for one script. A
-crash can duplicate a copy, never lose an entry (docs/safety.md).
+crash can duplicate a copy, never lose an entry; on Redis 8.6+ the server refuses the
+duplicate within the target's IDMP window (docs/safety.md).
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ def ordered(
     before the XACK leaves the entry pending and a copy written, and a later run copies it
     again — a duplicate, except on Redis 8.6+, where each copy carries an IDMP pair derived
     from its source entry (:mod:`pelctl.core.repairs.idempotent`) and the server refuses
-    the second write within the target's window; a batch then holds at most the window's
-    size. Nothing is ever acked before its copy exists, and nothing passes through a pelctl
+    the second write within the target's window; a batch then holds at most half the
+    window, and a copy the server refused gets a note (:data:`idempotent.REFUSED_NOTE`).
+    Nothing is ever acked before its copy exists, and nothing passes through a pelctl
     consumer.
     """
     lease, ack = script("lease"), script("lease_ack")
@@ -53,7 +55,7 @@ def ordered(
     idmp = conn.caps.has("idmp")
     if idmp:
         producer = idempotent.producer(plan.stream, plan.group)
-        size = min(idempotent.window(conn, k) for k in where.values() if k is not None)
+        size = idempotent.batch_limit(conn, [k for k in where.values() if k is not None])
         batch_size = min(batch_size or size, size)
     run = EntryRun(conn, plan, progress, batch_size, len(items))
     wide = wide or {}
@@ -95,13 +97,17 @@ def ordered(
                     ItemResult(it.id, "fail", f"script error: {err}", note(it.id)) for it in sent
                 )
                 continue
-            # Step 2: the copies, one pipeline per target node.
+            # Step 2: the copies, one pipeline per target node (after the node's TIME where
+            # IDMP can answer an earlier copy's id: see idempotent.refused).
             taken: dict[bytes, list[tuple[bytes, bytes, int]]] = {b"stream": [], b"dlq": []}
             pipes = {
                 t: conn.raw(k).pipeline(transaction=False)
                 for t, k in where.items()
                 if k is not None
             }
+            if idmp:
+                for pipe in pipes.values():
+                    pipe.execute_command("TIME")
             later = [item for item, status, _d in pairs(sent, reply) if status == LATER]
             if later:  # the lease reached its byte budget: these go again, untouched
                 batches.extend(chunks(later, max(1, len(sent) - len(later))))
@@ -123,6 +129,7 @@ def ordered(
                 else:
                     out.append(ItemResult(item.id, status, text(detail), note(item.id)))
             written: list[tuple[bytes, bytes, bytes, int, bytes]] = []  # target, id, owner, n, new
+            earlier: set[bytes] = set()  # entries whose copy an earlier run wrote (IDMP)
             for target, rows in taken.items():
                 if not rows:
                     continue
@@ -131,6 +138,13 @@ def ordered(
                 except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
                     lost((r[0] for r in rows), f"connection lost writing the copy: {err}")
                     continue
+                if idmp:
+                    now, replies = replies[0], replies[1:]
+                    earlier.update(
+                        r[0]
+                        for r, new_id in zip(rows, replies, strict=True)
+                        if idempotent.refused(now, new_id)
+                    )
                 for (entry_id, owner, deliveries), new_id in zip(rows, replies, strict=True):
                     fatal(new_id)
                     if isinstance(new_id, Exception):
@@ -169,12 +183,15 @@ def ordered(
             for k, (target, entry_id, _owner, _n, new_id) in enumerate(written):
                 status, detail = text(flat[2 * k]), text(flat[2 * k + 1])
                 outcome = "dlq" if target == b"dlq" else "requeued"
+                said = note(entry_id)
+                if entry_id in earlier:
+                    said = "; ".join(x for x in (said, idempotent.REFUSED_NOTE) if x)
                 if status == "acked":
-                    out.append(ItemResult(entry_id, outcome, text(new_id), note(entry_id)))
+                    out.append(ItemResult(entry_id, outcome, text(new_id), said))
                 elif status == "skip":
                     # Acknowledged or re-delivered since the lease: the copy is a duplicate.
                     reason_ = "dlq-duplicate" if target == b"dlq" else "requeue-duplicate"
-                    out.append(ItemResult(entry_id, reason_, text(new_id), note(entry_id)))
+                    out.append(ItemResult(entry_id, reason_, text(new_id), said))
                 else:
                     out.append(
                         ItemResult(

@@ -12,6 +12,7 @@ from pelctl.core.mutations import (
     Options,
     Plan,
     PlanItem,
+    Progress,
     RepairResult,
     Targets,
     build_result,
@@ -184,7 +185,12 @@ def reassign(
 
 
 def apply_prune(
-    conn: Connection, plan: Plan, *, progress=None, batch_size=None, **_: object
+    conn: Connection,
+    plan: Plan,
+    *,
+    progress: Progress | None = None,
+    batch_size: int | None = None,
+    **_: object,
 ) -> RepairResult:
     results, send = start(plan)
     lua = script("consumer_delete")

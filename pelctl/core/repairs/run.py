@@ -2,35 +2,64 @@
 pipelining, the byte budget's ``later``, lost connections, Ctrl-C) and reading its replies
 (:func:`simple_parse`; :class:`Later` collects what is left for the ordered path).
 
+Batches and rounds are sized by a :class:`pelctl.redis.scripts.Pacer`: what is on the wire
+at once stays under the stall bound (10 ms of server time, aiming at 3), so another client's
+command never waits long behind a repair (docs/server-budget.md).
+
 Per-entry verification, in every entry script (``verify_entry`` in
 ``pelctl/redis/lua/_prelude.lua``): the entry is still pending, its owner and delivery count
 are those the plan saw (a consumer that re-read it since increments the count), it is idle
 at least as long as when planned (and at least the ``--idle`` threshold), and its lock key
-(if any) is not held. The take itself is an ``XCLAIM`` with that min-idle, so an entry
-re-delivered since the plan is skipped and counted, never stolen.
+(if any) is not held. A claim then takes the entry with an ``XCLAIM`` with that min-idle; a
+requeue and a dead-letter move copy and acknowledge it in the same script with no take
+(nothing runs between the check and the change). Either way an entry re-delivered since the
+plan is skipped and counted, never stolen.
 """
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 
 import redis.exceptions as rex
 
-from pelctl.core.executor import LATER, chunks, fatal, pairs, text
+from pelctl.core.executor import LATER, fatal, pairs, text
 from pelctl.core.mutations import APPLIED, ItemResult, Plan, PlanItem, Progress
 from pelctl.core.repairs.select import lock_for
 from pelctl.redis.connection import Connection
 from pelctl.redis.scan import gc_paused
 from pelctl.redis.scripts import (
-    AHEAD_DEPTH,
+    CALIBRATE_EVERY,
     DEFAULT_BATCH,
+    DEFAULT_MAX_STALL_MS,
     LUA_UNPACK_MAX,
     Call,
+    Pacer,
     Script,
     Wire,
     same_slot,
 )
+
+# One call of a round, waiting for its answer: (its items, the call or None when every
+# item was settled before sending, the results settled before sending).
+_Sent = tuple[Sequence[PlanItem], Call | None, dict[bytes, ItemResult]]
+
+
+class _Todo:
+    """Items still to send, from ``pos`` on; ``fixed``: the size of their calls (entries a
+    call left for later go again in calls of the size it managed), else the pacer's."""
+
+    __slots__ = ("items", "pos", "fixed")
+
+    def __init__(self, items: Sequence[PlanItem], fixed: int | None = None) -> None:
+        self.items = items
+        self.pos = 0
+        self.fixed = fixed
+
+    def rest(self) -> Sequence[PlanItem]:
+        return self.items[self.pos :]
 
 
 class EntryRun:
@@ -43,13 +72,16 @@ class EntryRun:
         progress: Progress | None,
         batch_size: int | None,
         total: int,
+        *,
+        max_stall_ms: float = DEFAULT_MAX_STALL_MS,
     ) -> None:
         self.conn = conn
         self.plan = plan
         self.stream = plan.stream
         self.client = conn.raw(plan.stream)
         self.progress = progress
-        self.batch = batch_size or DEFAULT_BATCH
+        self.batch = batch_size or DEFAULT_BATCH  # entries per call, at most
+        self.pacer = Pacer(max_stall_ms, max_batch=self.batch)
         self.threshold = plan.targets.min_idle_ms or 0
         self.lock_of = lock_for((plan.options.lock_key, plan.stream, plan.group))
         self.results: list[ItemResult] = []
@@ -106,26 +138,59 @@ class EntryRun:
         make_call: Callable[[Sequence[PlanItem], dict[bytes, ItemResult]], Call | None],
         parse: Callable[[Sequence[PlanItem], object], list[ItemResult]],
     ) -> None:
-        """Send ``items`` in batches (``make_call``), rounds of AHEAD_DEPTH calls, the next
+        """Send ``items`` in calls (``make_call``), rounds of them on one connection, the next
         round on the wire while the answers of the last one are read (:class:`Wire`): the
-        server runs scripts while Python builds and parses."""
-        batches = list(chunks(items, self.batch))
-        i = 0  # the next batch to send
-        out: deque[list[tuple[Sequence[PlanItem], Call | None, dict]]] = deque()
+        server runs scripts while Python builds and parses. Calls and rounds are as big as
+        the stall bound allows (the pacer: small at first, then sized from the measured
+        cost of the script)."""
+        # Items still to send: [items, position of the next one, fixed call size or None].
+        todo: deque[_Todo] = deque()
+        if items:
+            todo.append(_Todo(items))
+        out: deque[list[_Sent]] = deque()
+        pacer = self.pacer
+        script: Script | None = None  # known from the first call
+        ahead = 0  # rounds sent ahead since the last one sent alone
+        bounded = math.isfinite(pacer.max_stall_ms)  # (no bound: nothing to measure for)
+        alone_out = False  # a round sent alone is out: nothing goes with it
         try:
             # (No reference cycles among the rounds' lists and results: the cyclic collector's
             # passes over a CLI's whole heap would cost a quarter of this loop's CPU.)
-            with gc_paused(), Wire(self.client) as wire:
+            with gc_paused(), Wire(self.client, pacer) as wire:
+                wire.latency()
                 while True:
-                    # Two rounds out at most; only one until the first answers came (a
-                    # script the server does not know yet is loaded once, not twice).
-                    while i < len(batches) and len(out) < (2 if self.answered else 1):
-                        group = batches[i : i + AHEAD_DEPTH]
-                        calls: list[tuple[Sequence[PlanItem], Call | None, dict]] = []
-                        for chunk in group:
+                    # Two rounds out at most. One alone (nothing else out until it is
+                    # answered) first (a script the server does not know yet is loaded once,
+                    # not twice) and every CALIBRATE_EVERY rounds: its round trip measures
+                    # the script's cost (the pacer's learning).
+                    while todo and not alone_out and len(out) < 2:
+                        if not self.answered or (bounded and ahead >= CALIBRATE_EVERY):
+                            if out:
+                                break  # the rounds out are answered first
+                            ahead = 0
+                            alone_out = True
+                        else:
+                            ahead += 1
+                        calls: list[_Sent] = []
+                        cost = 0.0
+                        while todo and len(calls) < pacer.max_depth:
+                            head = todo[0]
+                            n = head.fixed or pacer.batch(script, cap=self.batch)
+                            n = min(n, len(head.items) - head.pos)
+                            step = pacer.unit_ms(script) * n if script else pacer.round_ms
+                            if calls and cost + step > pacer.round_ms:
+                                break
+                            chunk = head.items[head.pos : head.pos + n]
+                            head.pos += n
+                            if head.pos >= len(head.items):
+                                todo.popleft()
                             pre: dict[bytes, ItemResult] = {}
-                            calls.append((chunk, make_call(chunk, pre), pre))
-                        i += len(group)
+                            call = make_call(chunk, pre)
+                            if call is not None:
+                                script = call.script
+                                call = replace(call, entries=len(chunk))
+                                cost += pacer.cost_ms(call)
+                            calls.append((chunk, call, pre))
                         out.append(calls)
                         sent = [c for _, c, _ in calls if c is not None]
                         if sent:
@@ -135,7 +200,8 @@ class EntryRun:
                     calls = out[0]  # still out until parsed (an interrupt counts it)
                     replies = iter(wire.receive() if any(c for _, c, _ in calls) else [])
                     self.answered = True
-                    self._parse(calls, replies, parse, batches)
+                    alone_out = False
+                    self._parse(calls, replies, parse, todo)
                     out.popleft()
                     if self.progress:
                         self.progress(self.done, self.total)
@@ -144,23 +210,23 @@ class EntryRun:
             for calls in out:
                 for chunk, _call, _pre in calls:
                     self._fail(chunk, "unknown", f"connection lost mid-batch: {err}")
-            for chunk in batches[i:]:
-                self._fail(chunk, "fail", "not attempted: connection lost")
+            for left in todo:
+                self._fail(left.rest(), "fail", "not attempted: connection lost")
         except KeyboardInterrupt:
             self.interrupted = True
             answered = {r.id for r in self.results}
             for calls in out:
                 for chunk, _call, _pre in calls:
                     self._interrupted(chunk, answered)
-            for chunk in batches[i:]:
-                self._interrupted(chunk, answered)
+            for left in todo:
+                self._interrupted(left.rest(), answered)
 
     def _parse(
         self,
-        calls: list[tuple[Sequence[PlanItem], Call | None, dict]],
+        calls: list[_Sent],
         replies: Iterator[object],
         parse: Callable[[Sequence[PlanItem], object], list[ItemResult]],
-        batches: list[Sequence[PlanItem]],
+        todo: deque[_Todo],
     ) -> None:
         """One round's answers into results; entries a call left ``later`` (its byte budget
         was spent: nothing was done for them) go again, in calls of the size it managed."""
@@ -181,7 +247,7 @@ class EntryRun:
                 if later:
                     ids = set(later)
                     again = [it for it in sent_items if it.id in ids]
-                    batches.extend(chunks(again, max(1, len(sent_items) - len(ids))))
+                    todo.append(_Todo(again, fixed=max(1, len(sent_items) - len(ids))))
             self.done += len(chunk) - len(later)
 
     def _interrupted(self, chunk: Sequence[PlanItem], answered: set[bytes]) -> None:

@@ -15,7 +15,9 @@ from textual.widgets import Footer
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.aggregate import PelAggregate
+from pelctl.core.budget import Freshness
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, parse_id
+from pelctl.render import budget as budget_render
 from pelctl.render import inspect as inspect_render
 from pelctl.render import pending as pending_render
 from pelctl.render.table import fmt_int
@@ -70,15 +72,26 @@ def entry_row(e: PendingEntry) -> KeyedRow:
     )
 
 
-def scan_note(agg: PelAggregate) -> str:
+def scan_note(agg: PelAggregate, freshness: Freshness | None = None) -> str:
+    """How the aggregate was read: a scan running, the scan just done, or (``freshness``,
+    sampled under the server-time budget) how old it is and when the next one runs."""
     if not agg.complete:
         done = f"{fmt_int(agg.scanned)} of {fmt_int(agg.total_pending)}"
         return f"scanning… {done} read, {fmt_int(agg.matched)} matching"
+    if freshness is not None and not freshness.refreshed:
+        return budget_render.note(freshness)
     secs = agg.elapsed_ms / 1000.0
     return (
         f"scan {secs:.2f}s · {fmt_int(agg.server_calls)} calls · "
         f"longest call {agg.max_call_ms:.1f}ms"
     )
+
+
+def entries_note(agg: PelAggregate, freshness: Freshness | None = None) -> str:
+    """The stuck-entries subtitle's part about the scan (shorter than the chart's)."""
+    if agg.complete and freshness is not None and not freshness.refreshed:
+        return f"scan {budget_render.short(freshness)}"
+    return scan_note(agg)
 
 
 class _Extra(TypedDict, total=False):
@@ -108,7 +121,7 @@ class GroupScreen(PollingScreen):
         Binding("m", "op_dlq_move", "To DLQ"),
         Binding("x", "op_prune", "Prune"),
         Binding("D", "open_dlq", "DLQ"),
-        Binding("ctrl+r", "refresh", "Refresh", show=False),
+        Binding("ctrl+r", "refresh", "Refresh, walking the PEL now", show=False),
     ]
 
     def __init__(
@@ -118,6 +131,9 @@ class GroupScreen(PollingScreen):
         self.stream = stream
         self.group = group
         self.filters = filters or PendingFilter()
+        # The next refresh walks the PEL whatever the server-time budget says (ctrl+r, an
+        # action just applied): set on the main thread, read once by the polling worker.
+        self.force_scan = False
 
     def compose(self) -> ComposeResult:
         yield StatusBar([escape(self.stream), escape(self.group)])
@@ -163,6 +179,7 @@ class GroupScreen(PollingScreen):
         def progress(agg: PelAggregate) -> None:
             self.post_message(RefreshProgress(self.VIEW, generation, agg))
 
+        force, self.force_scan = self.force_scan, False
         return self.session.source.group(
             self.stream,
             self.group,
@@ -170,7 +187,14 @@ class GroupScreen(PollingScreen):
             top_n=self.session.top_n,
             progress=progress,
             should_stop=should_stop,
+            force=force,
         )
+
+    def action_refresh(self) -> None:
+        """``ctrl+r``: refresh now, the PEL walked again whatever the budget says (what it
+        costs is paid back before the next walk)."""
+        self.force_scan = True
+        super().action_refresh()
 
     def show(self, data: object) -> None:
         assert isinstance(data, GroupSnapshot)
@@ -183,6 +207,10 @@ class GroupScreen(PollingScreen):
             if n:
                 title += f" · {n} {verdict}"
         self.consumers.border_title = content(title)
+        health = snap.health_freshness
+        self.consumers.border_subtitle = (
+            content(f"verdicts: PEL walk {budget_render.short(health)}") if health else ""
+        )
         self.show_progress(agg)
         self.entries.sync([entry_row(e) for e in agg.top])
         points = self.session.record_depth(self.stream, self.group, snap.pending)
@@ -197,13 +225,19 @@ class GroupScreen(PollingScreen):
             extra.append(f"DLQ {fmt_int(snap.dlq_length)}")
         if snap.idmp is not None:
             extra.append(inspect_render.idmp_brief(snap.idmp))
+        if snap.server_share is not None and snap.max_share is not None:
+            # The polling connection's share of the server's time (--max-server-share).
+            extra.append(budget_render.share_note(snap.server_share, snap.max_share))
         self.status_bar.set_state(extra=tuple(extra))
 
     def show_progress(self, aggregate: object) -> None:
         assert isinstance(aggregate, PelAggregate)
         agg = aggregate
         filt = describe_filter(self.filters)
-        self.query_one("#idle-chart", IdleChart).show(agg.histogram, scan_note(agg))
+        fresh = None
+        if isinstance(self.data, GroupSnapshot) and self.data.aggregate is agg:
+            fresh = self.data.freshness
+        self.query_one("#idle-chart", IdleChart).show(agg.histogram, scan_note(agg, fresh))
         shown = min(len(agg.top), agg.matched)
         if agg.matched > shown:
             title = f"Stuck entries · {shown:,} most idle of {agg.matched:,} matching"
@@ -215,7 +249,7 @@ class GroupScreen(PollingScreen):
         marks = len(self.entries.marked)
         sub = f"{marks} marked · " if marks else ""
         poison = f"{fmt_int(agg.poison)} delivered 5+ times · " if agg.poison else ""
-        self.entries.border_subtitle = content(f"{sub}{poison}{scan_note(agg)}")
+        self.entries.border_subtitle = content(f"{sub}{poison}{entries_note(agg, fresh)}")
 
     def on_keyed_table_marks_changed(self, event: KeyedTable.MarksChanged) -> None:
         if isinstance(self.data, GroupSnapshot):
@@ -468,6 +502,7 @@ class GroupScreen(PollingScreen):
 
     def after_action(self, outcome: object) -> None:
         self.entries.clear_marks()
+        self.force_scan = True  # the refresh that follows shows what the action did
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         out: list[tuple[str, str, Callable[[], object]]] = [

@@ -75,5 +75,6 @@ class IdleChart(Static):
             line.append(" " + text.rjust(count_w), style="bold" if count else "dim")
             lines.append(line)
         if self.note:
-            lines.append(Text(self.note, style="dim italic", no_wrap=True, overflow="ellipsis"))
+            # (A note about a sampled histogram says how old it is: wrapped, not cut.)
+            lines.append(Text(self.note, style="dim italic", overflow="fold"))
         return RenderGroup(*lines)

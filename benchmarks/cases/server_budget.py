@@ -1,0 +1,373 @@
+"""The server-time budget (docs/server-budget.md): what pelctl costs the server while it
+watches, and what other clients wait while it repairs. Before and after in the same run:
+"before" is the same code with the budget out of the way (``--max-server-share 100%``, which
+walks the PEL at every refresh as pelctl did; the stall bound off, which sends script rounds
+of 4 calls x 100 entries, two rounds out, as pelctl did).
+
+On the largest PEL of ``--sizes``:
+
+- **tui**: the dashboard's group view (``App.run_test`` over a real ``RedisSource``, refresh
+  every 2 s) open for ``--budget-seconds`` (60): the server's time it used, from ``INFO
+  commandstats`` (every command's ``usec``, before/after) and from the server's main-thread
+  CPU (``INFO cpu``), over the wall time; and the share pelctl's own meter counted. The
+  idle histogram shown at the end must be complete (every pending entry counted).
+- **inspect --watch**: ``pelctl inspect STREAM --watch --interval 2s -o ndjson`` as a
+  process for as long, then Ctrl-C; the same figures; the last frame's PEL health complete.
+- **small PEL**: the group view of a 1,000-entry PEL for 20 s: the PEL walked at every
+  refresh (every 2 s).
+- **requeue --all under a PING probe**: another client sends ``PING`` every millisecond
+  (benchmarks/probe.py) while ``requeue --all`` (plan and apply, in process) runs on the
+  PEL; the probe's p50/p99/p99.9/max and the requeue's throughput, before and after,
+  interleaved.
+
+Targets: each surface at most 5% of the server's time (commandstats) with a complete
+histogram; the small PEL walked at every refresh; the probe's p99 under 5 ms; throughput
+at least 90% of before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from benchmarks.harness import Case, CaseResult, Check, Context, Row
+from benchmarks.probe import Probe
+
+SECONDS = float(os.environ.get("PELCTL_BENCH_BUDGET_SECONDS", "60"))
+REFRESH_S = 2.0
+SMALL = 1_000
+SMALL_SECONDS = 20.0
+SHARE_LIMIT = 0.05
+P99_LIMIT_MS = 5.0
+THROUGHPUT_FLOOR = 0.9
+
+
+# -- what the server spent ------------------------------------------------------------------
+
+
+class ServerClock:
+    """The server's own accounting between two readings: ``INFO commandstats`` (every
+    command's ``usec``: execution only) and the main thread's CPU (``INFO cpu``)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.t0 = time.monotonic()
+        self.usec0 = self._usec()
+        self.cpu0 = self._cpu()
+
+    def _usec(self) -> int:
+        stats = self.client.info("commandstats")
+        skip = ("cmdstat_info", "cmdstat_config")  # this clock's own readings
+        return sum(int(v["usec"]) for k, v in stats.items() if k not in skip)
+
+    def _cpu(self) -> float:
+        cpu = self.client.info("cpu")
+        user = cpu.get("used_cpu_user_main_thread", cpu.get("used_cpu_user", 0.0))
+        sys_ = cpu.get("used_cpu_sys_main_thread", cpu.get("used_cpu_sys", 0.0))
+        return float(user) + float(sys_)
+
+    def shares(self) -> tuple[float, float, float]:
+        """(commandstats share, main-thread CPU share, seconds)."""
+        wall = time.monotonic() - self.t0
+        usec = self._usec() - self.usec0
+        cpu = self._cpu() - self.cpu0
+        return usec / 1e6 / wall, cpu / wall, wall
+
+
+# -- the dashboard ------------------------------------------------------------------------
+
+
+async def _tui(url: str, stream: bytes, group: bytes, seconds: float, share: float) -> dict:
+    import redis
+
+    from pelctl.redis.settings import ConnectionSettings
+    from pelctl.tui.app import PelctlApp
+    from pelctl.tui.messages import Refreshed
+    from pelctl.tui.screens.group import GroupScreen
+    from pelctl.tui.source import RedisSource
+
+    client = redis.Redis.from_url(url, protocol=2)
+    source = RedisSource.connect(ConnectionSettings(url=url, max_server_share=share))
+    snaps: list[Any] = []
+    seen: set[int] = set()
+
+    def hook(message: object) -> None:
+        # (A message reaches several pumps: its first dispatch only.)
+        if isinstance(message, Refreshed) and message.view == "group" and id(message) not in seen:
+            seen.add(id(message))
+            snaps.append(message.data)
+
+    app = PelctlApp(
+        source, stream=stream, group=group, refresh_s=REFRESH_S, theme_name="pelctl-dark"
+    )
+    try:
+        async with app.run_test(size=(140, 40), message_hook=hook):
+            clock = ServerClock(client)  # from the moment the dashboard starts
+            meter0 = source.budget.meter.reading()
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            cmd, cpu, wall = clock.shares()
+            meter = source.budget.meter.share_since(meter0)
+            screen = app.screen
+            assert isinstance(screen, GroupScreen)
+    finally:
+        source.close()
+        client.close()
+    last = snaps[-1] if snaps else None
+    walks = len({id(s.aggregate) for s in snaps})
+    return {
+        "commandstats": cmd,
+        "cpu": cpu,
+        "meter": meter,
+        "wall": wall,
+        "refreshes": len(snaps),
+        "walks": walks,
+        "complete": bool(last and last.aggregate.complete),
+        "counted": last.aggregate.histogram.total if last else 0,
+        "pending": last.pending if last else 0,
+        "age": (last.freshness.age_s if last and last.freshness else 0.0),
+    }
+
+
+# -- inspect --watch ------------------------------------------------------------------------
+
+
+def _pelctl() -> list[str]:
+    return [sys.executable, "-m", "pelctl"]
+
+
+def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
+    import redis
+
+    client = redis.Redis.from_url(url, protocol=2)
+    cmd = [
+        *_pelctl(),
+        "inspect",
+        stream.decode(),
+        "--watch",
+        "--interval",
+        f"{REFRESH_S:g}s",
+        "--max-server-share",
+        f"{share * 100:g}%",
+        "-o",
+        "ndjson",
+    ]
+    env = {**os.environ, "PELCTL_URL": url}
+    clock = ServerClock(client)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    time.sleep(seconds)
+    cmd_share, cpu, wall = clock.shares()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    client.close()
+    lines = [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+    markers = [line for line in lines if "frame" in line and "records" in line]
+    docs = [line for line in lines if "groups" in line]
+    last = docs[-1]["groups"][0] if docs else {}
+    walked = sum(1 for d in docs if "sampled" not in d["groups"][0]) + sum(
+        1 for d in docs if d["groups"][0].get("sampled", {}).get("age_ms") == 0
+    )
+    return {
+        "commandstats": cmd_share,
+        "cpu": cpu,
+        "meter": markers[-1].get("server_share", 0.0) if markers else 0.0,
+        "wall": wall,
+        "frames": len(docs),
+        "walks": walked,
+        "complete": "idle_counts" in last and "longest_idle" in last,
+        "age_ms": last.get("sampled", {}).get("age_ms"),
+        "stderr": err.decode()[-300:],
+    }
+
+
+# -- requeue under a probe ------------------------------------------------------------------
+
+
+def _requeue(url: str, stream: bytes, group: bytes, bounded: bool) -> tuple[int, float, Any]:
+    from pelctl.core import mutations
+    from pelctl.core.repairs import run as run_module
+    from pelctl.redis.connection import connect
+    from pelctl.redis.settings import ConnectionSettings
+
+    conn = connect(ConnectionSettings(url=url, client_name="pelctl:bench:requeue-all"))
+    made = run_module.EntryRun.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        if not bounded:
+            kwargs["max_stall_ms"] = float("inf")  # rounds as before the bound
+        made(self, *args, **kwargs)
+
+    run_module.EntryRun.__init__ = init  # type: ignore[method-assign]
+    try:
+        with Probe(url) as probe:
+            t0 = time.perf_counter()
+            plan = mutations.plan(conn, "requeue", stream, group, mutations.Targets(every=True))
+            result = mutations.apply(conn, plan)
+            took = time.perf_counter() - t0
+    finally:
+        run_module.EntryRun.__init__ = made  # type: ignore[method-assign]
+        conn.close()
+    return result.outcome_counts().get("requeued", 0), took, probe.latencies
+
+
+def run(ctx: Context) -> CaseResult:
+    result = CaseResult()
+    size = max(ctx.sizes)
+    ds = ctx.dataset(size)
+    url = ctx.server.url
+    seconds = SECONDS
+    load = [round(x, 2) for x in os.getloadavg()]
+    result.notes.append(f"server-budget: load average at the start {load}")
+
+    for name, measure in (
+        ("tui", lambda share: asyncio.run(_tui(url, ds.stream, ds.group, seconds, share))),
+        ("inspect --watch", lambda share: _watch(url, ds.stream, seconds, share)),
+    ):
+        for label, share in (("before (100%)", 1.0), ("after (5%)", SHARE_LIMIT)):
+            ctx.log(f"  server-budget {ds.label}: {name} {label}, {seconds:g} s")
+            got = measure(share)
+            walks = got.get("walks")
+            note = (
+                f"{ds.label}: {name} {label}: commandstats {got['commandstats']:.2%}, "
+                f"main-thread CPU {got['cpu']:.2%}, pelctl's meter {got['meter']:.2%} of "
+                f"{got['wall']:.0f} s; {walks} PEL walks; complete: {got['complete']}"
+            )
+            ctx.log(f"    {note}")
+            result.notes.append(note)
+            if share == SHARE_LIMIT:
+                result.checks.append(
+                    Check(
+                        f"{ds.label}: {name}, share of the server's time (commandstats, ≤ 5%)",
+                        got["commandstats"] * 100,
+                        SHARE_LIMIT * 100,
+                        unit="%",
+                    )
+                )
+                result.checks.append(
+                    Check(
+                        f"{ds.label}: {name} shows a complete idle histogram / PEL health",
+                        1.0 if got["complete"] else 0.0,
+                        1.0,
+                        unit="",
+                        lower_is_better=False,
+                    )
+                )
+
+    # A small PEL: walked at every refresh.
+    small = _small_pel(ctx)
+    ctx.log(f"  server-budget: tui on a {SMALL:,}-entry PEL, {SMALL_SECONDS:g} s")
+    got = asyncio.run(_tui(url, small[0], small[1], SMALL_SECONDS, SHARE_LIMIT))
+    expected = int(SMALL_SECONDS / REFRESH_S) - 1
+    result.notes.append(
+        f"{SMALL:,}: tui: {got['refreshes']} refreshes, {got['walks']} PEL walks in "
+        f"{SMALL_SECONDS:g} s (every {REFRESH_S:g} s: {expected} at least)"
+    )
+    result.checks.append(
+        Check(
+            f"{SMALL:,}: tui walks the PEL at every {REFRESH_S:g} s refresh",
+            float(got["walks"]),
+            expected,
+            unit="",
+            lower_is_better=False,
+        )
+    )
+
+    try:
+        _requeue_all(ctx, ds, result)
+    except Exception as err:  # noqa: BLE001 - the figures above stand on their own
+        result.notes.append(f"{ds.label}: requeue --all under the probe failed: {err!r}")
+        result.checks.append(Check(f"{ds.label}: requeue --all under the probe ran", None, 0))
+    load = [round(x, 2) for x in os.getloadavg()]
+    result.notes.append(f"server-budget: load average at the end {load}")
+    return result
+
+
+def _requeue_all(ctx: Context, ds: Any, result: CaseResult) -> None:
+    """``requeue --all`` under the probe, before and after, interleaved."""
+    import redis
+
+    from pelctl.redis.connection import strip_callbacks
+
+    size, url = ds.size, ctx.server.url
+    # (A RESTORE of a 1,000,000-entry PEL takes seconds: more than the default timeout.)
+    raw = strip_callbacks(redis.Redis.from_url(url, protocol=2, socket_timeout=600))
+    saved = raw.execute_command("DUMP", ds.stream)
+
+    def restore() -> None:
+        raw.execute_command("RESTORE", ds.stream, 0, saved, "REPLACE")
+
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    probes: dict[str, list[Any]] = {"before": [], "after": []}
+    try:
+        for i in range(max(1, min(ctx.repeat, 2))):
+            for label, bounded in (("before", False), ("after", True)):
+                ctx.log(f"  server-budget {ds.label}: requeue --all {label} ({i + 1})")
+                restore()
+                n, took, lat = _requeue(url, ds.stream, ds.group, bounded)
+                if n != size:
+                    result.notes.append(f"{ds.label}: requeue --all {label} requeued {n:,}")
+                times[label].append(took)
+                probes[label].append(lat)
+                ctx.log(f"    {size / took:,.0f} entries/s; probe {lat.line()}")
+    finally:
+        restore()
+    for label in ("before", "after"):
+        best = min(probes[label], key=lambda lat: lat.p99)
+        result.rows.append(
+            Row(
+                "server-budget",
+                size,
+                f"requeue --all, stall bound {'off' if label == 'before' else 'on'}",
+                times[label],
+                baseline=label == "before",
+                note=f"{size / min(times[label]):,.0f} entries/s; probe {best.line()}",
+            )
+        )
+        result.notes.append(
+            f"{ds.label}: requeue --all {label}: "
+            + "; ".join(f"{size / t:,.0f}/s" for t in times[label])
+            + " | probe: "
+            + " / ".join(lat.line() for lat in probes[label])
+        )
+    after_p99 = max(lat.p99 for lat in probes["after"])
+    result.checks.append(
+        Check(
+            f"{ds.label}: another client's p99 during requeue --all (≤ {P99_LIMIT_MS:g} ms)",
+            after_p99,
+            P99_LIMIT_MS,
+            unit=" ms",
+        )
+    )
+    ratio = min(times["before"]) / min(times["after"])
+    result.checks.append(
+        Check(
+            f"{ds.label}: requeue --all throughput, after vs before (≥ {THROUGHPUT_FLOOR:g}x)",
+            ratio,
+            THROUGHPUT_FLOOR,
+            lower_is_better=False,
+        )
+    )
+    raw.close()
+
+
+def _small_pel(ctx: Context) -> tuple[bytes, bytes]:
+    from benchmarks.dataset import build
+
+    stream, group = b"bench:pel:small", b"workers"
+    build(ctx.server.client, stream, group, SMALL)
+    return stream, group
+
+
+CASE = Case(
+    "server-budget",
+    run,
+    "server time used by the dashboard and inspect --watch; another client's latency "
+    "during requeue --all",
+)
