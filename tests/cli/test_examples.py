@@ -21,6 +21,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_examples_are_what_pelctl_prints_on_the_demo() -> None:
     need_binary("redis-server")
+    # docs/trace.md's commands take ids from JSON with jq; its generator plays a worker with
+    # redis-cli (the demo has none).
+    need_binary("jq", install="apt-get install jq")
+    need_binary("redis-cli", install="apt-get install redis-tools")
     outputs = ex.generate(ROOT)
     stale = ex.stale(ROOT, outputs)
     if stale:
