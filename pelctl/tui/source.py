@@ -41,6 +41,7 @@ from pelctl.redis.connection import Connection
 from pelctl.redis.meter import metering
 
 if TYPE_CHECKING:
+    from pelctl.core.trace import Trace
     from pelctl.redis.settings import ConnectionSettings
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
 
@@ -155,6 +156,10 @@ class DataSource(Protocol):
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot: ...
 
     def entry(self, stream: bytes, group: bytes, entry_id: bytes) -> EntrySnapshot: ...
+
+    def trace(self, stream: bytes, entry_id: bytes, *, should_stop: StopFn | None = None) -> Trace:
+        """The message's story (``pelctl trace``); ``should_stop`` ends it early."""
+        ...
 
     def plan(self, request: ActionRequest) -> ActionPlan: ...
 
@@ -368,6 +373,14 @@ class RedisSource:
         with self._metered("entry"):
             pending, fields = read_entry(self.poll, stream, group, entry_id)
         return EntrySnapshot(stream, group, entry_id, pending, fields, time.time())
+
+    def trace(self, stream: bytes, entry_id: bytes, *, should_stop: StopFn | None = None) -> Trace:
+        from pelctl.core.trace import trace
+
+        # Counted on the budget's meter like every read of the polling connection; an
+        # operator's one-off read, so it runs when asked (its calls are bounded).
+        with self._metered("trace"):
+            return trace(self.poll, stream, entry_id, should_stop=should_stop)
 
     # -- actions (action connection) ---------------------------------------------------------
     def plan(self, request: ActionRequest) -> ActionPlan:

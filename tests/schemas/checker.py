@@ -34,6 +34,8 @@ OUTPUTS: dict[str, tuple[str | None, str]] = {
     # the listing, --count, or --fix (a repair)
     "ghosts": ("#ghosts-document", "#ghosts-line"),
     "dlq-list": (None, "dlq-list.json"),
+    "trace": ("trace.json", "trace.json"),
+    "find": (None, "find.json"),
     "dlq-show": ("dlq-show.json", "dlq-show.json"),
     "dlq-stats": ("dlq-stats.json", "dlq-stats.json"),
     "claim": REPAIR,

@@ -270,6 +270,27 @@ def test_dlq_commands(cli, scene) -> None:
     assert done["outcomes"] == {"replayed": 2} or done["outcomes"] == {"replayed": 3}
 
 
+def test_trace_and_find(cli, scene) -> None:
+    """A requeued message, then its trace (json and ndjson) and the search that finds it
+    and its copy (with and without --trace, dead letters too)."""
+    stuck = scene["stuck"][0].decode()
+    run(cli, "requeue", "requeue", "orders", "billing", stuck, "--yes", "-o", "json")
+    assert (
+        cli("dlq", "move", "orders", "billing", scene["stuck"][1].decode(), "--yes").exit_code == 0
+    )
+    doc = run(cli, "trace", "trace", "orders", stuck, "-o", "json")
+    assert [e["kind"] for e in doc["entries"]] == ["original", "requeued"]
+    assert [line["action"] for line in doc["audit"]["lines"]] == ["requeue"]
+    (line,) = run(cli, "trace", "trace", "orders", stuck, "-o", "ndjson")
+    assert [e["id"] for e in line["entries"]] == [e["id"] for e in doc["entries"]]
+    found = run(cli, "find", "find", "orders", "--contains", "o-1", "--with-dlq", "-o", "json")
+    assert any(m["is_dlq"] for m in found) and all("trace" not in m for m in found)
+    args = ("--field", "order_id=o-1", "-n", "2", "--trace", "-o", "ndjson")
+    first, second = run(cli, "find", "find", "orders", *args)
+    assert first["trace"]["id"] == first["id"] and first["traced_with"] is None
+    assert second["trace"] is not None
+
+
 def test_audit_tail(cli, scene) -> None:
     run(cli, "ack", "ack", "orders", "billing", "--idle", "30m", "--yes", "-o", "json")
     (line,) = run(cli, "audit-tail", "audit", "tail", "-o", "ndjson")

@@ -76,6 +76,8 @@ SPEC_COMMANDS = {
     "pending",
     "histogram",
     "ghosts",
+    "trace",
+    "find",
     "claim",
     "ack",
     "requeue",
@@ -152,6 +154,9 @@ _READS: list[list[str]] = [
     ["dlq", "list", "--all"],
     ["dlq", "stats", "s:dlq"],
     ["dlq", "stats"],
+    ["trace", "s", "1-0"],
+    ["find", "s", "--field", "order=o-1", "--with-dlq", "--trace", "-n", "3"],
+    ["find", "s", "--contains", "o-0", "--with-dlq"],
     ["version", "--server"],
     ["exporter", "--once"],
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -32,6 +32,9 @@ from pelctl.tui.widgets.depth_sparkline import DepthSparkline
 from pelctl.tui.widgets.idle_chart import IdleChart
 from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from pelctl.core.trace import Trace
 
 # Sorting the verdict column puts what needs a look first: dead suspects, then consumers
 # whose liveness is unknown (below Redis 7.2, no signal), then idle, then active ones.
@@ -112,6 +115,7 @@ class GroupScreen(PollingScreen):
         Binding("space", "mark", "Mark", show=False),
         Binding("u", "unmark", "Unmark all", show=False),
         Binding("d,v", "view_entry", "Describe"),
+        Binding("t", "trace_entry", "Trace"),
         Binding("c", "op_claim", "Claim"),
         Binding("r", "op_requeue", "Requeue"),
         Binding("a", "op_ack", "Ack"),
@@ -346,7 +350,29 @@ class GroupScreen(PollingScreen):
             return EntryDetail(pending_render.pel_pairs(snap.pending, group), snap.fields)
 
         title = f"{escape(stream)} / {escape(group)} · {key}"
-        self.app.push_screen(EntryScreen(title, load))
+        self.app.push_screen(EntryScreen(title, load, trace=self._tracer(stream, entry_id)))
+
+    def action_trace_entry(self) -> None:
+        """The story of the entry under the cursor: its copies, each group, the audit log."""
+        key = self.entries.cursor_key
+        if key is None:
+            self.notify("no entry to trace: the stuck-entries table is empty", severity="warning")
+            return
+        self._tracer(self.stream, key.encode())()
+
+    def _tracer(self, stream: bytes, entry_id: bytes) -> Callable[[], None]:
+        """Opens the trace view of ``stream`` / ``entry_id``."""
+        from pelctl.tui.screens.trace import TraceScreen
+
+        source = self.session.source
+
+        def open_trace() -> None:
+            def load(should_stop: Callable[[], bool]) -> Trace:
+                return source.trace(stream, entry_id, should_stop=should_stop)
+
+            self.app.push_screen(TraceScreen(f"{escape(stream)} {entry_id.decode()}", load))
+
+        return open_trace
 
     def action_switch_group(self) -> None:
         self.post_message(OpenStream(self.stream, replace=True))
