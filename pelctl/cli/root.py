@@ -98,6 +98,7 @@ MODULES = (
     "dlq",
     "dlq_admin",
     "consumers",
+    "trim",
     "audit",  # the repairs (docs/repairs.md, docs/safety.md)
     "spark",  # fleet analytics on Spark (docs/spark.md)
     "reclaim",  # the reclaim loop (docs/reclaim.md)
@@ -122,6 +123,7 @@ MODULES_OF = {
     "apply": ("repair",),
     "dlq": ("dlq", "dlq_admin"),
     "consumers": ("consumers",),
+    "trim": ("trim",),
     "audit": ("audit",),
     "snapshot": ("spark",),
     "analyze": ("spark",),

@@ -35,6 +35,7 @@ from pelctl.core.models import (
     PendingEntry,
     PendingFilter,
     StreamSummary,
+    UnreadLoss,
 )
 from pelctl.redis.connection import Connection
 from pelctl.redis.meter import metering
@@ -90,6 +91,9 @@ class GroupSnapshot:
     aggregate: PelAggregate
     taken_at: float
     idmp: IdmpState | None = None  # the stream's idempotent producers (Redis 8.6+)
+    # What the group can still read, and what a trim removed before it read it.
+    readable: int | None = None
+    trimmed_unread: UnreadLoss | None = None
     # The PEL walks under the server-time budget: how old the aggregate (histogram, stuck
     # entries) and the PEL health behind the verdicts are (None: walked for this snapshot
     # and at every refresh), and the share of the server's time used so far.
@@ -303,6 +307,7 @@ class RedisSource:
                 oldest=0,
                 dead_after_ms=self.dead_after_ms,
                 lock_key=self.lock_key,
+                trim_estimate=False,
                 budget=budget,
                 force=force,
             )
@@ -333,6 +338,8 @@ class RedisSource:
             aggregate=sampled.value,
             taken_at=time.time(),
             idmp=found.idmp,
+            readable=info.readable,
+            trimmed_unread=info.trimmed_unread,
             freshness=None if fresh.live else fresh,
             health_freshness=info.health_freshness,
             server_share=budget.used_share(),

@@ -19,6 +19,7 @@ from pelctl.core.budget import Freshness
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, parse_id
 from pelctl.render import budget as budget_render
 from pelctl.render import inspect as inspect_render
+from pelctl.render import lag as lag_render
 from pelctl.render import pending as pending_render
 from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ACTIONS, ActionRequest, describe_filter, is_filtered
@@ -131,6 +132,7 @@ class GroupScreen(PollingScreen):
         self.stream = stream
         self.group = group
         self.filters = filters or PendingFilter()
+        self.loss_told = False  # a trim's loss is notified once per visit
         # The next refresh walks the PEL whatever the server-time budget says (ctrl+r, an
         # action just applied): set on the main thread, read once by the polling worker.
         self.force_scan = False
@@ -216,11 +218,26 @@ class GroupScreen(PollingScreen):
         points = self.session.record_depth(self.stream, self.group, snap.pending)
         self.query_one(DepthSparkline).show(points)
         # Most important first: a narrow status bar drops them from the end.
-        extra = [
-            f"pending {fmt_int(snap.pending)}",
-            f"lag {fmt_int(snap.lag)}",
-            f"length {fmt_int(snap.length)}",
-        ]
+        extra = [f"pending {fmt_int(snap.pending)}"]
+        if snap.trimmed_unread is not None and not self.loss_told:
+            self.loss_told = True
+            line = lag_render.lag_line(
+                escape(self.group), snap.lag, snap.readable, snap.trimmed_unread
+            )
+            self.notify(
+                line + "; a producer's MAXLEN or a cron XTRIM is too small: pelctl trim --safe",
+                title="entries lost to a trim",
+                severity="warning",
+                timeout=10,
+            )
+        if snap.trimmed_unread is not None:  # lag as what it can still read, the loss beside
+            extra += [
+                f"lag {lag_render.lag_cell(snap.lag, snap.readable)} readable",
+                f"LOST {lag_render.loss_cell(snap.trimmed_unread)} to trimming",
+            ]
+        else:
+            extra.append(f"lag {lag_render.lag_cell(snap.lag, snap.readable)}")
+        extra.append(f"length {fmt_int(snap.length)}")
         if snap.dlq is not None:
             extra.append(f"DLQ {fmt_int(snap.dlq_length)}")
         if snap.idmp is not None:
