@@ -308,8 +308,8 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
     from pelctl.base.errors import UsageError
     from pelctl.core import audit
     from pelctl.reclaim import logs
+    from pelctl.reclaim.loop import ReclaimLoop
     from pelctl.reclaim.model import ReclaimConfig
-    from pelctl.reclaim.runner import Runner
     from pelctl.redis.connection import connect
 
     refuse_empty("--to", o["to"])
@@ -367,7 +367,7 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
             server = metrics.serve(o["metrics_port"], o["metrics_addr"])
             bound = server.server_address  # what the socket is bound to, not what was asked
             logs.event(log, 20, "metrics", addr=bound[0], port=bound[1])
-        runner = Runner(
+        runner = ReclaimLoop(
             cfg,
             lambda: connect(settings),
             log=log,

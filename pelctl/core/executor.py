@@ -180,16 +180,6 @@ def fatal(reply: object) -> None:
         raise translate(reply)
 
 
-def is_connection_error(err: BaseException) -> bool:
-    """The connection was lost (the outcome of what was in flight is unknown)."""
-    from pelctl.base.errors import ConnectionFailed
-
-    cause = err.__cause__ or err
-    return isinstance(err, ConnectionFailed) or isinstance(
-        cause, (rex.ConnectionError, rex.TimeoutError, OSError)
-    )
-
-
 def text(value: object) -> str:
     """A reply value as text (bytes decoded, None as '')."""
     if isinstance(value, bytes):

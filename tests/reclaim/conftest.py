@@ -63,22 +63,22 @@ def copies(r: redis.Redis, stream: bytes = b"s") -> list[dict[bytes, bytes]]:
 @pytest.fixture
 def make_runner(redis_server) -> Callable[..., object]:
     """``make_runner(streams=(b"s",), group=b"g", idle_ms=..., **cfg)`` on the session server."""
+    from pelctl.reclaim.loop import ReclaimLoop
     from pelctl.reclaim.model import ReclaimConfig
-    from pelctl.reclaim.runner import Runner
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
 
-    made: list[Runner] = []
+    made: list[ReclaimLoop] = []
 
-    def make(metrics=None, connect_fn=None, runner_kwargs=None, **kwargs) -> Runner:
-        """``runner_kwargs``: Runner's own options (wait_for_targets, summary_every_s, ...)."""
+    def make(metrics=None, connect_fn=None, runner_kwargs=None, **kwargs) -> ReclaimLoop:
+        """``runner_kwargs``: ReclaimLoop's own options (wait_for_targets, summary_every_s, ...)."""
         kwargs.setdefault("streams", (b"s",))
         kwargs.setdefault("group", b"g")
         kwargs.setdefault("idle_ms", 30_000)
         kwargs.setdefault("once", True)
         cfg = ReclaimConfig(**kwargs)
         settings = ConnectionSettings(url=redis_server.url)
-        runner = Runner(
+        runner = ReclaimLoop(
             cfg,
             connect_fn or (lambda: connect(settings)),
             metrics=metrics,

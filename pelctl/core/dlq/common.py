@@ -20,13 +20,14 @@ from pelctl.base.binary import escape
 from pelctl.base.errors import UsageError
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqFilter, iter_entries, read_ids
-from pelctl.core.executor import is_connection_error, normalize_ids
+from pelctl.core.executor import normalize_ids
 from pelctl.core.mutations.api import Progress
 from pelctl.core.mutations.api import plan as plan_mutation
 from pelctl.core.mutations.declaration import Mutation, Plan, get, name_list, on_server
 from pelctl.core.mutations.model import Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import APPLIED, ItemResult, status_of
 from pelctl.redis.connection import Connection
+from pelctl.redis.errors import is_connection_error
 from pelctl.redis.scripts import DEFAULT_BATCH
 
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:/\s*(\d*)\s*(s|sec|second|m|min|minute|h|hour))?\s*$")

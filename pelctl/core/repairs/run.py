@@ -25,11 +25,11 @@ from dataclasses import replace
 
 import redis.exceptions as rex
 
+from pelctl.base.collector import gc_paused
 from pelctl.core.executor import LATER, fatal, pairs, text
 from pelctl.core.mutations import APPLIED, ItemResult, Plan, PlanItem, Progress
 from pelctl.core.repairs.select import lock_for
 from pelctl.redis.connection import Connection
-from pelctl.redis.scan import gc_paused
 from pelctl.redis.scripts import (
     CALIBRATE_EVERY,
     DEFAULT_BATCH,

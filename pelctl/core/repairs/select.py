@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from pelctl.base.collector import gc_paused
 from pelctl.core.executor import normalize_ids, replies_by_id
 from pelctl.core.locks import lock_key
 from pelctl.core.models import PendingFilter
@@ -14,7 +15,6 @@ from pelctl.core.pending import iter_pending
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import array as reply_array
-from pelctl.redis.scan import gc_paused
 from pelctl.redis.scripts import DEFAULT_DEPTH, Call, round_trip, same_slot, script
 
 
