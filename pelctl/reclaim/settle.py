@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pelctl.base.errors import ConnectionFailed, OperationFailed
 from pelctl.core.mutations.declaration import Plan
@@ -54,6 +55,42 @@ class Taken:
     fields: list | None = None  # when the take returned them
     new: bool = False  # XREADGROUP CLAIM read it as a new entry (a worker's own read)
     deleted: bool = False  # the take returned it without its stream entry
+
+
+def parse_claim_reply(reply: Any) -> list[Taken]:
+    """``XREADGROUP ... CLAIM`` entries: ``[id, fields, idle-ms, times-delivered]``.
+
+    ``times-delivered`` counts the deliveries *before* this one (0 for new entries, which
+    also have idle 0). RESP2 (a list of ``[stream, entries]``) or RESP3 (a map).
+    """
+    if not reply:
+        return []
+    streams = reply.items() if isinstance(reply, dict) else reply
+    out: list[Taken] = []
+    append = out.append
+    for _name, entries in streams:
+        for entry in entries or ():
+            entry_id = entry[0]
+            if not isinstance(entry_id, bytes):
+                entry_id = str(entry_id).encode()
+            fields = entry[1]
+            if len(entry) > 3:
+                idle, delivered = int(entry[2]), int(entry[3])
+            else:
+                idle = delivered = 0
+            if isinstance(fields, dict):  # RESP3
+                fields = [x for kv in fields.items() for x in kv]
+            append(
+                Taken(
+                    entry_id,
+                    delivered,
+                    idle,
+                    fields,
+                    new=not (idle or delivered),
+                    deleted=fields is None,
+                )
+            )
+    return out
 
 
 def plan_from_rows(
