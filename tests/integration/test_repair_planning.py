@@ -14,7 +14,7 @@ import pytest
 
 from pelctl.base.errors import ConsumerNotFound, PermissionDenied, UsageError
 from pelctl.core import mutations as m
-from pelctl.core.executor import normalize_ids
+from pelctl.core.entry_ids import normalize_ids
 from pelctl.demo import scenario as sc
 from pelctl.demo.timeshift import backdate_consumers
 from pelctl.redis.connection import connect

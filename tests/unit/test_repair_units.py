@@ -10,7 +10,7 @@ from pelctl.base.errors import UsageError
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
 from pelctl.core.dlq.envelope import write as envelope
-from pelctl.core.executor import normalize_ids
+from pelctl.core.entry_ids import normalize_ids
 from pelctl.core.locks import lock_key
 from pelctl.redis.scripts import crc16, hash_tag, key_slot, same_slot, script
 

@@ -5,7 +5,7 @@ options, the mutation class, item results, the rounds of batches, and the plan A
     result = mutations.apply(conn, p, progress=...)
 
 They are driven by the same plan/apply API as the repairs (:mod:`pelctl.core.mutations`),
-on the shared executor (:mod:`pelctl.core.executor`).
+calling the scripts as every executor does (:mod:`pelctl.core.script_calls`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pelctl.base.binary import escape
 from pelctl.base.errors import UsageError
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqFilter, iter_entries, read_ids
-from pelctl.core.executor import normalize_ids
+from pelctl.core.entry_ids import normalize_ids
 from pelctl.core.mutations.api import Progress
 from pelctl.core.mutations.api import plan as plan_mutation
 from pelctl.core.mutations.declaration import Mutation, Plan, get, name_list, on_server

@@ -14,11 +14,12 @@ from pelctl.core.dlq.common import (
     select,
 )
 from pelctl.core.dlq.read import require_dlq
-from pelctl.core.executor import new_plan, start
 from pelctl.core.mutations.api import Progress, build_result
 from pelctl.core.mutations.declaration import Mutation, Plan, declare
 from pelctl.core.mutations.model import Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import ItemResult, RepairResult
+from pelctl.core.plan_stamp import new_plan
+from pelctl.core.script_calls import start
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 

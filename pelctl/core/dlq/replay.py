@@ -22,11 +22,12 @@ from pelctl.core.dlq.common import (
 from pelctl.core.dlq.envelope import DlqEntry, dlq_source_of
 from pelctl.core.dlq.read import require_dlq
 from pelctl.core.dlq.replayer import Replayer
-from pelctl.core.executor import cross_slot, new_plan, start
 from pelctl.core.mutations.api import Progress, build_result
 from pelctl.core.mutations.declaration import Mutation, Plan, declare
 from pelctl.core.mutations.model import Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import RepairResult
+from pelctl.core.plan_stamp import new_plan
+from pelctl.core.script_calls import cross_slot, start
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scripts import DEFAULT_DEPTH

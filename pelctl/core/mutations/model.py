@@ -79,6 +79,18 @@ class Options:
     create_consumer: bool = False
     full: bool = False  # ghosts-fix: check every entry, not only up to max-deleted-entry-id
 
+    def __post_init__(self) -> None:
+        """The one lineage check, wherever options come from (a command's flags before it
+        connects, a plan file, the library): ``--no-lineage`` leaves out the retry count
+        that ``--max-retries`` counts with."""
+        if self.no_lineage and self.max_retries is not None:
+            raise UsageError(
+                "--max-retries counts requeues in _retry_count, which --no-lineage leaves out: "
+                "a poison message would be requeued forever",
+                hint="quarantine poison entries first (pelctl dlq move STREAM GROUP "
+                "--min-deliveries N), then requeue the rest with --no-lineage",
+            )
+
 
 @dataclass(frozen=True, slots=True)
 class PlanItem:

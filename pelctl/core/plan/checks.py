@@ -19,7 +19,7 @@ from pelctl.redis.errors import redis_errors
 
 def check_target(conn: Connection, plan: Plan) -> None:
     """Refuse a plan for another server or database, or for a stream recreated since."""
-    from pelctl.core.executor import entries_added, server_db, server_run_id
+    from pelctl.core.plan_stamp import entries_added, server_db, server_run_id
 
     here = conn.settings.redacted_url
     if not plan.server_id:

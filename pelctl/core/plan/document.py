@@ -192,9 +192,6 @@ def from_json(data: Any) -> Plan:
         raise ValueError(f'{action} needs options "{needed}"')
     if options.reassign_to is None and any(i.action == "reassign+delete" for i in items):
         raise ValueError("a consumer holding entries is deleted only with --reassign-to")
-    from pelctl.core.executor import check_lineage
-
-    check_lineage(options)
     if options.lock_key is not None:
         from pelctl.core.locks import check_lock_pattern
 

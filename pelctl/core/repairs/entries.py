@@ -2,7 +2,7 @@
 
 Each is declared once (:func:`pelctl.core.mutations.declare`) with a planner (read-only
 discovery) and an executor (batched, pipelined Lua scripts that re-verify every entry
-atomically with its change: :mod:`pelctl.core.repairs.run`). See docs/safety.md for the
+atomically with its change: :mod:`pelctl.core.repairs.script_rounds`). See docs/safety.md for the
 model and what a crash can do.
 """
 
@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from pelctl.base.binary import escape
 from pelctl.core.dlq.envelope import default_dlq
-from pelctl.core.executor import check_lineage, cross_slot, new_plan, start
 from pelctl.core.lineage import no_lineage_note
 from pelctl.core.locks import check_lock_pattern
 from pelctl.core.models import POISON_DELIVERIES
@@ -27,10 +26,12 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
+from pelctl.core.plan_stamp import new_plan
 from pelctl.core.repairs import idempotent
 from pelctl.core.repairs.ordered import ordered
-from pelctl.core.repairs.run import EntryRun, Later, simple_parse
+from pelctl.core.repairs.script_rounds import EntryRun, OrderedLeftovers, simple_parse
 from pelctl.core.repairs.select import check_names, pending_rows, probe
+from pelctl.core.script_calls import cross_slot, start
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import script
@@ -50,7 +51,6 @@ def plan_entries(
     targets.require_some()
     if options.lock_key:
         check_lock_pattern(options.lock_key)
-    check_lineage(options)
     require_group(conn, stream, group)
     check_names(conn, mutation, stream, group, targets, options)
     rows, missing = pending_rows(conn, stream, group, targets)
@@ -194,34 +194,34 @@ def apply_requeue(
     lineage = 0 if opts.no_lineage else 1
     header = (plan.group, opts.field_prefix, max_retries, mode, reason, lineage)
 
-    later = Later({item.id: item for item in send})
-    run.run(send, run.calls(lua, [plan.stream, second_key], header), later.parse)
+    leftovers = OrderedLeftovers({item.id: item for item in send})
+    run.run(send, run.calls(lua, [plan.stream, second_key], header), leftovers.parse)
     out = results + run.results
     notes: list[str] = []
-    if later.items and not run.interrupted:
+    if leftovers.items and not run.interrupted:
         moved, interrupted = ordered(
             conn,
             plan,
-            later.items,
+            leftovers.items,
             kind="requeue",
             dlq=dlq,
             reason=reason,
             max_retries=max_retries,
             batch_size=batch_size,
-            wide=later.wide,
+            wide=leftovers.wide,
         )
         out += moved
         run.interrupted = interrupted  # it was not, or this branch would not run
-        if later.deferred:
+        if leftovers.deferred:
             assert dlq is not None
             notes.append(
-                f"{len(later.deferred):,} entries past --max-retries went to {escape(dlq)} by "
+                f"{len(leftovers.deferred):,} entries past --max-retries went to {escape(dlq)} by "
                 "the ordered path (dead-letter write first, then ack): "
                 + idempotent.after_a_crash(conn)
             )
     else:
-        out += later.not_attempted(out)
-    notes += later.notes(out) + idempotent.refused_notes(out)
+        out += leftovers.not_attempted(out)
+    notes += leftovers.notes(out) + idempotent.refused_notes(out)
     return build_result(plan, out, interrupted=run.interrupted, notes=notes)
 
 

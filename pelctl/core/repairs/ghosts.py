@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 import redis.exceptions as rex
 
-from pelctl.core.executor import new_plan, start
 from pelctl.core.models import GHOST_SWEEPER, parse_id
 from pelctl.core.mutations import (
     ItemResult,
@@ -23,8 +22,10 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
-from pelctl.core.repairs.run import EntryRun, simple_parse
+from pelctl.core.plan_stamp import new_plan
+from pelctl.core.repairs.script_rounds import EntryRun, simple_parse
 from pelctl.core.repairs.select import check_names, pending_rows, probe
+from pelctl.core.script_calls import start
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import UsageError
-from pelctl.core.executor import chunks, new_plan, start, text
 from pelctl.core.mutations import (
     ItemResult,
     Mutation,
@@ -18,6 +17,8 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
+from pelctl.core.plan_stamp import new_plan
+from pelctl.core.script_calls import chunks, start, text
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors

@@ -1,6 +1,6 @@
 """Running an entry script over a plan's items (:class:`EntryRun`: batches, lock keys,
-pipelining, the byte budget's ``later``, lost connections, Ctrl-C) and reading its replies
-(:func:`simple_parse`; :class:`Later` collects what is left for the ordered path).
+pipelining, the byte budget's ``NEXT_CALL``, lost connections, Ctrl-C) and reading its replies
+(:func:`simple_parse`; :class:`OrderedLeftovers` collects what is left for the ordered path).
 
 Batches and rounds are sized by a :class:`pelctl.redis.scripts.Pacer`: what is on the wire
 at once stays under the stall bound (10 ms of server time, aiming at 3), so another client's
@@ -26,9 +26,9 @@ from dataclasses import replace
 import redis.exceptions as rex
 
 from pelctl.base.collector import gc_paused
-from pelctl.core.executor import LATER, fatal, pairs, text
 from pelctl.core.mutations import APPLIED, ItemResult, Plan, PlanItem, Progress
 from pelctl.core.repairs.select import lock_for
+from pelctl.core.script_calls import NEXT_CALL, fatal, pairs, text
 from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import (
     CALIBRATE_EVERY,
@@ -242,8 +242,8 @@ class EntryRun:
                 self._fail(sent_items, "fail", f"script error: {reply}")
             else:
                 parsed = parse(sent_items, reply)
-                later = [r.id for r in parsed if r.outcome == LATER]
-                self.results.extend(r for r in parsed if r.outcome != LATER)
+                later = [r.id for r in parsed if r.outcome == NEXT_CALL]
+                self.results.extend(r for r in parsed if r.outcome != NEXT_CALL)
                 if later:
                     ids = set(later)
                     again = [it for it in sent_items if it.id in ids]
@@ -272,7 +272,7 @@ def simple_parse(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
     return out
 
 
-class Later:
+class OrderedLeftovers:
     """Parses an entry script's reply; collects the entries it left for the ordered path:
     ``defer`` (a dead-letter stream in another slot) and ``wide`` (a copy too wide for one
     script: more than LUA_UNPACK_MAX XADD values). Nothing was written for either."""

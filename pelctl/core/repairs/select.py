@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pelctl.base.collector import gc_paused
-from pelctl.core.executor import normalize_ids, replies_by_id
+from pelctl.core.entry_ids import normalize_ids, replies_by_id
 from pelctl.core.locks import lock_key
 from pelctl.core.models import PendingFilter
 from pelctl.core.mutations import Mutation, Options, Targets
