@@ -23,7 +23,7 @@ _ACTION_STYLE = {"skip": "dim", "refuse": "red", "purge": "yellow"}
 def plan_columns(plan: Plan) -> tuple[Column, ...]:
     # Narrow terminals: the DLQ (named in the summary) goes first, then the deliveries;
     # names and notes are shortened; the id, the target, the age and the action stay.
-    where = "TARGET" if plan.action == "dlq-replay" else "SOURCE"
+    where = "TARGET" if plan.mutation.per_item_destination else "SOURCE"
     return (
         Column("dlq", "DLQ", priority=2, shrinkable=True, min_width=10),
         Column("id", "ID"),
@@ -38,7 +38,7 @@ def plan_columns(plan: Plan) -> tuple[Column, ...]:
 def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
     """One planned entry; ``outcome`` is what applying it will report (``replayed``,
     ``purged``, ``refused``)."""
-    where = "target" if plan.action == "dlq-replay" else "source"
+    where = "target" if plan.mutation.per_item_destination else "source"
     return {
         "dlq": escape(plan.stream),
         "id": escape(item.id),
@@ -55,7 +55,7 @@ NOT_IN_DLQ = "not in the dead-letter stream"
 
 def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
     """An explicit id that is not in the dead-letter stream (applied: ``gone``)."""
-    where = "target" if plan.action == "dlq-replay" else "source"
+    where = "target" if plan.mutation.per_item_destination else "source"
     return {
         "dlq": escape(plan.stream),
         "id": escape(entry_id),
@@ -120,7 +120,7 @@ def plan_summary(plan: Plan) -> str:
     n = plan.count
     noun = "entry" if n == 1 else "entries"
     text = f"{plan.action}: {n:,} {noun} from {escape(plan.stream)}"
-    if plan.action == "dlq-replay":
+    if plan.mutation.per_item_destination:
         by_target: dict[bytes, int] = {}
         for item in plan.actionable:
             by_target[item.owner] = by_target.get(item.owner, 0) + 1

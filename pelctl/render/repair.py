@@ -134,12 +134,12 @@ def plan_summary(plan: Plan) -> str:
     n = plan.count
     parts = [f"{a} {c:,}" for a, c in sorted(counts.items()) if a in SKIP_ACTIONS]
     text = f"{m.name}: {n:,} {m.noun(n)} of {escape(plan.stream)}/{escape(plan.group)}"
-    if m.name == "claim" and plan.options.to is not None:
-        text += f" to {escape(plan.options.to)}"
-    elif m.name == "dlq-move" and plan.options.dlq is not None:
-        text += f" to {escape(plan.options.dlq)}"
-    elif m.name == "consumers-prune" and plan.options.reassign_to is not None:
-        text += f", entries reassigned to {escape(plan.options.reassign_to)}"
+    where_to = m.destination_of(plan.options)
+    receiver = m.received_by(plan.options)
+    if where_to is not None:
+        text += f" to {escape(where_to)}"
+    elif m.subject == "consumer" and receiver is not None:
+        text += f", entries reassigned to {escape(receiver)}"
     by_action = [f"{a} {c:,}" for a, c in sorted(counts.items()) if a not in SKIP_ACTIONS]
     if len(by_action) > 1:
         text += f" ({', '.join(by_action)})"

@@ -133,7 +133,7 @@ class DlqMutation(Mutation):
         """``14 entries from orders:dlq to orders`` (replay: where each entry goes)."""
         del dead
         text = f"{n:,} {self.noun(n)} from {escape(plan.stream)}"
-        if self.name == "dlq-replay":
+        if self.per_item_destination:
             targets = [i.owner for i in items if i.owner]
             if targets:
                 text += f" to {name_list(targets)}"

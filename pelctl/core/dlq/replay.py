@@ -156,5 +156,6 @@ REPLAY = declare(
         plan_replay,
         apply_replay,
         past="replayed",
+        per_item_destination=True,
     )
 )

@@ -5,11 +5,11 @@ item), and the results they make: :func:`build_result` (what an executor returns
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from pelctl.base.errors import UsageError
-from pelctl.core.mutations.declaration import Plan, get
+from pelctl.core.mutations.declaration import Plan, Progress, get
 from pelctl.core.mutations.model import SKIP_ACTIONS, Options, Targets
 from pelctl.core.mutations.outcomes import (
     APPLIED,
@@ -22,8 +22,6 @@ from pelctl.core.mutations.outcomes import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from pelctl.redis.connection import Connection
-
-Progress = Callable[[int, int], None]
 
 
 def build_result(

@@ -54,41 +54,36 @@ def plan_entries(
     require_group(conn, stream, group)
     check_names(conn, mutation, stream, group, targets, options)
     rows, missing = pending_rows(conn, stream, group, targets)
-    action = {"dlq-move": "dlq"}.get(mutation.name, mutation.name)
+    action = mutation.planned_action
+    receiver = mutation.received_by(options)
     probes = probe(conn, stream, rows, options, group) if detail and rows else None
     items: list[PlanItem] = []
     for n, (entry_id, owner, idle, deliveries) in enumerate(rows):
         item_action, note = action, ""
-        if mutation.name == "claim" and owner == options.to:
+        if receiver is not None and owner == receiver:
             item_action, note = "skip", "already-owned"
         elif probes is not None:
             exists, retries, locked = probes[n]
             if locked:
                 item_action, note = "skip", "alive"
             elif not exists:
-                item_action, note = "ack-ghost", "deleted from the stream"
-                if mutation.name in ("claim", "ack"):
-                    item_action = mutation.name
+                item_action, note = mutation.ghost_action, "deleted from the stream"
             elif (
-                mutation.name == "requeue"
+                mutation.retry_limit
                 and options.max_retries is not None
                 and retries + 1 > options.max_retries
             ):
                 item_action, note = "dlq", f"requeued {retries} times (max {options.max_retries})"
         items.append(PlanItem(entry_id, owner, idle, deliveries, item_action, note))
     notes: list[str] = []
-    if mutation.name == "requeue" and options.no_lineage:
-        notes.append(no_lineage_note("requeue", options.field_prefix))
-    if mutation.name in POISON_WARNED:
+    if mutation.lineage_note and options.no_lineage:
+        notes.append(no_lineage_note(mutation.name, options.field_prefix))
+    if mutation.poison_warned:
         items, note = _flag_poison(mutation, stream, group, targets, options, items)
         notes += [note] if note else []
     return new_plan(
         conn, mutation, stream, group, items, targets, options, missing=missing, notes=notes
     )
-
-
-# Repairs whose dry run (and confirmation) flag entries delivered POISON_DELIVERIES+ times.
-POISON_WARNED = frozenset({"requeue", "claim", "ack"})
 
 
 def _flag_poison(
@@ -109,7 +104,7 @@ def _flag_poison(
     out: list[PlanItem] = []
     poison = 0
     for item in items:
-        if item.action == mutation.name and item.deliveries >= POISON_DELIVERIES:
+        if item.action == mutation.planned_action and item.deliveries >= POISON_DELIVERIES:
             poison += 1
             item = replace(item, note=item.note or f"poison suspect ({item.deliveries} deliveries)")
         out.append(item)
@@ -234,6 +229,10 @@ CLAIM = declare(
         apply_claim,
         needs=("to",),
         past="claimed",
+        ghost_action="claim",
+        receiver="to",
+        destination="to",
+        poison_warned=True,
     )
 )
 ACK = declare(
@@ -244,6 +243,8 @@ ACK = declare(
         plan_entries,
         apply_ack,
         past="acknowledged",
+        ghost_action="ack",
+        poison_warned=True,
     )
 )
 REQUEUE = declare(
@@ -254,5 +255,8 @@ REQUEUE = declare(
         plan_entries,
         apply_requeue,
         past="requeued",
+        retry_limit=True,
+        lineage_note=True,
+        poison_warned=True,
     )
 )

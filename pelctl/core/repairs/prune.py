@@ -236,5 +236,6 @@ PRUNE = declare(
         subject="consumer",
         needs=("inactive_ms",),
         past="deleted",
+        receiver="reassign_to",
     )
 )

@@ -114,13 +114,12 @@ def check_names(
     ``options.create_consumer`` (a typo would create a consumer nobody reads as)."""
     from pelctl.core.targets import consumer_names, require_consumer
 
-    to = options.to if mutation.name == "claim" else options.reassign_to
+    to = mutation.received_by(options)
     named: list[tuple[str, bytes, str | None]] = []
     if targets.consumer is not None:
         named.append(("--consumer", targets.consumer, None))
     if to is not None and not options.create_consumer:
-        flag = "--to" if mutation.name == "claim" else "--reassign-to"
-        named.append((flag, to, "--create-consumer"))
+        named.append((mutation.receiver_flag or "", to, "--create-consumer"))
     if not named:
         return
     names = consumer_names(conn, stream, group)
