@@ -73,12 +73,10 @@ def start(
     results: list[ItemResult] = [result(i, missing) for i in plan.missing]
     send: list[PlanItem] = []
     for item in plan.items:
-        if item.action == "skip":
-            results.append(result(item.id, item.note or "skip"))
-        elif item.action == "refuse":
-            results.append(result(item.id, "refused", item.note))
-        else:
+        if item.acts:
             send.append(item)
+        else:  # skipped (the outcome is its reason) or refused (the note says why)
+            results.append(result(item.id, item.outcome, item.note if item.refused else ""))
     return results, send
 
 

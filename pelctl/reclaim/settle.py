@@ -107,10 +107,10 @@ def plan_from_rows(
     ``mutations.plan()`` discovers its own rows; the loop already has them. Every item
     keeps the owner, idle and delivery count it was seen with, which the scripts re-verify.
     """
-    item_action = {"dlq-move": "dlq"}.get(action, action)
-    items = tuple(
-        PlanItem(bytes(r[0]), bytes(r[1]), int(r[2]), int(r[3]), item_action) for r in rows
-    )
+    from pelctl.core.mutations.declaration import get
+
+    planned = get(action).planned_outcome
+    items = tuple(PlanItem(bytes(r[0]), bytes(r[1]), int(r[2]), int(r[3]), planned) for r in rows)
     return Plan(
         action=action,
         stream=stream,

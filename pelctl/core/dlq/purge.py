@@ -47,7 +47,7 @@ def plan_purge(
             e.source or b"",
             max(0, now - e.time_ms),
             e.total_deliveries or 0,
-            "purge",
+            "purged",
             e.reason or "",
         )
         for e in entries
@@ -95,5 +95,6 @@ PURGE = declare(
         plan_purge,
         apply_purge,
         past="permanently deleted",
+        planned="purged",
     )
 )

@@ -23,9 +23,10 @@ and add its module to :data:`PROVIDED_BY`. Every difference between mutations is
 the declaration, never an ``if mutation.name == ...`` in shared code:
 
 - ``subject``: ``"entry"`` (PEL entries) or ``"consumer"`` (``consumers-prune``);
-- ``item_action``: the action its planned items carry when nothing stops them (default: the
-  name; ``dlq-move`` plans ``dlq``), and ``ghost_action``: an entry whose stream entry is gone
-  (``ack-ghost``, or the mutation's own action for claim and ack, which handle it the same);
+- ``planned``: the outcome its planned items carry when nothing stops them, in the words the
+  apply reports (``requeued``, ``dlq``, ``claimed``; default: the name), and
+  ``ghost_outcome``: an entry whose stream entry is gone (``ghost``, or the mutation's own for
+  claim and ack, which handle it the same);
 - ``receiver``: the :class:`Options` field naming the consumer that receives entries (claim
   ``to``, prune ``reassign_to``): it must exist unless ``--create-consumer``, its flag is
   named after the field, and claim skips entries it already owns;
@@ -50,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pelctl.base.errors import UsageError
-from pelctl.core.mutations.model import SKIP_ACTIONS, Options, PlanItem, Targets
+from pelctl.core.mutations.model import ACTING_OUTCOMES, Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import ItemResult, RepairResult
 
 if TYPE_CHECKING:
@@ -83,18 +84,25 @@ class Plan:
 
     @property
     def actionable(self) -> tuple[PlanItem, ...]:
-        return tuple(i for i in self.items if i.action not in SKIP_ACTIONS)
+        return tuple(i for i in self.items if i.acts)
 
     @property
     def count(self) -> int:
         """What the confirmation shows: items the plan will act on."""
-        return sum(1 for i in self.items if i.action not in SKIP_ACTIONS)
+        return sum(1 for i in self.items if i.acts)
 
-    def action_counts(self) -> dict[str, int]:
-        counts = Counter(i.action for i in self.items)
-        if self.missing:
-            counts["skip"] += len(self.missing)
-        return dict(counts)
+    @property
+    def skipped(self) -> int:
+        """Items the plan leaves alone (refused ones included) and ids that were missing."""
+        return len(self.items) - self.count + len(self.missing)
+
+    @property
+    def refused(self) -> int:
+        return sum(1 for i in self.items if i.refused)
+
+    def outcome_counts(self) -> dict[str, int]:
+        """The items acting, per outcome (``{"requeued": 5, "dlq": 2}``)."""
+        return dict(Counter(i.outcome for i in self.items if i.acts))
 
     @property
     def mutation(self) -> Mutation:
@@ -193,10 +201,10 @@ class Mutation:
     needs: tuple[str, ...] = field(default=())  # Options fields that must be set
     past: str = ""  # for results: "requeued", "moved", ... (default: verb + "d")
     label: str = ""  # a word before the noun: "ghost" entries
-    # The action of a planned item when nothing stops it (default: the name).
-    item_action: str = ""
-    # The action of an entry whose stream entry is gone (claim and ack: their own).
-    ghost_action: str = "ack-ghost"
+    # The outcome of a planned item when nothing stops it (default: the name).
+    planned: str = ""
+    # The outcome of an entry whose stream entry is gone (claim and ack: their own).
+    ghost_outcome: str = "ghost"
     # The Options field naming the consumer that receives entries ("to", "reassign_to").
     receiver: str | None = None
     # The Options field the question names as where entries go ("to", "dlq").
@@ -210,9 +218,9 @@ class Mutation:
     missing_outcome: ClassVar[str] = "not-pending"
 
     @property
-    def planned_action(self) -> str:
-        """The action of a planned item when nothing stops it."""
-        return self.item_action or self.name
+    def planned_outcome(self) -> str:
+        """The outcome of a planned item when nothing stops it."""
+        return self.planned or self.name
 
     @property
     def receiver_flag(self) -> str | None:
@@ -271,7 +279,7 @@ class Mutation:
                 if names
                 else f"{n:,} {noun} of {where}"
             )
-            moving = [i for i in items if i.action == "reassign+delete"]
+            moving = [i for i in items if i.acts and i.deliveries]  # reassigned first
             if moving and o.reassign_to is not None:
                 their = "its" if len(items) == 1 else "their"
                 text += f" after reassigning {their} entries to {escape(o.reassign_to)}"
@@ -290,7 +298,7 @@ class Mutation:
     def prompt(self, plan: Plan, context: str | None = None) -> str:
         """The confirmation question: the count, what and whose, where to, on which server."""
         items = plan.actionable
-        dead = sum(1 for i in items if i.action == "dlq") if self.retry_limit else 0
+        dead = sum(1 for i in items if i.outcome == "dlq") if self.retry_limit else 0
         what = self.describe(plan, items, plan.count, dead=dead)
         return f"{self.verb} {what}{on_server(plan.server, context or plan.context)}?"
 
@@ -339,7 +347,10 @@ PROVIDERS: list[str] = [
 
 
 def declare(mutation: Mutation) -> Mutation:
+    """Add ``mutation`` to the table; the outcomes its planner gives acting items become
+    acting outcomes (:data:`pelctl.core.mutations.model.ACTING_OUTCOMES`)."""
     MUTATIONS[mutation.name] = mutation
+    ACTING_OUTCOMES.update({mutation.planned_outcome, mutation.ghost_outcome})
     return mutation
 
 

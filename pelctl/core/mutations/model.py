@@ -92,22 +92,57 @@ class Options:
             )
 
 
+# The outcomes a planned item acts with: what applying it reports when it goes as planned,
+# in the apply's own words (pelctl.core.mutations.outcomes). Any other outcome of a planned
+# item is REFUSED or a skip, named by its reason ("alive", "already-owned", ...). Declaring a
+# mutation adds its own (``Mutation.planned``, ``ghost_outcome``: pelctl.core.mutations.
+# declaration.declare), so a new mutation's items act without an edit here.
+ACTING_OUTCOMES: set[str] = {
+    "requeued",
+    "dlq",
+    "claimed",
+    "acked",
+    "ghost",
+    "deleted",
+    "replayed",
+    "purged",
+}
+REFUSED = "refused"
+
+
 @dataclass(frozen=True, slots=True)
 class PlanItem:
     """One thing a plan will change: a PEL entry (or, for prune, a consumer).
 
+    ``outcome`` is what applying it will report, in the apply's own words: ``requeued``,
+    ``dlq``, ``claimed``, ``acked``, ``ghost`` (acknowledged: its stream entry is gone),
+    ``deleted``, ``replayed``, ``purged``; ``refused`` (``note`` says why); or, for an item
+    the plan leaves alone, its reason (``alive``, ``already-owned``, ``present``; ``skip``
+    when there is none), which ``note`` repeats. A dry run, a plan file and the applied
+    result use the same names.
+
     For consumers: ``id`` and ``owner`` are the consumer's name, ``idle_ms`` its inactivity
-    and ``deliveries`` the number of entries it holds.
+    and ``deliveries`` the number of entries it holds (a ``deleted`` consumer holding some is
+    deleted after they are reassigned to ``--reassign-to``).
     """
 
     id: bytes
     owner: bytes
     idle_ms: int
     deliveries: int
-    action: (
-        str  # requeue | dlq | claim | ack | ack-ghost | delete | reassign+delete | skip | refuse
-    )
-    note: str = ""  # why a skip / refuse, or what a dlq move says
+    outcome: str
+    note: str = ""  # why a skip / refusal, or what a dlq move says
+
+    @property
+    def acts(self) -> bool:
+        """Applying it changes something (it is neither skipped nor refused)."""
+        return self.outcome in ACTING_OUTCOMES
+
+    @property
+    def refused(self) -> bool:
+        return self.outcome == REFUSED
 
 
-SKIP_ACTIONS = frozenset({"skip", "refuse"})
+def skip(reason: str) -> str:
+    """The outcome of an item a plan leaves alone: its reason (``skip`` without one)."""
+    return reason or "skip"

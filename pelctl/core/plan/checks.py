@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pelctl.base.binary import escape
 from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
+from pelctl.core.mutations.model import PlanItem
 from pelctl.core.plan.sealing import PlanRefused
 from pelctl.core.targets import require_group, require_stream
 from pelctl.redis.connection import Connection
@@ -72,7 +72,7 @@ class Verification:
 def verify(conn: Connection, plan: Plan) -> Verification:
     """Re-read every actionable item: still pending (consumer: still there), same owner, same
     delivery count, idle at least as planned. Read-only; the scripts check again."""
-    items = [i for i in plan.items if i.action not in SKIP_ACTIONS]
+    items = [i for i in plan.items if i.acts]
     changed: Counter[str] = Counter()
     still = 0
     raw = conn.raw(plan.stream)

@@ -86,7 +86,7 @@ DLQ_MOVE = declare(
         plan_entries,
         apply_dlq_move,
         past="moved",
-        item_action="dlq",
+        planned="dlq",
         destination="dlq",
     )
 )

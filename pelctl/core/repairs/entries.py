@@ -54,27 +54,27 @@ def plan_entries(
     require_group(conn, stream, group)
     check_names(conn, mutation, stream, group, targets, options)
     rows, missing = pending_rows(conn, stream, group, targets)
-    action = mutation.planned_action
+    planned = mutation.planned_outcome
     receiver = mutation.received_by(options)
     probes = probe(conn, stream, rows, options, group) if detail and rows else None
     items: list[PlanItem] = []
     for n, (entry_id, owner, idle, deliveries) in enumerate(rows):
-        item_action, note = action, ""
+        outcome, note = planned, ""
         if receiver is not None and owner == receiver:
-            item_action, note = "skip", "already-owned"
+            outcome = note = "already-owned"
         elif probes is not None:
             exists, retries, locked = probes[n]
             if locked:
-                item_action, note = "skip", "alive"
+                outcome = note = "alive"
             elif not exists:
-                item_action, note = mutation.ghost_action, "deleted from the stream"
+                outcome, note = mutation.ghost_outcome, "deleted from the stream"
             elif (
                 mutation.retry_limit
                 and options.max_retries is not None
                 and retries + 1 > options.max_retries
             ):
-                item_action, note = "dlq", f"requeued {retries} times (max {options.max_retries})"
-        items.append(PlanItem(entry_id, owner, idle, deliveries, item_action, note))
+                outcome, note = "dlq", f"requeued {retries} times (max {options.max_retries})"
+        items.append(PlanItem(entry_id, owner, idle, deliveries, outcome, note))
     notes: list[str] = []
     if mutation.lineage_note and options.no_lineage:
         notes.append(no_lineage_note(mutation.name, options.field_prefix))
@@ -104,7 +104,7 @@ def _flag_poison(
     out: list[PlanItem] = []
     poison = 0
     for item in items:
-        if item.action == mutation.planned_action and item.deliveries >= POISON_DELIVERIES:
+        if item.outcome == mutation.planned_outcome and item.deliveries >= POISON_DELIVERIES:
             poison += 1
             item = replace(item, note=item.note or f"poison suspect ({item.deliveries} deliveries)")
         out.append(item)
@@ -229,7 +229,8 @@ CLAIM = declare(
         apply_claim,
         needs=("to",),
         past="claimed",
-        ghost_action="claim",
+        planned="claimed",
+        ghost_outcome="claimed",
         receiver="to",
         destination="to",
         poison_warned=True,
@@ -243,7 +244,8 @@ ACK = declare(
         plan_entries,
         apply_ack,
         past="acknowledged",
-        ghost_action="ack",
+        planned="acked",
+        ghost_outcome="acked",
         poison_warned=True,
     )
 )
@@ -255,6 +257,7 @@ REQUEUE = declare(
         plan_entries,
         apply_requeue,
         past="requeued",
+        planned="requeued",
         retry_limit=True,
         lineage_note=True,
         poison_warned=True,

@@ -59,7 +59,7 @@ def plan_ghosts(
         for (entry_id, owner, idle, deliveries), (exists, _r, _l) in zip(rows, flags, strict=True):
             note = "present" if exists else "deleted"
             items.append(
-                PlanItem(entry_id, owner, idle, deliveries, "skip" if exists else "ack-ghost", note)
+                PlanItem(entry_id, owner, idle, deliveries, note if exists else "ghost", note)
             )
     else:
         for ghost in iter_ghosts(
@@ -75,7 +75,7 @@ def plan_ghosts(
                     ghost.consumer,
                     ghost.idle_ms,
                     ghost.deliveries,
-                    "ack-ghost",
+                    "ghost",
                     ghost.reason,
                 )
             )
@@ -212,5 +212,6 @@ GHOSTS_FIX = declare(
         apply_ghosts_fix,
         past="cleared",
         label="ghost",
+        planned="ghost",
     )
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pelctl.base.binary import escape
 from pelctl.base.errors import UsageError
 from pelctl.core.mutations import (
+    REFUSED,
     ItemResult,
     Mutation,
     Options,
@@ -98,11 +99,11 @@ def plan_prune(
     for c in quiet:
         name, idle, pending = c.name, c.idle_ms, c.pending
         if pending == 0:
-            items.append(PlanItem(name, name, idle, 0, "delete"))
+            items.append(PlanItem(name, name, idle, 0, "deleted"))
             continue
         verdict = judged[name][1]
         why = f"{verdict.verdict}: {verdict.reason}"
-        action, note = "refuse", f"alive ({why})"
+        outcome, note = REFUSED, f"alive ({why})"
         if verdict.verdict == liveness.ACTIVE:
             pass
         elif verdict.verdict == liveness.UNKNOWN and not options.assume_dead:
@@ -112,10 +113,10 @@ def plan_prune(
                 "gone: --assume-dead"
             )
         elif to is not None:
-            action, note = "reassign+delete", f"to {escape(to)} ({why})"
+            outcome, note = "deleted", f"to {escape(to)} ({why})"  # its entries reassigned first
         else:
             note = f"holds {pending:,} pending entries; reassign them with --reassign-to CONSUMER"
-        items.append(PlanItem(name, name, idle, pending, action, note))
+        items.append(PlanItem(name, name, idle, pending, outcome, note))
     if unknown:
         notes.append(
             f"{unknown:,} consumer{'s' if unknown != 1 else ''} holding entries "
@@ -123,7 +124,7 @@ def plan_prune(
             "idle does not refresh while a worker waits in XREADGROUP): check the workers are "
             "gone (the process; CLIENT LIST), then pass --assume-dead"
         )
-    if to is not None and to not in names and any(i.action == "reassign+delete" for i in items):
+    if to is not None and to not in names and any(_reassigns(i) for i in items):
         notes.append(
             f"consumer {escape(to)} does not exist yet (--create-consumer): XCLAIM creates "
             "it; make sure a worker reads its pending entries under that name"
@@ -132,7 +133,7 @@ def plan_prune(
         liveness.target_verdict(
             conn, stream, group, to, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
         )
-        if to is not None and any(i.action == "reassign+delete" for i in items)
+        if to is not None and any(_reassigns(i) for i in items)
         else None
     )
     if (
@@ -201,7 +202,7 @@ def apply_prune(
     interrupted = False
     try:
         for n, item in enumerate(send):
-            if item.action == "reassign+delete":
+            if _reassigns(item):
                 to = plan.options.reassign_to
                 assert to is not None
                 moved, _left = reassign(
@@ -226,6 +227,12 @@ def apply_prune(
     return build_result(plan, results, extra=extra, interrupted=interrupted)
 
 
+def _reassigns(item: PlanItem) -> bool:
+    """A consumer deleted after its entries go to ``--reassign-to`` (only those holding none
+    are deleted without it)."""
+    return item.acts and item.deliveries > 0
+
+
 PRUNE = declare(
     Mutation(
         "consumers-prune",
@@ -236,6 +243,7 @@ PRUNE = declare(
         subject="consumer",
         needs=("inactive_ms",),
         past="deleted",
+        planned="deleted",
         receiver="reassign_to",
     )
 )
