@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import redis
 
 from pelctl.demo import scenario as sc
 from tests.conftest import SERVER_VERSIONS, RedisServer
+from tests.support.waiting import wait_for
 
 HOUR = 3_600_000
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,16 +123,13 @@ class Proc:
         return [e for e in list(self.lines) if e.get("event") == name]
 
     def wait_for(self, pred: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if pred():
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)
-        if pred():
-            return
-        raise AssertionError(f"timed out waiting for {what}; log:\n" + "".join(self.raw[-40:]))
+        wait_for(
+            pred,
+            what,
+            timeout,
+            alive=lambda: self.proc.poll() is None,
+            describe=lambda: "log:\n" + "".join(self.raw[-40:]),
+        )
 
     def stop(self) -> None:
         if self.proc.poll() is None:
