@@ -15,7 +15,7 @@ from pelctl.base.durations import format_duration_ms
 from pelctl.core.audit import failed_list
 from pelctl.core.mutations.api import dry_run_result
 from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import PlanItem
+from pelctl.core.mutations.model import ConsumerItem, PlanItem
 from pelctl.core.mutations.outcomes import RepairResult
 from pelctl.render.protocol import (
     Blank,
@@ -69,14 +69,22 @@ def plan_columns(plan: Plan) -> tuple[Column, ...]:
     return CONSUMER_COLUMNS if plan.mutation.subject == "consumer" else ENTRY_COLUMNS
 
 
+def as_consumer(item: PlanItem) -> ConsumerItem:
+    """A consumers-prune item as its own type (one made as a plain item: read by place)."""
+    if isinstance(item, ConsumerItem):
+        return item
+    return ConsumerItem.of(item.id, item.idle_ms, item.deliveries, item.outcome, item.note)
+
+
 def plan_row(plan: Plan, item: PlanItem) -> tuple[str, ...]:
     if plan.mutation.subject == "consumer":
+        c = as_consumer(item)
         return (
-            escape(item.id),
-            format_duration_ms(item.idle_ms),
-            fmt_int(item.deliveries),
-            item.outcome,
-            item.note,
+            escape(c.name),
+            format_duration_ms(c.inactive_ms),
+            fmt_int(c.pending),
+            c.outcome,
+            c.note,
         )
     return (
         escape(item.id),

@@ -59,7 +59,7 @@ async def test_requeue_marked_entries_through_the_modal(demo, make_app, recorder
         await pilot.press("space", "space", "r")  # mark two rows, requeue them
         plan = await confirm(pilot, recorder)
         assert plan.request.ids == tuple(sorted((first.encode(), second.encode())))
-        assert plan.total == 2 and plan.rows[0][4] == "requeue"
+        assert plan.total == 2 and plan.rows[0][4] == "requeued"
         # the question names the consumer and the server (docs/safety.md)
         assert plan.title == f"requeue 2 entries of orders/billing held by billing-2 on {demo.url}?"
         # the lineage the copy carries (docs/formats.md "Lineage fields"), all three

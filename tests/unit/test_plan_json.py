@@ -38,8 +38,8 @@ PRUNE = m.Plan(
     stream=b"orders",
     group=b"billing",
     items=(
-        m.PlanItem(b"w1", b"w1", 60_000, 0, "deleted"),
-        m.PlanItem(b"w\x002", b"w\x002", 70_000, 3, "deleted"),
+        m.ConsumerItem.of(b"w1", 60_000, 0, "deleted"),
+        m.ConsumerItem.of(b"w\x002", 70_000, 3, "deleted"),
     ),
     options=m.Options(inactive_ms=60_000, reassign_to=b"w9", assume_dead=True),
     server_id="cd" * 20,
@@ -249,7 +249,7 @@ def test_consumer_items_are_named_by_their_owner() -> None:
     # a consumer's name is any name, not a stream id
     named = edit("items.0.id", "1-0", PRUNE)
     named["items"][0]["owner"] = "1-0"
-    assert plans.from_json(named).items[0] == m.PlanItem(b"1-0", b"1-0", 60_000, 0, "deleted")
+    assert plans.from_json(named).items[0] == m.ConsumerItem.of(b"1-0", 60_000, 0, "deleted")
 
 
 def test_defaults_of_absent_fields() -> None:

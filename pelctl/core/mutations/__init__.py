@@ -47,7 +47,14 @@ from pelctl.core.mutations.declaration import (
     name_list,
     on_server,
 )
-from pelctl.core.mutations.model import ACTING_OUTCOMES, REFUSED, Options, PlanItem, Targets
+from pelctl.core.mutations.model import (
+    ACTING_OUTCOMES,
+    REFUSED,
+    ConsumerItem,
+    Options,
+    PlanItem,
+    Targets,
+)
 from pelctl.core.mutations.outcomes import (
     APPLIED,
     APPLIED_OUTCOMES,
@@ -70,6 +77,7 @@ __all__ = [
     "PROVIDERS",
     "SKIPPED",
     "REFUSED",
+    "ConsumerItem",
     "Executor",
     "ItemResult",
     "Mutation",

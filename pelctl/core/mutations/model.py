@@ -121,9 +121,7 @@ class PlanItem:
     when there is none), which ``note`` repeats. A dry run, a plan file and the applied
     result use the same names.
 
-    For consumers: ``id`` and ``owner`` are the consumer's name, ``idle_ms`` its inactivity
-    and ``deliveries`` the number of entries it holds (a ``deleted`` consumer holding some is
-    deleted after they are reassigned to ``--reassign-to``).
+    A consumer (``consumers prune``) is a :class:`ConsumerItem`.
     """
 
     id: bytes
@@ -141,6 +139,40 @@ class PlanItem:
     @property
     def refused(self) -> bool:
         return self.outcome == REFUSED
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerItem(PlanItem):
+    """One consumer a ``consumers prune`` plan deletes, refuses or leaves: its ``name``,
+    ``inactive_ms`` and the ``pending`` entries it holds. A ``deleted`` consumer holding some
+    (:attr:`reassigns`) is deleted after they are reassigned to ``--reassign-to``.
+
+    The shared code keys every item by ``id`` and counts by ``outcome``: a consumer's ``id``
+    and ``owner`` are its name, ``idle_ms`` its inactivity, ``deliveries`` its pending count;
+    make one with :meth:`of` and read it by the names above."""
+
+    @classmethod
+    def of(
+        cls, name: bytes, inactive_ms: int, pending: int, outcome: str, note: str = ""
+    ) -> ConsumerItem:
+        return cls(name, name, inactive_ms, pending, outcome, note)
+
+    @property
+    def name(self) -> bytes:
+        return self.id
+
+    @property
+    def inactive_ms(self) -> int:
+        return self.idle_ms
+
+    @property
+    def pending(self) -> int:
+        return self.deliveries
+
+    @property
+    def reassigns(self) -> bool:
+        """Deleted after its entries go to ``--reassign-to``."""
+        return self.acts and self.deliveries > 0
 
 
 def skip(reason: str) -> str:

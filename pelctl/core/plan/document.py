@@ -13,7 +13,7 @@ from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.core.mutations.declaration import Plan, get
-from pelctl.core.mutations.model import Options, PlanItem, Targets, skip
+from pelctl.core.mutations.model import ConsumerItem, Options, PlanItem, Targets, skip
 from pelctl.core.mutations.outcomes import APPLIED_OUTCOMES, FAILED_OUTCOMES
 from pelctl.core.plan.fields import (
     escaped,
@@ -76,10 +76,15 @@ def item_to_json(item: PlanItem, consumers: bool = False) -> dict[str, Any]:
     a consumer ``{"consumer", "idle_ms", "pending", "outcome", "note"}``; ``outcome`` is what
     applying it will report (the item's own ``outcome``)."""
     if consumers:
+        consumer = (
+            item
+            if isinstance(item, ConsumerItem)
+            else ConsumerItem.of(item.id, item.idle_ms, item.deliveries, item.outcome, item.note)
+        )
         return {
-            "consumer": escape(item.id),
-            "idle_ms": item.idle_ms,
-            "pending": item.deliveries,
+            "consumer": escape(consumer.name),
+            "idle_ms": consumer.inactive_ms,
+            "pending": consumer.pending,
             "outcome": item.outcome,
             "note": item.note,
         }
@@ -266,7 +271,8 @@ def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
         action = "skip"
     if action not in allowed:
         raise ValueError(f"item outcome {outcome!r} is not one this repair makes")
-    return PlanItem(
+    kind = ConsumerItem if consumers else PlanItem
+    return kind(
         id=item_id,
         owner=owner,
         idle_ms=read_int(raw, "idle_ms"),
@@ -298,7 +304,8 @@ def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
         item_id, owner = name, name
     else:
         item_id, owner = read_stream_id(raw["id"]), read_name(raw, "owner", required=True) or b""
-    return PlanItem(
+    kind = ConsumerItem if consumers else PlanItem
+    return kind(
         id=item_id,
         owner=owner,
         idle_ms=read_int(raw, "idle_ms"),

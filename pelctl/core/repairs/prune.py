@@ -18,6 +18,7 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
+from pelctl.core.mutations.model import ConsumerItem
 from pelctl.core.plan_stamp import new_plan
 from pelctl.core.script_calls import chunks, start, text
 from pelctl.core.targets import require_group
@@ -99,7 +100,7 @@ def plan_prune(
     for c in quiet:
         name, idle, pending = c.name, c.idle_ms, c.pending
         if pending == 0:
-            items.append(PlanItem(name, name, idle, 0, "deleted"))
+            items.append(ConsumerItem.of(name, idle, 0, "deleted"))
             continue
         verdict = judged[name][1]
         why = f"{verdict.verdict}: {verdict.reason}"
@@ -116,7 +117,7 @@ def plan_prune(
             outcome, note = "deleted", f"to {escape(to)} ({why})"  # its entries reassigned first
         else:
             note = f"holds {pending:,} pending entries; reassign them with --reassign-to CONSUMER"
-        items.append(PlanItem(name, name, idle, pending, outcome, note))
+        items.append(ConsumerItem.of(name, idle, pending, outcome, note))
     if unknown:
         notes.append(
             f"{unknown:,} consumer{'s' if unknown != 1 else ''} holding entries "
@@ -230,7 +231,7 @@ def apply_prune(
 def _reassigns(item: PlanItem) -> bool:
     """A consumer deleted after its entries go to ``--reassign-to`` (only those holding none
     are deleted without it)."""
-    return item.acts and item.deliveries > 0
+    return isinstance(item, ConsumerItem) and item.reassigns
 
 
 PRUNE = declare(
