@@ -129,7 +129,7 @@ def test_prune_prompts_name_the_consumers() -> None:
         "delete 2 consumers (w1, w2) of orders/billing after reassigning their entries to w9"
         " on redis://h:1/0?"
     )
-    # reassign+delete without a --reassign-to (a hand-edited plan) names no destination
+    # a consumer holding entries, no --reassign-to (a hand-edited plan): no destination named
     bare = a_plan("consumers-prune", (consumer(b"w1", "deleted", 3),))
     assert prune.prompt(bare) == "delete consumer w1 of orders/billing on redis://h:1/0?"
     # deletes only: no "after reassigning" even with --reassign-to
@@ -439,7 +439,7 @@ def test_dry_run_of_a_prune_counts_the_entries_it_would_reassign() -> None:
     assert m.dry_run_result(a_plan("consumers-prune", items[1:3])).extra == ()
     entries = a_plan(
         "claim",
-        (item(b"1-0", b"c1", "reassign+delete"),),
+        (item(b"1-0", b"c1", "deleted"),),
         options=m.Options(to=b"x", reassign_to=b"y"),
     )
     assert m.dry_run_result(entries).extra == ()
