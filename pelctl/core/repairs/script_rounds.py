@@ -171,26 +171,7 @@ class EntryRun:
                             alone_out = True
                         else:
                             ahead += 1
-                        calls: list[_Sent] = []
-                        cost = 0.0
-                        while todo and len(calls) < pacer.max_depth:
-                            head = todo[0]
-                            n = head.fixed or pacer.batch(script, cap=self.batch)
-                            n = min(n, len(head.items) - head.pos)
-                            step = pacer.unit_ms(script) * n if script else pacer.round_ms
-                            if calls and cost + step > pacer.round_ms:
-                                break
-                            chunk = head.items[head.pos : head.pos + n]
-                            head.pos += n
-                            if head.pos >= len(head.items):
-                                todo.popleft()
-                            pre: dict[bytes, ItemResult] = {}
-                            call = make_call(chunk, pre)
-                            if call is not None:
-                                script = call.script
-                                call = replace(call, entries=len(chunk))
-                                cost += pacer.cost_ms(call)
-                            calls.append((chunk, call, pre))
+                        calls, script = self._round(todo, make_call, script)
                         out.append(calls)
                         sent = [c for _, c, _ in calls if c is not None]
                         if sent:
@@ -206,20 +187,60 @@ class EntryRun:
                     if self.progress:
                         self.progress(self.done, self.total)
         except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
-            # What was out may or may not have run; what was not sent did not.
-            for calls in out:
-                for chunk, _call, _pre in calls:
-                    self._fail(chunk, "unknown", f"connection lost mid-batch: {err}")
-            for left in todo:
-                self._fail(left.rest(), "fail", "not attempted: connection lost")
+            self._lost(out, todo, err)
         except KeyboardInterrupt:
-            self.interrupted = True
-            answered = {r.id for r in self.results}
-            for calls in out:
-                for chunk, _call, _pre in calls:
-                    self._interrupted(chunk, answered)
-            for left in todo:
-                self._interrupted(left.rest(), answered)
+            self._stopped(out, todo)
+
+    def _round(
+        self,
+        todo: deque[_Todo],
+        make_call: Callable[[Sequence[PlanItem], dict[bytes, ItemResult]], Call | None],
+        script: Script | None,
+    ) -> tuple[list[_Sent], Script | None]:
+        """The calls of one round, taken from the head of ``todo``: as many batches as the
+        pacer's depth and round time allow (at least one). Returns them and the script (known
+        from the first call made)."""
+        pacer = self.pacer
+        calls: list[_Sent] = []
+        cost = 0.0
+        while todo and len(calls) < pacer.max_depth:
+            head = todo[0]
+            n = head.fixed or pacer.batch(script, cap=self.batch)
+            n = min(n, len(head.items) - head.pos)
+            step = pacer.unit_ms(script) * n if script else pacer.round_ms
+            if calls and cost + step > pacer.round_ms:
+                break
+            chunk = head.items[head.pos : head.pos + n]
+            head.pos += n
+            if head.pos >= len(head.items):
+                todo.popleft()
+            pre: dict[bytes, ItemResult] = {}
+            call = make_call(chunk, pre)
+            if call is not None:
+                script = call.script
+                call = replace(call, entries=len(chunk))
+                cost += pacer.cost_ms(call)
+            calls.append((chunk, call, pre))
+        return calls, script
+
+    def _lost(self, out: deque[list[_Sent]], todo: deque[_Todo], err: BaseException) -> None:
+        """The connection was lost: what was out may or may not have run (``unknown``); what
+        was not sent did not (``fail``)."""
+        for calls in out:
+            for chunk, _call, _pre in calls:
+                self._fail(chunk, "unknown", f"connection lost mid-batch: {err}")
+        for left in todo:
+            self._fail(left.rest(), "fail", "not attempted: connection lost")
+
+    def _stopped(self, out: deque[list[_Sent]], todo: deque[_Todo]) -> None:
+        """Ctrl-C: what was out and not answered, and what was not sent, is ``interrupted``."""
+        self.interrupted = True
+        answered = {r.id for r in self.results}
+        for calls in out:
+            for chunk, _call, _pre in calls:
+                self._interrupted(chunk, answered)
+        for left in todo:
+            self._interrupted(left.rest(), answered)
 
     def _parse(
         self,
