@@ -65,7 +65,7 @@ lint: setup
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 
-docs: setup  ## regenerate docs/commands.md and completions/ from the typer app, and the README's and getting started's console examples from the demo
+docs: setup  ## regenerate docs/commands.md and completions/ from the typer app, and the console examples of the README, getting started and trace pages from the demo
 	$(BIN)/python tools/docs_reference.py --write
 
 bench: setup

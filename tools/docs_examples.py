@@ -1,4 +1,5 @@
-"""The console examples of README.md and docs/getting-started.md, run on the demo.
+"""The console examples of README.md, docs/getting-started.md and docs/trace.md, run on the
+demo.
 
 A ```` ```console ```` block preceded by ``<!-- demo -->`` (or ``<!-- demo: CMD; CMD -->``,
 commands run first and not shown) is generated: its ``$ `` lines are the input, written by
@@ -18,9 +19,12 @@ The demo is built relative to the moment it starts (entries three hours old, a c
 quiet for an hour), so a fresh run prints the same story with other ids and slightly other
 times. The staleness check (:func:`stale`, tests/cli/test_examples.py) compares the files
 with a fresh run after masking exactly those: entry ids (their millisecond part is the
-demo's start time), durations and ``*_ms`` values (they grow while the demo runs), the
-demo's port, pid and directory; runs of spaces and table rules are collapsed, since column
-widths follow the masked values. Everything else (columns, counts, verdicts, advice,
+demo's start time; also when a narrow column cuts one short) and the times of day they and
+the audit log show, durations and ``*_ms`` values (they grow while the demo runs), the
+demo's port, pid and directory, the state directory a document runs in (its audit log's
+path) and the user and host an audit line names, and how many calls a scan took (its pages
+adapt to how fast the machine answers); runs of spaces and table rules are collapsed, since
+column widths follow the masked values. Everything else (columns, counts, verdicts, advice,
 errors, exit codes) must be identical.
 """
 
@@ -38,7 +42,7 @@ import termios
 from dataclasses import dataclass
 from pathlib import Path
 
-DOCUMENTS = ("README.md", "docs/getting-started.md")
+DOCUMENTS = ("README.md", "docs/getting-started.md", "docs/trace.md")
 MARKER = re.compile(
     r"^<!-- demo(?:: (?P<setup>.*?))? -->\n```console\n(?P<body>.*?)^```$", re.M | re.S
 )
@@ -193,6 +197,11 @@ def generate(root: Path, sources: Path | None = None) -> dict[str, str]:
 
 _MASKS = (
     (re.compile(r"\b\d{13}-\d+\b"), "<id>"),  # its ms part is the demo's start time
+    (re.compile(r"\b\d[\d-]*…"), "<id>…"),  # an id cut short in a narrow column
+    (re.compile(r"\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:\.\d+)?Z"), "<time>"),  # ids' times
+    (re.compile(r"\S*pelctl-docs-\w+"), "<state dir>"),  # where the audit log is
+    (re.compile(r"\bby [^\s@]+@\S+ \("), "by <user>@<host> ("),  # an audit line's author
+    (re.compile(r"\b\d[\d,]* calls?\b"), "<n> calls"),  # a scan's pages adapt to the machine
     (re.compile(r'("\w*_ms"): ?\d+'), r"\1: <ms>"),  # grows while the demo runs
     (
         re.compile(r"\b(?:\d+(?:\.\d)?(?:ms|s)|\d+m\d\ds|\d+h\d\dm|\d+d\d\dh)\b"),

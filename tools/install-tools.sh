@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What the test suite needs from the machine, installed when missing: Debian's redis-server
 # (7.0), redis-tools, redis-sentinel, Valkey 8 (bookworm-backports), Prometheus (promtool),
-# tmux, zsh, fish, chromium, openssl, Java 17, and Redis 8.6 built from Debian's source
-# package (tools/build-redis.sh, cached in .cache/). `make test` and `.ci/run` both run it, so
-# a newcomer's run and CI's have the same tools and skip nothing. Uses sudo when not root.
+# tmux, zsh, fish, chromium, openssl, Java 17, jq (docs/trace.md's examples), and Redis 8.6
+# built from Debian's source package (tools/build-redis.sh, cached in .cache/). `make test`
+# and `.ci/run` both run it, so a newcomer's run and CI's have the same tools and skip
+# nothing. Uses sudo when not root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -17,6 +18,7 @@ have redis-cli || need+=(redis-tools)
 have redis-sentinel || need+=(redis-sentinel)
 have make || need+=(make)
 have tmux || need+=(tmux)
+have jq || need+=(jq)
 have openssl || need+=(openssl)
 have zsh || need+=(zsh)
 have fish || need+=(fish)

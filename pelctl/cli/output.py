@@ -135,14 +135,18 @@ class Output:
         *,
         limit: int | None = None,
         footer: Callable[[int], str | None] | None = None,
+        sparse: bool = False,
     ) -> int:
         """Write items as they come (:class:`~pelctl.render.protocol.Stream`); returns how
         many were written."""
-        return self._stream(Stream(renderer, items, limit, footer))
+        return self._stream(Stream(renderer, items, limit, footer, sparse))
 
     def show(self, parts: Iterable[Part]) -> None:
+        """Write each part as it comes (a view may be a generator: the parts of a search's
+        matches, written as they are found)."""
         for part in parts:
             self._show(part)
+            sys.stdout.flush()
 
     def _show(self, part: Part) -> None:
         if isinstance(part, Doc):
@@ -299,8 +303,11 @@ class Output:
         items: Iterable[Any] = part.items
         if part.limit is not None:
             items = itertools.islice(items, part.limit)
+        sample = 200
+        if part.sparse:
+            flush_every, sample = 1, 1
         if self.fmt not in ("json", "ndjson", "csv", "tsv"):
-            n = self._stream_text(part.renderer, items, flush_every)
+            n = self._stream_text(part.renderer, items, flush_every, sample)
             if part.footer is not None:
                 said = part.footer(n)
                 if said:
@@ -340,16 +347,20 @@ class Output:
         return n
 
     def _stream_text(
-        self, renderer: RowRenderer[Any], items: Iterable[Any], flush_every: int
+        self,
+        renderer: RowRenderer[Any],
+        items: Iterable[Any],
+        flush_every: int,
+        sample: int = 200,
     ) -> int:
         columns = renderer.columns
         buffered: list[tuple[tuple[str, ...], str | None]] = []
         iterator: Iterator[Any] = iter(items)
         n = 0
-        # Widths come from the first rows (up to 200), then stay fixed.
+        # Widths come from the first rows (up to ``sample``), then stay fixed.
         for item in iterator:
             buffered.append((self._cells(renderer.row(item)), renderer.style(item)))
-            if len(buffered) >= 200:
+            if len(buffered) >= sample:
                 break
         fit_row = self._row_fitter(columns, [row for row, _ in buffered])
         sep = " | " if self.fmt == "markdown" else "  "

@@ -1,8 +1,11 @@
-"""A progress bar on stderr for long PEL scans (``pending --all``, ``histogram``, ``ghosts``).
+"""A progress bar on stderr for long scans (``pending --all``, ``histogram``, ``ghosts``,
+``find``, ``trace``).
 
 Shown only when it helps and cannot get in the way:
 - stderr is a terminal (never in logs or CI), and stdout is not (when rows scroll on the
-  terminal they are their own progress, and a live bar would interleave with them);
+  terminal they are their own progress, and a live bar would interleave with them); a
+  search whose rows are rare (``find``) keeps its bar on a terminal too and writes its
+  rows above it (``rows_above``);
 - the scan is still running after ``delay_s`` (short scans never flash a bar);
 - it is transient: it disappears when the scan ends.
 Updates are throttled (10 per second) so the hot loop pays for one clock read per page.
@@ -17,9 +20,17 @@ from types import TracebackType
 from typing import Any
 
 
-def wanted() -> bool:
+def wanted(rows_above: bool = False) -> bool:
+    """stderr is a terminal and stdout is not; or is too, with ``rows_above``."""
     try:
-        return sys.stderr.isatty() and not sys.stdout.isatty()
+        return sys.stderr.isatty() and (rows_above or not sys.stdout.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _stdout_on_terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
 
@@ -33,14 +44,18 @@ class ScanProgress:
         delay_s: float = 0.5,
         enabled: bool | None = None,
         no_color: bool = False,
+        rows_above: bool = False,
     ) -> None:
+        """``rows_above``: rows are written while it runs and are rare (a search's matches):
+        on a terminal they go above the bar, which stays."""
         self.description = description
         self.unit = unit
         self.delay_s = delay_s
-        self.enabled = wanted() if enabled is None else enabled
+        self.enabled = wanted(rows_above) if enabled is None else enabled
         self.no_color = no_color or bool(os.environ.get("NO_COLOR"))
         self._t0 = time.monotonic()
         self._next = self._t0 + delay_s
+        self.redirect_stdout = rows_above and _stdout_on_terminal()
         self._progress: Any = None
         self._task: Any = None
 
@@ -91,7 +106,7 @@ class ScanProgress:
             TimeElapsedColumn(),
             console=console,
             transient=True,
-            redirect_stdout=False,
+            redirect_stdout=self.redirect_stdout,
             redirect_stderr=False,
         )
         self._progress.start()

@@ -242,6 +242,10 @@ def register(app: typer.Typer) -> None:
             gate(rt, plan.mutation)
         conn = rt.connect()
         check_target(conn, plan)
+        if plan.action == "trim":  # planned again now, never past the bound it holds
+            from pelctl.cli.trim import apply_saved
+
+            return apply_saved(rt, conn, plan, str(file))
         plan = replace(plan, context=conn.settings.context)  # the prompt names it
         v = verify(conn, plan)
         changed = ", ".join(f"{k} {n:,}" for k, n in sorted(v.changed.items()))

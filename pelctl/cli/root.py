@@ -88,6 +88,7 @@ MODULES = (
     "pending",
     "histogram",
     "ghosts",
+    "trace",
     "config",
     "demo",
     "version",
@@ -97,6 +98,7 @@ MODULES = (
     "dlq",
     "dlq_admin",
     "consumers",
+    "trim",
     "audit",  # the repairs (docs/repairs.md, docs/safety.md)
     "spark",  # fleet analytics on Spark (docs/spark.md)
     "reclaim",  # the reclaim loop (docs/reclaim.md)
@@ -108,6 +110,8 @@ MODULES_OF = {
     "pending": ("pending",),
     "histogram": ("histogram",),
     "ghosts": ("ghosts",),
+    "trace": ("trace",),
+    "find": ("trace",),
     "config": ("config",),
     "demo": ("demo",),
     "version": ("version",),
@@ -119,6 +123,7 @@ MODULES_OF = {
     "apply": ("repair",),
     "dlq": ("dlq", "dlq_admin"),
     "consumers": ("consumers",),
+    "trim": ("trim",),
     "audit": ("audit",),
     "snapshot": ("spark",),
     "analyze": ("spark",),

@@ -23,9 +23,11 @@ from pelctl.core.models import (
     Advice,
     ConsumerInfo,
     GroupInfo,
+    TrimEstimate,
     created_by_pelctl,
 )
 from pelctl.core.mutations.declaration import Plan
+from pelctl.core.trim import StreamFacts, lost_text, trimmed_ghosts
 
 # Dead (or unknown) consumers named one by one in the advice, each with its own command.
 ADVICE_CONSUMERS = 5
@@ -38,6 +40,8 @@ def advise(
     *,
     lock_by: dict[bytes, str | None] | None = None,
     poison_by: dict[bytes, Counter[bytes]] | None = None,
+    facts: StreamFacts | None = None,
+    safe_trim: TrimEstimate | None = None,
 ) -> list[Advice]:
     """A runbook, safe to follow in order; each command is copy-pastable
     (:func:`pelctl.core.cmdline.command_line`: quoted, escaped, and ``--`` before names that
@@ -49,7 +53,11 @@ def advise(
        ``--below-deliveries`` when the group has poison suspects (a requeue never re-delivers
        poison, whatever the order it is run in);
     3. consumers whose liveness is ``unknown``: the same repair, hedged, with how to find out;
-    4. what else looks wrong (no consumers, ghosts, entries idle over an hour).
+    4. what else looks wrong (no consumers, ghosts, entries idle over an hour);
+    5. entries a trim removed before the group read them, and ghosts a trim made (``facts``:
+       the stream's XINFO STREAM): the producer's MAXLEN or a cron XTRIM is too small;
+       ``pelctl trim --safe`` removes only what every group has read and acknowledged
+       (``safe_trim``: what it would free now, said with it).
 
     ``lock_by``: per group, the lock-key pattern given or found there
     (:func:`detect_lock_key`); every repair of the group then carries it, so a slow but
@@ -132,10 +140,12 @@ def advise(
         if g.lag and g.lag > 0 and not g.consumers:
             out.append(Advice(f"group {escape(g.name)} has a lag of {g.lag:,} and no consumers"))
         if g.ghosts:
+            by_trim = _ghosts_cause(facts, g)
             out.append(
                 Advice(
                     f"group {escape(g.name)} has {g.ghosts:,} pending "
-                    f"entr{'y' if g.ghosts == 1 else 'ies'} whose stream entry is gone (ghosts)",
+                    f"entr{'y' if g.ghosts == 1 else 'ies'} whose stream entry is gone "
+                    f"(ghosts){by_trim}",
                     command_line("ghosts", names),
                 )
             )
@@ -148,11 +158,53 @@ def advise(
                     command_line("pending", names, [("--idle", "1h")]),
                 )
             )
+    out += _lost_advice(stream, groups, safe_trim)
     if dlq_len:
         out.append(
             Advice(f"dead-letter stream {escape(default_dlq(stream))} holds {_entries(dlq_len)}")
         )
     return out
+
+
+_CARELESS = "a producer's MAXLEN or a cron XTRIM is too small"
+
+
+def _ghosts_cause(facts: StreamFacts | None, g: GroupInfo) -> str:
+    """What the ghosts advice says of a trim that made them (nothing when none did)."""
+    made = trimmed_ghosts(facts, g.pel.min_id if g.pel else None) if facts else None
+    if made is None:
+        return ""
+    which = ": a trim removed them" if made == "all" else "; a trim removed some of them"
+    return (
+        f"{which} before they were acknowledged "
+        f"({_CARELESS}; pelctl trim --safe keeps pending entries)"
+    )
+
+
+def _lost_advice(
+    stream: bytes, groups: list[GroupInfo], safe_trim: TrimEstimate | None
+) -> list[Advice]:
+    """Per group, the entries a trim removed before it read them."""
+    out = []
+    for g in groups:
+        if g.trimmed_unread is None:
+            continue
+        out.append(
+            Advice(
+                f"group {escape(g.name)} {lost_text(g.trimmed_unread)}; {_CARELESS}: "
+                f"pelctl trim --safe removes only entries every group has read and "
+                f"acknowledged{_frees(safe_trim)}",
+                command_line("trim", [stream], ["--safe", "--dry-run"]),
+            )
+        )
+    return out
+
+
+def _frees(estimate: TrimEstimate | None) -> str:
+    if estimate is None or not estimate.entries:
+        return ""
+    about = "" if estimate.exact else "about "
+    return f" ({about}{_entries(estimate.entries)} now)"
 
 
 def _requeue_tail(poison: bool, lock_key: str | None) -> str:

@@ -34,9 +34,11 @@ from pelctl.core.models import (
     PelSummary,
     PendingEntry,
     StreamInspection,
+    TrimEstimate,
 )
 from pelctl.core.streams import idmp_state
 from pelctl.core.targets import group_rows
+from pelctl.core.trim import facts_of_info, safe_trim, unread_loss
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import pairs
@@ -63,6 +65,7 @@ def inspect_stream(
     max_server_ms: float = DEFAULT_MAX_SERVER_MS,
     lock_key: str | None = None,
     detect_locks: bool = True,
+    trim_estimate: bool = True,
     budget: Budget | None = None,
     force: bool = False,
 ) -> StreamInspection:
@@ -93,6 +96,7 @@ def inspect_stream(
     probes_left = LOCK_DETECT_KEYS  # EXISTS calls left for detect_lock_key
     lock_by: dict[bytes, str | None] = {}  # per group: the pattern given or found there
     rows = group_rows(conn, stream)  # raises StreamNotFound / WrongType
+    all_rows = rows  # a safe trim is bounded by every group, not only the one shown
     if group is not None:
         rows = [r for r in rows if r[b"name"] == group]
         if not rows:
@@ -120,6 +124,7 @@ def inspect_stream(
             dlq_len = int(dlq_raw.execute_command("XLEN", dlq))
     info = pairs(replies[0])
     bounds = bounds_of_info(info)
+    stream_facts = facts_of_info(info)
     last = info.get(b"last-entry")
     groups: list[GroupInfo] = []
     consumer_rows = [reply_rows(replies[1 + 3 * i]) for i in range(len(rows))]
@@ -138,6 +143,12 @@ def inspect_stream(
         )
         lag = row.get(b"lag")
         entries_read = row.get(b"entries-read")
+        readable, trimmed_unread = unread_loss(
+            stream_facts,
+            row[b"last-delivered-id"],
+            int(entries_read) if entries_read is not None else None,
+            int(lag) if lag is not None else None,
+        )
         idle_counts, ghosts = None, None
         lock_key = given_lock
         # The walk keeps each consumer's newest ids for the lock probes: as many for a
@@ -225,9 +236,16 @@ def inspect_stream(
                 oldest=tuple(PendingEntry(r[0], r[1], int(r[2]), int(r[3])) for r in oldest_rows),
                 idle_counts=idle_counts,
                 ghosts=ghosts,
+                readable=readable,
+                trimmed_unread=trimmed_unread,
                 health_freshness=health_freshness,
             )
         )
+    estimate = (
+        _trimmable(conn, stream, info, all_rows, max_server_ms, budget, force)
+        if trim_estimate
+        else None
+    )
     return StreamInspection(
         stream=stream,
         length=bounds.length,
@@ -236,11 +254,46 @@ def inspect_stream(
         groups=tuple(groups),
         server=conn.caps.label,
         now_ms=now,
-        advice=tuple(advise(stream, groups, dlq_len, lock_by=lock_by, poison_by=poison_by)),
+        advice=tuple(
+            advise(
+                stream,
+                groups,
+                dlq_len,
+                lock_by=lock_by,
+                poison_by=poison_by,
+                facts=stream_facts,
+                safe_trim=estimate,
+            )
+        ),
         dlq=dlq if dlq_len is not None else None,
         dlq_length=dlq_len,
         idmp=idmp_state(info),
+        safe_trim=estimate,
+        max_deleted_id=stream_facts.max_deleted_id,
     )
+
+
+def _trimmable(
+    conn: Connection,
+    stream: bytes,
+    info: dict,
+    rows: list,
+    max_server_ms: float,
+    budget: Budget | None,
+    force: bool,
+) -> TrimEstimate:
+    """What a safe trim would free now (:func:`pelctl.core.trim.safe_trim`, from the
+    replies already read). Its count walks up to ``COUNT_LIMIT`` entries: under a budget
+    (``--watch``) it is an expensive part, run as often as the budget allows."""
+
+    def compute() -> TrimEstimate:
+        return safe_trim(conn, stream, max_server_ms=max_server_ms, info=info, rows=rows).estimate()
+
+    if budget is None:
+        return compute()
+    key = ("safe-trim", stream, max_server_ms)
+    length = int(info.get(b"length") or 0)
+    return budget.run(key, length, compute, label="safe trim", force=force).value
 
 
 def _would_repair(

@@ -76,6 +76,38 @@ class IdleCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class UnreadLoss:
+    """Entries a group never read that are no longer in the stream: a trim (``XTRIM``,
+    ``XADD ... MAXLEN``) removed them before the group got to them (docs/trim.md).
+
+    ``count``: how many; None when the server gives no way to count them ("some, count
+    unknown": below Redis 7.0, or the group's entries-read counter is unknown). ``exact``:
+    the count is exact; False: at least ``count`` (Redis 7.0/7.2 and Valkey 8 keep counting
+    a group's reads past the gap, so its lag stays inflated by the loss). ``cause``:
+    ``trimmed``, or ``trimmed-or-deleted`` when entries after the group's position were also
+    deleted one by one (``XDEL``: max-deleted-entry-id is past the group's last-delivered
+    id), which the count cannot tell apart."""
+
+    count: int | None
+    exact: bool = True
+    cause: str = "trimmed"
+
+
+@dataclass(frozen=True, slots=True)
+class TrimEstimate:
+    """What a safe trim (``pelctl trim --safe``) would free now: the entries below
+    ``bound`` (the lowest id some group still needs; None: nothing can go), and about how
+    many bytes (``MEMORY USAGE ... SAMPLES``, scaled; None when the server refused it)."""
+
+    bound: bytes | None
+    bounded_by: bytes | None  # the group whose position or oldest pending entry bounds it
+    reason: str  # pending | undelivered | unread | no-groups | empty
+    entries: int
+    exact: bool  # False: estimated past a bounded count (docs/trim.md)
+    bytes: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class GroupInfo:
     name: bytes
     consumers_count: int
@@ -88,6 +120,10 @@ class GroupInfo:
     oldest: tuple[PendingEntry, ...] = ()
     idle_counts: IdleCounts | None = None
     ghosts: int | None = None
+    # What the group can still read (the server's lag counts entries a trim removed too),
+    # and what a trim removed before the group read it (None: nothing, as far as can be told).
+    readable: int | None = None
+    trimmed_unread: UnreadLoss | None = None
     # How old idle_counts and ghosts are when a budget samples the PEL walk (--watch);
     # None: walked for this result.
     health_freshness: Freshness | None = None
@@ -128,6 +164,8 @@ class StreamInspection:
     dlq: bytes | None = None
     dlq_length: int | None = None
     idmp: IdmpState | None = None  # None: no idempotent producer ever wrote (or below 8.6)
+    safe_trim: TrimEstimate | None = None  # None: not computed (a cheap refresh)
+    max_deleted_id: bytes | None = None  # XINFO STREAM max-deleted-entry-id (7.0+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +178,10 @@ class StreamSummary:
     oldest_pending_age_ms: int | None  # now - timestamp of the lowest pending id
     node: str | None = None
     is_dlq: bool = False
+    # Summed over the groups: what they can still read (None: unknown for one of them) and
+    # what trims removed before they read it (None: nothing, as far as can be told).
+    readable: int | None = None
+    trimmed_unread: UnreadLoss | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,6 +158,12 @@ METRICS: tuple[MetricDef, ...] = (
         "Age of the oldest entry not yet delivered to the group (0: none waits).",
     ),
     _m(
+        "pelctl_group_trimmed_unread",
+        "gauge",
+        GROUP,
+        "Entries the group never read that a trim removed (at least; 1: some, count unknown).",
+    ),
+    _m(
         "pelctl_group_entries_read_total",
         "counter",
         GROUP,
@@ -213,6 +219,17 @@ BY_NAME = {m.name: m for m in METRICS}
 def label(name: bytes | str) -> str:
     """A name read from Redis as a label value: as pelctl prints it."""
     return escape(name)
+
+
+def trimmed_unread(group: GroupState) -> int:
+    """``pelctl_group_trimmed_unread``: the entries a trim removed before the group read
+    them, as a number a rule can compare: 0 (nothing, as far as the server tells), the
+    count (exact, or a lower bound on Redis 7.0/7.2 and Valkey once the group read past the
+    gap), or 1 when the server cannot count them (the least that "some" can be)."""
+    loss = group.trimmed_unread
+    if loss is None:
+        return 0
+    return loss.count if loss.count is not None else 1
 
 
 def threshold_label(ms: int) -> str:
@@ -324,6 +341,7 @@ class Collector(_Collector):
             out.add("pelctl_group_lag", g, group.lag)
         if group.lag_ms is not None:
             out.add("pelctl_group_lag_seconds", g, group.lag_ms / 1000.0)
+        out.add("pelctl_group_trimmed_unread", g, trimmed_unread(group))
         if group.entries_read is not None:
             out.add("pelctl_group_entries_read_total", g, group.entries_read)
         self._verdicts(out, g, group)

@@ -14,19 +14,25 @@ from pelctl.core.models import (
     GroupInfo,
     IdmpState,
     StreamInspection,
+    TrimEstimate,
     id_ms,
 )
 from pelctl.render import pending as pending_render
+from pelctl.render.lag import lag_cell, lag_line, loss_cell, loss_json
 from pelctl.render.protocol import Blank, Message, Pairs, Part, Record, ResultRenderer, Rows
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): ids and bookkeeping go first, then the lag; names are
-# shortened; pending counts, idle times, verdicts, poison and ghost counts stay.
+# shortened; pending counts, idle times, verdicts, poison and ghost counts stay, and so do
+# entries a trim removed before the group read them (LOST). LAG is what the group can still
+# read; the server's own count (which includes the lost entries) is in the line under the
+# table and in JSON ("lag").
 GROUP_COLUMNS = (
     Column("group", "GROUP", shrinkable=True, min_width=12),
     Column("consumers", "CONSUMERS", "right", priority=2),
     Column("pending", "PENDING", "right"),
     Column("lag", "LAG", "right", priority=1),
+    Column("lost", "LOST", "right"),
     Column("last_delivered_id", "LAST DELIVERED", priority=4),
     Column("entries_read", "ENTRIES READ", "right", priority=3),
     Column("oldest_pending", "OLDEST PENDING", "right"),
@@ -62,6 +68,8 @@ def summary_pairs(r: StreamInspection) -> list[tuple[str, str]]:
         pairs.append(("DLQ", f"{escape(r.dlq)} ({fmt_int(r.dlq_length)} {noun})"))
     if r.idmp is not None:
         pairs += idmp_pairs(r.idmp)
+    if r.safe_trim is not None:
+        pairs.append(("Safe trim", safe_trim_text(r.safe_trim)))
     return pairs
 
 
@@ -117,14 +125,61 @@ def groups_table(r: StreamInspection) -> TableData:
             escape(g.name),
             str(g.consumers_count),
             fmt_int(g.pending),
-            fmt_int(g.lag),
+            lag_cell(g.lag, g.readable),
+            loss_cell(g.trimmed_unread),
             g.last_delivered_id.decode(),
             fmt_int(g.entries_read),
             format_duration_ms(_oldest_age(g, r.now_ms)),
         )
         for g in r.groups
     ]
-    return TableData(GROUP_COLUMNS, rows, title="Groups")
+    styles = ["red" if g.trimmed_unread is not None else None for g in r.groups]
+    return TableData(GROUP_COLUMNS, rows, title="Groups", row_styles=styles)
+
+
+def loss_lines(r: StreamInspection) -> list[str]:
+    """One line per group a trim removed entries from before it read them."""
+    return [
+        lag_line(escape(g.name), g.lag, g.readable, g.trimmed_unread)
+        for g in r.groups
+        if g.trimmed_unread is not None
+    ]
+
+
+def safe_trim_text(t: TrimEstimate) -> str:
+    """What ``pelctl trim --safe`` would remove now, and what holds it: ``100 entries
+    (≈ 5.6 KB), below 1700000000100-0 (group slow's next undelivered entry)``."""
+    if t.reason == "empty":
+        return "nothing (the stream is empty)"
+    if t.reason == "no-groups":
+        return "no consumer group says what was read (trim needs --maxlen or --minid)"
+    what = {"pending": "oldest pending entry", "undelivered": "next undelivered entry"}
+    held = ""
+    if t.bound is not None and t.bounded_by is not None and t.reason in what:
+        held = f"group {escape(t.bounded_by)}'s {what[t.reason]}, {t.bound.decode()}"
+    if not t.entries:
+        if t.bounded_by is None or t.reason not in what:
+            return "nothing now"
+        by = escape(t.bounded_by)
+        if t.reason == "pending":
+            return f"nothing now: the first entry is still pending in group {by}"
+        return f"nothing now: group {by} has not read the first entry yet"
+    about = "" if t.exact else "about "
+    noun = "entry" if t.entries == 1 else "entries"
+    text = f"{about}{t.entries:,} {noun}"
+    if t.bytes is not None:
+        text += f" (≈ {format_bytes(t.bytes)})"
+    return text + (f", up to {held}" if held else "")
+
+
+def format_bytes(n: int) -> str:
+    """``512 B``, ``5.6 KB``, ``1.2 MB``, ``3.4 GB`` (powers of 1,000)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{n} B"  # pragma: no cover
 
 
 def consumer_row(c: ConsumerInfo) -> tuple[str, ...]:
@@ -256,6 +311,8 @@ def group_json(g: GroupInfo, now_ms: int) -> dict[str, Any]:
         "group": escape(g.name),
         "pending": g.pending,
         "lag": g.lag,
+        "readable": g.readable,
+        "trimmed_unread": loss_json(g.trimmed_unread),
         "last_delivered_id": g.last_delivered_id.decode(),
         "entries_read": g.entries_read,
         "consumers": [consumer_json(c) for c in g.consumers],
@@ -297,7 +354,21 @@ def to_json(r: StreamInspection) -> dict[str, Any]:
         "dlq": escape(r.dlq) if r.dlq is not None else None,
         "dlq_length": r.dlq_length if r.dlq is not None else None,
         "idmp": idmp_json(r.idmp),
+        "safe_trim": safe_trim_json(r.safe_trim),
         "advice": [{"message": a.message, "command": a.command} for a in r.advice],
+    }
+
+
+def safe_trim_json(t: TrimEstimate | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {
+        "count": t.entries,
+        "exact": t.exact,
+        "bytes": t.bytes,
+        "bound": t.bound.decode() if t.bound is not None else None,
+        "bound_group": escape(t.bounded_by) if t.bounded_by is not None else None,
+        "bound_kind": t.reason,
     }
 
 
@@ -318,8 +389,10 @@ class InspectRenderer(ResultRenderer[StreamInspection]):
 
     def view(self, result: StreamInspection, width: int) -> list[Part]:
         parts: list[Part] = [Pairs(summary_pairs(result))]
-        for table in tables(result):
+        for n, table in enumerate(tables(result)):
             parts += [Blank(), table]
+            if n == 0:  # under the groups table: what trims removed before a group read it
+                parts += [Message(line, style="red") for line in loss_lines(result)]
         if result.advice:
             parts += [Blank(), Message("Advice:", style="bold")]
             for advice in result.advice:

@@ -105,12 +105,15 @@ class Stream(Generic[T]):
 
     ``limit``: at most this many items. ``footer``: said on stderr after the rows, in the
     text formats only, given how many rows were shown (None: nothing to say); a machine
-    format's reader gets the records alone."""
+    format's reader gets the records alone. ``sparse``: items that come far apart (the
+    matches of a search): each is written and flushed as it comes, the text's widths taken
+    from the first row (the renderer pads what varies)."""
 
     renderer: RowRenderer[T]
     items: Iterable[T]
     limit: int | None = None
     footer: Callable[[int], str | None] | None = None
+    sparse: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,17 +7,21 @@ from typing import Any
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.models import StreamSummary
+from pelctl.render.lag import lag_cell, loss_cell, loss_json
 from pelctl.render.protocol import Listing, Rows
 from pelctl.render.table import Column, fmt_int
 
 # When the terminal is narrow (docs/output.md): KIND, then GROUPS, LENGTH and LAG go; the
-# name is shortened; what is stuck and since when (PENDING, OLDEST PENDING) stays.
+# name is shortened; what is stuck and since when (PENDING, OLDEST PENDING) stays, and so
+# do entries a trim removed before a group read them (LOST).
+# LAG is what the groups can still read (docs/trim.md); LOST what trims removed unread.
 COLUMNS = (
     Column("stream", "STREAM", shrinkable=True, min_width=16),
     Column("length", "LENGTH", "right", priority=2),
     Column("groups", "GROUPS", "right", priority=3),
     Column("pending", "PENDING", "right"),
     Column("lag", "LAG", "right", priority=1),
+    Column("lost", "LOST", "right"),
     Column("oldest_pending", "OLDEST PENDING", "right"),
     Column("kind", "KIND", priority=4),
 )
@@ -29,13 +33,16 @@ def row(s: StreamSummary) -> tuple[str, ...]:
         fmt_int(s.length),
         str(s.groups),
         fmt_int(s.pending),
-        fmt_int(s.lag),
+        lag_cell(s.lag, s.readable),
+        loss_cell(s.trimmed_unread),
         format_duration_ms(s.oldest_pending_age_ms),
         "dlq" if s.is_dlq else "stream",
     )
 
 
 def row_style(s: StreamSummary) -> str | None:
+    if s.trimmed_unread is not None:
+        return "red"
     if s.oldest_pending_age_ms is not None and s.oldest_pending_age_ms > 3_600_000:
         return "red"
     if s.pending:
@@ -50,6 +57,8 @@ def to_json(s: StreamSummary) -> dict[str, Any]:
         "group_count": s.groups,
         "pending": s.pending,
         "lag": s.lag,
+        "readable": s.readable,
+        "trimmed_unread": loss_json(s.trimmed_unread),
         "oldest_pending_age_ms": s.oldest_pending_age_ms,
         "is_dlq": s.is_dlq,
     }

@@ -35,11 +35,13 @@ from pelctl.core.models import (
     PendingEntry,
     PendingFilter,
     StreamSummary,
+    UnreadLoss,
 )
 from pelctl.redis.connection import Connection
 from pelctl.redis.meter import metering
 
 if TYPE_CHECKING:
+    from pelctl.core.trace import Trace
     from pelctl.redis.settings import ConnectionSettings
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
 
@@ -89,6 +91,9 @@ class GroupSnapshot:
     aggregate: PelAggregate
     taken_at: float
     idmp: IdmpState | None = None  # the stream's idempotent producers (Redis 8.6+)
+    # What the group can still read, and what a trim removed before it read it.
+    readable: int | None = None
+    trimmed_unread: UnreadLoss | None = None
     # The PEL walks under the server-time budget: how old the aggregate (histogram, stuck
     # entries) and the PEL health behind the verdicts are (None: walked for this snapshot
     # and at every refresh), and the share of the server's time used so far.
@@ -151,6 +156,10 @@ class DataSource(Protocol):
     def dlq(self, key: bytes, *, limit: int = 500) -> DlqSnapshot: ...
 
     def entry(self, stream: bytes, group: bytes, entry_id: bytes) -> EntrySnapshot: ...
+
+    def trace(self, stream: bytes, entry_id: bytes, *, should_stop: StopFn | None = None) -> Trace:
+        """The message's story (``pelctl trace``); ``should_stop`` ends it early."""
+        ...
 
     def plan(self, request: ActionRequest) -> ActionPlan: ...
 
@@ -298,6 +307,7 @@ class RedisSource:
                 oldest=0,
                 dead_after_ms=self.dead_after_ms,
                 lock_key=self.lock_key,
+                trim_estimate=False,
                 budget=budget,
                 force=force,
             )
@@ -328,6 +338,8 @@ class RedisSource:
             aggregate=sampled.value,
             taken_at=time.time(),
             idmp=found.idmp,
+            readable=info.readable,
+            trimmed_unread=info.trimmed_unread,
             freshness=None if fresh.live else fresh,
             health_freshness=info.health_freshness,
             server_share=budget.used_share(),
@@ -361,6 +373,14 @@ class RedisSource:
         with self._metered("entry"):
             pending, fields = read_entry(self.poll, stream, group, entry_id)
         return EntrySnapshot(stream, group, entry_id, pending, fields, time.time())
+
+    def trace(self, stream: bytes, entry_id: bytes, *, should_stop: StopFn | None = None) -> Trace:
+        from pelctl.core.trace import trace
+
+        # Counted on the budget's meter like every read of the polling connection; an
+        # operator's one-off read, so it runs when asked (its calls are bounded).
+        with self._metered("trace"):
+            return trace(self.poll, stream, entry_id, should_stop=should_stop)
 
     # -- actions (action connection) ---------------------------------------------------------
     def plan(self, request: ActionRequest) -> ActionPlan:

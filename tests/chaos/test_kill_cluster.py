@@ -96,25 +96,27 @@ def pelctl(*args: str) -> list[str]:
 def kill_loop(
     argv: list[str],
     url: str,
-    started: Callable[[], bool],
+    written: Callable[[], int],
     check: Callable[[], int],
     rng: random.Random,
 ) -> tuple[int, int]:
-    """Run ``argv`` and SIGKILL it at a random moment after it ``started`` writing, 2 to 5
-    times (more, up to 10, until one kill lands between a copy and its second step), with
-    ``check`` after each (asserts nothing is lost; returns how many entries the kill left
-    between the steps). Returns (kills, sum of those counts)."""
+    """Run ``argv`` and SIGKILL it once it has ``written`` a random number (1 to 300) of
+    entries more than before the run, 2 to 5 times (more, up to 20, until one kill lands
+    between a copy and its second step), with ``check`` after each (asserts nothing is lost;
+    returns how many entries the kill left between the steps). Killing on progress, not
+    after a delay, keeps work for the next run however fast or slow the machine is.
+    Returns (kills, sum of those counts)."""
     env = {**os.environ, "PELCTL_URL": url}
     planned, kills, between = rng.randint(2, 5), 0, 0
-    for _ in range(10):
+    for _ in range(20):
+        base, step = written(), rng.randint(1, 300)
         proc = subprocess.Popen(
             argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
         )
         deadline = time.monotonic() + 120
-        while proc.poll() is None and not started():
-            assert time.monotonic() < deadline, "pelctl never started writing"
+        while proc.poll() is None and written() < base + step:
+            assert time.monotonic() < deadline, "pelctl never wrote"
             time.sleep(0.001)
-        time.sleep(rng.choice([0.0, rng.uniform(0.0, 0.05), rng.uniform(0.0, 0.3)]))
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             kills += 1
@@ -151,16 +153,14 @@ def test_cross_slot_dlq_move_killed_at_random_points(cluster) -> None:
     sc.set_idle(source, S, G, DEAD, ids, HOUR)
     rng = random.Random(int(os.environ.get("PELCTL_KILL_SEED", time.time())))
     argv = pelctl("dlq", "move", S.decode(), G.decode(), "--consumer", DEAD.decode())
-    written = [0]
     between_ids: set[bytes] = set()
 
-    def started() -> bool:
-        return sum(dead_letters(target).values()) > written[0]
+    def progress() -> int:  # dead letters written so far (the DLQ holds only these)
+        return int(target.xlen(DLQ)) if target.exists(DLQ) else 0
 
     def check() -> int:
         settled(nodes)
         letters = dead_letters(target)
-        written[0] = sum(letters.values())
         left = pending_ids(source)
         lost = [i for i in ids if i not in left and not letters.get(i)]
         assert not lost, f"{len(lost)} entries acknowledged without a dead letter"
@@ -169,7 +169,7 @@ def test_cross_slot_dlq_move_killed_at_random_points(cluster) -> None:
         between_ids.update(now)
         return len(now)
 
-    kills, between = kill_loop(argv, c.url, started, check, rng)
+    kills, between = kill_loop(argv, c.url, progress, check, rng)
     finish(argv, c.url)
     left = pending_ids(source)
     letters = dead_letters(target)
@@ -210,15 +210,13 @@ def test_cross_slot_replay_killed_at_random_points(cluster) -> None:
     originals = set(fill(dead, DLQ, S, ENTRIES))
     rng = random.Random(int(os.environ.get("PELCTL_KILL_SEED", time.time())) + 1)
     argv = pelctl("dlq", "replay", DLQ.decode())
-    copied = [0]
 
-    def started() -> bool:
-        return target.xlen(S) - 1 > copied[0]
+    def progress() -> int:  # copies written so far (the stream held one entry before)
+        return int(target.xlen(S)) - 1
 
     def check() -> int:
         settled(nodes)
         copies = copies_by_marker(target, S)
-        copied[0] = sum(copies.values())
         left = dlq_ids(dead, DLQ)
         doubled = {i: n for i, n in copies.items() if n > 1}
         assert not doubled, f"{len(doubled)} entries copied more than once"
@@ -229,7 +227,7 @@ def test_cross_slot_replay_killed_at_random_points(cluster) -> None:
         assert between <= marked, "an entry copied without its marker"
         return len(between)
 
-    kills, between = kill_loop(argv, c.url, started, check, rng)
+    kills, between = kill_loop(argv, c.url, progress, check, rng)
     final = finish(argv, c.url)
     assert check() == 0
     copies = copies_by_marker(target, S)

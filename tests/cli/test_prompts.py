@@ -93,6 +93,27 @@ def test_each_repair_names_its_target_in_the_question_and_the_result(cli, r, pro
         assert headline(res) == result, (args, res.stdout)
 
 
+def test_a_trim_names_the_stream_the_count_and_why(cli, r, prod) -> None:
+    ids = sc.add_entries(r, b"events", 30)
+    sc.create_group(r, b"events", b"g")
+    sc.deliver(r, b"events", b"g", b"c", 30)
+    raw(r).execute_command("XACK", b"events", b"g", *ids[:10])
+    res, asked = ask(cli, "trim", "events", "--safe", answer="n\n")
+    assert res.exit_code == 1 and "aborted" in res.stderr
+    assert asked == (
+        "remove 10 entries (every one read and acknowledged by its group g) from the head of "
+        f"stream events {prod}?"
+    )
+    res, asked = ask(cli, "trim", "events", "--safe")
+    assert res.exit_code == 0, res.stderr
+    assert headline(res) == f"trimmed 10 entries from stream events {prod}"
+    sc.add_entries(r, b"plain", 5)
+    res, asked = ask(cli, "trim", "plain", "--safe", "--maxlen", "2", answer="n\n")
+    assert asked == (
+        f"remove 3 entries (the stream has no consumer group) from the head of stream plain {prod}?"
+    )
+
+
 def test_prune_names_the_consumers_and_where_their_entries_go(cli, r, prod) -> None:
     incident(r)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-one")

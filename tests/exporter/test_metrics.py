@@ -91,6 +91,23 @@ def test_the_incident_as_metrics(incident: redis.Redis, conn: Connection) -> Non
         assert set(s.labels) == set(declared[s.name].labels), s
 
 
+def test_entries_lost_to_a_trim(r: redis.Redis, conn: Connection) -> None:
+    """pelctl_group_trimmed_unread: the count where the server gives one, 1 where it can
+    only tell that some were lost (a group created at an id has no read counter), 0 for a
+    group that lost nothing."""
+    ids = sc.add_entries(r, b"s", 1_000)
+    sc.create_group(r, b"s", b"slow")
+    sc.deliver(r, b"s", b"slow", b"c", 100)
+    r.execute_command("XGROUP", "CREATE", b"s", b"mid", ids[199])  # no entries-read
+    sc.create_group(r, b"s", b"fast", "$")
+    r.execute_command("XTRIM", b"s", "MAXLEN", 500)
+    series = scrape(conn)
+    lost = {
+        s.labels["group"]: s.value for s in find(series, "pelctl_group_trimmed_unread", stream="s")
+    }
+    assert lost == {"slow": 400, "mid": 1, "fast": 0}
+
+
 def test_consumer_series_switch(r: redis.Redis, conn: Connection) -> None:
     sc.add_entries(r, b"s", 3)
     sc.create_group(r, b"s", b"g")

@@ -300,3 +300,27 @@ def test_ghosts_of_a_pel_read_whole(r: redis.Redis, conn: Connection) -> None:
     sc.raw(r).execute_command("XDEL", b"s", ids[8])  # and one deleted
     g = group_of(Refresher().refresh(conn), b"s", b"g")
     assert g.ghosts == 6 == count_ghosts(conn, b"s", b"g")
+
+
+def test_entries_a_trim_removed_before_they_were_read(r: redis.Redis, conn: Connection) -> None:
+    """A careless XTRIM past a lagging group: the refresh counts what it lost as inspect
+    does (from XINFO STREAM and XINFO GROUPS, no extra call), and a group the trim did not
+    reach lost nothing."""
+    from pelctl.core.models import UnreadLoss
+
+    ids = sc.add_entries(r, b"s", 1_000)
+    sc.create_group(r, b"s", b"slow")
+    sc.deliver(r, b"s", b"slow", b"c", 100)
+    sc.raw(r).execute_command("XACK", b"s", b"slow", *ids[:100])
+    sc.create_group(r, b"s", b"fast", "$")
+    sc.raw(r).execute_command("XTRIM", b"s", "MAXLEN", 500)
+    refresh = Refresher().refresh(conn)
+    report = {g.name: g for g in inspect_stream(conn, b"s", detect_locks=False).groups}
+    slow, fast = group_of(refresh, b"s", b"slow"), group_of(refresh, b"s", b"fast")
+    assert (slow.readable, slow.trimmed_unread) == (500, UnreadLoss(400))
+    assert (fast.readable, fast.trimmed_unread) == (0, None)
+    for g in (slow, fast):
+        assert (g.readable, g.trimmed_unread) == (
+            report[g.name].readable,
+            report[g.name].trimmed_unread,
+        )

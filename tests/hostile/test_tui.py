@@ -241,6 +241,45 @@ def test_names_as_stream_and_group(tui_data, make_app) -> None:
     run_async(go())
 
 
+def test_a_group_that_lost_entries_to_a_trim(hostile_server, make_app) -> None:
+    """A corpus name as the group (and its stream) of a careless trim: the group view's
+    status bar shows what it can still read with the loss beside it, and the one
+    notification that says so names the group as plain text."""
+    from pelctl.tui.screens.group import GroupScreen
+    from pelctl.tui.screens.streams import StreamsScreen
+
+    names = ("markup-close", "csi", "newline")
+    client: redis.Redis = hostile_server.client()
+    try:
+        for key in names:
+            p = BY_KEY[key].raw
+            stream = b"lost:" + p
+            ids = sc.add_entries(client, stream, 100)
+            sc.create_group(client, stream, p)
+            sc.deliver(client, stream, p, p, 10)
+            sc.raw(client).execute_command("XACK", stream, p, *ids[:10])
+            sc.raw(client).execute_command("XTRIM", stream, "MAXLEN", 50)
+    finally:
+        client.close()
+
+    async def go() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            await loaded(pilot, StreamsScreen, "streams")
+            for key in names:
+                p = BY_KEY[key].raw
+                app.open_group(b"lost:" + p, p)
+                await loaded(pilot, GroupScreen, f"group {key}")
+                text = assert_drawn_safe(app, f"group view {key} (lost to a trim)")
+                if key == "markup-close":  # (a long name leaves the status bar no room)
+                    assert "lag 50 readable" in text and "LOST 40 to trimming" in text
+                told = [n.message for n in app._notifications if "lost" in n.message]
+                assert any(m.startswith(f"{escape(p)}: lag ") for m in told), told
+                app.pop_screen()
+
+    run_async(go())
+
+
 def test_group_picker_and_notifications(tui_data, make_app) -> None:
     """The picker lists every name as a group; a stream without groups, a missing group and
     a missing stream become notifications that quote the names as plain text."""

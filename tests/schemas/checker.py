@@ -34,6 +34,8 @@ OUTPUTS: dict[str, tuple[str | None, str]] = {
     # the listing, --count, or --fix (a repair)
     "ghosts": ("#ghosts-document", "#ghosts-line"),
     "dlq-list": (None, "dlq-list.json"),
+    "trace": ("trace.json", "trace.json"),
+    "find": (None, "find.json"),
     "dlq-show": ("dlq-show.json", "dlq-show.json"),
     "dlq-stats": ("dlq-stats.json", "dlq-stats.json"),
     "claim": REPAIR,
@@ -41,7 +43,8 @@ OUTPUTS: dict[str, tuple[str | None, str]] = {
     "requeue": REPAIR,
     "dlq-move": REPAIR,
     "consumers-prune": REPAIR,
-    "apply": REPAIR,
+    "trim": ("trim.json", "trim.json"),
+    "apply": ("#apply", "#apply"),
     "dlq-replay": REPAIR,
     "dlq-purge": REPAIR,
     "audit-tail": (None, "audit-line.json"),
@@ -59,6 +62,8 @@ OUTPUTS: dict[str, tuple[str | None, str]] = {
 # Commands whose output is text whatever -o says (a path, a URL, an export line).
 NOT_JSON = frozenset({"config-path", "demo-up", "demo-down", "demo-env", "tui", "exporter"})
 SYNTHETIC = {
+    # pelctl apply: a repair's result, or a trim's (a trim plan file)
+    "#apply": {"anyOf": [{"$ref": "repair-result.json"}, {"$ref": "trim.json"}]},
     "#ghosts-document": {
         "anyOf": [{"$ref": "ghosts.json#/$defs/counts"}, {"$ref": "repair-result.json"}]
     },

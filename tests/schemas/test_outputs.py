@@ -206,6 +206,37 @@ def test_plan_file_and_apply(cli, scene, tmp_path: Path) -> None:
     assert dry["outcomes"] == done["outcomes"] == {"requeued": 19, "ghost": 1}
 
 
+def test_trim(cli, r, tmp_path: Path) -> None:
+    """The dry run, the saved plan, its apply and a trim: one vocabulary (the repairs'
+    counts), and the audit line's params are the trim's."""
+    from pelctl.demo import scenario as sc
+
+    ids = sc.add_entries(r, b"t", 50, {b"order": b"o-1"})
+    sc.create_group(r, b"t", b"g")
+    sc.deliver(r, b"t", b"g", b"c", 30)
+    raw(r).execute_command("XACK", b"t", b"g", *ids[:20])  # 10 still pending from the 21st
+    dry = run(cli, "trim", "trim", "t", "--safe", "--dry-run", "-o", "json")
+    assert (dry["matched"], dry["outcomes"], dry["bound_kind"]) == (20, {"trimmed": 20}, "pending")
+    (line,) = run(cli, "trim", "trim", "t", "--safe", "--dry-run", "-o", "ndjson")
+    assert set(line) == set(dry) and line["groups"] == dry["groups"]
+    path = tmp_path / "trim-plan.json"
+    saved = run(cli, "trim", "trim", "t", "--safe", "--plan-out", str(path), "-o", "json")
+    assert saved["plan_file"] == str(path)
+    check("plan.json", json.loads(path.read_text()), "the trim plan file")
+    again = run(cli, "apply", "apply", str(path), "--dry-run", "-o", "json")
+    assert again["matched"] == 20 and again["dry_run"] is True
+    done = run(cli, "apply", "apply", str(path), "--yes", "-o", "json")
+    assert (done["applied"], done["outcomes"], done["length"]) == (20, {"trimmed": 20}, 30)
+    assert done["first_id"] == ids[20].decode()
+    nothing = run(cli, "trim", "trim", "t", "--safe", "--yes", "-o", "json")
+    assert nothing["applied"] == 0 and nothing["stopped_by"] == "pending"
+    lines = [json.loads(x) for x in audit_path().read_text().splitlines()]
+    for audit in lines:
+        check("audit-line.json", audit)
+    assert [a["applied"] for a in lines] == [20, 0]
+    assert lines[0]["params"]["bound"] == ids[20].decode() and lines[0]["plan_file"] == str(path)
+
+
 def test_dlq_commands(cli, scene) -> None:
     run(
         cli,
@@ -237,6 +268,27 @@ def test_dlq_commands(cli, scene) -> None:
         assert both["outcomes"] == dry["outcomes"]
     done = run(cli, "dlq-replay", "dlq", "replay", "orders:dlq", "--all", "--yes", "-o", "json")
     assert done["outcomes"] == {"replayed": 2} or done["outcomes"] == {"replayed": 3}
+
+
+def test_trace_and_find(cli, scene) -> None:
+    """A requeued message, then its trace (json and ndjson) and the search that finds it
+    and its copy (with and without --trace, dead letters too)."""
+    stuck = scene["stuck"][0].decode()
+    run(cli, "requeue", "requeue", "orders", "billing", stuck, "--yes", "-o", "json")
+    assert (
+        cli("dlq", "move", "orders", "billing", scene["stuck"][1].decode(), "--yes").exit_code == 0
+    )
+    doc = run(cli, "trace", "trace", "orders", stuck, "-o", "json")
+    assert [e["kind"] for e in doc["entries"]] == ["original", "requeued"]
+    assert [line["action"] for line in doc["audit"]["lines"]] == ["requeue"]
+    (line,) = run(cli, "trace", "trace", "orders", stuck, "-o", "ndjson")
+    assert [e["id"] for e in line["entries"]] == [e["id"] for e in doc["entries"]]
+    found = run(cli, "find", "find", "orders", "--contains", "o-1", "--with-dlq", "-o", "json")
+    assert any(m["is_dlq"] for m in found) and all("trace" not in m for m in found)
+    args = ("--field", "order_id=o-1", "-n", "2", "--trace", "-o", "ndjson")
+    first, second = run(cli, "find", "find", "orders", *args)
+    assert first["trace"]["id"] == first["id"] and first["traced_with"] is None
+    assert second["trace"] is not None
 
 
 def test_audit_tail(cli, scene) -> None:

@@ -147,6 +147,7 @@ def test_objects_we_own_are_closed() -> None:
         "reclaim-log.json:",
         "exporter-log.json:",
         "repair-result.json:/$defs/counts",
+        "trim.json:/$defs/counts",
         "audit-line.json:/$defs/who",
         "audit-line.json:/$defs/dlq_params/properties/targets",
         "audit-line.json:/$defs/dlq_params/properties/options",
@@ -181,6 +182,8 @@ def test_a_renamed_key_fails_its_schema() -> None:
         "group_count": 0,
         "pending": 0,
         "lag": None,
+        "readable": None,
+        "trimmed_unread": None,
         "oldest_pending_age_ms": None,
         "is_dlq": False,
     }

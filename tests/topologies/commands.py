@@ -76,6 +76,8 @@ SPEC_COMMANDS = {
     "pending",
     "histogram",
     "ghosts",
+    "trace",
+    "find",
     "claim",
     "ack",
     "requeue",
@@ -86,6 +88,7 @@ SPEC_COMMANDS = {
     "dlq replay",
     "dlq purge",
     "consumers prune",
+    "trim",
     "reclaim",
     "exporter",
     "tui",
@@ -151,6 +154,9 @@ _READS: list[list[str]] = [
     ["dlq", "list", "--all"],
     ["dlq", "stats", "s:dlq"],
     ["dlq", "stats"],
+    ["trace", "s", "1-0"],
+    ["find", "s", "--field", "order=o-1", "--with-dlq", "--trace", "-n", "3"],
+    ["find", "s", "--contains", "o-0", "--with-dlq"],
     ["version", "--server"],
     ["exporter", "--once"],
 ]
@@ -196,6 +202,10 @@ MUTATIONS: dict[str, list[str]] = {
         "--yes",
     ],
     "ghosts": ["ghosts", "s", "g", "--fix", "--yes"],
+    # g's oldest pending entry (dead's, the stream's first) holds the trim: nothing goes
+    "trim": ["trim", "s", "--safe", "--yes"],
+    # the DLQ has no group: --maxlen says what may go
+    "trim#no-groups": ["trim", "s:dlq", "--safe", "--maxlen", "0", "--yes"],
     "reclaim": ["reclaim", "s", "--group", "g", "--idle", "30m", "--once"],
     "reclaim#autoclaim": [
         "reclaim",
@@ -323,6 +333,18 @@ EXPECTED: dict[str, Outcome] = {
     ),
     "ghosts": Outcome(
         {"applied": 1, "failed": [], "outcomes": {"ghost": 1}}, {"dead": 9, "live": 5}, 39, 1
+    ),
+    "trim": Outcome(
+        {"applied": 0, "failed": [], "outcomes": {"trimmed": 0}, "stopped_by": "pending"},
+        {"dead": 10, "live": 5},
+        39,
+        1,
+    ),
+    "trim#no-groups": Outcome(
+        {"applied": 1, "failed": [], "outcomes": {"trimmed": 1}, "stopped_by": "empty"},
+        {"dead": 10, "live": 5},
+        39,
+        0,
     ),
     "reclaim": _RECLAIMED,  # --max-deliveries defaults to 5: the 3 poison ones to the DLQ
     "reclaim#autoclaim": _RECLAIMED,

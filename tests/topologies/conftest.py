@@ -163,6 +163,7 @@ REPAIR_RULES = READ_ONLY_RULES + [
     "+xgroup|delconsumer",
     "+exists",
     "+zscore",
+    "+xtrim",
 ]
 # Replaying a DLQ into a stream in another cluster slot keeps a marker set beside the target.
 CROSS_SLOT_REPLAY_RULES = ["+zadd", "+zremrangebyscore", "+pexpire"]

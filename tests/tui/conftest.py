@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 import redis
+from textual.worker import WorkerCancelled
 
 from pelctl.demo.server import seed
 
@@ -131,7 +132,14 @@ async def settle(pilot, screen_type: type | None = None, timeout: float = 10.0) 
     deadline = time.monotonic() + timeout
     while True:
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:
+            # An exclusive worker replaced by a newer one (a refresh that came while the
+            # last was still running, as on a loaded machine): wait for the newer one.
+            if time.monotonic() > deadline:
+                raise AssertionError(f"workers kept being replaced on {app.screen!r}") from None
+            continue
         await pilot.pause()
         if screen_type is None or isinstance(app.screen, screen_type):
             busy = getattr(app.screen, "busy", False)

@@ -492,7 +492,7 @@ def test_get_refuses_an_unknown_name_listing_the_known(recorder: None) -> None:
     assert err.value.message == "unknown mutation 'nope'"
     assert err.value.hint == (
         "known: ack, claim, consumers-prune, dlq-move, dlq-purge, dlq-replay, ghosts-fix,"
-        " requeue, test-record"
+        " requeue, test-record, trim"
     )
     assert err.value.__cause__ is None and err.value.__suppress_context__
 

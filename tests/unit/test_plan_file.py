@@ -56,7 +56,7 @@ def test_save_refusals_are_exact(key, tmp_path) -> None:
     path = tmp_path / "p.json"
     assert refusal(replace(PLAN, action="dlq-replay"), path) == (
         "dlq-replay plans cannot be saved to a file (plan files hold claim, ack, requeue, "
-        "dlq-move, consumers-prune, ghosts-fix)",
+        "dlq-move, consumers-prune, ghosts-fix, trim)",
         None,
     )
     assert refusal(replace(PLAN, server_id=""), path) == (

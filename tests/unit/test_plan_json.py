@@ -141,7 +141,7 @@ def put(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 
 
 WHOLE = '"{}" must be a whole number from 0 to 2^63-1, not {}'
-ACTIONS = "claim, ack, requeue, dlq-move, consumers-prune, ghosts-fix"
+ACTIONS = "claim, ack, requeue, dlq-move, consumers-prune, ghosts-fix, trim"
 
 
 @pytest.mark.parametrize(

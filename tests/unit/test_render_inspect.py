@@ -13,6 +13,8 @@ from pelctl.core.models import (
     PelSummary,
     PendingEntry,
     StreamInspection,
+    TrimEstimate,
+    UnreadLoss,
 )
 from pelctl.render import inspect as ir
 from tests.unit.render_text import render
@@ -65,9 +67,9 @@ def test_plain_tables() -> None:
     texts = [render("plain", t) for t in ir.tables(INSPECTION)]
     assert texts == [
         "# Groups\n"
-        "GROUP       CONSUMERS    PENDING    LAG  LAST DELIVERED      ENTRIES READ    OLDEST PENDING\n"  # noqa: E501
-        "billing             2        700    800  1700000000500-0            1,500             2h00m\n"  # noqa: E501
-        "shipping            0          0      -  0-0                            -                 -\n",  # noqa: E501
+        "GROUP       CONSUMERS    PENDING    LAG    LOST  LAST DELIVERED      ENTRIES READ    OLDEST PENDING\n"  # noqa: E501
+        "billing             2        700    800       -  1700000000500-0            1,500             2h00m\n"  # noqa: E501
+        "shipping            0          0      -       -  0-0                            -                 -\n",  # noqa: E501
         "# Consumers of billing\n"
         "CONSUMER      PENDING    IDLE    INACTIVE  VERDICT       REASON\n"
         "c1                  0      1s          1s  active        recent-read\n"
@@ -102,6 +104,8 @@ def test_json() -> None:
                 "group": "billing",
                 "pending": 700,
                 "lag": 800,
+                "readable": None,
+                "trimmed_unread": None,
                 "last_delivered_id": "1700000000500-0",
                 "entries_read": 1500,
                 "consumers": [
@@ -142,6 +146,8 @@ def test_json() -> None:
                 "group": "shipping",
                 "pending": 0,
                 "lag": None,
+                "readable": None,
+                "trimmed_unread": None,
                 "last_delivered_id": "0-0",
                 "entries_read": None,
                 "consumers": [],
@@ -151,6 +157,7 @@ def test_json() -> None:
         "dlq": "orders:dlq",
         "dlq_length": 1,
         "idmp": None,
+        "safe_trim": None,
         "advice": [{"message": "do x", "command": "pelctl claim"}],
     }
 
@@ -220,3 +227,84 @@ def test_idmp_state() -> None:
         ("IDMP", "1 producer, 1 id kept (window 60s, at most 1 ids a producer)"),
         ("IDMP writes", "1 added, 1 duplicate not added (answered with the first write's id)"),
     ]
+
+
+# slow read 100 of 1,000 entries, then XTRIM MAXLEN 500 (Redis 7.0: the server's lag still
+# counts the 400 entries gone).
+SLOW = GroupInfo(
+    b"slow",
+    1,
+    0,
+    b"1700000000099-0",
+    100,
+    900,
+    readable=500,
+    trimmed_unread=UnreadLoss(400),
+)
+TRIMMED = StreamInspection(
+    b"orders",
+    500,
+    b"1700000000500-0",
+    b"1700000000999-0",
+    (SLOW, replace(SHIPPING, trimmed_unread=UnreadLoss(None, False))),
+    "redis 7.0.15",
+    now_ms=1_700_007_200_000,
+    safe_trim=TrimEstimate(b"1700000000500-0", b"slow", "undelivered", 0, True, None),
+)
+
+
+def test_what_a_trim_lost() -> None:
+    """LAG is what the group can still read, LOST beside it; the line under the table says
+    the server's count too; JSON keeps the server's lag and adds both."""
+    groups = render("plain", ir.tables(TRIMMED)[0])
+    assert groups.splitlines()[1:] == [
+        "GROUP       CONSUMERS    PENDING    LAG    LOST  LAST DELIVERED      ENTRIES READ    OLDEST PENDING",  # noqa: E501
+        "slow                1          0    500     400  1700000000099-0              100                 -",  # noqa: E501
+        "shipping            0          0      -       ?  0-0                            -                 -",  # noqa: E501
+    ]
+    assert ir.tables(TRIMMED)[0].row_styles == ["red", "red"]
+    assert ir.loss_lines(TRIMMED) == [
+        "slow: lag 900 (the server's count) → 500 readable, 400 lost to trimming before it "
+        "read them",
+        "shipping: readable: not known, some lost to trimming before it read them (how many "
+        "is not known)",
+    ]
+    slow = ir.to_json(TRIMMED)["groups"][0]
+    assert (slow["lag"], slow["readable"]) == (900, 500)
+    assert slow["trimmed_unread"] == {"count": 400, "exact": True, "cause": "trimmed"}
+    view = list(ir.INSPECT.view(TRIMMED, 100))
+    from pelctl.render.protocol import Message
+
+    assert view[3] == Message(ir.loss_lines(TRIMMED)[0], style="red")  # under the groups
+
+
+def test_what_a_safe_trim_would_free() -> None:
+    estimate = TrimEstimate(b"1700000000100-0", b"slow", "undelivered", 100, True, 5_600)
+    pairs = ir.summary_pairs(replace(INSPECTION, safe_trim=estimate))
+    assert pairs[-1] == (
+        "Safe trim",
+        "100 entries (≈ 5.6 KB), up to group slow's next undelivered entry, 1700000000100-0",
+    )
+    pending = replace(estimate, reason="pending", entries=2_500_000, exact=False, bytes=None)
+    assert ir.safe_trim_text(pending) == (
+        "about 2,500,000 entries, up to group slow's oldest pending entry, 1700000000100-0"
+    )
+    assert ir.safe_trim_text(TRIMMED.safe_trim) == (
+        "nothing now: group slow has not read the first entry yet"
+    )
+    assert ir.safe_trim_text(replace(estimate, reason="pending", entries=0)) == (
+        "nothing now: the first entry is still pending in group slow"
+    )
+    assert ir.safe_trim_text(TrimEstimate(None, None, "no-groups", 0, True, None)) == (
+        "no consumer group says what was read (trim needs --maxlen or --minid)"
+    )
+    assert ir.to_json(replace(INSPECTION, safe_trim=estimate))["safe_trim"] == {
+        "count": 100,
+        "exact": True,
+        "bytes": 5_600,
+        "bound": "1700000000100-0",
+        "bound_group": "slow",
+        "bound_kind": "undelivered",
+    }
+    assert ir.format_bytes(999) == "999 B"
+    assert ir.format_bytes(1_250_000_000) == "1.2 GB"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pelctl.core.models import IdleCounts
+from pelctl.core.models import IdleCounts, UnreadLoss
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,10 @@ class GroupState:
     ghosts: int | None  # from the latest walk
     walked_ms: int | None  # wall time (ms) of the walk ``health`` and ``ghosts`` come from
     status: str | None  # pelctl.core.monitor.status (None: not yet known)
+    # Entries the group never read that a trim removed (None: nothing, as far as the
+    # server tells: pelctl.core.trim.unread_loss), and what it can still read.
+    trimmed_unread: UnreadLoss | None = None
+    readable: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

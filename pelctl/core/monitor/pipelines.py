@@ -18,6 +18,7 @@ from pelctl.core.liveness.verdict import Clients, ClientsProbe, ConsumerFacts, L
 from pelctl.core.models import IdleCounts
 from pelctl.core.monitor.model import Problem
 from pelctl.core.monitor.status import Window
+from pelctl.core.trim import StreamFacts
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import translate
 from pelctl.redis.meter import timed
@@ -52,6 +53,7 @@ class GroupWork:
     stream: bytes
     row: dict[bytes, Any]
     bounds: StreamBounds
+    facts: StreamFacts  # the stream's XINFO STREAM: what a trim removed before it was read
     memory: Memory
     walk: bool = False
     whole: bool = False

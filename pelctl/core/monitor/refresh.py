@@ -7,9 +7,10 @@ letters through the one envelope parser.
 What it costs the server (docs/monitoring.md, "Cost"), per refresh:
 
 - discovery: ``SCAN ... TYPE stream`` on every primary;
-- per stream: ``XINFO STREAM`` and ``XINFO GROUPS``; per group: the ``XPENDING`` summary,
-  ``XINFO CONSUMERS``, one ``XRANGE`` past the last-delivered id (the lag's age), and the
-  lowest pending entry; all pipelined, a bounded batch at a time;
+- per stream: ``XINFO STREAM`` and ``XINFO GROUPS`` (what a trim removed before a group
+  read it comes from these two: :func:`pelctl.core.trim.unread_loss`); per group: the
+  ``XPENDING`` summary, ``XINFO CONSUMERS``, one ``XRANGE`` past the last-delivered id (the
+  lag's age), and the lowest pending entry; all pipelined, a bounded batch at a time;
 - the walk of a group's PEL (idle-over counts, poison, ghosts, the longest-idle entry): a PEL
   of up to :data:`WHOLE_READ` entries is read whole in one call inside those pipelines (at
   every refresh: a cheap part); a larger one through the scan engine
@@ -75,6 +76,7 @@ from pelctl.core.monitor.pipelines import (
     timed_probe,
 )
 from pelctl.core.monitor.status import DEFAULT_WINDOW_MS, Sample, Window
+from pelctl.core.trim import StreamFacts, facts_of_info, unread_loss
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.meter import metering, timed
@@ -150,7 +152,7 @@ class Refresher:
                 infos = self._stream_infos(node, keys, problems)
                 clients = timed_probe(clients_once(conn, keys[0])) if keys else None
                 work = [
-                    self._plan(key, row, bounds_of_info(info))
+                    self._plan(key, row, bounds_of_info(info), facts_of_info(info))
                     for key, info, group_rows in infos
                     for row in group_rows
                 ]
@@ -244,13 +246,15 @@ class Refresher:
         )
 
     # -- groups ----------------------------------------------------------------------------
-    def _plan(self, stream: bytes, row: dict[bytes, Any], bounds: StreamBounds) -> GroupWork:
+    def _plan(
+        self, stream: bytes, row: dict[bytes, Any], bounds: StreamBounds, facts: StreamFacts
+    ) -> GroupWork:
         name = bytes(row[b"name"])
         memory = self._groups.get((stream, name))
         if memory is None:
             memory = self._groups[(stream, name)] = Memory(Window(self.options.status_window_ms))
         memory.touched = self._round
-        g = GroupWork(stream, row, bounds, memory)
+        g = GroupWork(stream, row, bounds, facts, memory)
         pending = g.pending
         if pending <= WHOLE_READ:
             g.walk = True  # nothing to read, or read whole with the cheap calls
@@ -385,13 +389,15 @@ class Refresher:
             )
         )
         entries_read = g.row.get(b"entries-read")
+        read = int(entries_read) if entries_read is not None else None
+        readable, trimmed_unread = unread_loss(g.facts, last_delivered, read, lag)
         return GroupState(
             stream=g.stream,
             name=g.name,
             pending=pending,
             consumers=consumers,
             last_delivered_id=last_delivered,
-            entries_read=int(entries_read) if entries_read is not None else None,
+            entries_read=read,
             lag=lag,
             lag_ms=lag_ms,
             oldest_pending_age_ms=max(0, now - id_ms(min_id)) if min_id else None,
@@ -401,6 +407,8 @@ class Refresher:
             ghosts=memory.ghosts,
             walked_ms=memory.walked_ms,
             status=status,
+            trimmed_unread=trimmed_unread,
+            readable=readable,
         )
 
     def _oldest_idle(self, g: GroupWork, walked: bool, now: int) -> tuple[int | None, bool]:

@@ -341,6 +341,7 @@ PROVIDERS: list[str] = [
     "pelctl.core.repairs.dlq_move",
     "pelctl.core.repairs.prune",
     "pelctl.core.repairs.ghosts",
+    "pelctl.core.repairs.trim",
     "pelctl.core.dlq.replay",
     "pelctl.core.dlq.purge",
 ]
@@ -361,6 +362,7 @@ PROVIDED_BY: dict[str, str] = {
     "dlq-move": "pelctl.core.repairs.dlq_move",
     "consumers-prune": "pelctl.core.repairs.prune",
     "ghosts-fix": "pelctl.core.repairs.ghosts",
+    "trim": "pelctl.core.repairs.trim",
     "dlq-replay": "pelctl.core.dlq.replay",
     "dlq-purge": "pelctl.core.dlq.purge",
 }

@@ -48,6 +48,8 @@ ITEM_ACTIONS: dict[str, frozenset[str]] = {
     "dlq-move": frozenset({"dlq", "ack-ghost", "skip", "refuse"}),
     "consumers-prune": frozenset({"delete", "reassign+delete", "refuse", "skip"}),
     "ghosts-fix": frozenset({"ack-ghost", "skip", "refuse"}),
+    # no items: the plan is a bound ("trim": what may go), planned again when applied
+    "trim": frozenset(),
 }
 _TOKEN = re.compile(r"[a-z][a-z0-9-]{0,39}")  # an outcome name (fullmatch)
 # Version 3 items: the planner's action behind each outcome a plan file may hold (a skip is
@@ -107,6 +109,11 @@ def params_json(plan: Plan) -> dict[str, Any]:
 def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
     t, o = plan.targets, plan.options
     consumers = plan.mutation.subject == "consumer"
+    extra: dict[str, Any] = {}
+    if plan.action == "trim":
+        # What the trim was asked and planned: applied, it is planned again and never goes
+        # past this bound (pelctl.core.repairs.trim).
+        extra["trim"] = plan.mutation.audit_params(plan)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -146,6 +153,7 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
         "items": [item_to_json(i, consumers) for i in plan.items] if items else [],
         "missing": [escape(i) for i in plan.missing],
         "notes": list(plan.notes),
+        **extra,
     }
 
 
@@ -210,7 +218,7 @@ def from_json(data: Any) -> Plan:
     plan = Plan(
         action=action,
         stream=read_name(data, "stream", required=True) or b"",
-        group=read_name(data, "group", required=True) or b"",
+        group=read_name(data, "group", required=action != "trim") or b"",  # a trim: the stream
         items=tuple(items),
         targets=Targets(
             consumer=read_name(t, "consumer"),
@@ -229,10 +237,36 @@ def from_json(data: Any) -> Plan:
         created_ms=read_opt_int(data, "created_ms") or 0,
         notes=tuple(read_note(n) for n in read_list(data, "notes")),
     )
+    if action == "trim":
+        plan = _trim_plan(plan, read_table(data, "trim"))
     count = data.get("count")
     if count is not None and count != plan.count:
         raise ValueError(f'"count" is {str(count)[:20]} but {plan.count:,} items will act')
     return plan
+
+
+def _trim_plan(plan: Plan, t: dict[str, Any]) -> Plan:
+    """A trim's plan from its ``trim`` table: its options, with ``--minid`` lowered to the
+    planned bound (applying it never goes past what was reviewed)."""
+    from dataclasses import fields
+
+    from pelctl.core.trim import TrimOptions, TrimPlan
+
+    minid = t.get("minid")
+    bound = t.get("bound")
+    ids = [read_stream_id(i) for i in (minid, bound) if i is not None]
+    ceiling = min(ids, key=lambda i: tuple(int(p) for p in i.split(b"-"))) if ids else None
+    keep = read_opt_int(t, "maxlen")
+    step = read_opt_int(t, "step")
+    max_ms = t.get("max_server_ms")
+    if not isinstance(max_ms, (int, float)) or isinstance(max_ms, bool) or max_ms <= 0:
+        raise ValueError('"trim.max_server_ms" must be a positive number')
+    if ceiling is None and keep is None:
+        raise ValueError("a trim plan needs a bound, --minid or --maxlen")
+    options = TrimOptions(keep=keep, minid=ceiling, step=step, max_server_ms=float(max_ms))
+    values = {f.name: getattr(plan, f.name) for f in fields(Plan)}
+    values["options"] = options
+    return TrimPlan(**values, planned=read_int(t, "planned_entries"))
 
 
 def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:

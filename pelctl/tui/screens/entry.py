@@ -121,7 +121,11 @@ def detail_view(detail: EntryDetail) -> RenderableType:
 class EntryScreen(ModalScreen[None]):
     """A modal over the table; ``load`` runs in a thread worker (it may do I/O)."""
 
-    BINDINGS = [Binding("escape", "close", "Close"), Binding("d,v", "close", "Close", show=False)]
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("d,v", "close", "Close", show=False),
+        Binding("t", "trace", "Trace"),
+    ]
 
     class Shown(Message):
         """The entry is on screen (``detail``), or could not be read (``error``)."""
@@ -139,10 +143,11 @@ class EntryScreen(ModalScreen[None]):
             self.error = error
             self.view = view
 
-    def __init__(self, title: str, load: Loader) -> None:
+    def __init__(self, title: str, load: Loader, trace: Callable[[], None] | None = None) -> None:
         super().__init__()
         self.title_text = title
         self.load = load
+        self.open_trace = trace  # opens the entry's trace view (``t``), when it has one
         self.detail: EntryDetail | None = None
         self.error: PelctlError | None = None
 
@@ -151,9 +156,10 @@ class EntryScreen(ModalScreen[None]):
             yield Label(content(self.title_text), classes="dialog-title")
             with ViScroll(id="entry-body"):
                 yield Static(Text("reading the entry…", style="dim"), id="entry-detail")
-            yield Label(
-                "esc (or d, v) closes · ↑ ↓ j k pgup pgdn g G scroll", classes="dialog-help"
+            keys = (
+                "esc (or d, v) closes · t traces it" if self.open_trace else "esc (or d, v) closes"
             )
+            yield Label(f"{keys} · ↑ ↓ j k pgup pgdn g G scroll", classes="dialog-help")
 
     def on_mount(self) -> None:
         self.query_one("#entry-body").focus()
@@ -186,3 +192,7 @@ class EntryScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_trace(self) -> None:
+        if self.open_trace is not None:
+            self.open_trace()

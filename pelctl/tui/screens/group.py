@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +19,7 @@ from pelctl.core.budget import Freshness
 from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, parse_id
 from pelctl.render import budget as budget_render
 from pelctl.render import inspect as inspect_render
+from pelctl.render import lag as lag_render
 from pelctl.render import pending as pending_render
 from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ACTIONS, ActionRequest, describe_filter, is_filtered
@@ -31,6 +32,9 @@ from pelctl.tui.widgets.depth_sparkline import DepthSparkline
 from pelctl.tui.widgets.idle_chart import IdleChart
 from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from pelctl.core.trace import Trace
 
 # Sorting the verdict column puts what needs a look first: dead suspects, then consumers
 # whose liveness is unknown (below Redis 7.2, no signal), then idle, then active ones.
@@ -111,6 +115,7 @@ class GroupScreen(PollingScreen):
         Binding("space", "mark", "Mark", show=False),
         Binding("u", "unmark", "Unmark all", show=False),
         Binding("d,v", "view_entry", "Describe"),
+        Binding("t", "trace_entry", "Trace"),
         Binding("c", "op_claim", "Claim"),
         Binding("r", "op_requeue", "Requeue"),
         Binding("a", "op_ack", "Ack"),
@@ -127,6 +132,7 @@ class GroupScreen(PollingScreen):
         self.stream = stream
         self.group = group
         self.filters = filters or PendingFilter()
+        self.loss_told = False  # a trim's loss is notified once per visit
         # The next refresh walks the PEL whatever the server-time budget says (ctrl+r, an
         # action just applied): set on the main thread, read once by the polling worker.
         self.force_scan = False
@@ -212,11 +218,26 @@ class GroupScreen(PollingScreen):
         points = self.session.record_depth(self.stream, self.group, snap.pending)
         self.query_one(DepthSparkline).show(points)
         # Most important first: a narrow status bar drops them from the end.
-        extra = [
-            f"pending {fmt_int(snap.pending)}",
-            f"lag {fmt_int(snap.lag)}",
-            f"length {fmt_int(snap.length)}",
-        ]
+        extra = [f"pending {fmt_int(snap.pending)}"]
+        if snap.trimmed_unread is not None and not self.loss_told:
+            self.loss_told = True
+            line = lag_render.lag_line(
+                escape(self.group), snap.lag, snap.readable, snap.trimmed_unread
+            )
+            self.notify(
+                line + "; a producer's MAXLEN or a cron XTRIM is too small: pelctl trim --safe",
+                title="entries lost to a trim",
+                severity="warning",
+                timeout=10,
+            )
+        if snap.trimmed_unread is not None:  # lag as what it can still read, the loss beside
+            extra += [
+                f"lag {lag_render.lag_cell(snap.lag, snap.readable)} readable",
+                f"LOST {lag_render.loss_cell(snap.trimmed_unread)} to trimming",
+            ]
+        else:
+            extra.append(f"lag {lag_render.lag_cell(snap.lag, snap.readable)}")
+        extra.append(f"length {fmt_int(snap.length)}")
         if snap.dlq is not None:
             extra.append(f"DLQ {fmt_int(snap.dlq_length)}")
         if snap.idmp is not None:
@@ -329,7 +350,29 @@ class GroupScreen(PollingScreen):
             return EntryDetail(pending_render.pel_pairs(snap.pending, group), snap.fields)
 
         title = f"{escape(stream)} / {escape(group)} · {key}"
-        self.app.push_screen(EntryScreen(title, load))
+        self.app.push_screen(EntryScreen(title, load, trace=self._tracer(stream, entry_id)))
+
+    def action_trace_entry(self) -> None:
+        """The story of the entry under the cursor: its copies, each group, the audit log."""
+        key = self.entries.cursor_key
+        if key is None:
+            self.notify("no entry to trace: the stuck-entries table is empty", severity="warning")
+            return
+        self._tracer(self.stream, key.encode())()
+
+    def _tracer(self, stream: bytes, entry_id: bytes) -> Callable[[], None]:
+        """Opens the trace view of ``stream`` / ``entry_id``."""
+        from pelctl.tui.screens.trace import TraceScreen
+
+        source = self.session.source
+
+        def open_trace() -> None:
+            def load(should_stop: Callable[[], bool]) -> Trace:
+                return source.trace(stream, entry_id, should_stop=should_stop)
+
+            self.app.push_screen(TraceScreen(f"{escape(stream)} {entry_id.decode()}", load))
+
+        return open_trace
 
     def action_switch_group(self) -> None:
         self.post_message(OpenStream(self.stream, replace=True))
