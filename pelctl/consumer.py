@@ -50,18 +50,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 import redis
 import redis.exceptions as rex
 
+from pelctl.base.durations import Duration, duration_ms
 from pelctl.core.models import GHOST_SWEEPER
 from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.core.repairs.ghosts import release_sweeper
 from pelctl.reclaim.logs import event
 from pelctl.reclaim.model import ReclaimConfig
-from pelctl.reclaim.settle import Settler, Taken
+from pelctl.reclaim.settle import Settler, Taken, parse_claim_reply
 from pelctl.redis.capabilities import Capabilities, from_info
 from pelctl.redis.connection import Connection, strip_callbacks
 from pelctl.redis.replies import field_pairs, pairs
@@ -73,21 +73,6 @@ log = logging.getLogger("pelctl.consumer")
 # only drops PEL entries whose stream entry is gone; at most COUNT x 10 entries examined a call.
 GHOST_SWEEP_COUNT = 100
 NEVER_IDLE = 2**62
-
-Duration = int | float | str | timedelta
-
-
-def _ms(value: Duration) -> int:
-    """Milliseconds from an int (ms), a float (seconds), a duration text or a timedelta."""
-    if isinstance(value, timedelta):
-        return int(value.total_seconds() * 1000)
-    if isinstance(value, str):
-        from pelctl.base.durations import parse_duration_ms
-
-        return parse_duration_ms(value)
-    if isinstance(value, float):
-        return int(value * 1000)
-    return int(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,42 +98,6 @@ class ConsumerStats:
     ghosts: int = 0  # PEL references to deleted entries cleared
     iterations: int = 0
     errors: dict[str, int] = field(default_factory=dict)
-
-
-def parse_claim_reply(reply: Any) -> list[Taken]:
-    """``XREADGROUP ... CLAIM`` entries: ``[id, fields, idle-ms, times-delivered]``.
-
-    ``times-delivered`` counts the deliveries *before* this one (0 for new entries, which
-    also have idle 0). RESP2 (a list of ``[stream, entries]``) or RESP3 (a map).
-    """
-    if not reply:
-        return []
-    streams = reply.items() if isinstance(reply, dict) else reply
-    out: list[Taken] = []
-    append = out.append
-    for _name, entries in streams:
-        for entry in entries or ():
-            entry_id = entry[0]
-            if not isinstance(entry_id, bytes):
-                entry_id = str(entry_id).encode()
-            fields = entry[1]
-            if len(entry) > 3:
-                idle, delivered = int(entry[2]), int(entry[3])
-            else:
-                idle = delivered = 0
-            if isinstance(fields, dict):  # RESP3
-                fields = [x for kv in fields.items() for x in kv]
-            append(
-                Taken(
-                    entry_id,
-                    delivered,
-                    idle,
-                    fields,
-                    new=not (idle or delivered),
-                    deleted=fields is None,
-                )
-            )
-    return out
 
 
 def _text(value: Any) -> bytes:
@@ -188,16 +137,16 @@ class ReliableConsumer:
         self.group = group
         self.consumer = consumer
         self.handler = handler
-        self.min_idle_ms = _ms(min_idle)
+        self.min_idle_ms = duration_ms(min_idle)
         if self.min_idle_ms <= 0:
             raise ValueError("min_idle must be more than 0")
         if max_deliveries is not None and max_deliveries < 1:
             raise ValueError("max_deliveries must be at least 1 (None: no limit)")
         self.count = max(1, int(count))
-        self.block_ms = max(0, _ms(block))
+        self.block_ms = max(0, duration_ms(block))
         default_sweep = min(self.min_idle_ms / 2, 5_000) / 1000
         self.sweep_interval_s = (
-            max(0.01, _ms(sweep_interval) / 1000)
+            max(0.01, duration_ms(sweep_interval) / 1000)
             if sweep_interval is not None
             else max(0.05, default_sweep)
         )

@@ -90,13 +90,13 @@ def redis_binary(version: str = "7.0") -> str:
 
 
 def start_redis(*extra: str, version: str = "7.0") -> RedisServer:
-    from pelctl.demo.server import start_server
+    """A redis-server of ``version`` on a free port, through the one launcher
+    (:func:`tests.support.servers.spawn`)."""
+    from tests.support import servers as sv
 
     workdir = tempfile.mkdtemp(prefix="pelctl-test-")
-    proc, port, workdir = start_server(
-        workdir=workdir, extra_args=extra, binary=redis_binary(version)
-    )
-    return RedisServer(proc, port, workdir, version)
+    server = sv.spawn(redis_binary(version), list(extra), port=sv.free_port(), workdir=workdir)
+    return RedisServer(server.proc, server.port, workdir, version)
 
 
 @pytest.fixture(scope="session")

@@ -126,7 +126,7 @@ MODULES: dict[str, Module] = {
     ),
     "repair-planning": Module(
         (
-            "pelctl/core/executor.py",
+            "pelctl/core/entry_ids.py",
             "pelctl/core/repairs/select.py",
             "pelctl/core/repairs/entries.py",
             "pelctl/core/repairs/prune.py",
@@ -140,7 +140,7 @@ MODULES: dict[str, Module] = {
             "tests/integration/test_repair_consumers.py",
         ),
         only=(
-            "pelctl.core.executor.x_normalize_ids__mutmut_*",
+            "pelctl.core.entry_ids.x_normalize_ids__mutmut_*",
             "pelctl.core.repairs.select.x_pending_rows__mutmut_*",
             "pelctl.core.repairs.entries.x_plan_entries__mutmut_*",
             "pelctl.core.repairs.entries.x__flag_poison__mutmut_*",

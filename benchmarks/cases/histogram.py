@@ -67,8 +67,8 @@ def prepare_redispy(url: str, stream: str, group: str) -> Callable[[], object]:
 
 
 def prepare_floor(url: str, stream: str, group: str, pause_gc: str = "") -> Callable[[], object]:
+    from pelctl.base.collector import gc_paused
     from pelctl.redis.connection import strip_callbacks
-    from pelctl.redis.scan import gc_paused
 
     raw = strip_callbacks(redis.Redis.from_url(url, protocol=2))
     raw.ping()

@@ -4,7 +4,7 @@
 Contenders, each from the same starting state (``DUMP`` before the case, ``RESTORE`` before
 every run and after the last one):
 
-- ``pelctl reclaim --once``: one pass of the loop, in process (``pelctl.reclaim.runner``,
+- ``pelctl reclaim --once``: one pass of the loop, in process (``pelctl.reclaim.loop``,
   requeue strategy, as the command runs it): ``XPENDING IDLE`` discovery over the whole PEL in
   bounded id windows, then batches of verified repair scripts (pending, owner, delivery
   count, idle; XCLAIM min-idle, XADD the copy, XACK), pipelined; then the PEL measured for
@@ -40,14 +40,14 @@ TARGETS = {REF_001: 10.0, REF_002: 25.0}
 
 
 def prepare_reclaim(url: str, stream: bytes, group: bytes) -> Callable[[], int]:
+    from pelctl.reclaim.loop import ReclaimLoop
     from pelctl.reclaim.model import ReclaimConfig
-    from pelctl.reclaim.runner import Runner
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
 
     cfg = ReclaimConfig(streams=(stream,), group=group, idle_ms=THRESHOLD_MS, once=True)
     settings = ConnectionSettings(url=url, client_name="pelctl:bench:reclaim")
-    runner = Runner(cfg, lambda: connect(settings), audit=False)
+    runner = ReclaimLoop(cfg, lambda: connect(settings), audit=False)
 
     def run() -> int:
         return runner.run_pass().totals.requeued

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from pelctl.base.errors import InvalidDuration
 
@@ -74,3 +75,18 @@ def format_duration_ms(ms: int | None) -> str:
         return f"{hours}h{minutes:02d}m"
     days, hours = divmod(hours, 24)
     return f"{days}d{hours:02d}h"
+
+
+# What the library accepts for a duration (pelctl.ReliableConsumer's min_idle, block, ...).
+Duration = int | float | str | timedelta
+
+
+def duration_ms(value: Duration) -> int:
+    """Milliseconds from an int (ms), a float (seconds), a duration text or a timedelta."""
+    if isinstance(value, timedelta):
+        return int(value.total_seconds() * 1000)
+    if isinstance(value, str):
+        return parse_duration_ms(value)
+    if isinstance(value, float):
+        return int(value * 1000)
+    return int(value)

@@ -348,7 +348,7 @@ def replay_cmd(
     replay it."""
     from pelctl.base.binary import unescape
     from pelctl.core.dlq.common import DlqTargets, ReplayOptions, parse_rate
-    from pelctl.core.executor import normalize_ids
+    from pelctl.core.entry_ids import normalize_ids
 
     refuse_empty("--to", to, "a stream name")
     refuse_empty_prefix(field_prefix)
@@ -413,7 +413,7 @@ def purge_cmd(
     needed without one, read-only mode refuses, and the audit log records the ids."""
     from pelctl.base.binary import unescape
     from pelctl.core.dlq.common import DlqTargets
-    from pelctl.core.executor import normalize_ids
+    from pelctl.core.entry_ids import normalize_ids
     from pelctl.core.mutations.model import Options
 
     refuse_empty_prefix(field_prefix)

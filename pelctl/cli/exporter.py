@@ -11,7 +11,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from pelctl.cli.options import Runtime, pelctl_command, report_error
+from pelctl.cli.failures import report_error
+from pelctl.cli.options import Runtime, pelctl_command
 
 PANEL = "Long-running"
 SERVE_PANEL = "Endpoint"

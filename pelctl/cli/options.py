@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import sys
-import traceback
 from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from typer.core import TyperCommand, TyperGroup
+
+from pelctl.cli.failures import run_command, shown
 
 if TYPE_CHECKING:
     from typer._click.core import Context as ClickContext
@@ -364,10 +364,10 @@ class Runtime:
 
     # -- messages --------------------------------------------------------------------------
     def warn(self, text: str) -> None:
-        sys.stderr.write(f"warning: {_shown(self._redact(text))}\n")
+        sys.stderr.write(f"warning: {shown(self._redact(text))}\n")
 
     def info(self, text: str) -> None:
-        sys.stderr.write(_shown(self._redact(text)) + "\n")
+        sys.stderr.write(shown(self._redact(text)) + "\n")
 
     def _redact(self, text: str) -> str:
         if self._settings is None:
@@ -375,14 +375,6 @@ class Runtime:
         from pelctl.redis.url import redact_text
 
         return redact_text(text, self._settings.secrets)
-
-
-def _shown(text: str) -> str:
-    """One line for stderr: data in it (names, server error texts) may hold control
-    characters or line breaks (a fake "error:" line); they are escaped."""
-    from pelctl.base.binary import clean
-
-    return clean(text)
 
 
 def _make_output(fmt: str | None, no_color: bool, pipe_default: str, rt: Runtime) -> Output:
@@ -411,77 +403,6 @@ def merged_options(ctx: ClickContext | None, given: dict[str, Any]) -> dict[str,
     merged.update({k: v for k, v in root.items() if v != DEFAULTS.get(k)})
     merged.update({k: v for k, v in given.items() if v != DEFAULTS.get(k)})
     return merged
-
-
-def report_error(err: BaseException, rt: Runtime | None, verbose: int) -> int:
-    """Print one clear line (plus a hint) and return the exit code."""
-    from pelctl.base.errors import PelctlError
-
-    if not isinstance(err, PelctlError):
-        err = _typed(err)
-    if isinstance(err, PelctlError):
-        message, hint, code = err.message, err.hint, err.exit_code
-    else:
-        message = f"unexpected {type(err).__name__}: {err}"
-        hint, code = "run with -v for the traceback; please report it", 1
-    if rt is not None:
-        message = rt._redact(message)
-    if verbose:
-        traceback.print_exception(err)
-    # One line each, whatever the message quotes (a name, a server's error text).
-    sys.stderr.write(f"error: {_shown(message)}\n")
-    if hint:
-        sys.stderr.write(f"hint: {_shown(hint)}\n")
-    return code
-
-
-def _typed(err: BaseException) -> BaseException:
-    """redis-py errors and socket errors become typed errors (a socket error is exit 4); any
-    other OSError (a file: the audit log, a plan file) is exit 1 with its own message, never
-    "cannot connect"."""
-    import socket
-    import ssl
-
-    try:
-        import redis.exceptions as rex
-
-        sockets = (ConnectionError, TimeoutError, socket.gaierror, socket.herror, ssl.SSLError)
-        if isinstance(err, (rex.RedisError, rex.RedisClusterException, *sockets)):
-            from pelctl.redis.errors import translate
-
-            return translate(err)
-    except Exception:  # noqa: BLE001 - keep the original error
-        return err
-    if isinstance(err, OSError):
-        from pelctl.base.errors import OperationFailed
-
-        what = err.strerror or str(err) or type(err).__name__
-        where = f"{err.filename}: " if err.filename else ""
-        return OperationFailed(f"{where}{what}")
-    return err
-
-
-def run_command(rt: Runtime, func: Callable[..., Any], kwargs: dict[str, Any]) -> None:
-    try:
-        result = func(rt, **kwargs)
-        sys.stdout.flush()
-        code = result if isinstance(result, int) else 0
-    except typer.Exit:
-        raise
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        code = 130
-    except BrokenPipeError:
-        # Output piped into `head` and closed: not an error. Silence the flush at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        code = 0
-    except Exception as err:  # noqa: BLE001 - every error becomes one line
-        code = report_error(err, rt, rt.verbose)
-    finally:
-        rt.close()
-    if code:
-        raise typer.Exit(code)
 
 
 class PelctlCommand(TyperCommand):

@@ -7,7 +7,7 @@ inside the command.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -18,6 +18,12 @@ from pelctl.cli.targets import (
     refuse_empty,
     refuse_empty_prefix,
 )
+
+if TYPE_CHECKING:  # the loop loads only when the command runs
+    import logging
+
+    from pelctl.reclaim.loop import ReclaimLoop
+    from pelctl.reclaim.model import ReclaimConfig
 
 PANEL = "Long-running"
 LOOP_PANEL = "Loop"
@@ -303,13 +309,11 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
-    from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
     from pelctl.base.errors import UsageError
     from pelctl.core import audit
     from pelctl.reclaim import logs
-    from pelctl.reclaim.model import ReclaimConfig
-    from pelctl.reclaim.runner import Runner
+    from pelctl.reclaim.loop import ReclaimLoop
     from pelctl.redis.connection import connect
 
     refuse_empty("--to", o["to"])
@@ -325,8 +329,56 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
             "reclaim needs --idle DURATION: how long an entry may stay unacknowledged",
             hint="set it well above your longest processing time, e.g. --idle 5m",
         )
+    cfg = _config(rt, o, bool(settings.read_only or o["dry_run"]))
+    summary_s = parse_duration_ms(o["summary_every"]) / 1000.0
+    if not cfg.read_only:
+        audit.ensure_writable()
+    fmt = o["log_format"].value if o["log_format"] else None
+    log = logs.setup(fmt, verbose=rt.verbose, secrets=settings.secrets)
+    metrics = server = None
+    runner = None
+    try:
+        if o["metrics_port"] is not None:
+            from pelctl.reclaim.metrics import ReclaimMetrics
+
+            metrics = ReclaimMetrics()
+            server = metrics.serve(o["metrics_port"], o["metrics_addr"])
+            bound = server.server_address  # what the socket is bound to, not what was asked
+            logs.event(log, 20, "metrics", addr=bound[0], port=bound[1])
+        runner = ReclaimLoop(
+            cfg,
+            lambda: connect(settings),
+            log=log,
+            metrics=metrics,
+            server=settings.redacted_url,
+            context=settings.context,
+            secrets=settings.secrets,
+            wait_for_targets=o["wait_for_group"],
+            summary_every_s=summary_s,
+            max_passes=o["max_passes"],
+            max_server_share=settings.max_server_share,
+        )
+        _say_settings(log, cfg)
+        with runner.signals():
+            if not cfg.once:
+                return runner.run_forever()
+            return _once(rt, runner, wait=o["wait_for_group"])
+    finally:
+        if runner is not None:
+            runner.drop_connection()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        logs.teardown()
+
+
+def _config(rt: Runtime, o: dict[str, Any], read_only: bool) -> ReclaimConfig:
+    """The loop's settings from the command's options (refused here: exit 2)."""
+    from pelctl.base.binary import unescape
+    from pelctl.base.durations import parse_duration_ms
+    from pelctl.reclaim.model import ReclaimConfig
+
     streams, group = reclaim_streams(rt, o["streams"], o["group"])
-    read_only = bool(settings.read_only or o["dry_run"])
     cfg = ReclaimConfig(
         streams=tuple(unescape(s) for s in streams),
         group=unescape(group),
@@ -352,67 +404,42 @@ def _run(rt: Runtime, o: dict[str, Any]) -> int:  # one flat sequence of steps
         ),
     )
     cfg.validate()
-    summary_s = parse_duration_ms(o["summary_every"]) / 1000.0
-    if not read_only:
-        audit.ensure_writable()
-    fmt = o["log_format"].value if o["log_format"] else None
-    log = logs.setup(fmt, verbose=rt.verbose, secrets=settings.secrets)
-    metrics = server = None
-    runner = None
-    try:
-        if o["metrics_port"] is not None:
-            from pelctl.reclaim.metrics import ReclaimMetrics
+    return cfg
 
-            metrics = ReclaimMetrics()
-            server = metrics.serve(o["metrics_port"], o["metrics_addr"])
-            bound = server.server_address  # what the socket is bound to, not what was asked
-            logs.event(log, 20, "metrics", addr=bound[0], port=bound[1])
-        runner = Runner(
-            cfg,
-            lambda: connect(settings),
-            log=log,
-            metrics=metrics,
-            server=settings.redacted_url,
-            context=settings.context,
-            secrets=settings.secrets,
-            wait_for_targets=o["wait_for_group"],
-            summary_every_s=summary_s,
-            max_passes=o["max_passes"],
-            max_server_share=settings.max_server_share,
+
+def _say_settings(log: logging.Logger, cfg: ReclaimConfig) -> None:
+    """The settings worth a line before the first pass: no poison limit, no lineage."""
+    from pelctl.reclaim import logs
+
+    if cfg.max_deliveries is None:
+        logs.event(
+            log, 30, "no-delivery-limit", detail="--max-deliveries 0: poison is retried forever"
         )
-        if cfg.max_deliveries is None:
-            logs.event(
-                log, 30, "no-delivery-limit", detail="--max-deliveries 0: poison is retried forever"
-            )
-        if cfg.no_lineage:
-            from pelctl.core.lineage import no_lineage_note
+    if cfg.no_lineage:
+        from pelctl.core.lineage import no_lineage_note
 
-            logs.event(log, 20, "no-lineage", detail=no_lineage_note("requeue", cfg.field_prefix))
-        with runner.signals():
-            if not cfg.once:
-                return runner.run_forever()
-            # One pass: every stream and the group must exist first (or, told to, appear).
-            if o["wait_for_group"]:
-                if not runner.await_targets():
-                    return 0  # stopped while waiting
-            else:
-                runner.check_targets()
-            report = runner.run_pass()
-        from pelctl.render.reclaim import PassRenderer
+        logs.event(log, 20, "no-lineage", detail=no_lineage_note("requeue", cfg.field_prefix))
 
-        strategy = runner.strategy or cfg.strategy
-        rt.out.result(PassRenderer(strategy, no_lineage=cfg.no_lineage), report)
-        if runner.audit_error is not None:
-            raise runner.audit_error  # exit 6: applied (the summary above), not audited
-        if any(s.error for s in report.streams):
-            return 3
-        if report.totals.failed:
-            return 5
-        return 1 if any(s.skipped for s in report.streams) else 0  # --to looks dead
-    finally:
-        if runner is not None:
-            runner.drop_connection()
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        logs.teardown()
+
+def _once(rt: Runtime, runner: ReclaimLoop, *, wait: bool) -> int:
+    """``--once``: every stream and the group must exist first (or, told to, appear), then
+    one pass, its summary, and the exit code: 6 not audited, 3 a stream or group missing,
+    5 failed entries, 1 ``--to`` looks dead."""
+    from pelctl.render.reclaim import PassRenderer
+
+    cfg = runner.cfg
+    if wait:
+        if not runner.await_targets():
+            return 0  # stopped while waiting
+    else:
+        runner.check_targets()
+    report = runner.run_pass()
+    strategy = runner.strategy or cfg.strategy
+    rt.out.result(PassRenderer(strategy, no_lineage=cfg.no_lineage), report)
+    if runner.audit_error is not None:
+        raise runner.audit_error  # exit 6: applied (the summary above), not audited
+    if any(s.error for s in report.streams):
+        return 3
+    if report.totals.failed:
+        return 5
+    return 1 if any(s.skipped for s in report.streams) else 0  # --to looks dead

@@ -184,7 +184,6 @@ def register(app: typer.Typer) -> None:
         from pelctl.base.errors import UsageError
         from pelctl.cli.mutate import run_mutation
         from pelctl.core.dlq.envelope import default_dlq
-        from pelctl.core.executor import check_lineage
         from pelctl.core.mutations.model import Options
 
         refuse_empty("--lock-key", lock_key, "a key pattern")
@@ -210,7 +209,6 @@ def register(app: typer.Typer) -> None:
             field_prefix=field_prefix,
             no_lineage=no_lineage,
         )
-        check_lineage(options)  # before connecting
         return run_mutation(rt, "requeue", s, unescape(group), targets, options, plan_out=plan_out)
 
     @pelctl_command(app, "apply", mutation=FROM_PLAN_FILE, rich_help_panel=PANEL)

@@ -177,7 +177,7 @@ def build_targets(
     from pelctl.base.binary import unescape
     from pelctl.base.durations import parse_duration_ms
     from pelctl.base.errors import UsageError
-    from pelctl.core.executor import normalize_ids
+    from pelctl.core.entry_ids import normalize_ids
     from pelctl.core.mutations.model import Targets
 
     if ids and limit is not None:

@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
         without groups needs --maxlen or --minid. docs/trim.md."""
         from pelctl.base.binary import unescape
         from pelctl.base.errors import UsageError
-        from pelctl.core.executor import normalize_ids
+        from pelctl.core.entry_ids import normalize_ids
         from pelctl.core.trim import TrimOptions
 
         if not safe:

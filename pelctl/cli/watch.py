@@ -279,11 +279,11 @@ def _fatal(error: BaseException, first: bool) -> bool:
         PermissionDenied,
         UsageError,
     )
-    from pelctl.cli.options import _typed
+    from pelctl.cli.failures import typed_error
 
     if isinstance(error, (typer.Exit, SystemExit, GeneratorExit)):
         return True
-    typed = _typed(error) if not isinstance(error, PelctlError) else error
+    typed = typed_error(error) if not isinstance(error, PelctlError) else error
     if isinstance(typed, (UsageError, NeedsServerVersion)):
         return True
     if not isinstance(typed, PelctlError):
@@ -293,7 +293,7 @@ def _fatal(error: BaseException, first: bool) -> bool:
 
 def _report(error: BaseException, rt: Any) -> tuple[int, list[str]]:
     """The error's exit code and its ``error:``/``hint:`` lines (the traceback with -v)."""
-    from pelctl.cli.options import report_error
+    from pelctl.cli.failures import report_error
 
     buf = io.StringIO()
     with contextlib.redirect_stderr(buf):

@@ -31,6 +31,7 @@ from typing import Any
 
 import redis
 
+from pelctl.base.collector import gc_paused
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -41,7 +42,6 @@ from pelctl.redis.scan import (
     Key,
     PelScan,
     format_key,
-    gc_paused,
     parse_key,
 )
 
@@ -271,7 +271,7 @@ class _ExistenceChecker:
         out: set[bytes] = set()
         i = 0
         # XRANGE replies are nested lists (entry, fields): pause the cyclic GC while they
-        # are parsed and dropped (see pelctl.redis.scan.gc_paused).
+        # are parsed and dropped (see pelctl.base.collector.gc_paused).
         with gc_paused():
             while i < len(ids):
                 chunk = ids[i : i + self.chunk]

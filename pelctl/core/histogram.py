@@ -25,13 +25,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
+from pelctl.base.collector import gc_paused
 from pelctl.base.durations import parse_duration_ms
 from pelctl.base.errors import UsageError
 from pelctl.core.buckets import bucket_finder, count_idle
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
-from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, DEFAULT_PARALLEL, PelScan, gc_paused
+from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, DEFAULT_PARALLEL, PelScan
 
 BY_CHOICES = ("idle", "deliveries", "consumer", "age")
 # Log-scale defaults, in units people type: 100ms 1s 10s 1m 10m 1h 1d 1w.

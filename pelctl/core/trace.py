@@ -51,7 +51,7 @@ from pelctl.core.dlq.envelope import (
     marker_field,
     parse_entry,
 )
-from pelctl.core.executor import normalize_ids
+from pelctl.core.entry_ids import normalize_ids
 from pelctl.core.find import Match, StreamSearched
 from pelctl.core.liveness.verdict import ACTIVE, DEAD_SUSPECT, IDLE, UNKNOWN
 from pelctl.core.models import POISON_DELIVERIES, Advice, Fields, parse_id

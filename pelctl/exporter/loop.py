@@ -22,7 +22,7 @@ from pelctl.core.monitor.model import Refresh
 from pelctl.core.monitor.refresh import MonitorOptions, Refresher
 from pelctl.exporter.metrics import Collector, ServerView
 from pelctl.reclaim.logs import event
-from pelctl.redis.connection import Connection
+from pelctl.redis.connection import Connection, no_client_retries
 from pelctl.redis.settings import ConnectionSettings
 
 # While a server keeps failing the same way, its error is logged again this often.
@@ -138,7 +138,7 @@ class ServerLoop:
         try:
             if self.conn is None:
                 self.conn = self._connect(self.target.settings)
-                _no_client_retries(self.conn)
+                no_client_retries(self.conn)
             refresh = self.refresher.refresh(self.conn)
         except KeyboardInterrupt:
             raise
@@ -279,18 +279,6 @@ class ServerLoop:
                 wait = min(self.interval_s, RETRY_FIRST_S * 2 ** min(self.failures - 1, 16))
             self.stop.wait(max(0.0, wait))
         self.drop_connection()
-
-
-def _no_client_retries(conn: Connection) -> None:
-    """The loop retries on its own clock and logs it; redis-py's silent retries would hide a
-    restart and stretch a refresh."""
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
-
-    try:
-        conn.client.set_retry(Retry(NoBackoff(), 0))
-    except Exception:  # noqa: BLE001 - cluster clients manage retries their own way
-        pass
 
 
 class Loops:

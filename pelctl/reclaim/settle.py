@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pelctl.base.errors import ConnectionFailed, OperationFailed
 from pelctl.core.mutations.declaration import Plan
@@ -36,6 +37,10 @@ from pelctl.core.mutations.model import Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.reclaim.model import ReclaimConfig
 from pelctl.redis.connection import Connection
+
+if TYPE_CHECKING:
+    import redis
+    from redis.client import Pipeline
 
 # One raw XPENDING row: (id, owner, idle_ms, deliveries).
 Row = Sequence  # [bytes, bytes, int, int]
@@ -56,6 +61,42 @@ class Taken:
     deleted: bool = False  # the take returned it without its stream entry
 
 
+def parse_claim_reply(reply: Any) -> list[Taken]:
+    """``XREADGROUP ... CLAIM`` entries: ``[id, fields, idle-ms, times-delivered]``.
+
+    ``times-delivered`` counts the deliveries *before* this one (0 for new entries, which
+    also have idle 0). RESP2 (a list of ``[stream, entries]``) or RESP3 (a map).
+    """
+    if not reply:
+        return []
+    streams = reply.items() if isinstance(reply, dict) else reply
+    out: list[Taken] = []
+    append = out.append
+    for _name, entries in streams:
+        for entry in entries or ():
+            entry_id = entry[0]
+            if not isinstance(entry_id, bytes):
+                entry_id = str(entry_id).encode()
+            fields = entry[1]
+            if len(entry) > 3:
+                idle, delivered = int(entry[2]), int(entry[3])
+            else:
+                idle = delivered = 0
+            if isinstance(fields, dict):  # RESP3
+                fields = [x for kv in fields.items() for x in kv]
+            append(
+                Taken(
+                    entry_id,
+                    delivered,
+                    idle,
+                    fields,
+                    new=not (idle or delivered),
+                    deleted=fields is None,
+                )
+            )
+    return out
+
+
 def plan_from_rows(
     action: str,
     stream: bytes,
@@ -70,10 +111,10 @@ def plan_from_rows(
     ``mutations.plan()`` discovers its own rows; the loop already has them. Every item
     keeps the owner, idle and delivery count it was seen with, which the scripts re-verify.
     """
-    item_action = {"dlq-move": "dlq"}.get(action, action)
-    items = tuple(
-        PlanItem(bytes(r[0]), bytes(r[1]), int(r[2]), int(r[3]), item_action) for r in rows
-    )
+    from pelctl.core.mutations.declaration import get
+
+    planned = get(action).planned_outcome
+    items = tuple(PlanItem(bytes(r[0]), bytes(r[1]), int(r[2]), int(r[3]), planned) for r in rows)
     return Plan(
         action=action,
         stream=stream,
@@ -246,61 +287,12 @@ def settle_unscripted(
     The delivery count written (``_dlq_deliveries``, added to ``_prior_deliveries``) is the
     entry's PEL count, read here as the scripts read it.
     """
-    from pelctl.core.dlq import envelope
-    from pelctl.core.lineage import requeue_copy
-
     raw = conn.raw(stream)
-    need = [e for e in entries if e.fields is None and not e.deleted]
-    fields: dict[bytes, list | None] = {e.id: e.fields for e in entries}
-    ids = sorted((e.id for e in entries), key=_id_key)
+    fields, counts, now_ms = _read(raw, stream, group, owner, entries)
     pipe = raw.pipeline(transaction=False)
-    for e in need:
-        pipe.execute_command("XRANGE", stream, e.id, e.id)
-    if ids:
-        pipe.execute_command("XPENDING", stream, group, ids[0], ids[-1], len(ids) + 100, owner)
-    pipe.execute_command("TIME")
-    replies = pipe.execute()
-    for e, found in zip(need, replies[: len(need)], strict=True):
-        fields[e.id] = list(found[0][1]) if found and found[0][1] is not None else None
-    counts = {_b(row[0]): int(row[3]) for row in (replies[len(need)] if ids else [])}
-    seconds, micros = replies[-1]
-    now_ms = int(seconds) * 1000 + int(micros) // 1000
-    m = cfg.max_deliveries
-    plans: list[tuple[Taken, str]] = []
-    pipe = raw.pipeline(transaction=False)
-    for e in entries:
-        flat = None if e.deleted else fields.get(e.id)
-        if flat is None:
-            plans.append((e, "ghost"))
-            continue
-        pel_count = counts.get(e.id, e.deliveries)
-        retries, copy = requeue_copy(
-            [_b(x) for x in flat], cfg.field_prefix, e.id, pel_count, lineage=not cfg.no_lineage
-        )
-        to_dlq = cfg.over_limit(e.deliveries) or (
-            cfg.to is None and m is not None and retries + 1 > m - 1
-        )
-        if to_dlq:
-            body = envelope.write(
-                [_b(x) for x in flat],
-                cfg.field_prefix,
-                stream,
-                group,
-                e.id,
-                owner,
-                pel_count,
-                e.idle_ms,
-                cfg.dlq_reason,
-                now_ms,
-            )
-            pipe.execute_command("XADD", cfg.dlq_for(stream), "*", *body)
-            plans.append((e, "dlq"))
-        elif cfg.to is not None:
-            pipe.execute_command("XCLAIM", stream, group, cfg.to, 0, e.id, "JUSTID")
-            plans.append((e, "claimed"))
-        else:
-            pipe.execute_command("XADD", stream, "*", *copy)
-            plans.append((e, "requeued"))
+    plans = [
+        (e, _write(pipe, cfg, stream, group, owner, e, fields, counts, now_ms)) for e in entries
+    ]
     written = iter(pipe.execute(raise_on_error=False) if len(pipe) else [])
     out: list[ItemResult] = []
     acks: list[tuple[Taken, str, str]] = []
@@ -322,6 +314,78 @@ def settle_unscripted(
         for (e, status, detail), n in zip(acks, pipe.execute(), strict=True):
             out.append(ItemResult(e.id, status if int(n) == 1 else "not-pending", detail))
     return out
+
+
+def _read(
+    raw: redis.Redis, stream: bytes, group: bytes, owner: bytes, entries: Sequence[Taken]
+) -> tuple[dict[bytes, list | None], dict[bytes, int], int]:
+    """One round trip: the fields of the entries the take did not return, their PEL counts
+    (as the scripts read them) and the server's time in ms."""
+    need = [e for e in entries if e.fields is None and not e.deleted]
+    fields: dict[bytes, list | None] = {e.id: e.fields for e in entries}
+    ids = sorted((e.id for e in entries), key=_id_key)
+    pipe = raw.pipeline(transaction=False)
+    for e in need:
+        pipe.execute_command("XRANGE", stream, e.id, e.id)
+    if ids:
+        pipe.execute_command("XPENDING", stream, group, ids[0], ids[-1], len(ids) + 100, owner)
+    pipe.execute_command("TIME")
+    replies = pipe.execute()
+    for e, found in zip(need, replies[: len(need)], strict=True):
+        fields[e.id] = list(found[0][1]) if found and found[0][1] is not None else None
+    counts = {_b(row[0]): int(row[3]) for row in (replies[len(need)] if ids else [])}
+    seconds, micros = replies[-1]
+    return fields, counts, int(seconds) * 1000 + int(micros) // 1000
+
+
+def _write(
+    pipe: Pipeline,
+    cfg: ReclaimConfig,
+    stream: bytes,
+    group: bytes,
+    owner: bytes,
+    e: Taken,
+    fields: dict[bytes, list | None],
+    counts: dict[bytes, int],
+    now_ms: int,
+) -> str:
+    """Queue what settles ``e`` on ``pipe`` and say what it is: ``ghost`` (nothing to write:
+    its stream entry is gone), ``dlq`` (the envelope), ``claimed`` (to ``--to``) or
+    ``requeued`` (the copy with its lineage)."""
+    from pelctl.core.dlq import envelope
+    from pelctl.core.lineage import requeue_copy
+
+    flat = None if e.deleted else fields.get(e.id)
+    if flat is None:
+        return "ghost"
+    m = cfg.max_deliveries
+    pel_count = counts.get(e.id, e.deliveries)
+    retries, copy = requeue_copy(
+        [_b(x) for x in flat], cfg.field_prefix, e.id, pel_count, lineage=not cfg.no_lineage
+    )
+    to_dlq = cfg.over_limit(e.deliveries) or (
+        cfg.to is None and m is not None and retries + 1 > m - 1
+    )
+    if to_dlq:
+        body = envelope.write(
+            [_b(x) for x in flat],
+            cfg.field_prefix,
+            stream,
+            group,
+            e.id,
+            owner,
+            pel_count,
+            e.idle_ms,
+            cfg.dlq_reason,
+            now_ms,
+        )
+        pipe.execute_command("XADD", cfg.dlq_for(stream), "*", *body)
+        return "dlq"
+    if cfg.to is not None:
+        pipe.execute_command("XCLAIM", stream, group, cfg.to, 0, e.id, "JUSTID")
+        return "claimed"
+    pipe.execute_command("XADD", stream, "*", *copy)
+    return "requeued"
 
 
 def _id_key(entry_id: bytes) -> tuple[int, int]:

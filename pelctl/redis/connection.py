@@ -186,6 +186,19 @@ def _sentinel_client(settings: ConnectionSettings, kwargs: dict[str, object]) ->
     return sentinel.master_for(service, db=db)
 
 
+def no_client_retries(conn: Connection) -> None:
+    """For a loop that retries on its own clock and logs it (the reclaim loop, the
+    exporter): redis-py's silent retries (10 by default in redis-py 8) would hide a restart,
+    stretch a pass and re-send commands blindly."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    try:
+        conn.client.set_retry(Retry(NoBackoff(), 0))
+    except Exception:  # noqa: BLE001 - cluster clients manage retries their own way
+        pass
+
+
 def connect(settings: ConnectionSettings) -> Connection:
     """Connect, detect cluster mode and capabilities (one ``INFO``), and return a Connection."""
     check_url(settings.url)  # settings made without resolve_settings (library, Spark) too

@@ -109,6 +109,30 @@ def _connection_hint(text: str) -> str:
     return "check --url / PELCTL_URL and that the server is reachable"
 
 
+# What a lost connection looks like: pelctl's typed error, redis-py's, or the socket's.
+_CONNECTION_ERRORS = (ConnectionFailed, rex.ConnectionError, rex.TimeoutError, OSError)
+
+
+def is_connection_error(err: BaseException) -> bool:
+    """The connection was lost: the outcome of what was in flight is unknown.
+
+    True when the error or any error it was raised from (``raise ... from``, followed down
+    the ``__cause__`` chain) is a lost connection: pelctl's :class:`ConnectionFailed`,
+    redis-py's ``ConnectionError``/``TimeoutError``, or a socket's ``OSError``. Both ways
+    matter: a typed error wrapping a reset socket is a lost connection (the outcome is
+    unknown, so it must not be reported as a plain failure), and so is a redis-py
+    ``ConnectionError`` whatever it was raised from.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        if isinstance(current, _CONNECTION_ERRORS):
+            return True
+        seen.add(id(current))
+        current = current.__cause__
+    return False
+
+
 @contextmanager
 def redis_errors(where: str = "", secrets: tuple[str, ...] = ()) -> Iterator[None]:
     try:

@@ -24,11 +24,9 @@
 
 from __future__ import annotations
 
-import gc
 import time
 from collections import deque
 from collections.abc import Generator, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import redis
@@ -143,25 +141,6 @@ def _bound(text: bytes | str, *, start: bool) -> Key | None:
     if exclusive:
         return next_key(key) if start else prev_key(key)
     return key
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector around a tight aggregation loop.
-
-    Every XPENDING row is a fresh list, so a scan allocates millions of GC-tracked containers;
-    the collector's generational passes then cost as much as parsing the replies. The rows
-    hold no reference cycles (reference counting frees them), so pausing the collector for the
-    length of a loop that we control is safe. Not used by ``pages()`` itself: a generator
-    hands control to arbitrary caller code.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class _Segment:

@@ -11,26 +11,26 @@ from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.mutations.api import dry_run_result
 from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
-from pelctl.core.mutations.outcomes import RepairResult, planned_outcome
+from pelctl.core.mutations.model import PlanItem
+from pelctl.core.mutations.outcomes import RepairResult
 from pelctl.render.protocol import Message, Note, Part, Record, ResultRenderer, Stream
-from pelctl.render.repair import failures, plan_table
+from pelctl.render.repair import failures, held_counts, plan_table
 from pelctl.render.table import Column, TableData
 
-_ACTION_STYLE = {"skip": "dim", "refuse": "red", "purge": "yellow"}
+_OUTCOME_STYLE = {"refused": "red", "purged": "yellow"}
 
 
 def plan_columns(plan: Plan) -> tuple[Column, ...]:
     # Narrow terminals: the DLQ (named in the summary) goes first, then the deliveries;
-    # names and notes are shortened; the id, the target, the age and the action stay.
-    where = "TARGET" if plan.action == "dlq-replay" else "SOURCE"
+    # names and notes are shortened; the id, the target, the age and the outcome stay.
+    where = "TARGET" if plan.mutation.per_item_destination else "SOURCE"
     return (
         Column("dlq", "DLQ", priority=2, shrinkable=True, min_width=10),
         Column("id", "ID"),
         Column("target", where, shrinkable=True, min_width=12),
         Column("age", "AGE", "right"),
         Column("deliveries", "DELIV", "right", priority=1),
-        Column("action", "ACTION"),
+        Column("outcome", "OUTCOME"),
         Column("note", "NOTE", shrinkable=True, min_width=24),
     )
 
@@ -38,14 +38,14 @@ def plan_columns(plan: Plan) -> tuple[Column, ...]:
 def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
     """One planned entry; ``outcome`` is what applying it will report (``replayed``,
     ``purged``, ``refused``)."""
-    where = "target" if plan.action == "dlq-replay" else "source"
+    where = "target" if plan.mutation.per_item_destination else "source"
     return {
         "dlq": escape(plan.stream),
         "id": escape(item.id),
         where: escape(item.owner) if item.owner else None,
         "age_ms": item.idle_ms,
         "deliveries": item.deliveries,
-        "outcome": planned_outcome(item),
+        "outcome": item.outcome,
         "note": item.note,
     }
 
@@ -55,7 +55,7 @@ NOT_IN_DLQ = "not in the dead-letter stream"
 
 def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
     """An explicit id that is not in the dead-letter stream (applied: ``gone``)."""
-    where = "target" if plan.action == "dlq-replay" else "source"
+    where = "target" if plan.mutation.per_item_destination else "source"
     return {
         "dlq": escape(plan.stream),
         "id": escape(entry_id),
@@ -86,14 +86,15 @@ class PlanRows:
     def row(self, item: PlanRow, /) -> tuple[str, ...]:
         plan, x = item
         if isinstance(x, bytes):
-            return (escape(plan.stream), escape(x), "-", "-", "-", "skip", NOT_IN_DLQ)
+            missing = plan.mutation.missing_outcome
+            return (escape(plan.stream), escape(x), "-", "-", "-", missing, NOT_IN_DLQ)
         return (
             escape(plan.stream),
             escape(x.id),
             escape(x.owner) or "-",
             format_duration_ms(x.idle_ms),
             str(x.deliveries),
-            x.action,
+            x.outcome,
             x.note,
         )
 
@@ -103,7 +104,9 @@ class PlanRows:
 
     def style(self, item: PlanRow, /) -> str | None:
         x = item[1]
-        return "dim" if isinstance(x, bytes) else _ACTION_STYLE.get(x.action)
+        if isinstance(x, bytes):
+            return "dim"
+        return _OUTCOME_STYLE.get(x.outcome) or (None if x.acts else "dim")
 
 
 def plan_items(
@@ -120,7 +123,7 @@ def plan_summary(plan: Plan) -> str:
     n = plan.count
     noun = "entry" if n == 1 else "entries"
     text = f"{plan.action}: {n:,} {noun} from {escape(plan.stream)}"
-    if plan.action == "dlq-replay":
+    if plan.mutation.per_item_destination:
         by_target: dict[bytes, int] = {}
         for item in plan.actionable:
             by_target[item.owner] = by_target.get(item.owner, 0) + 1
@@ -129,9 +132,9 @@ def plan_summary(plan: Plan) -> str:
             text += " to " + ", ".join(f"{escape(t)} ({c:,})" for t, c in top[:3])
             if len(top) > 3:
                 text += f" and {len(top) - 3} more"
-    skipped = {a: c for a, c in plan.action_counts().items() if a in SKIP_ACTIONS}
-    if skipped:
-        text += "; " + ", ".join(f"{a} {c:,}" for a, c in sorted(skipped.items()))
+    held = held_counts(plan)
+    if held:
+        text += f"; {held}"
     return text
 
 

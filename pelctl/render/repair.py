@@ -15,7 +15,7 @@ from pelctl.base.durations import format_duration_ms
 from pelctl.core.audit import failed_list
 from pelctl.core.mutations.api import dry_run_result
 from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
+from pelctl.core.mutations.model import ConsumerItem, PlanItem
 from pelctl.core.mutations.outcomes import RepairResult
 from pelctl.render.protocol import (
     Blank,
@@ -33,44 +33,65 @@ from pelctl.render.protocol import (
 from pelctl.render.table import Column, TableData, fmt_int
 
 # Narrow terminals (docs/output.md): the deliveries go first; owners and notes are
-# shortened; the id, the idle time and the action of every entry stay.
+# shortened; the id, the idle time and the outcome of every entry stay. OUTCOME is what
+# applying the item will report, in the apply's words (requeued, dlq, ghost, alive, ...).
 ENTRY_COLUMNS = (
     Column("id", "ID"),
     Column("owner", "OWNER", shrinkable=True, min_width=12),
     Column("idle", "IDLE", "right"),
     Column("deliveries", "DELIVERIES", "right", priority=1),
-    Column("action", "ACTION"),
+    Column("outcome", "OUTCOME"),
     Column("note", "NOTE", shrinkable=True, min_width=16),
 )
 CONSUMER_COLUMNS = (
     Column("id", "CONSUMER", shrinkable=True, min_width=12),
     Column("idle", "INACTIVE", "right"),
     Column("deliveries", "PENDING", "right"),
-    Column("action", "ACTION"),
+    Column("outcome", "OUTCOME"),
     Column("note", "NOTE", shrinkable=True, min_width=16),
 )
-_ACTION_STYLE = {"skip": "dim", "refuse": "red", "dlq": "magenta", "ack-ghost": "yellow"}
+_OUTCOME_STYLE = {"refused": "red", "dlq": "magenta", "ghost": "yellow"}
+
+
+def outcome_style(item: PlanItem) -> str | None:
+    """Refused red, dead-lettered magenta, ghosts yellow, what the plan leaves alone dim."""
+    return _OUTCOME_STYLE.get(item.outcome) or (None if item.acts else "dim")
+
+
+def held_counts(plan: Plan) -> str:
+    """What a plan leaves alone, as its summary counts it: ``refuse 1, skip 2`` (the ids
+    that were missing are skipped too)."""
+    refused, skipped = plan.refused, plan.skipped - plan.refused
+    return ", ".join(f"{word} {n:,}" for word, n in (("refuse", refused), ("skip", skipped)) if n)
 
 
 def plan_columns(plan: Plan) -> tuple[Column, ...]:
     return CONSUMER_COLUMNS if plan.mutation.subject == "consumer" else ENTRY_COLUMNS
 
 
+def as_consumer(item: PlanItem) -> ConsumerItem:
+    """A consumers-prune item as its own type (one made as a plain item: read by place)."""
+    if isinstance(item, ConsumerItem):
+        return item
+    return ConsumerItem.of(item.id, item.idle_ms, item.deliveries, item.outcome, item.note)
+
+
 def plan_row(plan: Plan, item: PlanItem) -> tuple[str, ...]:
     if plan.mutation.subject == "consumer":
+        c = as_consumer(item)
         return (
-            escape(item.id),
-            format_duration_ms(item.idle_ms),
-            fmt_int(item.deliveries),
-            item.action,
-            item.note,
+            escape(c.name),
+            format_duration_ms(c.inactive_ms),
+            fmt_int(c.pending),
+            c.outcome,
+            c.note,
         )
     return (
         escape(item.id),
         escape(item.owner),
         format_duration_ms(item.idle_ms),
         str(item.deliveries),
-        item.action,
+        item.outcome,
         item.note,
     )
 
@@ -108,7 +129,7 @@ class PlanRows:
 
     def row(self, item: PlanItem | bytes, /) -> tuple[str, ...]:
         if isinstance(item, bytes):
-            return (escape(item), "-", "-", "-", "skip", "not pending")
+            return (escape(item), "-", "-", "-", self.plan.mutation.missing_outcome, "not pending")
         return plan_row(self.plan, item)
 
     def record(self, item: PlanItem | bytes, /) -> dict[str, Any]:
@@ -117,7 +138,7 @@ class PlanRows:
         return plan_record(self.plan, item)
 
     def style(self, item: PlanItem | bytes, /) -> str | None:
-        return "dim" if isinstance(item, bytes) else _ACTION_STYLE.get(item.action)
+        return "dim" if isinstance(item, bytes) else outcome_style(item)
 
 
 def plan_rows(plan: Plan) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
@@ -130,23 +151,22 @@ def plan_rows(plan: Plan) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str
 def plan_summary(plan: Plan) -> str:
     """``requeue: 1,198 entries of orders/billing (skip 6); held by billing-2 (1,204)``."""
     m = plan.mutation
-    counts = plan.action_counts()
     n = plan.count
-    parts = [f"{a} {c:,}" for a, c in sorted(counts.items()) if a in SKIP_ACTIONS]
+    held = held_counts(plan)
     text = f"{m.name}: {n:,} {m.noun(n)} of {escape(plan.stream)}/{escape(plan.group)}"
-    if m.name == "claim" and plan.options.to is not None:
-        text += f" to {escape(plan.options.to)}"
-    elif m.name == "dlq-move" and plan.options.dlq is not None:
-        text += f" to {escape(plan.options.dlq)}"
-    elif m.name == "consumers-prune" and plan.options.reassign_to is not None:
-        text += f", entries reassigned to {escape(plan.options.reassign_to)}"
-    by_action = [f"{a} {c:,}" for a, c in sorted(counts.items()) if a not in SKIP_ACTIONS]
-    if len(by_action) > 1:
-        text += f" ({', '.join(by_action)})"
-    if parts:
-        text += f"; {', '.join(parts)}"
+    where_to = m.destination_of(plan.options)
+    receiver = m.received_by(plan.options)
+    if where_to is not None:
+        text += f" to {escape(where_to)}"
+    elif m.subject == "consumer" and receiver is not None:
+        text += f", entries reassigned to {escape(receiver)}"
+    by_outcome = [f"{a} {c:,}" for a, c in sorted(plan.outcome_counts().items())]
+    if len(by_outcome) > 1:
+        text += f" ({', '.join(by_outcome)})"
+    if held:
+        text += f"; {held}"
     if m.subject == "entry" and plan.items:
-        owners = Counter(i.owner for i in plan.items if i.action not in SKIP_ACTIONS)
+        owners = Counter(i.owner for i in plan.items if i.acts)
         top = ", ".join(f"{escape(o)} ({c:,})" for o, c in owners.most_common(3))
         more = len(owners) - 3
         if top:

@@ -35,22 +35,36 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pelctl.base.errors import UsageError
 from pelctl.core.histogram import DEFAULT_DELIVERY_EDGES, Bucket
 from pelctl.core.liveness.verdict import DEAD_SUSPECT, DEFAULT_DEAD_AFTER_MS, UNKNOWN
 from pelctl.core.models import POISON_DELIVERIES
 from pelctl.render.histogram import bucket_label
+from pelctl.spark import inputs
 from pelctl.spark import results as res
-from pelctl.spark.schema import PARTITION_COLUMN, TABLES, spark_ddl
+from pelctl.spark.inputs import Tables, check_snapshot_dir, load_from_redis, release
+from pelctl.spark.trends import fleet_trends, ms_iso, single_point_trends
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row, SparkSession
 
     from pelctl.core import liveness
+
+# What the CLI, the benchmarks and the tests import from here (the loaders live in
+# pelctl.spark.inputs, the trends in pelctl.spark.trends).
+__all__ = [
+    "AnalyzeOptions",
+    "Tables",
+    "analyze",
+    "check_snapshot_dir",
+    "consumer_verdicts",
+    "group_stats",
+    "load_from_redis",
+    "load_snapshots",
+    "release",
+    "trends_section",
+]
 
 DEFAULT_ACCURACY = 10_000
 DEFAULT_STUCK_IDLE_MS = 300_000  # `--stuck-idle 5m`
@@ -70,7 +84,6 @@ def _delivery_buckets() -> tuple[tuple[str, int, int | None], ...]:
 
 
 DELIVERY_BUCKETS = _delivery_buckets()
-HOUR_MS = 3_600_000
 
 
 @dataclass(frozen=True)
@@ -83,201 +96,7 @@ class AnalyzeOptions:
     since_ms: int | None = None  # trends: only snapshots this recent
 
 
-@dataclass
-class Tables:
-    """DataFrames of the latest snapshot per server, plus the group history for trends."""
-
-    pel: DataFrame
-    consumers: DataFrame
-    groups: DataFrame
-    dlq: DataFrame
-    streams: DataFrame
-    history: DataFrame
-    input: res.Input
-    history_points: int | None = None  # distinct snapshots in the history, when known
-
-
-# -- loading -------------------------------------------------------------------------------
-
-
-def _empty(spark: SparkSession, table: str) -> DataFrame:
-    return spark.createDataFrame([], spark_ddl(table))
-
-
-def _is_local_path(path: str) -> bool:
-    return "://" not in path or path.startswith("file://")
-
-
-def check_snapshot_dir(path: str) -> str:
-    """A local snapshot directory must exist and hold a snapshot; returns it absolute (Spark
-    resolves relative paths against its own working directory). Other URIs pass through."""
-    if not _is_local_path(path):
-        return path
-    local = Path(path.removeprefix("file://"))
-    if not local.is_dir():
-        raise UsageError(
-            f"no snapshot directory at {path}", hint="write one first: pelctl snapshot --out DIR"
-        )
-    if not (local / "streams").is_dir():
-        raise UsageError(
-            f"{path} holds no pelctl snapshot (no streams/ table)",
-            hint="write one first: pelctl snapshot --out DIR",
-        )
-    return str(local.resolve())
-
-
-def load_snapshots(spark: SparkSession, path: str, options: AnalyzeOptions | None = None) -> Tables:
-    """Read a snapshot directory: the latest snapshot of each server, and the group history."""
-    from functools import reduce
-
-    from pyspark.sql import functions as F
-
-    options = options or AnalyzeOptions()
-    path = check_snapshot_dir(path)
-    frames = {}
-    for table in TABLES:
-        table_path = f"{path.rstrip('/')}/{table}"
-        if _is_local_path(table_path) and not Path(table_path).is_dir():
-            frames[table] = _empty(spark, table).withColumn(
-                PARTITION_COLUMN, F.lit(None).cast("string")
-            )
-            continue
-        ddl = f"{spark_ddl(table)}, `{PARTITION_COLUMN}` string"
-        frames[table] = spark.read.schema(ddl).parquet(table_path)
-    # Snapshots written before schema 4 have the dlq's consumer under its old name, owner
-    # (its columns read as null here): the one name, whatever wrote the files.
-    frames["dlq"] = frames["dlq"].withColumn(
-        "consumer", F.coalesce(F.col("consumer"), F.col("owner"))
-    )
-    # Every (server, snapshot) pair, from the small streams table: one small job.
-    marks = frames["streams"].select("server", PARTITION_COLUMN).distinct().collect()
-    if not marks:
-        raise UsageError(f"{path} holds no snapshot with streams", hint="pelctl snapshot --out DIR")
-    latest: dict[str, str] = {}
-    for row in marks:
-        server, value = row["server"], row[PARTITION_COLUMN]
-        if value > latest.get(server, ""):
-            latest[server] = value  # ISO basic format: text order is time order
-    values = sorted(set(latest.values()))
-    cond = reduce(
-        lambda a, b: a | b,
-        [(F.col("server") == s) & (F.col(PARTITION_COLUMN) == v) for s, v in latest.items()],
-    )
-
-    def latest_of(table: str) -> DataFrame:
-        # The isin on the partition column prunes files; the condition picks per server.
-        return (
-            frames[table]
-            .where(F.col(PARTITION_COLUMN).isin(values))
-            .where(cond)
-            .drop(PARTITION_COLUMN)
-        )
-
-    history = frames["groups"]
-    snapshots = sorted({row[PARTITION_COLUMN] for row in marks})
-    if options.since_ms:
-        from pelctl.spark.parquet import partition_value
-
-        cutoff = partition_value(
-            datetime.fromtimestamp((time.time() * 1000 - options.since_ms) / 1000.0, UTC)
-        )
-        history = history.where(F.col(PARTITION_COLUMN) >= cutoff)
-        snapshots = [v for v in snapshots if v >= cutoff]
-    return Tables(
-        pel=latest_of("pel").select(*_PEL_COLUMNS),
-        consumers=latest_of("consumers"),
-        groups=latest_of("groups"),
-        dlq=latest_of("dlq"),
-        streams=latest_of("streams"),
-        history=history.drop(PARTITION_COLUMN),
-        input=res.Input(
-            "snapshots",
-            path=path,
-            snapshot_count=len(set(r[PARTITION_COLUMN] for r in marks)),
-            latest=dict(sorted(latest.items())),
-        ),
-        history_points=len(snapshots),
-    )
-
-
-_PEL_COLUMNS = (
-    "snapshot_time",
-    "server",
-    "stream",
-    "group",
-    "id",
-    "id_ms",
-    "id_seq",
-    "consumer",
-    "idle_ms",
-    "deliveries",
-)
-
-
-def load_from_redis(spark: SparkSession, urls: list[str], reader_options: dict[str, str]) -> Tables:
-    """Read live Redis: the PEL through the ``pel`` data source (executors scan the PELs in
-    parallel, one task per server/stream/group/id range), the small tables on the driver."""
-    from pelctl.base.binary import unescape
-    from pelctl.spark import register
-    from pelctl.spark.parquet import now_ms_precision
-    from pelctl.spark.snapshot import Target, small_tables
-    from pelctl.spark.source import connect_url, parse_options
-
-    register(spark)
-    reader = spark.read.format("pel").option("urls", " ".join(urls)).option("table", "pel")
-    for key, value in reader_options.items():
-        if value is not None:
-            reader = reader.option(key, str(value))
-    # Persisted so every job sees the same read of the PEL (and Redis is read once).
-    pel = reader.load().select(*_PEL_COLUMNS).persist()
-
-    opts = parse_options({**reader_options, "urls": " ".join(urls)})
-    targets = []
-    try:
-        for url in opts.urls:
-            conn = connect_url(opts, url, "analyze")
-            targets.append(Target(conn.settings.url, conn))
-        small = small_tables(
-            targets,
-            match=unescape(opts.match) if opts.match else None,
-            dlq_prefix=opts.envelope_head.encode(),
-            snapshot_time=now_ms_precision(),
-        )
-    finally:
-        for t in targets:
-            t.conn.close()
-    frames = {name: spark.createDataFrame(table) for name, table in small.items()}
-    return Tables(
-        pel=pel,
-        consumers=frames["consumers"],
-        groups=frames["groups"],
-        dlq=frames["dlq"],
-        streams=frames["streams"],
-        history=frames["groups"],
-        input=res.Input("redis", servers=tuple(_redacted(u) for u in urls)),
-        history_points=1,
-    )
-
-
-def _redacted(url: str) -> str:
-    from pelctl.redis.url import redact
-
-    return redact(url)
-
-
 # -- the jobs ------------------------------------------------------------------------------
-
-
-def _ms_iso(ms: int | None) -> str | None:
-    return None if ms is None else _iso(ms)
-
-
-def _iso(ms: int) -> str:
-    return (
-        datetime.fromtimestamp(ms / 1000.0, UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
 
 
 def _key(row: Row) -> tuple[str, str, str]:
@@ -434,7 +253,7 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analys
     dlq_stats = _dlq_section(dlq_rows, o.top)
 
     if tables.history_points is not None and tables.history_points <= 1:
-        trends = _single_point_trends(group_rows)
+        trends = single_point_trends(group_rows)
     else:
         trends = trends_section(tables.history, o)
 
@@ -450,7 +269,7 @@ def analyze(tables: Tables, options: AnalyzeOptions | None = None) -> res.Analys
         dead_consumer_count=len(dead),
         liveness_unknown_consumer_count=len(unknown),
         dlq_entry_count=dlq_stats.total,
-        snapshot_time=_ms_iso(max((g["snapshot_ms"] for g in group_rows), default=None)),
+        snapshot_time=ms_iso(max((g["snapshot_ms"] for g in group_rows), default=None)),
     )
     poison_groups = sorted((g for g in groups if g.poison_count), key=lambda g: -g.poison_count)
     return res.Analysis(
@@ -579,21 +398,6 @@ def group_stats(pel: DataFrame, o: AnalyzeOptions) -> list[Row]:
     )
 
 
-def _single_point_trends(group_rows: list[Row]) -> res.Trends:
-    """One snapshot: the series is one point and there is no growth yet."""
-    if not group_rows:
-        return res.NO_TRENDS
-    t = max(int(g["snapshot_ms"]) for g in group_rows)
-    pending = sum(int(g["pending"]) for g in group_rows)
-    return res.Trends(
-        snapshot_count=1,
-        series=(res.SeriesPoint(_iso(t), pending, len(group_rows)),),
-        hourly=(res.HourPoint(_iso(t // HOUR_MS * HOUR_MS), pending, None),),
-        growth_per_hour=None,
-        fastest_growing=(),
-    )
-
-
 def _group_record(key: tuple[str, str, str], stats: Row | None, g: Row | None) -> res.GroupStats:
     server, stream, group = key
     snapshot_ms = (g["snapshot_ms"] if g is not None else None) or (
@@ -650,7 +454,7 @@ def _dlq_section(rows: list[Row], top: int) -> res.DlqStats:
         by_source[source] = by_source.get(source, 0) + n
         by_reason[reason] = by_reason.get(reason, 0) + n
         pairs.append(
-            res.DlqPair(r["source"], r["reason"], n, _ms_iso(r["first_ms"]), _ms_iso(r["last_ms"]))
+            res.DlqPair(r["source"], r["reason"], n, ms_iso(r["first_ms"]), ms_iso(r["last_ms"]))
         )
     pairs.sort(key=lambda d: (-d.count, str(d.source), str(d.reason)))
 
@@ -665,108 +469,12 @@ def _dlq_section(rows: list[Row], top: int) -> res.DlqStats:
     )
 
 
+def load_snapshots(spark: SparkSession, path: str, options: AnalyzeOptions | None = None) -> Tables:
+    """Read a snapshot directory (:func:`pelctl.spark.inputs.load_snapshots`), the trends'
+    history limited by ``options.since_ms``."""
+    return inputs.load_snapshots(spark, path, since_ms=(options or AnalyzeOptions()).since_ms)
+
+
 def trends_section(history: DataFrame, o: AnalyzeOptions) -> res.Trends:
-    """Fleet pending per snapshot and per hour; growth per hour; the fastest-growing groups.
-
-    Growth per hour is the least-squares slope of pending over time (``regr_slope``), so one
-    odd snapshot does not dominate; it needs two snapshots at different times.
-    """
-    from pyspark.sql import functions as F
-
-    h = history.select(
-        "server", "stream", "group", "pending", F.unix_millis("snapshot_time").alias("t")
-    )
-    series_rows = (
-        h.groupBy("t")
-        .agg(F.sum("pending").alias("pending"), F.count(F.lit(1)).alias("group_count"))
-        .orderBy("t")
-        .collect()
-    )
-    series = tuple(
-        res.SeriesPoint(_iso(r["t"]), int(r["pending"] or 0), int(r["group_count"]))
-        for r in series_rows
-    )
-
-    # Per hour: the last value of each group in the hour, summed over groups.
-    hour = (F.col("t") / F.lit(HOUR_MS)).cast("long")
-    hourly_rows = (
-        h.withColumn("hour", hour)
-        .groupBy("server", "stream", "group", "hour")
-        .agg(F.max_by("pending", "t").alias("pending"))
-        .groupBy("hour")
-        .agg(F.sum("pending").alias("pending"))
-        .orderBy("hour")
-        .collect()
-    )
-    hourly = []
-    prev = None
-    for r in hourly_rows:
-        value = int(r["pending"] or 0)
-        hourly.append(
-            res.HourPoint(
-                _iso(int(r["hour"]) * HOUR_MS), value, None if prev is None else value - prev
-            )
-        )
-        prev = value
-
-    hours = F.col("t") / F.lit(float(HOUR_MS))
-    per_group = (
-        h.groupBy("server", "stream", "group")
-        .agg(
-            F.regr_slope(F.col("pending").cast("double"), hours).alias("slope"),
-            F.min_by("pending", "t").alias("first_pending"),
-            F.max_by("pending", "t").alias("last_pending"),
-            F.count(F.lit(1)).alias("snapshots"),
-            F.min("t").alias("first_t"),
-            F.max("t").alias("last_t"),
-        )
-        .where((F.col("snapshots") >= 2) & (F.col("last_t") > F.col("first_t")))
-    )
-    growing = (
-        per_group.where(F.col("slope") > 0)
-        .orderBy(F.desc("slope"), "server", "stream", "group")
-        .limit(o.top)
-        .collect()
-    )
-    fleet_slope = None
-    if len(series) >= 2:
-        xs = [int(r["t"]) / HOUR_MS for r in series_rows]
-        ys = [float(r["pending"] or 0) for r in series_rows]
-        fleet_slope = _slope(xs, ys)
-    return res.Trends(
-        snapshot_count=len(series),
-        series=series,
-        hourly=tuple(hourly),
-        growth_per_hour=None if fleet_slope is None else round(fleet_slope, 3),
-        fastest_growing=tuple(
-            res.GrowingGroup(
-                server=r["server"],
-                stream=r["stream"],
-                group=r["group"],
-                growth_per_hour=round(float(r["slope"]), 3),
-                first_pending=int(r["first_pending"]),
-                last_pending=int(r["last_pending"]),
-                snapshot_count=int(r["snapshots"]),
-                first_time=_ms_iso(r["first_t"]),
-                last_time=_ms_iso(r["last_t"]),
-            )
-            for r in growing
-        ),
-    )
-
-
-def _slope(xs: list[float], ys: list[float]) -> float | None:
-    n = len(xs)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    if sxx == 0:
-        return None
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
-
-
-def release(tables: Tables) -> None:
-    for df in (tables.pel,):
-        try:
-            df.unpersist()
-        except Exception:  # noqa: BLE001 - best effort
-            pass
+    """The trends over the groups' history (:func:`pelctl.spark.trends.fleet_trends`)."""
+    return fleet_trends(history, o.top)

@@ -14,12 +14,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pelctl.base.binary import escape, json_text
+from pelctl.base.collector import gc_paused
 from pelctl.base.errors import NotFound
 from pelctl.core.decoders.registry import decode
 from pelctl.core.models import Fields
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import field_pairs
-from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan, gc_paused
+from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, PelScan
 from pelctl.spark.readers import NodeLiveness, Origin, StreamFacts, fetch_payloads
 from pelctl.spark.schema import arrow_schema
 
@@ -163,7 +164,7 @@ def pel_batches(
 
     Memory is one batch. A group deleted while it is read ends its batches early. The cyclic
     GC is paused while a batch is gathered (rows are cycle-free lists; see
-    ``pelctl.redis.scan.gc_paused``), never while the caller holds a batch.
+    ``pelctl.base.collector.gc_paused``), never while the caller holds a batch.
     """
     names = names or Names()
     stream_text, group_text = names(stream), names(group)

@@ -29,8 +29,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pelctl.base.collector import gc_paused
 from pelctl.redis.connection import Connection
-from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, gc_paused
+from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS
 from pelctl.spark.batches import (
     DEFAULT_DLQ_PREFIX,
     Names,
@@ -106,7 +107,7 @@ def take_snapshot(
         for target in targets:
             servers += 1
             # The rows hold no reference cycles: pausing the cyclic GC while millions of
-            # row lists come and go halves the Python time (pelctl.redis.scan.gc_paused).
+            # row lists come and go halves the Python time (pelctl.base.collector.gc_paused).
             with gc_paused():
                 s, g = _snapshot_server(
                     target,

@@ -150,8 +150,7 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:
         request.action == "prune"
         and not request.assume_dead
         and any(
-            item.action == "refuse" and item.note.startswith("liveness unknown")
-            for item in core_plan.items
+            item.refused and item.note.startswith("liveness unknown") for item in core_plan.items
         )
     ):
         # The command layer's note names the CLI flag; here it is the prune dialog's box.
@@ -161,7 +160,7 @@ def to_view(request: ActionRequest, core_plan: Any) -> ActionPlan:
         warnings.append(
             f"{n:,} selected entr{'y is' if n == 1 else 'ies are'} no longer there (skipped)"
         )
-    refused = core_plan.action_counts().get("refuse", 0)
+    refused = core_plan.refused
     if refused:
         warnings.append(f"{refused:,} refused by the plan: see the NOTE column")
     return ActionPlan(

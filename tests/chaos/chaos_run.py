@@ -195,7 +195,7 @@ def worker_main(
 
 class _Server:
     def __init__(self, binary: str, workdir: str) -> None:
-        from tests.topologies import servers as sv
+        from tests.support import servers as sv
 
         self.sv = sv
         self.binary = binary
@@ -241,7 +241,7 @@ def _child(*args: str) -> list[str]:
 
 
 def run_chaos(cfg: ChaosConfig, workdir: str | None = None) -> ChaosResult:
-    from tests.topologies import servers as sv
+    from tests.support import servers as sv
 
     rnd = random.Random(cfg.seed)
     binary = sv.which("redis-server")

@@ -35,8 +35,8 @@ from pelctl.core.dlq.copies import marker_key
 from pelctl.demo import scenario as sc
 from pelctl.redis.scripts import key_slot
 from tests.integration.dlq_builders import copies_by_marker, dlq_ids, fill
+from tests.support import servers as sv
 from tests.support.tools import need_binary, need_redis86
-from tests.topologies import servers as sv
 
 pytestmark = pytest.mark.slow
 

@@ -218,7 +218,7 @@ def test_an_unknown_audit_policy_is_a_usage_error(cli) -> None:
     ids=["file", "efbig", "directory", "refused", "dns", "timeout", "redis-py"],
 )
 def test_report_error_maps_only_socket_errors_to_exit_4(err, code, needle, capsys) -> None:
-    from pelctl.cli.options import report_error
+    from pelctl.cli.failures import report_error
 
     assert report_error(err, None, 0) == code
     stderr = capsys.readouterr().err

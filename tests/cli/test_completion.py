@@ -35,6 +35,7 @@ import typer.main
 from pelctl.cli import completion, live_names
 from pelctl.demo import scenario as sc
 from pelctl.demo.server import free_port
+from tests.support.tmux import Tmux
 from tests.support.tools import need_binary
 from tools import docs_reference as ref
 
@@ -482,53 +483,6 @@ def test_fish(redis_server, names, tmp_path) -> None:
     assert values[6] == []
 
 
-class Tmux:
-    """An interactive shell in a private tmux server (its own socket), driven by keys."""
-
-    def __init__(self, tmp_path: Path, command: str) -> None:
-        self.socket = str(tmp_path / "tmux.sock")
-        subprocess.run(
-            [
-                "tmux",
-                "-S",
-                self.socket,
-                "new-session",
-                "-d",
-                "-x",
-                "160",
-                "-y",
-                "40",
-                "-s",
-                "t",
-                command,
-            ],
-            check=True,
-        )
-
-    def keys(self, *keys: str) -> None:
-        subprocess.run(["tmux", "-S", self.socket, "send-keys", "-t", "t", *keys], check=True)
-
-    def screen(self) -> str:
-        return subprocess.run(
-            ["tmux", "-S", self.socket, "capture-pane", "-p", "-t", "t"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-
-    def wait_for(self, pred, what: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.screen()
-            if pred(text):
-                return text
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}; screen:\n{self.screen()}")
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-S", self.socket, "kill-server"], check=False, capture_output=True)
-
-
 def _prompt_line(text: str) -> str:
     """The line with the prompt ("> "; the pane drops trailing spaces)."""
     lines = [ln for ln in text.splitlines() if ln == ">" or ln.startswith("> ")]
@@ -558,7 +512,7 @@ def test_zsh_in_a_real_terminal(redis_server, names, tmp_path, install) -> None:
     env = sub_env(redis_server, HOME=str(home), ZDOTDIR=str(home), TERM="xterm")
     keep = ("HOME", "ZDOTDIR", "TERM", "PATH", "PELCTL_URL", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
     command = "env -i " + " ".join(shlex.quote(f"{k}={env[k]}") for k in keep) + " zsh -i"
-    tmux = Tmux(tmp_path, command)
+    tmux = Tmux(command, socket_dir=tmp_path)
     try:
         tmux.wait_for(lambda s: "READY" in s and s.rstrip().endswith(">"), "the prompt")
 

@@ -27,6 +27,7 @@ import pytest
 from pelctl.demo import scenario as sc
 from pelctl.demo.server import free_port, start_server
 from tests.conftest import RedisServer, start_redis
+from tests.support.waiting import wait_for
 
 FRAME_LINE = re.compile(r"^# \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z frame (\d+)$")
 WATCH = ("--watch", "--interval", "100ms", "--count", "3")
@@ -190,12 +191,13 @@ class Watcher:
         return [json.loads(ln) for ln in list(self.lines) if ln.startswith('{"frame"')]
 
     def wait_for(self, pred, what: str, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            if pred():
-                return
-            time.sleep(0.02)
-        assert pred(), f"timed out waiting for {what}: {''.join(self.lines[-10:])}"
+        wait_for(
+            pred,
+            what,
+            timeout,
+            alive=lambda: self.proc.poll() is None,
+            describe=lambda: "".join(self.lines[-10:]),
+        )
 
 
 def test_a_server_that_goes_away_and_comes_back(r) -> None:

@@ -9,13 +9,14 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support.waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,18 +91,14 @@ class Exporter:
         return [e for e in list(self.lines) if e.get("event") == name]
 
     def wait_for(self, pred: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = pred()
-            if value:
-                return value
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        value = pred()
-        if value:
-            return value
-        raise AssertionError(f"timed out waiting for {what}; log:\n" + "".join(self.raw[-40:]))
+        return wait_for(
+            pred,
+            what,
+            timeout,
+            interval=0.05,
+            alive=lambda: self.proc.poll() is None,
+            describe=lambda: "log:\n" + "".join(self.raw[-40:]),
+        )
 
     @property
     def address(self) -> tuple[str, int]:

@@ -38,7 +38,7 @@ class Health:
 @pytest.fixture(scope="module")
 def tls(tmp_path_factory: pytest.TempPathFactory):
     need_binary("openssl")
-    from tests.topologies.servers import make_tls_material
+    from tests.support.servers import make_tls_material
 
     return make_tls_material(str(tmp_path_factory.mktemp("tls")))
 

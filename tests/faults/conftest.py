@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.faults.proxy import FaultProxy
-from tests.topologies import servers as sv
+from tests.support import servers as sv
 from tests.topologies.conftest import need
 
 stats: dict[str, int] = {"runs": 0, "faulted": 0, "failed_cleanly": 0, "completed": 0}

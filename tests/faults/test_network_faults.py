@@ -141,7 +141,7 @@ def test_refused_and_blackholed_connections(proxy, seeded):
 def test_unreachable_port_fails_without_waiting_for_the_timeout(seeded):
     """A refused connection fails at once, not after the socket timeout: with a 10-minute
     PELCTL_TIMEOUT, any wait for it would far exceed the generous bound below."""
-    from tests.topologies import servers as sv
+    from tests.support import servers as sv
 
     t0 = time.monotonic()
     res = run_pelctl(

@@ -25,9 +25,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from typing import Any
 import redis
 
 from tests.frameworks import journal
+from tests.support.waiting import wait_for
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 60.0  # generous: the machine is small and shared
@@ -42,20 +42,6 @@ DEADLINE_S = 60.0  # generous: the machine is small and shared
 FASTSTREAM = "faststream"
 TASKIQ = "taskiq"
 FRAMEWORKS = (FASTSTREAM, TASKIQ)
-
-
-def wait_for(
-    condition: Callable[[], Any], what: str, timeout: float = DEADLINE_S, interval: float = 0.05
-) -> Any:
-    """Poll ``condition`` until it returns something truthy; fail naming ``what``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
 
 
 @dataclass(frozen=True)

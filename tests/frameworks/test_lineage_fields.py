@@ -19,7 +19,8 @@ import json
 
 import pytest
 
-from tests.frameworks.harness import FASTSTREAM, Harness, wait_for
+from tests.frameworks.harness import FASTSTREAM, Harness
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

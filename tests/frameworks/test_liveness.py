@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.frameworks.harness import FASTSTREAM, Harness, Worker, wait_for
+from tests.frameworks.harness import FASTSTREAM, Harness, Worker
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

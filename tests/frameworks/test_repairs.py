@@ -17,7 +17,8 @@ import pytest
 
 from pelctl.demo import scenario as sc
 from tests.frameworks.conftest import FIGURES
-from tests.frameworks.harness import FASTSTREAM, FRAMEWORKS, TASKIQ, Harness, wait_for
+from tests.frameworks.harness import FASTSTREAM, FRAMEWORKS, TASKIQ, Harness
+from tests.support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 

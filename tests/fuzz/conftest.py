@@ -13,11 +13,11 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.conftest import CliResult
+from tests.support import servers as sv
 from tests.support import state
 from tests.support.state import ServerState, snapshot
 from tests.support.tools import in_ci
 from tests.topologies import commands as cm
-from tests.topologies import servers as sv
 from tests.topologies.conftest import need
 
 CASES: Counter[str] = Counter()

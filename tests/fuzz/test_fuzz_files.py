@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from pelctl.demo import scenario as sc
 from tests.fuzz.conftest import FUZZ, assert_unchanged, check_run, count
+from tests.support import servers as sv
 from tests.support.state import ServerState, differences, snapshot
 from tests.support.state import assert_unchanged as state_assert_unchanged
 from tests.topologies import commands as cm
-from tests.topologies import servers as sv
 from tests.topologies.runner import run_pelctl
 
 KNOWN_KEYS = [

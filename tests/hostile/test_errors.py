@@ -51,7 +51,7 @@ def test_translate_escapes_server_texts(hostile, kind: str) -> None:
 def test_report_error_writes_one_line(capsys, hostile) -> None:
     """The last line of defence: whatever a message holds (here the raw name a redis/ layer
     message quotes), stderr gets one ``error:`` line and one ``hint:`` line."""
-    from pelctl.cli.options import report_error
+    from pelctl.cli.failures import report_error
 
     name = _raw(hostile.raw)
     err = GroupNotFound(

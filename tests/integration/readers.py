@@ -12,26 +12,14 @@ Redis sees when a worker process dies, and waits until the thread is gone.
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
-from typing import Any
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from tests.support.waiting import wait_for
+
 DEADLINE_S = 30.0
-
-
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = DEADLINE_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.02)
 
 
 class Reader(threading.Thread):

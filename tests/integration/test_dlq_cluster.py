@@ -12,8 +12,8 @@ import redis
 from pelctl.core.dlq.copies import marker_key, replay_fields
 from pelctl.redis.scripts import key_slot, script
 from tests.integration.dlq_builders import add_dead, copies_by_marker, dlq_ids, fill
+from tests.support import servers as sv
 from tests.support.tools import need_binary
-from tests.topologies import servers as sv
 from tests.topologies.runner import one_error_line, run_pelctl
 
 

@@ -157,7 +157,7 @@ def _items(plan: mutations.Plan, t0: float, t1: float) -> list[tuple]:
         when = int(item.id.split(b"-")[0])
         lo, hi = max(0, int(t0 * 1000) - when), max(0, int(t1 * 1000) + 1 - when)
         assert lo <= item.idle_ms <= hi, item
-        out.append((item.id, item.owner, item.deliveries, item.action, item.note))
+        out.append((item.id, item.owner, item.deliveries, item.outcome, item.note))
     return out
 
 
@@ -173,10 +173,10 @@ def test_purge_plan_item_by_item(r, conn) -> None:
     options = Options(field_prefix="_")
     plan, items = _plan(conn, "dlq-purge", targets, options)
     assert items == [
-        (ids[0], b"o", 5, "purge", "boom"),
-        (ids[1], b"p", 2, "purge", "late"),
-        (ids[2], b"", 0, "purge", ""),
-        (ids[3], b"o", 1, "purge", "x"),
+        (ids[0], b"o", 5, "purged", "boom"),
+        (ids[1], b"p", 2, "purged", "late"),
+        (ids[2], b"", 0, "purged", ""),
+        (ids[3], b"o", 1, "purged", "x"),
     ]
     assert plan.items[3].idle_ms == 0  # dead-lettered "in the future": age 0, not negative
     assert (plan.stream, plan.group, plan.targets, plan.options) == (
@@ -186,7 +186,7 @@ def test_purge_plan_item_by_item(r, conn) -> None:
         options,
     )
     plan, items = _plan(conn, "dlq-purge", dlq_common.DlqTargets(ids=(ids[1], b"5-5")), options)
-    assert items == [(ids[1], b"p", 2, "purge", "late")]
+    assert items == [(ids[1], b"p", 2, "purged", "late")]
     assert plan.missing == (b"5-5",)
 
 
@@ -198,10 +198,10 @@ def test_replay_plan_item_by_item(r, conn) -> None:
     options = dlq_common.ReplayOptions()
     plan, items = _plan(conn, "dlq-replay", targets, options)
     assert items == [
-        (ids[0], b"o", 5, "replay", "boom"),
-        (ids[1], b"p", 2, "replay", "late"),
-        (ids[2], b"", 0, "refuse", "no _dlq_source in the entry: give --to STREAM"),
-        (ids[3], b"o", 1, "replay", "x"),
+        (ids[0], b"o", 5, "replayed", "boom"),
+        (ids[1], b"p", 2, "replayed", "late"),
+        (ids[2], b"", 0, "refused", "no _dlq_source in the entry: give --to STREAM"),
+        (ids[3], b"o", 1, "replayed", "x"),
     ]
     assert plan.items[3].idle_ms == 0  # dead-lettered "in the future": age 0
     assert (plan.stream, plan.group, plan.missing) == (b"o:dlq", b"", (b"5-5",))
@@ -214,11 +214,11 @@ def test_replay_of_base_targets_takes_the_named_dlq(r, conn) -> None:
     raw(r).execute_command("XADD", b"o", "*", "seed", "1")
     raw(r).execute_command("XADD", b"p", "*", "seed", "1")
     plan = mutations.plan(conn, "dlq-replay", b"o:dlq", b"", Targets(), Options())
-    assert [(i.id, i.owner, i.action) for i in plan.items] == [
-        (ids[0], b"o", "replay"),
-        (ids[1], b"p", "replay"),
-        (ids[2], b"", "refuse"),
-        (ids[3], b"o", "replay"),
+    assert [(i.id, i.owner, i.outcome) for i in plan.items] == [
+        (ids[0], b"o", "replayed"),
+        (ids[1], b"p", "replayed"),
+        (ids[2], b"", "refused"),
+        (ids[3], b"o", "replayed"),
     ]
 
 
@@ -234,21 +234,21 @@ def test_a_discovered_dlq_needs_a_selection_and_refuses_other_sources(r, conn) -
     )
     targets = dlq_common.DlqTargets(discovered=True, every=True)
     plan = dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq", targets)
-    assert [(i.id, i.owner, i.action, i.note) for i in plan.items] == [
-        (ids[0], b"o", "replay", "boom"),
+    assert [(i.id, i.owner, i.outcome, i.note) for i in plan.items] == [
+        (ids[0], b"o", "replayed", "boom"),
         (
             ids[1],
             b"",
-            "refuse",
+            "refused",
             "_dlq_source p, not o (the stream o:dlq belongs to): name the DLQ to replay it",
         ),
         (
             ids[2],
             b"",
-            "refuse",
+            "refused",
             "no _dlq_source, not o (the stream o:dlq belongs to): name the DLQ to replay it",
         ),
-        (ids[3], b"o", "replay", "x"),
+        (ids[3], b"o", "replayed", "x"),
     ]
 
 
@@ -307,7 +307,7 @@ def test_replay_notes_cross_slot_targets_and_no_lineage(r, conn, monkeypatch) ->
     add_dead(r, b"o:dlq", b"h0", entry_id="2000-0", prefix=b"x_")
     options = dlq_common.ReplayOptions(no_lineage=True, field_prefix="x_")
     plan = dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq", dlq_common.DlqTargets(), options)
-    assert [i.action for i in plan.items] == ["replay"] * 4 + ["refuse"]
+    assert [i.outcome for i in plan.items] == ["replayed"] * 4 + ["refused"]
     assert plan.notes == (
         "--no-lineage: each copy is the original fields alone (no x_original_id, "
         "x_prior_deliveries or x_replayed_from); consumers can deduplicate by content only",
@@ -325,8 +325,8 @@ def test_replay_to_a_new_stream_says_it_creates_it(r, conn) -> None:
     ids = _dlq(r)
     options = dlq_common.ReplayOptions(to=b"fresh")
     plan = dlq_common.plan_dlq(conn, "dlq-replay", b"o:dlq", dlq_common.DlqTargets(), options)
-    assert [(i.id, i.owner, i.action, i.note) for i in plan.items] == [
-        (entry_id, b"fresh", "replay", "creates fresh") for entry_id in ids
+    assert [(i.id, i.owner, i.outcome, i.note) for i in plan.items] == [
+        (entry_id, b"fresh", "replayed", "creates fresh") for entry_id in ids
     ]
 
 
@@ -334,4 +334,4 @@ def test_a_replay_without_a_reason_has_an_empty_note(r, conn) -> None:
     raw(r).execute_command("XADD", b"o", "*", "seed", "1")
     entry = add_dead(r, b"n:dlq", b"o", entry_id="1-0", reason=b"")
     plan = dlq_common.plan_dlq(conn, "dlq-replay", b"n:dlq", dlq_common.DlqTargets())
-    assert [(i.id, i.action, i.note) for i in plan.items] == [(entry, "replay", "")]
+    assert [(i.id, i.outcome, i.note) for i in plan.items] == [(entry, "replayed", "")]

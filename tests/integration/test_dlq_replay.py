@@ -241,15 +241,15 @@ def test_refusals_no_source_missing_source_wrong_type(r, conn) -> None:
     wrong = add_dead(r, b"o:dlq", b"h")
     loop = add_dead(r, b"o:dlq", b"o:dlq")
     p, res = replay(conn)
-    actions = {i.id: (i.action, i.note) for i in p.items}
-    assert actions[good][0] == "replay"
-    assert actions[bare] == ("refuse", "no _dlq_source in the entry: give --to STREAM")
+    actions = {i.id: (i.outcome, i.note) for i in p.items}
+    assert actions[good][0] == "replayed"
+    assert actions[bare] == ("refused", "no _dlq_source in the entry: give --to STREAM")
     assert actions[gone] == (
-        "refuse",
+        "refused",
         "source stream deleted-stream does not exist (--to STREAM creates it)",
     )
-    assert actions[wrong] == ("refuse", "target h is a hash, not a stream")
-    assert actions[loop] == ("refuse", "its source is this dead-letter stream")
+    assert actions[wrong] == ("refused", "target h is a hash, not a stream")
+    assert actions[loop] == ("refused", "its source is this dead-letter stream")
     assert p.count == 1
     assert res.applied == 1 and len(res.failed) == 4 and not res.ok
     assert {f.outcome for f in res.failed} == {"refused"}
@@ -360,7 +360,7 @@ def test_purge_needs_a_selection_and_deletes_only_it(r, conn) -> None:
         dlq_common.plan_dlq(conn, "dlq-purge", b"o:dlq", dlq_common.DlqTargets(), Options())
     t = dlq_common.DlqTargets(end=dlq_read.parse_time_bound("7d", end=True))
     p = dlq_common.plan_dlq(conn, "dlq-purge", b"o:dlq", t, Options())
-    assert [i.id for i in p.items] == old and {i.action for i in p.items} == {"purge"}
+    assert [i.id for i in p.items] == old and {i.outcome for i in p.items} == {"purged"}
     assert p.mutation.prompt(p) == f"permanently delete 4 entries from o:dlq on {p.server}?"
     r.xdel(b"o:dlq", old[0])
     res = mutations.apply(conn, p)

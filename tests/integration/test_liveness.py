@@ -20,8 +20,9 @@ import pytest
 
 from pelctl.core.inspect import inspect_stream
 from pelctl.demo import scenario as sc
-from tests.integration.readers import Readers, wait_for
+from tests.integration.readers import Readers
 from tests.integration.verdicts import quiet_verdict
+from tests.support.waiting import wait_for
 
 S, G = b"jobs", b"workers"
 DEAD_AFTER_MS = 1_000

@@ -104,9 +104,9 @@ def test_check_target_needs_the_group_or_for_a_dead_letter_plan_the_stream(r, co
 
 
 def item(
-    entry_id: bytes, owner: bytes, idle_ms: int, deliveries: int, action: str = "ack"
+    entry_id: bytes, owner: bytes, idle_ms: int, deliveries: int, outcome: str = "acked"
 ) -> m.PlanItem:
-    return m.PlanItem(entry_id, owner, idle_ms, deliveries, action)
+    return m.PlanItem(entry_id, owner, idle_ms, deliveries, outcome)
 
 
 def test_verify_each_reason_and_skips_left_out(r, conn) -> None:
@@ -121,7 +121,7 @@ def test_verify_each_reason_and_skips_left_out(r, conn) -> None:
         item(stuck[4], DEAD, 100 * HOUR, 1),  # not-idle: idle less than planned
         item(b"1-1", DEAD, 0, 1),  # not-pending
         item(stuck[5], ALIVE, 0, 9, "skip"),  # skipped items are not verified
-        item(fresh[0], DEAD, 0, 1, "refuse"),
+        item(fresh[0], DEAD, 0, 1, "refused"),
     )
     plan = m.Plan("ack", S, G, items)
     v = plans.verify(conn, plan)
@@ -156,7 +156,7 @@ def test_verify_of_consumers_counts_those_gone(r, conn) -> None:
     incident(r, dead=1, alive=1)
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-1")
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"idle-2")
-    consumer = lambda name, action="delete": m.PlanItem(name, name, 0, 0, action)  # noqa: E731
+    consumer = lambda name, action="deleted": m.PlanItem(name, name, 0, 0, action)  # noqa: E731
     plan = m.Plan(
         "consumers-prune",
         S,
@@ -164,9 +164,9 @@ def test_verify_of_consumers_counts_those_gone(r, conn) -> None:
         (
             consumer(DEAD),
             consumer(b"idle-1"),
-            consumer(b"idle-2", "reassign+delete"),
+            consumer(b"idle-2", "deleted"),
             consumer(b"gone-1"),
-            consumer(b"gone-2", "reassign+delete"),
+            consumer(b"gone-2", "deleted"),
             consumer(b"gone-3", "skip"),
         ),
     )
@@ -181,7 +181,7 @@ def test_verify_refused_by_the_acl_names_the_command(r, redis_server) -> None:
 
     stuck, _ = incident(r, dead=1, alive=0)
     entries = m.Plan("ack", S, G, (item(stuck[0], DEAD, 0, 1),))
-    consumers = m.Plan("consumers-prune", S, G, (m.PlanItem(DEAD, DEAD, 0, 0, "delete"),))
+    consumers = m.Plan("consumers-prune", S, G, (m.PlanItem(DEAD, DEAD, 0, 0, "deleted"),))
     # The server's own words follow pelctl's: Redis 8 names the user, 7.0 does not.
     who = "this user" if redis_server.version == "7.0" else "User verify-ro"
     denied = f"permission denied by the server's ACL: {who} has no permissions to run"

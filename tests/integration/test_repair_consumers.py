@@ -38,7 +38,7 @@ def test_prune_refuses_a_consumer_holding_entries(r, conn) -> None:
     _quiet(r, DEAD, b"empty")
     before = pel(r)
     plan = m.plan(conn, "consumers-prune", S, G, m.Targets(), PRUNE_DEAD)
-    assert {i.id: i.action for i in plan.items} == {DEAD: "refuse", b"empty": "delete"}
+    assert {i.id: i.outcome for i in plan.items} == {DEAD: "refused", b"empty": "deleted"}
     result = m.apply(conn, plan)
     assert result.applied == 1
     (refused,) = result.failed
@@ -63,9 +63,7 @@ def test_prune_with_reassign_moves_every_entry_first(r, conn) -> None:
         m.Targets(),
         m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE, assume_dead=True),
     )
-    assert [(i.id, i.action, i.deliveries) for i in plan.items] == [
-        (DEAD, "reassign+delete", 1_234)
-    ]
+    assert [(i.id, i.outcome, i.deliveries) for i in plan.items] == [(DEAD, "deleted", 1_234)]
     result = m.apply(conn, plan, batch_size=100)
     assert result.outcome_counts() == {"deleted": 1, "reassigned": 1_234}
     after = pel(r)
@@ -79,7 +77,7 @@ def test_prune_rechecks_right_before_deleting(r, conn) -> None:
     raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, b"late")
     _quiet(r, b"late")
     plan = m.plan(conn, "consumers-prune", S, G, m.Targets(), PRUNE)
-    assert [i.action for i in plan.items] == ["delete"]
+    assert [i.outcome for i in plan.items] == ["deleted"]
     # It wakes up and reads an entry between the plan and the apply.
     sc.deliver(r, S, G, b"late", 1)
     result = m.apply(conn, plan)
@@ -108,9 +106,9 @@ def test_prune_plan_changes_nothing(r, conn) -> None:
         m.Targets(),
         m.Options(inactive_ms=1, reassign_to=b"x", assume_dead=True, create_consumer=True),
     )
-    assert {i.id: i.action for i in plan.items} == {
-        DEAD: "reassign+delete",
-        ALIVE: "reassign+delete",
+    assert {i.id: i.outcome for i in plan.items} == {
+        DEAD: "deleted",
+        ALIVE: "deleted",
     }
     assert_unchanged(before, r)
 
@@ -136,11 +134,11 @@ def test_prune_follows_the_verdict_on_a_quiet_consumer(r, conn) -> None:
         m.Targets(),
         m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE),
     )
-    items = {i.id: (i.action, i.note) for i in plan.items}
-    assert items[b"empty"] == ("delete", "")
+    items = {i.id: (i.outcome, i.note) for i in plan.items}
+    assert items[b"empty"] == ("deleted", "")
     if conn.caps.has("consumer_inactive"):
         assert items[DEAD] == (
-            "reassign+delete",
+            "deleted",
             "to billing-1 (dead-suspect: inactive-over-threshold)",
         )
         result = m.apply(conn, plan)
@@ -149,7 +147,7 @@ def test_prune_follows_the_verdict_on_a_quiet_consumer(r, conn) -> None:
         assert pel(r).keys() == before_pel.keys()
         return
     assert items[DEAD] == (
-        "refuse",
+        "refused",
         "liveness unknown (no-signal-below-7.2); once its worker is known to be gone: "
         "--assume-dead",
     )
@@ -178,8 +176,8 @@ def test_prune_refuses_a_consumer_with_a_connected_client_even_assumed_dead(
         )
     finally:
         worker.close()
-    assert [(i.id, i.action, i.note) for i in plan.items] == [
-        (DEAD, "refuse", "alive (active: client-connected)")
+    assert [(i.id, i.outcome, i.note) for i in plan.items] == [
+        (DEAD, "refused", "alive (active: client-connected)")
     ]
 
 
@@ -202,8 +200,8 @@ def test_prune_reassigns_a_consumer_its_peers_show_dead(r, conn, redis_server) -
         )
     finally:
         peer.close()
-    assert [(i.id, i.action, i.note) for i in plan.items] == [
-        (DEAD, "reassign+delete", "to billing-1 (dead-suspect: no-client-peers-connected)")
+    assert [(i.id, i.outcome, i.note) for i in plan.items] == [
+        (DEAD, "deleted", "to billing-1 (dead-suspect: no-client-peers-connected)")
     ]
     assert m.apply(conn, plan).outcome_counts() == {"deleted": 1, "reassigned": 20}
     assert set(pel(r)) == ids and DEAD not in consumers(r)
@@ -245,7 +243,7 @@ def test_ghosts_fix_exact_path(r, conn, targets: m.Targets) -> None:
 def test_ghosts_fix_explicit_ids_only_acks_proven_missing(r, conn) -> None:
     gone, kept = _ghosts(r)
     plan = m.plan(conn, "ghosts-fix", S, G, m.Targets(ids=(gone[0], kept[0])))
-    assert [i.action for i in plan.items] == ["ack-ghost", "skip"]
+    assert [i.outcome for i in plan.items] == ["ghost", "present"]
     result = m.apply(conn, plan)
     assert result.outcome_counts() == {"ghost": 1, "present": 1}
     assert kept[0] in pel(r)

@@ -67,7 +67,7 @@ def test_claim_explicit_ids_respects_min_idle(r, conn) -> None:
 def test_claim_skips_entries_already_owned_by_the_target(r, conn) -> None:
     incident(r, dead=2)
     plan = m.plan(conn, "claim", S, G, m.Targets(consumer=DEAD), m.Options(to=DEAD))
-    assert [i.action for i in plan.items] == ["skip", "skip"]
+    assert [i.outcome for i in plan.items] == ["already-owned", "already-owned"]
     result = m.apply(conn, plan)
     assert result.outcome_counts() == {"already-owned": 2}
 

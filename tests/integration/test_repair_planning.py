@@ -14,7 +14,7 @@ import pytest
 
 from pelctl.base.errors import ConsumerNotFound, PermissionDenied, UsageError
 from pelctl.core import mutations as m
-from pelctl.core.executor import normalize_ids
+from pelctl.core.entry_ids import normalize_ids
 from pelctl.demo import scenario as sc
 from pelctl.demo.timeshift import backdate_consumers
 from pelctl.redis.connection import connect
@@ -83,7 +83,7 @@ def _rows(plan: m.Plan, before: dict, after: dict) -> list[tuple]:
     """(id, owner, deliveries, action, note) per item; idle between the raw readings."""
     for item in plan.items:
         assert before[item.id][1] <= item.idle_ms <= after[item.id][1], item
-    return [(i.id, i.owner, i.deliveries, i.action, i.note) for i in plan.items]
+    return [(i.id, i.owner, i.deliveries, i.outcome, i.note) for i in plan.items]
 
 
 def _plan(conn, r, action: str, targets: m.Targets, options: m.Options, **kw) -> tuple:
@@ -97,12 +97,12 @@ def test_requeue_detail_plan_item_by_item(r, conn) -> None:
     options = m.Options(max_retries=3, lock_key=LOCK)
     plan, rows = _plan(conn, r, "requeue", m.Targets(consumer=DEAD), options, detail=True)
     assert rows == [
-        (ids[0], DEAD, 6, "ack-ghost", "deleted from the stream"),
-        (ids[1], DEAD, 1, "skip", "alive"),
+        (ids[0], DEAD, 6, "ghost", "deleted from the stream"),
+        (ids[1], DEAD, 1, "alive", "alive"),
         (ids[2], DEAD, 1, "dlq", "requeued 3 times (max 3)"),
-        (ids[3], DEAD, 1, "requeue", ""),
-        (ids[4], DEAD, 5, "requeue", "poison suspect (5 deliveries)"),
-        (ids[5], DEAD, 4, "requeue", ""),
+        (ids[3], DEAD, 1, "requeued", ""),
+        (ids[4], DEAD, 5, "requeued", "poison suspect (5 deliveries)"),
+        (ids[5], DEAD, 4, "requeued", ""),
     ]
     assert plan.notes == (
         "1 of these entry was delivered 5+ times (poison suspects): quarantine them before "
@@ -121,12 +121,12 @@ def test_requeue_plan_without_detail_probes_nothing(r, conn) -> None:
     plan, rows = _plan(conn, r, "requeue", m.Targets(consumer=DEAD), options)
     poison = "poison suspect ({} deliveries)"
     assert rows == [
-        (ids[0], DEAD, 6, "requeue", poison.format(6)),
-        (ids[1], DEAD, 1, "requeue", ""),
-        (ids[2], DEAD, 1, "requeue", ""),
-        (ids[3], DEAD, 1, "requeue", ""),
-        (ids[4], DEAD, 5, "requeue", poison.format(5)),
-        (ids[5], DEAD, 4, "requeue", ""),
+        (ids[0], DEAD, 6, "requeued", poison.format(6)),
+        (ids[1], DEAD, 1, "requeued", ""),
+        (ids[2], DEAD, 1, "requeued", ""),
+        (ids[3], DEAD, 1, "requeued", ""),
+        (ids[4], DEAD, 5, "requeued", poison.format(5)),
+        (ids[5], DEAD, 4, "requeued", ""),
     ]
     assert plan.notes == (
         "2 of these entries were delivered 5+ times (poison suspects): quarantine them before "
@@ -138,16 +138,17 @@ def test_requeue_plan_without_detail_probes_nothing(r, conn) -> None:
 
 @pytest.mark.parametrize(("action", "verb"), [("claim", "claiming"), ("ack", "acknowledging")])
 def test_claim_and_ack_detail_plans_take_ghosts_themselves(r, conn, action, verb) -> None:
+    planned = {"claim": "claimed", "ack": "acked"}[action]
     ids = _entries_scenario(r)
     options = m.Options(to=b"rescuer", create_consumer=True, lock_key=LOCK, max_retries=3)
     plan, rows = _plan(conn, r, action, m.Targets(min_idle_ms=HOUR // 2), options, detail=True)
     assert rows == [
-        (ids[0], DEAD, 6, action, "deleted from the stream"),
-        (ids[1], DEAD, 1, "skip", "alive"),
-        (ids[2], DEAD, 1, action, ""),  # the retry limit is the requeue's only
-        (ids[3], DEAD, 1, action, ""),
-        (ids[4], DEAD, 5, action, "poison suspect (5 deliveries)"),
-        (ids[5], DEAD, 4, action, ""),
+        (ids[0], DEAD, 6, planned, "deleted from the stream"),
+        (ids[1], DEAD, 1, "alive", "alive"),
+        (ids[2], DEAD, 1, planned, ""),  # the retry limit is the requeue's only
+        (ids[3], DEAD, 1, planned, ""),
+        (ids[4], DEAD, 5, planned, "poison suspect (5 deliveries)"),
+        (ids[5], DEAD, 4, planned, ""),
     ]
     # The ghost keeps its note and is counted: 2 entries delivered 5+ times.
     assert plan.notes == (
@@ -163,8 +164,8 @@ def test_dlq_move_detail_plan_and_no_poison_note(r, conn) -> None:
     options = m.Options(dlq=b"orders:dlq", lock_key=LOCK)
     plan, rows = _plan(conn, r, "dlq-move", m.Targets(consumer=DEAD), options, detail=True)
     assert rows == [
-        (ids[0], DEAD, 6, "ack-ghost", "deleted from the stream"),
-        (ids[1], DEAD, 1, "skip", "alive"),
+        (ids[0], DEAD, 6, "ghost", "deleted from the stream"),
+        (ids[1], DEAD, 1, "alive", "alive"),
         (ids[2], DEAD, 1, "dlq", ""),
         (ids[3], DEAD, 1, "dlq", ""),
         (ids[4], DEAD, 5, "dlq", ""),
@@ -176,7 +177,10 @@ def test_dlq_move_detail_plan_and_no_poison_note(r, conn) -> None:
 def test_claim_plan_skips_what_the_target_owns(r, conn) -> None:
     stuck, fresh = incident(r, dead=2, alive=2)
     plan, rows = _plan(conn, r, "claim", m.Targets(ids=(stuck[0], fresh[0])), m.Options(to=ALIVE))
-    assert rows == [(stuck[0], DEAD, 1, "claim", ""), (fresh[0], ALIVE, 1, "skip", "already-owned")]
+    assert rows == [
+        (stuck[0], DEAD, 1, "claimed", ""),
+        (fresh[0], ALIVE, 1, "already-owned", "already-owned"),
+    ]
 
 
 def test_explicit_ids_not_pending_are_missing_in_order(r, conn) -> None:
@@ -184,7 +188,7 @@ def test_explicit_ids_not_pending_are_missing_in_order(r, conn) -> None:
     plan, rows = _plan(
         conn, r, "ack", m.Targets(ids=(b"9-9", stuck[1], b"8", stuck[1])), m.Options()
     )
-    assert rows == [(stuck[1], DEAD, 1, "ack", "")]
+    assert rows == [(stuck[1], DEAD, 1, "acked", "")]
     assert plan.missing == (b"9-9", b"8-0")
     assert plan.notes == ()
 
@@ -270,7 +274,7 @@ def _prune(conn, r, targets: m.Targets, options: m.Options) -> tuple[m.Plan, lis
     for item in plan.items:
         assert item.owner == item.id
         assert before[item.id][1] <= item.idle_ms <= after[item.id][1], item
-    return plan, [(i.id, i.deliveries, i.action, i.note) for i in plan.items]
+    return plan, [(i.id, i.deliveries, i.outcome, i.note) for i in plan.items]
 
 
 def _consumers_scenario(r) -> None:
@@ -293,16 +297,16 @@ def test_prune_plan_item_by_item_with_unknown_liveness(r, conn) -> None:
     if conn.caps.has("consumer_inactive"):
         hold = "holds {} pending entries; reassign them with --reassign-to CONSUMER"
         assert rows == [
-            (DEAD, 20, "refuse", hold.format(20)),
-            (b"dead-3", 3, "refuse", hold.format(3)),
-            (b"empty", 0, "delete", ""),
+            (DEAD, 20, "refused", hold.format(20)),
+            (b"dead-3", 3, "refused", hold.format(3)),
+            (b"empty", 0, "deleted", ""),
         ]
         assert plan.notes == ()
         return
     assert rows == [
-        (DEAD, 20, "refuse", UNKNOWN),
-        (b"dead-3", 3, "refuse", UNKNOWN),
-        (b"empty", 0, "delete", ""),
+        (DEAD, 20, "refused", UNKNOWN),
+        (b"dead-3", 3, "refused", UNKNOWN),
+        (b"empty", 0, "deleted", ""),
     ]
     assert plan.notes == (
         "2 consumers holding entries have no sign of life or death (below Redis 7.2 idle does "
@@ -310,7 +314,7 @@ def test_prune_plan_item_by_item_with_unknown_liveness(r, conn) -> None:
         "process; CLIENT LIST), then pass --assume-dead",
     )
     plan, rows = _prune(conn, r, m.Targets(consumer=b"dead-3"), m.Options(inactive_ms=HOUR // 2))
-    assert rows == [(b"dead-3", 3, "refuse", UNKNOWN)]
+    assert rows == [(b"dead-3", 3, "refused", UNKNOWN)]
     assert plan.notes == (
         "1 consumer holding entries has no sign of life or death (below Redis 7.2 idle does "
         "not refresh while a worker waits in XREADGROUP): check the workers are gone (the "
@@ -324,9 +328,9 @@ def test_prune_assumed_dead_without_a_target_is_refused_with_the_way_out(r, conn
     plan, rows = _prune(conn, r, m.Targets(), m.Options(inactive_ms=HOUR // 2, assume_dead=True))
     hold = "holds {} pending entries; reassign them with --reassign-to CONSUMER"
     assert rows == [
-        (DEAD, 20, "refuse", hold.format(20)),
-        (b"dead-3", 3, "refuse", hold.format(3)),
-        (b"empty", 0, "delete", ""),
+        (DEAD, 20, "refused", hold.format(20)),
+        (b"dead-3", 3, "refused", hold.format(3)),
+        (b"empty", 0, "deleted", ""),
     ]
     assert plan.notes == ()
 
@@ -337,7 +341,7 @@ def test_prune_quiet_consumers_holding_nothing_need_no_verdict(r, conn) -> None:
         raw(r).execute_command("XGROUP", "CREATECONSUMER", S, G, name)
     backdate_consumers(r, S, {b"a": HOUR, b"b": HOUR})
     _plan, rows = _prune(conn, r, m.Targets(), m.Options(inactive_ms=HOUR // 2))
-    assert rows == [(b"a", 0, "delete", ""), (b"b", 0, "delete", "")]
+    assert rows == [(b"a", 0, "deleted", ""), (b"b", 0, "deleted", "")]
     assert "client|list" not in _calls(r)  # no verdict needed: no CLIENT LIST (since _prune)
 
 
@@ -350,7 +354,7 @@ def test_prune_notes_only_about_a_target_that_gets_entries(r, conn) -> None:
         m.Options(inactive_ms=HOUR // 2, reassign_to=b"dead-3", assume_dead=True),
     ):
         plan, rows = _prune(conn, r, m.Targets(consumer=b"empty"), options)
-        assert rows == [(b"empty", 0, "delete", "")]
+        assert rows == [(b"empty", 0, "deleted", "")]
         assert plan.notes == ()
 
 
@@ -362,9 +366,9 @@ def test_prune_reassign_to_a_new_consumer(r, conn) -> None:
     plan, rows = _prune(conn, r, m.Targets(), options)
     to = "to newbie ({}: {})".format(*quiet_verdict(conn))  # the verdict on each pruned one
     assert rows == [
-        (DEAD, 20, "reassign+delete", to),
-        (b"dead-3", 3, "reassign+delete", to),
-        (b"empty", 0, "delete", ""),
+        (DEAD, 20, "deleted", to),
+        (b"dead-3", 3, "deleted", to),
+        (b"empty", 0, "deleted", ""),
     ]
     assert plan.notes == (
         "consumer newbie does not exist yet (--create-consumer): XCLAIM creates it; make sure "
@@ -378,7 +382,7 @@ def test_prune_reassign_to_a_quiet_existing_consumer_warns(r, conn) -> None:
     plan, rows = _prune(conn, r, m.Targets(), options)
     to = "to empty ({}: {})".format(*quiet_verdict(conn))
     # The target itself is never pruned, however quiet.
-    assert rows == [(DEAD, 20, "reassign+delete", to), (b"dead-3", 3, "reassign+delete", to)]
+    assert rows == [(DEAD, 20, "deleted", to), (b"dead-3", 3, "deleted", to)]
     # The target, quiet for an hour too, is judged as if it held the entries it is given.
     assert plan.notes == (
         "the reassign target empty looks {} ({}): entries reassigned to it wait until its "
@@ -395,9 +399,7 @@ def test_prune_reassign_to_a_live_consumer_has_no_warning(r, conn, redis_server)
         plan, rows = _prune(conn, r, m.Targets(consumer=DEAD), options)
     finally:
         worker.close()
-    assert rows == [
-        (DEAD, 20, "reassign+delete", "to billing-1 (dead-suspect: no-client-peers-connected)")
-    ]
+    assert rows == [(DEAD, 20, "deleted", "to billing-1 (dead-suspect: no-client-peers-connected)")]
     assert plan.notes == ()
 
 
@@ -459,7 +461,7 @@ def test_ghosts_plan_item_by_item_with_filters(r, conn) -> None:
     ids = _ghosts_scenario(r)
     before = pel(r)
     plan, rows = _plan(conn, r, "ghosts-fix", m.Targets(every=True), m.Options())
-    assert rows == [(i, o, d, "ack-ghost", "deleted") for i, o, d in _owned(before, ids[2:8])]
+    assert rows == [(i, o, d, "ghost", "deleted") for i, o, d in _owned(before, ids[2:8])]
     assert [row[1:3] for row in rows] == [
         (DEAD, 3),
         (ALIVE, 4),
@@ -490,8 +492,8 @@ def test_ghosts_plan_of_explicit_ids(r, conn) -> None:
     targets = m.Targets(ids=(ids[9], ids[3], b"99-0"))
     plan, rows = _plan(conn, r, "ghosts-fix", targets, m.Options())
     assert rows == [
-        (ids[9], ALIVE, 10, "skip", "present"),
-        (ids[3], ALIVE, 4, "ack-ghost", "deleted"),
+        (ids[9], ALIVE, 10, "present", "present"),
+        (ids[3], ALIVE, 4, "ghost", "deleted"),
     ]
     assert before[ids[9]][0] == ALIVE and before[ids[3]][2] == 4
     assert plan.missing == (b"99-0",)

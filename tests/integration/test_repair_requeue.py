@@ -135,7 +135,7 @@ def test_lock_key_skips_alive_entries(r, conn) -> None:
     r.set(b"lock:orders:" + stuck[1], b"worker", px=60_000)
     options = m.Options(lock_key="lock:{stream}:{id}")
     dry = m.plan(conn, "requeue", S, G, IDLE, options, detail=True)
-    assert [i.action for i in dry.items] == ["requeue", "skip", "requeue", "requeue"]
+    assert [i.outcome for i in dry.items] == ["requeued", "alive", "requeued", "requeued"]
     result = m.apply(conn, m.plan(conn, "requeue", S, G, IDLE, options))
     assert result.outcome_counts() == {"requeued": 3, "alive": 1}
     assert (result.applied, result.skipped) == (3, 1)
@@ -174,7 +174,7 @@ def test_max_retries_sends_to_the_dlq_in_one_script(r, conn) -> None:
     sc.set_idle(r, S, G, DEAD, ids, HOUR, deliveries=4)
     options = m.Options(max_retries=3, dlq=b"orders:dlq")
     plan = m.plan(conn, "requeue", S, G, IDLE, options, detail=True)
-    assert [i.action for i in plan.items] == ["requeue", "dlq"]
+    assert [i.outcome for i in plan.items] == ["requeued", "dlq"]
     result = m.apply(conn, plan)
     assert result.outcome_counts() == {"requeued": 1, "dlq": 1}
     (dead_letter,) = entries(r, b"orders:dlq")
@@ -216,8 +216,8 @@ def test_dry_run_reports_the_plan_and_changes_nothing(r, conn) -> None:
     before = snapshot(r)
     options = m.Options(lock_key="lock:{stream}:{id}", max_retries=0, dlq=b"orders:dlq")
     plan = m.plan(conn, "requeue", S, G, IDLE, options, detail=True)
-    want = {i: "dlq" for i in stuck} | {stuck[2]: "ack-ghost", stuck[3]: "skip"}
-    assert {i.id: i.action for i in plan.items} == want
+    want = {i: "dlq" for i in stuck} | {stuck[2]: "ghost", stuck[3]: "alive"}
+    assert {i.id: i.outcome for i in plan.items} == want
     result = m.dry_run_result(plan)
     assert (result.dry_run, result.matched, result.skipped, result.failed) == (True, 8, 1, ())
     # Counted under the names the apply reports (docs/formats.md, "Outcomes").

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 from pelctl.core import mutations as m
-from pelctl.core.repairs import run as run_module
+from pelctl.core.repairs import script_rounds as run_module
 from pelctl.redis.scripts import (
     CALIBRATE_EVERY,
     DEFAULT_BATCH,

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import redis
 
 from pelctl.demo import scenario as sc
 from tests.conftest import SERVER_VERSIONS, RedisServer
+from tests.support.waiting import wait_for
 
 HOUR = 3_600_000
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,22 +63,22 @@ def copies(r: redis.Redis, stream: bytes = b"s") -> list[dict[bytes, bytes]]:
 @pytest.fixture
 def make_runner(redis_server) -> Callable[..., object]:
     """``make_runner(streams=(b"s",), group=b"g", idle_ms=..., **cfg)`` on the session server."""
+    from pelctl.reclaim.loop import ReclaimLoop
     from pelctl.reclaim.model import ReclaimConfig
-    from pelctl.reclaim.runner import Runner
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
 
-    made: list[Runner] = []
+    made: list[ReclaimLoop] = []
 
-    def make(metrics=None, connect_fn=None, runner_kwargs=None, **kwargs) -> Runner:
-        """``runner_kwargs``: Runner's own options (wait_for_targets, summary_every_s, ...)."""
+    def make(metrics=None, connect_fn=None, runner_kwargs=None, **kwargs) -> ReclaimLoop:
+        """``runner_kwargs``: ReclaimLoop's own options (wait_for_targets, summary_every_s, ...)."""
         kwargs.setdefault("streams", (b"s",))
         kwargs.setdefault("group", b"g")
         kwargs.setdefault("idle_ms", 30_000)
         kwargs.setdefault("once", True)
         cfg = ReclaimConfig(**kwargs)
         settings = ConnectionSettings(url=redis_server.url)
-        runner = Runner(
+        runner = ReclaimLoop(
             cfg,
             connect_fn or (lambda: connect(settings)),
             metrics=metrics,
@@ -123,16 +123,13 @@ class Proc:
         return [e for e in list(self.lines) if e.get("event") == name]
 
     def wait_for(self, pred: Callable[[], bool], timeout: float = 20.0, what: str = "") -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if pred():
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.02)
-        if pred():
-            return
-        raise AssertionError(f"timed out waiting for {what}; log:\n" + "".join(self.raw[-40:]))
+        wait_for(
+            pred,
+            what,
+            timeout,
+            alive=lambda: self.proc.poll() is None,
+            describe=lambda: "log:\n" + "".join(self.raw[-40:]),
+        )
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -38,7 +38,7 @@ def held(client) -> list[bytes]:
 
 
 def fake_runner(fake, **kwargs):
-    from pelctl.reclaim.runner import Runner
+    from pelctl.reclaim.loop import ReclaimLoop
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
     from pelctl.redis.settings import ConnectionSettings
@@ -51,7 +51,7 @@ def fake_runner(fake, **kwargs):
         once=True,
         **kwargs,
     )
-    return Runner(
+    return ReclaimLoop(
         cfg,
         lambda: Connection(
             ConnectionSettings(url="redis://fake"), fake, Capabilities("redis", (8, 4, 0))

@@ -329,8 +329,8 @@ def test_autoclaim_on_a_server_without_scripting(to, scriptless, monkeypatch) ->
     """A server that runs no scripts (some proxies; fakeredis without Lua here): the entries
     XAUTOCLAIM takes are settled by the ordered, script-less path (write first, then ack),
     and the runner's own consumer is deleted once it holds nothing."""
+    from pelctl.reclaim.loop import ReclaimLoop
     from pelctl.reclaim.model import ReclaimConfig
-    from pelctl.reclaim.runner import Runner
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
     from pelctl.redis.settings import ConnectionSettings
@@ -358,7 +358,7 @@ def test_autoclaim_on_a_server_without_scripting(to, scriptless, monkeypatch) ->
         once=True,
         create_consumer=True,
     )
-    runner = Runner(cfg, connect, audit=False)
+    runner = ReclaimLoop(cfg, connect, audit=False)
     report = runner.run_pass()
     t = report.totals
     assert t.dead_lettered == 1 and t.scanned == 5

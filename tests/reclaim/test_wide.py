@@ -62,7 +62,7 @@ def test_claim_strategy_moves_a_wide_entry_to_the_live_consumer(r, make_runner) 
 
 
 def _fake_runner(fake, **kwargs):
-    from pelctl.reclaim.runner import Runner
+    from pelctl.reclaim.loop import ReclaimLoop
     from pelctl.redis.capabilities import Capabilities
     from pelctl.redis.connection import Connection
     from pelctl.redis.settings import ConnectionSettings
@@ -76,7 +76,7 @@ def _fake_runner(fake, **kwargs):
         once=True,
         **kwargs,
     )
-    return Runner(
+    return ReclaimLoop(
         cfg, lambda: Connection(ConnectionSettings(url="redis://fake"), fake, caps), audit=False
     )
 

@@ -13,8 +13,8 @@ from urllib.parse import quote
 import pytest
 
 from tests.conftest import CliResult
+from tests.support import servers as sv
 from tests.topologies import commands as cm
-from tests.topologies import servers as sv
 from tests.topologies.conftest import need
 from tests.topologies.runner import run_pelctl, run_subprocess
 

@@ -299,7 +299,7 @@ def test_cluster_every_primary(tmp_path: Path) -> None:
     from pelctl.spark.parquet import read_table
     from pelctl.spark.snapshot import Target, take_snapshot
     from pelctl.spark.source import parse_options, plan_partitions, read_partition
-    from tests.topologies.servers import start_cluster
+    from tests.support.servers import start_cluster
 
     cluster = start_cluster()
     try:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import pytest
 
 from tests.conftest import SERVER_VERSIONS, redis_binary
+from tests.support import servers as sv
 from tests.support.tools import need_binary
-from tests.topologies import servers as sv
 
 
 def need(*names: str) -> str:

@@ -6,9 +6,9 @@ import pytest
 import redis
 
 from pelctl.demo import scenario as sc
+from tests.support import servers as sv
 from tests.support.state import assert_unchanged, snapshot
 from tests.topologies import commands as cm
-from tests.topologies import servers as sv
 from tests.topologies.runner import one_error_line, run_pelctl
 
 HOUR = 3_600_000

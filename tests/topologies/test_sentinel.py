@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from tests.support import servers as sv
 from tests.topologies import commands as cm
-from tests.topologies import servers as sv
 from tests.topologies.conftest import need
 from tests.topologies.runner import one_error_line, run_pelctl
 

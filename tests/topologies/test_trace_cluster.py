@@ -8,7 +8,7 @@ from __future__ import annotations
 import redis
 
 from pelctl.demo import scenario as sc
-from tests.topologies import servers as sv
+from tests.support import servers as sv
 from tests.topologies.runner import run_pelctl
 
 HOUR = 3_600_000

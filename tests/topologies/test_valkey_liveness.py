@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from pelctl.demo import scenario as sc
-from tests.integration.readers import Readers, wait_for
+from tests.integration.readers import Readers
+from tests.support.waiting import wait_for
 from tests.topologies.runner import run_pelctl
 
 S, G = b"jobs", b"workers"

@@ -59,7 +59,7 @@ async def test_requeue_marked_entries_through_the_modal(demo, make_app, recorder
         await pilot.press("space", "space", "r")  # mark two rows, requeue them
         plan = await confirm(pilot, recorder)
         assert plan.request.ids == tuple(sorted((first.encode(), second.encode())))
-        assert plan.total == 2 and plan.rows[0][4] == "requeue"
+        assert plan.total == 2 and plan.rows[0][4] == "requeued"
         # the question names the consumer and the server (docs/safety.md)
         assert plan.title == f"requeue 2 entries of orders/billing held by billing-2 on {demo.url}?"
         # the lineage the copy carries (docs/formats.md "Lineage fields"), all three
@@ -199,7 +199,7 @@ async def test_prune_refuses_a_consumer_whose_liveness_is_unknown(demo, make_app
         planned = await recorder.wait_for(ActionPlanned, timeout=15)
         assert planned.plan.total == 0
         (row,) = planned.plan.rows
-        assert row[0] == "billing-2" and row[3] == "refuse"
+        assert row[0] == "billing-2" and row[3] == "refused"
         assert "liveness unknown (no-signal-below-7.2)" in row[4]
         assert dict(planned.plan.summary)["Assume dead"].startswith("no")
         assert "here: tick 'Assume its worker is dead' in the prune dialog (x) instead" in (
@@ -225,7 +225,7 @@ async def _prune_billing_2(make_app, recorder, r) -> None:
         app.screen.query_one("#value").value = "billing-1"
         await pilot.press("enter")
         plan = await confirm(pilot, recorder)
-        assert plan.rows[0][0] == "billing-2" and plan.rows[0][3] == "reassign+delete"
+        assert plan.rows[0][0] == "billing-2" and plan.rows[0][3] == "deleted"
         applied = await recorder.wait_for(ActionApplied, timeout=15)
         assert applied.outcome.ok
         await recorder.wait_for(Refreshed, view="group", after=1)
@@ -260,7 +260,7 @@ async def test_prune_assume_dead_prunes_a_consumer_of_unknown_liveness(demo, mak
         plan = await confirm(pilot, recorder)
         assert plan.request.assume_dead and plan.request.to_consumer == b"billing-1"
         assert dict(plan.summary)["Assume dead"].startswith("yes")
-        assert plan.rows[0][0] == "billing-2" and plan.rows[0][3] == "reassign+delete"
+        assert plan.rows[0][0] == "billing-2" and plan.rows[0][3] == "deleted"
         applied = await recorder.wait_for(ActionApplied, timeout=15)
         assert applied.outcome.ok
         await recorder.wait_for(Refreshed, view="group", after=1)

@@ -17,8 +17,8 @@ from pelctl.core.mutations import declaration
 URL = "redis://h:1/0"
 
 
-def item(entry_id: bytes, owner: bytes, action: str = "requeue") -> m.PlanItem:
-    return m.PlanItem(entry_id, owner, 1_000, 1, action)
+def item(entry_id: bytes, owner: bytes, outcome: str = "requeued") -> m.PlanItem:
+    return m.PlanItem(entry_id, owner, 1_000, 1, outcome)
 
 
 def a_plan(action: str, items: tuple[m.PlanItem, ...], **kw: object) -> m.Plan:
@@ -44,7 +44,7 @@ def test_prompt_names_count_owners_and_server() -> None:
 
 
 def test_prompt_one_entry_and_the_context() -> None:
-    p = a_plan("ack", (item(b"1-0", b"c1", "ack"),), context="prod")
+    p = a_plan("ack", (item(b"1-0", b"c1", "acked"),), context="prod")
     assert m.get("ack").prompt(p) == (
         "acknowledge 1 entry of orders/billing held by c1 on redis://h:1/0 (context prod)?"
     )
@@ -55,7 +55,7 @@ def test_prompt_one_entry_and_the_context() -> None:
 
 
 def test_prompt_says_where_entries_go() -> None:
-    claim = a_plan("claim", (item(b"1-0", b"c1", "claim"),), options=m.Options(to=b"w\n1"))
+    claim = a_plan("claim", (item(b"1-0", b"c1", "claimed"),), options=m.Options(to=b"w\n1"))
     assert m.get("claim").prompt(claim) == (
         "claim 1 entry of orders/billing held by c1 to w\\n1 on redis://h:1/0?"
     )
@@ -68,7 +68,7 @@ def test_prompt_says_where_entries_go() -> None:
         "move 2 entries of orders/billing held by c1 to orders:dlq on redis://h:1/0?"
     )
     # only claim names --to, only dlq-move names --dlq as the destination
-    odd = a_plan("ack", (item(b"1-0", b"c1", "ack"),), options=m.Options(to=b"w", dlq=b"d"))
+    odd = a_plan("ack", (item(b"1-0", b"c1", "acked"),), options=m.Options(to=b"w", dlq=b"d"))
     assert (
         m.get("ack").prompt(odd)
         == "acknowledge 1 entry of orders/billing held by c1 on redis://h:1/0?"
@@ -91,19 +91,19 @@ def test_requeue_prompt_counts_those_past_max_retries() -> None:
 
 
 def test_prompt_of_ghosts_says_ghost() -> None:
-    p = a_plan("ghosts-fix", (item(b"1-0", b"c1", "ack-ghost"), item(b"2-0", b"c2", "ack-ghost")))
+    p = a_plan("ghosts-fix", (item(b"1-0", b"c1", "ghost"), item(b"2-0", b"c2", "ghost")))
     assert m.get("ghosts-fix").prompt(p) == (
         "clear 2 ghost entries of orders/billing held by c1, c2 on redis://h:1/0?"
     )
-    one = a_plan("ghosts-fix", (item(b"1-0", b"c1", "ack-ghost"),))
+    one = a_plan("ghosts-fix", (item(b"1-0", b"c1", "ghost"),))
     assert (
         m.get("ghosts-fix").prompt(one)
         == "clear 1 ghost entry of orders/billing held by c1 on redis://h:1/0?"
     )
 
 
-def consumer(name: bytes, action: str = "delete") -> m.PlanItem:
-    return m.PlanItem(name, name, 60_000, 0, action)
+def consumer(name: bytes, outcome: str = "deleted", pending: int = 0) -> m.PlanItem:
+    return m.PlanItem(name, name, 60_000, pending, outcome)
 
 
 def test_prune_prompts_name_the_consumers() -> None:
@@ -114,7 +114,7 @@ def test_prune_prompts_name_the_consumers() -> None:
     assert prune.prompt(two) == "delete 2 consumers (w1, w2) of orders/billing on redis://h:1/0?"
     moving = a_plan(
         "consumers-prune",
-        (consumer(b"w1", "reassign+delete"),),
+        (consumer(b"w1", "deleted", 3),),
         options=m.Options(reassign_to=b"w9"),
     )
     assert prune.prompt(moving) == (
@@ -122,15 +122,15 @@ def test_prune_prompts_name_the_consumers() -> None:
     )
     both = a_plan(
         "consumers-prune",
-        (consumer(b"w1", "reassign+delete"), consumer(b"w2")),
+        (consumer(b"w1", "deleted", 3), consumer(b"w2")),
         options=m.Options(reassign_to=b"w9"),
     )
     assert prune.prompt(both) == (
         "delete 2 consumers (w1, w2) of orders/billing after reassigning their entries to w9"
         " on redis://h:1/0?"
     )
-    # reassign+delete without a --reassign-to (a hand-edited plan) names no destination
-    bare = a_plan("consumers-prune", (consumer(b"w1", "reassign+delete"),))
+    # a consumer holding entries, no --reassign-to (a hand-edited plan): no destination named
+    bare = a_plan("consumers-prune", (consumer(b"w1", "deleted", 3),))
     assert prune.prompt(bare) == "delete consumer w1 of orders/billing on redis://h:1/0?"
     # deletes only: no "after reassigning" even with --reassign-to
     plain = a_plan("consumers-prune", (consumer(b"w1"),), options=m.Options(reassign_to=b"w9"))
@@ -150,7 +150,7 @@ def test_describe_counts_with_separators_and_without_names() -> None:
     assert requeue.describe(a_plan("requeue", ()), [], 2, dead=1) == "2 entries of orders/billing"
     assert requeue.describe(dead, [], 2) == "2 entries of orders/billing"  # none dead by default
     hostile = m.Plan("ack", b"s\xff", b"g\x1b", ())
-    assert m.get("ack").describe(hostile, [item(b"1-0", b"c\x00", "ack")], 1) == (
+    assert m.get("ack").describe(hostile, [item(b"1-0", b"c\x00", "acked")], 1) == (
         "1 entry of s\\xff/g\\x1b held by c\\x00"
     )
 
@@ -223,7 +223,7 @@ def test_outcome_names_what_was_done() -> None:
 
 
 def test_outcome_of_entries_found_later_names_only_known_owners() -> None:
-    p = a_plan("ack", (item(b"1-0", b"c1", "ack"),))
+    p = a_plan("ack", (item(b"1-0", b"c1", "acked"),))
     done = [m.ItemResult(b"1-0", "acked"), m.ItemResult(b"7-0", "acked")]
     assert m.get("ack").outcome(p, done) == (
         "acknowledged 2 entries of orders/billing held by c1 on redis://h:1/0"
@@ -237,7 +237,7 @@ def test_outcome_of_entries_found_later_names_only_known_owners() -> None:
 def test_outcome_of_consumers_names_them_even_when_found_later() -> None:
     p = a_plan(
         "consumers-prune",
-        (consumer(b"w1", "reassign+delete"),),
+        (consumer(b"w1", "deleted", 3),),
         options=m.Options(reassign_to=b"w9"),
     )
     done = [m.ItemResult(b"w1", "deleted"), m.ItemResult(b"w2", "deleted")]
@@ -252,7 +252,7 @@ def test_outcome_of_consumers_names_them_even_when_found_later() -> None:
 
 def test_outcome_past_tense_defaults_to_verb_and_d() -> None:
     mutation = m.Mutation("x-trim", "trim", "", m.get("ack").planner, m.get("ack").executor)
-    p = a_plan("x-trim", (item(b"1-0", b"c1", "ack"),))
+    p = a_plan("x-trim", (item(b"1-0", b"c1", "acked"),))
     assert mutation.outcome(p, [m.ItemResult(b"1-0", "acked")]) == (
         "trimd 1 entry of orders/billing held by c1 on redis://h:1/0"
     )
@@ -390,7 +390,7 @@ def test_dry_run_result() -> None:
         (
             item(b"1-0", b"c1"),
             item(b"2-0", b"c1", "skip"),
-            item(b"3-0", b"c1", "refuse"),
+            item(b"3-0", b"c1", "refused"),
             item(b"4-0", b"c1", "dlq"),
         ),
         missing=(b"5-0", b"6-0"),
@@ -419,10 +419,10 @@ def test_dry_run_result() -> None:
 
 def test_dry_run_of_a_prune_counts_the_entries_it_would_reassign() -> None:
     items = (
-        m.PlanItem(b"c1", b"c1", 9, 20, "reassign+delete", "to c9 (dead-suspect: x)"),
-        m.PlanItem(b"c2", b"c2", 9, 0, "delete"),
-        m.PlanItem(b"c3", b"c3", 9, 7, "refuse", "alive"),
-        m.PlanItem(b"c4", b"c4", 9, 3, "reassign+delete"),
+        m.PlanItem(b"c1", b"c1", 9, 20, "deleted", "to c9 (dead-suspect: x)"),
+        m.PlanItem(b"c2", b"c2", 9, 0, "deleted"),
+        m.PlanItem(b"c3", b"c3", 9, 7, "refused", "alive"),
+        m.PlanItem(b"c4", b"c4", 9, 3, "deleted"),
         m.PlanItem(b"c5", b"c5", 9, 1, "made-up"),
     )
     p = a_plan("consumers-prune", items, options=m.Options(inactive_ms=1, reassign_to=b"c9"))
@@ -439,7 +439,7 @@ def test_dry_run_of_a_prune_counts_the_entries_it_would_reassign() -> None:
     assert m.dry_run_result(a_plan("consumers-prune", items[1:3])).extra == ()
     entries = a_plan(
         "claim",
-        (item(b"1-0", b"c1", "reassign+delete"),),
+        (item(b"1-0", b"c1", "deleted"),),
         options=m.Options(to=b"x", reassign_to=b"y"),
     )
     assert m.dry_run_result(entries).extra == ()

@@ -23,7 +23,7 @@ PLAN = m.Plan(
     action="requeue",
     stream=b"orders",
     group=b"billing",
-    items=(m.PlanItem(b"1-0", b"c1", 5_000, 2, "requeue"),),
+    items=(m.PlanItem(b"1-0", b"c1", 5_000, 2, "requeued"),),
     targets=m.Targets(min_idle_ms=5),
     server="redis://h:1/0",
     server_id="ab" * 20,

@@ -20,8 +20,8 @@ ENTRY = m.Plan(
     stream=b"orders",
     group=b"billing",
     items=(
-        m.PlanItem(b"1-0", b"c1", 5_000, 2, "requeue"),
-        m.PlanItem(b"2-0", b"c\xff", 6_000, 1, "skip", "alive"),
+        m.PlanItem(b"1-0", b"c1", 5_000, 2, "requeued"),
+        m.PlanItem(b"2-0", b"c\xff", 6_000, 1, "alive", "alive"),
     ),
     targets=m.Targets(consumer=b"c1", min_idle_ms=5, min_deliveries=2, limit=9, below_deliveries=4),
     options=m.Options(max_retries=3, dlq=b"orders:dlq", reason="why", field_prefix="__", full=True),
@@ -38,13 +38,21 @@ PRUNE = m.Plan(
     stream=b"orders",
     group=b"billing",
     items=(
-        m.PlanItem(b"w1", b"w1", 60_000, 0, "delete"),
-        m.PlanItem(b"w\x002", b"w\x002", 70_000, 3, "reassign+delete"),
+        m.ConsumerItem.of(b"w1", 60_000, 0, "deleted"),
+        m.ConsumerItem.of(b"w\x002", 70_000, 3, "deleted"),
     ),
     options=m.Options(inactive_ms=60_000, reassign_to=b"w9", assume_dead=True),
     server_id="cd" * 20,
     db=2,
 )
+
+
+def v2_action(item: m.PlanItem) -> str:
+    """A planned item's action as version 2 files wrote it (the planner's verb)."""
+    if item.outcome == "deleted":
+        return "reassign+delete" if item.deliveries else "delete"
+    verbs = {"requeued": "requeue", "claimed": "claim", "acked": "ack", "ghost": "ack-ghost"}
+    return verbs.get(item.outcome) or {"dlq": "dlq", "refused": "refuse"}.get(item.outcome, "skip")
 
 
 def doc(plan: m.Plan = ENTRY) -> dict[str, Any]:
@@ -60,7 +68,7 @@ def doc(plan: m.Plan = ENTRY) -> dict[str, Any]:
             "owner": escape(i.owner),
             "idle_ms": i.idle_ms,
             "deliveries": i.deliveries,
-            "action": i.action,
+            "action": v2_action(i),
             **({"note": i.note} if i.note else {}),
         }
         for i in plan.items
@@ -241,7 +249,7 @@ def test_consumer_items_are_named_by_their_owner() -> None:
     # a consumer's name is any name, not a stream id
     named = edit("items.0.id", "1-0", PRUNE)
     named["items"][0]["owner"] = "1-0"
-    assert plans.from_json(named).items[0] == m.PlanItem(b"1-0", b"1-0", 60_000, 0, "delete")
+    assert plans.from_json(named).items[0] == m.ConsumerItem.of(b"1-0", 60_000, 0, "deleted")
 
 
 def test_defaults_of_absent_fields() -> None:
@@ -586,9 +594,9 @@ def test_version_3_items_read_back() -> None:
     assert plans.from_json(skip).items[1] == m.PlanItem(b"2-0", b"c\xff", 6_000, 1, "skip")
     # a prune's "deleted": plain for an idle consumer holding nothing, with --reassign-to for
     # one holding entries
-    assert [i.action for i in plans.from_json(plans.to_json(PRUNE)).items] == [
-        "delete",
-        "reassign+delete",
+    assert [(i.outcome, i.deliveries) for i in plans.from_json(plans.to_json(PRUNE)).items] == [
+        ("deleted", 0),
+        ("deleted", 3),
     ]
     # item_to_json writes an entry unless told the item is a consumer
     assert plans.item_to_json(ENTRY.items[1]) == data["items"][1]

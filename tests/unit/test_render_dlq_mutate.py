@@ -16,8 +16,8 @@ REPLAY = Plan(
     b"orders:dlq",
     b"",
     (
-        PlanItem(b"1700000000500-0", b"orders", 60_000, 5, "replay"),
-        PlanItem(b"1700000000600-0", b"", 0, 0, "refuse", "no envelope"),
+        PlanItem(b"1700000000500-0", b"orders", 60_000, 5, "replayed"),
+        PlanItem(b"1700000000600-0", b"", 0, 0, "refused", "no envelope"),
     ),
     missing=(b"9-0",),
 )
@@ -42,10 +42,10 @@ def test_replay_plan() -> None:
     )
     items = list(dr.plan_items([plan]))
     assert render("plain", TableData(dr.plan_columns(plan), [r for r, _, _ in items])) == (
-        "DLQ         ID               TARGET      AGE    DELIV  ACTION    NOTE\n"
-        "orders:dlq  1700000000500-0  orders    1m00s        5  replay\n"
-        "orders:dlq  1700000000600-0  -           0ms        0  refuse    no envelope\n"
-        "orders:dlq  9-0              -             -        -  skip      not in the dead-letter stream\n"  # noqa: E501
+        "DLQ         ID               TARGET      AGE    DELIV  OUTCOME    NOTE\n"
+        "orders:dlq  1700000000500-0  orders    1m00s        5  replayed\n"
+        "orders:dlq  1700000000600-0  -           0ms        0  refused    no envelope\n"
+        "orders:dlq  9-0              -             -        -  gone       not in the dead-letter stream\n"  # noqa: E501
     )
     assert [record for _r, record, _s in items] == [
         {

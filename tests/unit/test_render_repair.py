@@ -16,9 +16,9 @@ PLAN = Plan(
     b"orders",
     b"billing",
     (
-        PlanItem(b"1-0", b"c2", 7_200_000, 2, "requeue"),
-        PlanItem(b"2-0", b"c2\x1b", 3_600_000, 1, "requeue"),
-        PlanItem(b"3-0", b"c1", 1_000, 7, "skip", "lock held"),
+        PlanItem(b"1-0", b"c2", 7_200_000, 2, "requeued"),
+        PlanItem(b"2-0", b"c2\x1b", 3_600_000, 1, "requeued"),
+        PlanItem(b"3-0", b"c1", 1_000, 7, "lock held", "lock held"),
     ),
     missing=(b"9-0",),
 )
@@ -84,11 +84,11 @@ def test_plan_plain_rows_styles_and_records() -> None:
     assert [style for _row, _r, style in rows] == [None, None, "dim", "dim"]
     data = TableData(rr.plan_columns(PLAN), [row for row, _r, _s in rows])
     assert render("plain", data) == (
-        "ID    OWNER      IDLE    DELIVERIES  ACTION    NOTE\n"
-        "1-0   c2        2h00m             2  requeue\n"
-        "2-0   c2\\x1b    1h00m             1  requeue\n"
-        "3-0   c1           1s             7  skip      lock held\n"
-        "9-0   -             -             -  skip      not pending\n"
+        "ID    OWNER      IDLE    DELIVERIES  OUTCOME      NOTE\n"
+        "1-0   c2        2h00m             2  requeued\n"
+        "2-0   c2\\x1b    1h00m             1  requeued\n"
+        "3-0   c1           1s             7  lock held    lock held\n"
+        "9-0   -             -             -  not-pending  not pending\n"
     )
 
 
@@ -100,7 +100,7 @@ def test_plan_summaries() -> None:
         "consumers-prune",
         b"orders",
         b"billing",
-        (PlanItem(b"c9", b"c9", 86_400_000, 3, "reassign+delete"),),
+        (PlanItem(b"c9", b"c9", 86_400_000, 3, "deleted"),),
         options=Options(reassign_to=b"c1"),
     )
     assert rr.plan_summary(prune) == (
@@ -108,7 +108,7 @@ def test_plan_summaries() -> None:
     )
     assert list(rr.plan_rows(prune)) == [
         (
-            ("c9", "1d00h", "3", "reassign+delete", ""),
+            ("c9", "1d00h", "3", "deleted", ""),
             {
                 "consumer": "c9",
                 "idle_ms": 86_400_000,

@@ -10,7 +10,7 @@ from pelctl.base.errors import UsageError
 from pelctl.core import mutations as m
 from pelctl.core import plan as plans
 from pelctl.core.dlq.envelope import write as envelope
-from pelctl.core.executor import normalize_ids
+from pelctl.core.entry_ids import normalize_ids
 from pelctl.core.locks import lock_key
 from pelctl.redis.scripts import crc16, hash_tag, key_slot, same_slot, script
 
@@ -94,8 +94,8 @@ def test_plan_json_round_trip_without_a_server() -> None:
         stream=b"s\xff",
         group=b"g",
         items=(
-            m.PlanItem(b"1-0", b"c\x00", 5, 2, "requeue"),
-            m.PlanItem(b"2-0", b"c", 6, 1, "skip", "alive"),
+            m.PlanItem(b"1-0", b"c\x00", 5, 2, "requeued"),
+            m.PlanItem(b"2-0", b"c", 6, 1, "alive", "alive"),
         ),
         targets=m.Targets(min_idle_ms=5),
         options=m.Options(max_retries=3, dlq=b"d"),
@@ -108,7 +108,7 @@ def test_plan_json_round_trip_without_a_server() -> None:
     back = plans.from_json(plans.to_json(plan))
     assert back == plan
     assert back.count == 1 and back.matched == 3
-    assert back.action_counts() == {"requeue": 1, "skip": 2}
+    assert back.outcome_counts() == {"requeued": 1} and back.skipped == 2
     dry = m.dry_run_result(back)
     assert (dry.matched, dry.applied, dry.skipped) == (3, 0, 2)
 
@@ -133,7 +133,7 @@ def test_the_seal_covers_the_whole_plan_whatever_its_layout(monkeypatch) -> None
         action="ack",
         stream=b"s",
         group=b"g",
-        items=(m.PlanItem(b"1-0", b"c", 5, 1, "ack"),),
+        items=(m.PlanItem(b"1-0", b"c", 5, 1, "acked"),),
         server="redis://h:1/0",
         server_id="abc",
         db=0,

@@ -9,6 +9,7 @@ import gc
 
 import pytest
 
+from pelctl.base.collector import gc_paused
 from pelctl.base.errors import UsageError
 from pelctl.redis import scan
 from pelctl.redis.scan import (
@@ -23,7 +24,6 @@ from pelctl.redis.scan import (
     _Segment,
     _split,
     format_key,
-    gc_paused,
     next_key,
     parse_key,
     prev_key,

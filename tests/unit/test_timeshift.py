@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,16 +18,11 @@ from pelctl.demo.timeshift import (
     crc64,
 )
 from pelctl.redis.connection import strip_callbacks
+from tests.support.ports import free_port
 from tests.support.tools import need_binary, need_redis86
 
 HOUR_MS = 3_600_000
 SMALL_MS = 60_000  # "recently seen": generous for a slow CI machine
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 DUMP_TYPES = {"7.0": 19, "valkey": 21, "8.6": 26}
@@ -47,7 +41,7 @@ def server(
     else:
         binary = need_binary("redis-server")
     workdir = tmp_path_factory.mktemp("redis-timeshift")
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             binary,

@@ -5,7 +5,7 @@ options, the mutation class, item results, the rounds of batches, and the plan A
     result = mutations.apply(conn, p, progress=...)
 
 They are driven by the same plan/apply API as the repairs (:mod:`pelctl.core.mutations`),
-on the shared executor (:mod:`pelctl.core.executor`).
+calling the scripts as every executor does (:mod:`pelctl.core.script_calls`).
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from pelctl.base.binary import escape
 from pelctl.base.errors import UsageError
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqFilter, iter_entries, read_ids
-from pelctl.core.executor import is_connection_error, normalize_ids
+from pelctl.core.entry_ids import normalize_ids
 from pelctl.core.mutations.api import Progress
 from pelctl.core.mutations.api import plan as plan_mutation
 from pelctl.core.mutations.declaration import Mutation, Plan, get, name_list, on_server
 from pelctl.core.mutations.model import Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import APPLIED, ItemResult, status_of
 from pelctl.redis.connection import Connection
+from pelctl.redis.errors import is_connection_error
 from pelctl.redis.scripts import DEFAULT_BATCH
 
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:/\s*(\d*)\s*(s|sec|second|m|min|minute|h|hour))?\s*$")
@@ -132,7 +133,7 @@ class DlqMutation(Mutation):
         """``14 entries from orders:dlq to orders`` (replay: where each entry goes)."""
         del dead
         text = f"{n:,} {self.noun(n)} from {escape(plan.stream)}"
-        if self.name == "dlq-replay":
+        if self.per_item_destination:
             targets = [i.owner for i in items if i.owner]
             if targets:
                 text += f" to {name_list(targets)}"

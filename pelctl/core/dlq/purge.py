@@ -14,11 +14,12 @@ from pelctl.core.dlq.common import (
     select,
 )
 from pelctl.core.dlq.read import require_dlq
-from pelctl.core.executor import new_plan, start
 from pelctl.core.mutations.api import Progress, build_result
 from pelctl.core.mutations.declaration import Mutation, Plan, declare
 from pelctl.core.mutations.model import Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import ItemResult, RepairResult
+from pelctl.core.plan_stamp import new_plan
+from pelctl.core.script_calls import start
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 
@@ -46,7 +47,7 @@ def plan_purge(
             e.source or b"",
             max(0, now - e.time_ms),
             e.total_deliveries or 0,
-            "purge",
+            "purged",
             e.reason or "",
         )
         for e in entries
@@ -94,5 +95,6 @@ PURGE = declare(
         plan_purge,
         apply_purge,
         past="permanently deleted",
+        planned="purged",
     )
 )

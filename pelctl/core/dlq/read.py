@@ -19,7 +19,7 @@ from typing import Any
 from pelctl.base.binary import escape
 from pelctl.base.errors import NotFound, StreamNotFound, UsageError, WrongType
 from pelctl.core.dlq.envelope import DLQ_SUFFIX, DlqEntry, is_dead_letter, is_dlq_name, parse_entry
-from pelctl.core.executor import normalize_ids, replies_by_id
+from pelctl.core.entry_ids import normalize_ids, replies_by_id
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import vanished_or_raise

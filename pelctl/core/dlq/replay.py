@@ -22,11 +22,12 @@ from pelctl.core.dlq.common import (
 from pelctl.core.dlq.envelope import DlqEntry, dlq_source_of
 from pelctl.core.dlq.read import require_dlq
 from pelctl.core.dlq.replayer import Replayer
-from pelctl.core.executor import cross_slot, new_plan, start
 from pelctl.core.mutations.api import Progress, build_result
 from pelctl.core.mutations.declaration import Mutation, Plan, declare
-from pelctl.core.mutations.model import Options, PlanItem, Targets
+from pelctl.core.mutations.model import REFUSED, Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import RepairResult
+from pelctl.core.plan_stamp import new_plan
+from pelctl.core.script_calls import cross_slot, start
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.scripts import DEFAULT_DEPTH
@@ -76,32 +77,32 @@ def plan_replay(
     items: list[PlanItem] = []
     cross: set[bytes] = set()
     for e, target in rows:
-        action, note = "replay", ""
+        outcome, note = "replayed", ""
         if own is not None and e.source != own:
-            action = "refuse"
+            outcome = REFUSED
             source = "no _dlq_source" if e.source is None else f"_dlq_source {escape(e.source)}"
             note = (
                 f"{source}, not {escape(own)} (the stream {escape(dlq)} belongs to): "
                 f"name the DLQ to replay it"
             )
         elif target is None:
-            action, note = "refuse", "no _dlq_source in the entry: give --to STREAM"
+            outcome, note = REFUSED, "no _dlq_source in the entry: give --to STREAM"
         elif target == dlq:
-            action, note = "refuse", "its source is this dead-letter stream"
+            outcome, note = REFUSED, "its source is this dead-letter stream"
         elif kinds[target] not in (b"stream", b"none"):
             kind = kinds[target].decode(errors="replace")
-            action, note = "refuse", f"target {escape(target)} is a {kind}, not a stream"
+            outcome, note = REFUSED, f"target {escape(target)} is a {kind}, not a stream"
         elif kinds[target] == b"none" and to is None:
-            action = "refuse"
+            outcome = REFUSED
             note = f"source stream {escape(target)} does not exist (--to STREAM creates it)"
         elif kinds[target] == b"none":
             note = f"creates {escape(target)}"
-        if action == "replay" and target is not None and cross_slot(conn, dlq, target):
+        if outcome == "replayed" and target is not None and cross_slot(conn, dlq, target):
             cross.add(target)
         age = max(0, now - e.time_ms)
         items.append(
             PlanItem(
-                e.id, target or b"", age, e.total_deliveries or 0, action, note or (e.reason or "")
+                e.id, target or b"", age, e.total_deliveries or 0, outcome, note or (e.reason or "")
             )
         )
     notes: list[str] = []
@@ -155,5 +156,7 @@ REPLAY = declare(
         plan_replay,
         apply_replay,
         past="replayed",
+        planned="replayed",
+        per_item_destination=True,
     )
 )

@@ -23,7 +23,10 @@ import redis.exceptions as rex
 from pelctl.core.dlq.common import SKIP_TEXT, DlqItemResult
 from pelctl.core.dlq.copies import MARKER_RETENTION_MS, fields_digest, marker_key, replay_fields
 from pelctl.core.dlq.envelope import marker_field
-from pelctl.core.executor import (
+from pelctl.core.mutations.declaration import Plan
+from pelctl.core.mutations.model import PlanItem
+from pelctl.core.mutations.outcomes import ItemResult
+from pelctl.core.script_calls import (
     CALL_BYTES,
     ROUND_BYTES,
     by_bytes,
@@ -33,9 +36,6 @@ from pelctl.core.executor import (
     text,
     wide_note,
 )
-from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import PlanItem
-from pelctl.core.mutations.outcomes import ItemResult
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import array as reply_array

@@ -33,14 +33,12 @@ server time.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import redis
 
-from pelctl.base.binary import escape
 from pelctl.base.errors import NotFound
 from pelctl.core.budget import Budget
 from pelctl.core.dlq.envelope import dlq_source_of, is_dlq_name, parse_entry
@@ -51,10 +49,8 @@ from pelctl.core.liveness.verdict import (
     DEAD_SUSPECT,
     DEFAULT_DEAD_AFTER_MS,
     LOCK_PROBES_PER_CONSUMER,
-    Clients,
     ClientsProbe,
     ConsumerFacts,
-    LockProbe,
     is_modern,
     judge_group,
 )
@@ -68,24 +64,29 @@ from pelctl.core.monitor.model import (
     Refresh,
     StreamState,
 )
+from pelctl.core.monitor.pipelines import (
+    PIPELINE_SHARE,
+    WHOLE_READ,
+    GroupWork,
+    Memory,
+    failure,
+    run_batches,
+    streams_by_node,
+    timed_locks,
+    timed_probe,
+)
 from pelctl.core.monitor.status import DEFAULT_WINDOW_MS, Sample, Window
 from pelctl.core.trim import StreamFacts, facts_of_info, unread_loss
 from pelctl.redis.connection import Connection
-from pelctl.redis.errors import redis_errors, translate
+from pelctl.redis.errors import redis_errors
 from pelctl.redis.meter import metering, timed
 from pelctl.redis.replies import pairs, rows
 from pelctl.redis.scan import DEFAULT_MAX_SERVER_MS, parse_key
 
-# A PEL this small is read whole by one XPENDING inside the refresh's pipelines.
-WHOLE_READ = 1_000
 # Longest-idle entries kept from a walk and re-read by id until the next one.
 KEEP = 32
 # Streams per XINFO pipeline.
 STREAM_BATCH = 100
-# Share of --max-server-ms one pipeline's estimated server time may take.
-_PIPELINE_SHARE = 0.3
-# Estimated server time (µs): a small command, a PEL row, a consumer listed.
-_CALL_US, _ROW_US, _CONSUMER_US = 4.0, 0.5, 1.0
 # Dead letters counted per DLQ per refresh.
 DLQ_READ_LIMIT = 10_000
 # The budget's name for a group's PEL walk (an expensive part).
@@ -106,53 +107,6 @@ class MonitorOptions:
     dlq_read_limit: int = DLQ_READ_LIMIT
 
 
-@dataclass
-class _Memory:
-    """What a group's next refresh needs from this one."""
-
-    window: Window
-    health: IdleCounts | None = None
-    ghosts: int | None = None
-    walked_ms: int | None = None
-    kept: list[bytes] = field(default_factory=list)  # longest idle first
-    # Every pending entry not in ``kept`` was delivered at or after this (wall ms).
-    cutoff_ms: int | None = None
-    touched: int = 0  # the refresh that last saw the group
-
-
-@dataclass
-class _Group:
-    """One group's work within a refresh."""
-
-    stream: bytes
-    row: dict[bytes, Any]
-    bounds: StreamBounds
-    facts: StreamFacts  # the stream's XINFO STREAM: what a trim removed before it was read
-    memory: _Memory
-    walk: bool = False
-    whole: bool = False
-    summary: Any = None
-    consumer_rows: list[dict[bytes, Any]] = field(default_factory=list)
-    after: Any = None  # XRANGE past the last-delivered id
-    lowest: Any = None  # XPENDING - + 1
-    pel_rows: Any = None  # the whole PEL (WHOLE_READ + 1 rows at most)
-    sent_ms: int = 0  # wall time the pipeline holding its calls was sent
-    probes: list[Any] = field(default_factory=list)  # XPENDING id id 1 per kept id
-
-    @property
-    def name(self) -> bytes:
-        return bytes(self.row[b"name"])
-
-    @property
-    def pending(self) -> int:
-        return int(self.row[b"pending"])
-
-    @property
-    def lag(self) -> int | None:
-        lag = self.row.get(b"lag")
-        return int(lag) if lag is not None else None
-
-
 class Refresher:
     """Refreshes of one server, and what each carries to the next (per group: the status
     window, the last walk's numbers and its longest-idle entries; per DLQ: the reason
@@ -168,7 +122,7 @@ class Refresher:
         self.options = options
         self.budget = budget if budget is not None else Budget()
         self._clock = clock
-        self._groups: dict[tuple[bytes, bytes], _Memory] = {}
+        self._groups: dict[tuple[bytes, bytes], Memory] = {}
         self._dlqs: dict[bytes, ReasonTally] = {}
         self._round = 0
 
@@ -193,16 +147,16 @@ class Refresher:
             if meter.latency_ms is None:
                 meter.measure_latency(conn.raw())
             with timed(1):
-                nodes = _by_node(conn, self.options.match)
+                nodes = streams_by_node(conn, self.options.match)
             for node, keys in nodes:
                 infos = self._stream_infos(node, keys, problems)
-                clients = _timed_probe(clients_once(conn, keys[0])) if keys else None
+                clients = timed_probe(clients_once(conn, keys[0])) if keys else None
                 work = [
                     self._plan(key, row, bounds_of_info(info), facts_of_info(info))
                     for key, info, group_rows in infos
                     for row in group_rows
                 ]
-                self._group_round(node, work)
+                self._pipelined(node, work)
                 walks += sum(1 for g in work if g.walk and g.pending)
                 by_stream: dict[bytes, list[GroupState]] = {}
                 for g in work:
@@ -257,7 +211,7 @@ class Refresher:
                 replies = pipe.execute(raise_on_error=False)
             for i, key in enumerate(batch):
                 info, groups = replies[2 * i], replies[2 * i + 1]
-                failed = _failure(key, info, problems) or _failure(key, groups, problems)
+                failed = failure(key, info, problems) or failure(key, groups, problems)
                 if failed:
                     continue
                 out.append((key, pairs(info), rows(groups)))
@@ -294,13 +248,13 @@ class Refresher:
     # -- groups ----------------------------------------------------------------------------
     def _plan(
         self, stream: bytes, row: dict[bytes, Any], bounds: StreamBounds, facts: StreamFacts
-    ) -> _Group:
+    ) -> GroupWork:
         name = bytes(row[b"name"])
         memory = self._groups.get((stream, name))
         if memory is None:
-            memory = self._groups[(stream, name)] = _Memory(Window(self.options.status_window_ms))
+            memory = self._groups[(stream, name)] = Memory(Window(self.options.status_window_ms))
         memory.touched = self._round
-        g = _Group(stream, row, bounds, facts, memory)
+        g = GroupWork(stream, row, bounds, facts, memory)
         pending = g.pending
         if pending <= WHOLE_READ:
             g.walk = True  # nothing to read, or read whole with the cheap calls
@@ -309,44 +263,13 @@ class Refresher:
         g.whole = 0 < pending <= WHOLE_READ
         return g
 
-    def _group_round(self, node: redis.Redis, work: list[_Group]) -> None:
+    def _pipelined(self, node: redis.Redis, work: list[GroupWork]) -> None:
         """The pipelined calls of every group, in batches of bounded server time."""
-        limit_us = self.options.max_server_ms * 1000.0 * _PIPELINE_SHARE
-        batch: list[tuple[_Group, str, list[object]]] = []
-        cost = 0.0
-        for g in work:
-            calls = self._calls(g)
-            est = sum(_cost(g, what) for what, _args in calls)
-            if batch and cost + est > limit_us:
-                _run(node, batch, self.now_ms())
-                batch, cost = [], 0.0
-            batch.extend((g, what, args) for what, args in calls)
-            cost += est
-        if batch:
-            _run(node, batch, self.now_ms())
-
-    def _calls(self, g: _Group) -> list[tuple[str, list[object]]]:
-        s, name = g.stream, g.name
-        calls: list[tuple[str, list[object]]] = []
-        if g.pending:
-            if not g.whole:  # (read whole, the PEL gives its lowest id itself)
-                calls.append(("summary", ["XPENDING", s, name]))
-            if not g.whole:
-                calls.append(("lowest", ["XPENDING", s, name, "-", "+", 1]))
-        if int(g.row[b"consumers"]):
-            calls.append(("consumers", ["XINFO", "CONSUMERS", s, name]))
-        if g.lag != 0:
-            after = b"(" + g.row[b"last-delivered-id"]
-            calls.append(("after", ["XRANGE", s, after, "+", "COUNT", 1]))
-        if g.whole:
-            calls.append(("pel", ["XPENDING", s, name, "-", "+", WHOLE_READ + 1]))
-        elif not g.walk:
-            for entry_id in g.memory.kept:
-                calls.append(("probe", ["XPENDING", s, name, entry_id, entry_id, 1]))
-        return calls
+        limit_us = self.options.max_server_ms * 1000.0 * PIPELINE_SHARE
+        run_batches(node, work, limit_us, self.now_ms)
 
     def _group_state(
-        self, conn: Connection, g: _Group, clients: ClientsProbe | None
+        self, conn: Connection, g: GroupWork, clients: ClientsProbe | None
     ) -> GroupState | None:
         """The group's numbers from its replies (and its walk); None when it was deleted
         during the refresh."""
@@ -355,7 +278,7 @@ class Refresher:
         except NotFound:
             return None
 
-    def _walk(self, conn: Connection, g: _Group, tally: LivenessTally, now: int) -> None:
+    def _walk(self, conn: Connection, g: GroupWork, tally: LivenessTally, now: int) -> None:
         """Walk the group's PEL (read whole from the planned replies, or by the scan engine
         under the budget) and keep what it found in the group's memory."""
         opts = self.options
@@ -411,7 +334,7 @@ class Refresher:
         memory.cutoff_ms = cutoff
 
     def _group_numbers(
-        self, conn: Connection, g: _Group, clients: ClientsProbe | None
+        self, conn: Connection, g: GroupWork, clients: ClientsProbe | None
     ) -> GroupState:
         opts = self.options
         now = self.now_ms()
@@ -437,9 +360,7 @@ class Refresher:
             facts,
             modern=is_modern(conn.caps),
             dead_after_ms=opts.dead_after_ms,
-            locks=_timed_locks(
-                lock_probe(conn, g.stream, g.name, opts.lock_key, tally.candidates())
-            )
+            locks=timed_locks(lock_probe(conn, g.stream, g.name, opts.lock_key, tally.candidates()))
             if opts.lock_key
             else None,
             clients=clients,
@@ -490,7 +411,7 @@ class Refresher:
             readable=readable,
         )
 
-    def _oldest_idle(self, g: _Group, walked: bool, now: int) -> tuple[int | None, bool]:
+    def _oldest_idle(self, g: GroupWork, walked: bool, now: int) -> tuple[int | None, bool]:
         """The longest any pending entry has waited, and whether that is exact."""
         if g.pending == 0:
             return None, True
@@ -521,89 +442,3 @@ def _may_ask(bounds: StreamBounds) -> bool:
         return False
     deleted = bounds.max_deleted_id
     return deleted is None or parse_key(deleted) >= parse_key(bounds.first_id)
-
-
-def _timed_probe(probe: ClientsProbe) -> ClientsProbe:
-    """``CLIENT LIST`` counted as one round trip of the refresh."""
-
-    def timed_probe() -> Clients:
-        with timed(1):
-            return probe()
-
-    return timed_probe
-
-
-def _timed_locks(probe: LockProbe) -> LockProbe:
-    """The lock keys' pipeline counted as one round trip (or two) of the refresh."""
-
-    def timed_probe(consumers: Sequence[ConsumerFacts]) -> set[bytes]:
-        with timed(2):
-            return probe(consumers)
-
-    return timed_probe
-
-
-def _by_node(conn: Connection, match: bytes | None) -> list[tuple[redis.Redis, list[bytes]]]:
-    """Every stream key, grouped by the node that owns it (one SCAN pass per primary)."""
-    order: list[redis.Redis] = []
-    keys: dict[int, list[bytes]] = {}
-    for node, found in conn.scan_stream_pages(match):
-        if id(node) not in keys:
-            order.append(node)
-            keys[id(node)] = []
-        keys[id(node)].extend(found)
-    # SCAN may return a key twice
-    return [(node, list(dict.fromkeys(keys[id(node)]))) for node in order]
-
-
-def _failure(key: bytes, reply: object, problems: list[Problem]) -> bool:
-    """An error reply of one stream's call: a key gone or retyped since SCAN is skipped, a
-    key the ACL hides is skipped and reported; anything else (a command the ACL denies for
-    every key, a server fault) raises."""
-    if not isinstance(reply, Exception):
-        return False
-    text = str(reply)
-    if text.startswith("WRONGTYPE") or "no such key" in text.lower():
-        return True
-    denied = isinstance(reply, redis.exceptions.NoPermissionError) or text.startswith("NOPERM")
-    if denied and "key" in text.lower() and "access" in text.lower():
-        problems.append(Problem("permission", f"{escape(key)}: {text}"))
-        return True
-    raise translate(reply) if isinstance(reply, redis.RedisError) else reply
-
-
-def _cost(g: _Group, what: str) -> float:
-    if what == "pel":
-        return _CALL_US + _ROW_US * min(g.pending, WHOLE_READ)
-    if what in ("consumers", "summary"):
-        return _CALL_US + _CONSUMER_US * int(g.row[b"consumers"])
-    return _CALL_US
-
-
-def _run(
-    node: redis.Redis, batch: Sequence[tuple[_Group, str, list[object]]], sent_ms: int
-) -> None:
-    pipe = node.pipeline(transaction=False)
-    for g, _what, args in batch:
-        pipe.execute_command(*args)
-        g.sent_ms = sent_ms
-    with timed(1):  # one round trip: its wait, less the idle latency, is the server's
-        replies = pipe.execute(raise_on_error=False)
-    for (g, what, _args), reply in zip(batch, replies, strict=True):
-        if isinstance(reply, Exception):
-            text = str(reply)
-            if text.startswith("NOGROUP") or "no such key" in text.lower():
-                continue  # deleted since XINFO GROUPS: left with what it has
-            raise reply
-        if what == "summary":
-            g.summary = reply
-        elif what == "lowest":
-            g.lowest = reply
-        elif what == "consumers":
-            g.consumer_rows = rows(reply)
-        elif what == "after":
-            g.after = reply
-        elif what == "pel":
-            g.pel_rows = reply
-        else:
-            g.probes.append(reply)

@@ -47,17 +47,22 @@ from pelctl.core.mutations.declaration import (
     name_list,
     on_server,
 )
-from pelctl.core.mutations.model import SKIP_ACTIONS, Options, PlanItem, Targets
+from pelctl.core.mutations.model import (
+    ACTING_OUTCOMES,
+    REFUSED,
+    ConsumerItem,
+    Options,
+    PlanItem,
+    Targets,
+)
 from pelctl.core.mutations.outcomes import (
     APPLIED,
     APPLIED_OUTCOMES,
     FAILED,
     FAILED_OUTCOMES,
-    PLANNED_OUTCOMES,
     SKIPPED,
     ItemResult,
     RepairResult,
-    planned_outcome,
     status_of,
 )
 
@@ -67,11 +72,12 @@ __all__ = [
     "FAILED",
     "FAILED_OUTCOMES",
     "MUTATIONS",
-    "PLANNED_OUTCOMES",
+    "ACTING_OUTCOMES",
     "PROVIDED_BY",
     "PROVIDERS",
     "SKIPPED",
-    "SKIP_ACTIONS",
+    "REFUSED",
+    "ConsumerItem",
     "Executor",
     "ItemResult",
     "Mutation",
@@ -90,6 +96,5 @@ __all__ = [
     "name_list",
     "on_server",
     "plan",
-    "planned_outcome",
     "status_of",
 ]

@@ -5,25 +5,22 @@ item), and the results they make: :func:`build_result` (what an executor returns
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from pelctl.base.errors import UsageError
-from pelctl.core.mutations.declaration import Plan, get
-from pelctl.core.mutations.model import SKIP_ACTIONS, Options, Targets
+from pelctl.core.mutations.declaration import Plan, Progress, get
+from pelctl.core.mutations.model import Options, Targets
 from pelctl.core.mutations.outcomes import (
     APPLIED,
     FAILED,
     SKIPPED,
     ItemResult,
     RepairResult,
-    planned_outcome,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from pelctl.redis.connection import Connection
-
-Progress = Callable[[int, int], None]
 
 
 def build_result(
@@ -58,17 +55,16 @@ def build_result(
 def dry_run_result(plan: Plan) -> RepairResult:
     """What ``--dry-run`` reports: nothing applied; ``skipped`` counts what the plan already
     skips or refuses; the outcome counts are what applying the plan would report if nothing
-    changed meanwhile (:func:`planned_outcome`; ids not pending: ``not-pending``, or
+    changed meanwhile (each item's own ``outcome``; ids not pending: ``not-pending``, or
     ``gone`` for a dead-letter stream; a prune with ``--reassign-to``: ``reassigned``, the
     entries its consumers hold)."""
-    counts = plan.action_counts()
     missing = plan.mutation.missing_outcome
     items = tuple(ItemResult(i, missing) for i in plan.missing) + tuple(
-        ItemResult(i.id, planned_outcome(i), i.note) for i in plan.items
+        ItemResult(i.id, i.outcome, i.note) for i in plan.items
     )
     extra: dict[str, int] = {}
     if plan.mutation.subject == "consumer" and plan.options.reassign_to is not None:
-        extra["reassigned"] = sum(i.deliveries for i in plan.items if i.action == "reassign+delete")
+        extra["reassigned"] = sum(i.deliveries for i in plan.items if i.acts)
     return RepairResult(
         action=plan.action,
         stream=plan.stream,
@@ -76,7 +72,7 @@ def dry_run_result(plan: Plan) -> RepairResult:
         dry_run=True,
         matched=plan.matched,
         applied=0,
-        skipped=sum(n for a, n in counts.items() if a in SKIP_ACTIONS),
+        skipped=plan.skipped,
         failed=(),
         items=items,
         extra=tuple(sorted(extra.items())),

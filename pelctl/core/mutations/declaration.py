@@ -1,8 +1,46 @@
-"""The declaration of a mutation (:class:`Mutation`), the plan it makes (:class:`Plan`), and
-the table of declared mutations (:func:`declare`, :func:`get`, :data:`PROVIDERS`).
+"""The declaration of a mutation (:class:`Mutation`), the plan it makes (:class:`Plan`), its
+two functions (:class:`Planner`, :class:`Executor`), and the table of declared mutations
+(:func:`declare`, :func:`get`, :data:`PROVIDERS`).
 
 A plan and its declaration name each other (a plan's ``mutation`` is looked up in the table,
-a declaration's prompt and outcome read the plan), so they live together."""
+a declaration's prompt and outcome read the plan), so they live together.
+
+Declaring a mutation (a new one, or converting one)::
+
+    TRIM = declare(
+        Mutation(
+            "trim",                       # plan files and audit lines use it
+            "trim",                       # the verb of the question: "trim 3 entries of ...?"
+            "one line for --help",
+            plan_trim,                    # a Planner: reads, never writes
+            apply_trim,                   # an Executor: applies, re-verifying each item
+            past="trimmed",               # the result's first line: "trimmed 3 entries of ..."
+            needs=("max_len",),           # Options fields that must be set (exit 2 otherwise)
+        )
+    )
+
+and add its module to :data:`PROVIDED_BY`. Every difference between mutations is a field of
+the declaration, never an ``if mutation.name == ...`` in shared code:
+
+- ``subject``: ``"entry"`` (PEL entries) or ``"consumer"`` (``consumers-prune``);
+- ``planned``: the outcome its planned items carry when nothing stops them, in the words the
+  apply reports (``requeued``, ``dlq``, ``claimed``; default: the name), and
+  ``ghost_outcome``: an entry whose stream entry is gone (``ghost``, or the mutation's own for
+  claim and ack, which handle it the same);
+- ``receiver``: the :class:`Options` field naming the consumer that receives entries (claim
+  ``to``, prune ``reassign_to``): it must exist unless ``--create-consumer``, its flag is
+  named after the field, and claim skips entries it already owns;
+- ``destination``: the :class:`Options` field the question and the result name as where
+  entries go (claim ``to``, dlq-move ``dlq``); ``per_item_destination``: each item's
+  ``owner`` is where it goes instead (dlq-replay);
+- ``retry_limit``: entries past ``--max-retries`` go to the dead-letter stream (requeue);
+  ``lineage_note``: the plan says what ``--no-lineage`` leaves out (requeue);
+  ``poison_warned``: entries delivered ``POISON_DELIVERIES`` times or more are flagged
+  (requeue, claim, ack).
+
+The lineage check (``--no-lineage`` with ``--max-retries``) is :class:`Options`' own: made
+anywhere (flags, a plan file, the library), such options are refused.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +48,17 @@ import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pelctl.base.errors import UsageError
-from pelctl.core.mutations.model import SKIP_ACTIONS, Options, PlanItem, Targets
+from pelctl.core.mutations.model import ACTING_OUTCOMES, Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import ItemResult, RepairResult
+
+if TYPE_CHECKING:
+    from pelctl.redis.connection import Connection
+
+# (done, total) after each round of an apply.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -40,18 +84,25 @@ class Plan:
 
     @property
     def actionable(self) -> tuple[PlanItem, ...]:
-        return tuple(i for i in self.items if i.action not in SKIP_ACTIONS)
+        return tuple(i for i in self.items if i.acts)
 
     @property
     def count(self) -> int:
         """What the confirmation shows: items the plan will act on."""
-        return sum(1 for i in self.items if i.action not in SKIP_ACTIONS)
+        return sum(1 for i in self.items if i.acts)
 
-    def action_counts(self) -> dict[str, int]:
-        counts = Counter(i.action for i in self.items)
-        if self.missing:
-            counts["skip"] += len(self.missing)
-        return dict(counts)
+    @property
+    def skipped(self) -> int:
+        """Items the plan leaves alone (refused ones included) and ids that were missing."""
+        return len(self.items) - self.count + len(self.missing)
+
+    @property
+    def refused(self) -> int:
+        return sum(1 for i in self.items if i.refused)
+
+    def outcome_counts(self) -> dict[str, int]:
+        """The items acting, per outcome (``{"requeued": 5, "dlq": 2}``)."""
+        return dict(Counter(i.outcome for i in self.items if i.acts))
 
     @property
     def mutation(self) -> Mutation:
@@ -60,8 +111,75 @@ class Plan:
 
 # -- declarations ----------------------------------------------------------------------------
 
-Planner = Callable[..., Plan]
-Executor = Callable[..., RepairResult]
+
+class Planner(Protocol):
+    """Reads what a mutation would change on ``stream``/``group``; never writes.
+
+    Called by :func:`pelctl.core.mutations.api.plan` once the declaration's ``needs`` are
+    met. Returns a :class:`Plan` stamped with where it was made
+    (:func:`pelctl.core.plan_stamp.new_plan`): its items, in the order they will be applied,
+    each with the action applying it will take (``skip`` and ``refuse`` with their reason in
+    ``note``), and the explicit ids that were not pending (``missing``). ``detail`` (dry runs)
+    also probes each entry (still in the stream, its retry count, its lock key) so the plan
+    shows the exact per-item action; without it the executor's scripts decide.
+
+    Raises only typed errors (:mod:`pelctl.base.errors`), never redis-py's:
+
+    - ``UsageError`` (exit 2): targets or options it cannot plan with (no target, ids and
+      filters together, a lock-key pattern without ``{id}``);
+    - ``NotFound`` (exit 3): ``StreamNotFound``, ``GroupNotFound``, ``WrongType``, a consumer
+      named by ``--consumer`` or the receiver that the group does not have;
+    - ``ConnectionFailed``, ``AuthFailed``, ``PermissionDenied`` (exit 4) from its reads;
+    - ``NeedsServerVersion`` (exit 1) when the server lacks a command it needs.
+    """
+
+    def __call__(
+        self,
+        conn: Connection,
+        mutation: Mutation,
+        stream: bytes,
+        group: bytes,
+        targets: Targets,
+        options: Options,
+        /,
+        *,
+        detail: bool = False,
+    ) -> Plan: ...
+
+
+class Executor(Protocol):
+    """Applies a plan: every item re-verified on the server, atomically with its change
+    (still pending, same owner and delivery count, idle enough, lock key free).
+
+    Called by :func:`pelctl.core.mutations.api.apply` (through the one runner,
+    :mod:`pelctl.core.runner`, for every surface). Returns a :class:`RepairResult` with one
+    :class:`ItemResult` per planned item and missing id (built by
+    :func:`pelctl.core.mutations.api.build_result`): an item that failed or changed since the
+    plan is a result (``fail``, ``unknown``, a skip reason), never an exception. A lost
+    connection fails what was in flight as ``unknown`` and the rest as ``fail`` (not
+    attempted); Ctrl-C marks what was in flight or not sent ``interrupted`` and sets
+    ``result.interrupted``: neither raises. ``progress(done, total)`` is called after each
+    round; ``force_cross_slot`` (tests) takes the ordered path of a two-key copy even when
+    one script could do it; ``batch_size`` caps the entries of one script call.
+
+    Raises, for what fails every item alike (typed, :mod:`pelctl.base.errors`):
+
+    - ``PermissionDenied`` (exit 4): the ACL refuses the script or a key
+      (:func:`pelctl.core.script_calls.fatal`);
+    - ``ConnectionFailed``, ``AuthFailed`` (exit 4): the connection fails before any item;
+    - ``OperationFailed`` (exit 1): a server error that is no per-item answer.
+    """
+
+    def __call__(
+        self,
+        conn: Connection,
+        plan: Plan,
+        /,
+        *,
+        progress: Progress | None = None,
+        force_cross_slot: bool | None = None,
+        batch_size: int | None = None,
+    ) -> RepairResult: ...
 
 
 @dataclass(frozen=True)
@@ -83,8 +201,39 @@ class Mutation:
     needs: tuple[str, ...] = field(default=())  # Options fields that must be set
     past: str = ""  # for results: "requeued", "moved", ... (default: verb + "d")
     label: str = ""  # a word before the noun: "ghost" entries
+    # The outcome of a planned item when nothing stops it (default: the name).
+    planned: str = ""
+    # The outcome of an entry whose stream entry is gone (claim and ack: their own).
+    ghost_outcome: str = "ghost"
+    # The Options field naming the consumer that receives entries ("to", "reassign_to").
+    receiver: str | None = None
+    # The Options field the question names as where entries go ("to", "dlq").
+    destination: str | None = None
+    # Each item's ``owner`` is where it goes (dlq-replay: the stream it is replayed to).
+    per_item_destination: bool = False
+    retry_limit: bool = False  # past --max-retries, entries go to the dead-letter stream
+    lineage_note: bool = False  # the plan says what --no-lineage leaves out
+    poison_warned: bool = False  # entries delivered POISON_DELIVERIES+ times are flagged
     # The outcome of an explicit id that was not there when planned (dry runs and apply).
     missing_outcome: ClassVar[str] = "not-pending"
+
+    @property
+    def planned_outcome(self) -> str:
+        """The outcome of a planned item when nothing stops it."""
+        return self.planned or self.name
+
+    @property
+    def receiver_flag(self) -> str | None:
+        """The receiver's flag: ``--to``, ``--reassign-to``."""
+        return None if self.receiver is None else "--" + self.receiver.replace("_", "-")
+
+    def received_by(self, options: Options) -> bytes | None:
+        """The consumer receiving entries (claim ``--to``, prune ``--reassign-to``), if any."""
+        return None if self.receiver is None else getattr(options, self.receiver)
+
+    def destination_of(self, options: Options) -> bytes | None:
+        """Where entries go, as the question names it (claim ``--to``, dlq-move ``--dlq``)."""
+        return None if self.destination is None else getattr(options, self.destination)
 
     def missing_need(self, options: Options) -> str | None:
         """The first of :attr:`needs` that ``options`` leave unset or empty (names are bytes:
@@ -130,7 +279,7 @@ class Mutation:
                 if names
                 else f"{n:,} {noun} of {where}"
             )
-            moving = [i for i in items if i.action == "reassign+delete"]
+            moving = [i for i in items if i.acts and i.deliveries]  # reassigned first
             if moving and o.reassign_to is not None:
                 their = "its" if len(items) == 1 else "their"
                 text += f" after reassigning {their} entries to {escape(o.reassign_to)}"
@@ -139,10 +288,9 @@ class Mutation:
         owners = [i.owner for i in items]
         if owners:
             text += f" held by {name_list(owners)}"
-        if self.name == "claim" and o.to is not None:
-            text += f" to {escape(o.to)}"
-        elif self.name == "dlq-move" and o.dlq is not None:
-            text += f" to {escape(o.dlq)}"
+        where_to = self.destination_of(o)
+        if where_to is not None:
+            text += f" to {escape(where_to)}"
         elif dead and o.dlq is not None:
             text += f" ({dead:,} past --max-retries to {escape(o.dlq)})"
         return text
@@ -150,7 +298,7 @@ class Mutation:
     def prompt(self, plan: Plan, context: str | None = None) -> str:
         """The confirmation question: the count, what and whose, where to, on which server."""
         items = plan.actionable
-        dead = sum(1 for i in items if i.action == "dlq") if self.name == "requeue" else 0
+        dead = sum(1 for i in items if i.outcome == "dlq") if self.retry_limit else 0
         what = self.describe(plan, items, plan.count, dead=dead)
         return f"{self.verb} {what}{on_server(plan.server, context or plan.context)}?"
 
@@ -161,7 +309,7 @@ class Mutation:
         items = [by_id.get(r.id) or PlanItem(r.id, b"", 0, 0, r.outcome) for r in done]
         if self.subject == "entry":
             items = [i for i in items if i.owner]  # the owner of an entry found later is unknown
-        dead = sum(1 for r in done if r.outcome == "dlq") if self.name == "requeue" else 0
+        dead = sum(1 for r in done if r.outcome == "dlq") if self.retry_limit else 0
         what = self.describe(plan, items, len(done), dead=dead)
         return f"{self.past or self.verb + 'd'} {what}{on_server(plan.server, plan.context)}"
 
@@ -200,7 +348,10 @@ PROVIDERS: list[str] = [
 
 
 def declare(mutation: Mutation) -> Mutation:
+    """Add ``mutation`` to the table; the outcomes its planner gives acting items become
+    acting outcomes (:data:`pelctl.core.mutations.model.ACTING_OUTCOMES`)."""
     MUTATIONS[mutation.name] = mutation
+    ACTING_OUTCOMES.update({mutation.planned_outcome, mutation.ghost_outcome})
     return mutation
 
 

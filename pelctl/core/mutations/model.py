@@ -79,23 +79,102 @@ class Options:
     create_consumer: bool = False
     full: bool = False  # ghosts-fix: check every entry, not only up to max-deleted-entry-id
 
+    def __post_init__(self) -> None:
+        """The one lineage check, wherever options come from (a command's flags before it
+        connects, a plan file, the library): ``--no-lineage`` leaves out the retry count
+        that ``--max-retries`` counts with."""
+        if self.no_lineage and self.max_retries is not None:
+            raise UsageError(
+                "--max-retries counts requeues in _retry_count, which --no-lineage leaves out: "
+                "a poison message would be requeued forever",
+                hint="quarantine poison entries first (pelctl dlq move STREAM GROUP "
+                "--min-deliveries N), then requeue the rest with --no-lineage",
+            )
+
+
+# The outcomes a planned item acts with: what applying it reports when it goes as planned,
+# in the apply's own words (pelctl.core.mutations.outcomes). Any other outcome of a planned
+# item is REFUSED or a skip, named by its reason ("alive", "already-owned", ...). Declaring a
+# mutation adds its own (``Mutation.planned``, ``ghost_outcome``: pelctl.core.mutations.
+# declaration.declare), so a new mutation's items act without an edit here.
+ACTING_OUTCOMES: set[str] = {
+    "requeued",
+    "dlq",
+    "claimed",
+    "acked",
+    "ghost",
+    "deleted",
+    "replayed",
+    "purged",
+}
+REFUSED = "refused"
+
 
 @dataclass(frozen=True, slots=True)
 class PlanItem:
     """One thing a plan will change: a PEL entry (or, for prune, a consumer).
 
-    For consumers: ``id`` and ``owner`` are the consumer's name, ``idle_ms`` its inactivity
-    and ``deliveries`` the number of entries it holds.
+    ``outcome`` is what applying it will report, in the apply's own words: ``requeued``,
+    ``dlq``, ``claimed``, ``acked``, ``ghost`` (acknowledged: its stream entry is gone),
+    ``deleted``, ``replayed``, ``purged``; ``refused`` (``note`` says why); or, for an item
+    the plan leaves alone, its reason (``alive``, ``already-owned``, ``present``; ``skip``
+    when there is none), which ``note`` repeats. A dry run, a plan file and the applied
+    result use the same names.
+
+    A consumer (``consumers prune``) is a :class:`ConsumerItem`.
     """
 
     id: bytes
     owner: bytes
     idle_ms: int
     deliveries: int
-    action: (
-        str  # requeue | dlq | claim | ack | ack-ghost | delete | reassign+delete | skip | refuse
-    )
-    note: str = ""  # why a skip / refuse, or what a dlq move says
+    outcome: str
+    note: str = ""  # why a skip / refusal, or what a dlq move says
+
+    @property
+    def acts(self) -> bool:
+        """Applying it changes something (it is neither skipped nor refused)."""
+        return self.outcome in ACTING_OUTCOMES
+
+    @property
+    def refused(self) -> bool:
+        return self.outcome == REFUSED
 
 
-SKIP_ACTIONS = frozenset({"skip", "refuse"})
+@dataclass(frozen=True, slots=True)
+class ConsumerItem(PlanItem):
+    """One consumer a ``consumers prune`` plan deletes, refuses or leaves: its ``name``,
+    ``inactive_ms`` and the ``pending`` entries it holds. A ``deleted`` consumer holding some
+    (:attr:`reassigns`) is deleted after they are reassigned to ``--reassign-to``.
+
+    The shared code keys every item by ``id`` and counts by ``outcome``: a consumer's ``id``
+    and ``owner`` are its name, ``idle_ms`` its inactivity, ``deliveries`` its pending count;
+    make one with :meth:`of` and read it by the names above."""
+
+    @classmethod
+    def of(
+        cls, name: bytes, inactive_ms: int, pending: int, outcome: str, note: str = ""
+    ) -> ConsumerItem:
+        return cls(name, name, inactive_ms, pending, outcome, note)
+
+    @property
+    def name(self) -> bytes:
+        return self.id
+
+    @property
+    def inactive_ms(self) -> int:
+        return self.idle_ms
+
+    @property
+    def pending(self) -> int:
+        return self.deliveries
+
+    @property
+    def reassigns(self) -> bool:
+        """Deleted after its entries go to ``--reassign-to``."""
+        return self.acts and self.deliveries > 0
+
+
+def skip(reason: str) -> str:
+    """The outcome of an item a plan leaves alone: its reason (``skip`` without one)."""
+    return reason or "skip"

@@ -1,14 +1,13 @@
 """What applying a plan reports: the outcome of each item (:class:`ItemResult`), whether it
-counts as applied, skipped or failed, the whole result (:class:`RepairResult`), and the
-outcome each planned action is reported by (:func:`planned_outcome`: a dry run speaks the
-vocabulary of the result it previews)."""
+counts as applied, skipped or failed, and the whole result (:class:`RepairResult`). A
+planned item (:class:`pelctl.core.mutations.model.PlanItem`) carries the outcome applying it
+will report, in the same words: a dry run speaks the vocabulary of the result it previews
+(docs/formats.md, "Outcomes")."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-
-from pelctl.core.mutations.model import PlanItem
 
 APPLIED, SKIPPED, FAILED = "applied", "skipped", "failed"
 
@@ -70,28 +69,3 @@ class RepairResult:
     @property
     def applied_ids(self) -> list[bytes]:
         return [i.id for i in self.items if i.status == APPLIED]
-
-
-# The outcome each planned action is reported by once applied: a dry run speaks the
-# vocabulary of the result it previews (docs/formats.md, "Outcomes").
-PLANNED_OUTCOMES = {
-    "requeue": "requeued",
-    "dlq": "dlq",
-    "claim": "claimed",
-    "ack": "acked",
-    "ack-ghost": "ghost",
-    "delete": "deleted",
-    "reassign+delete": "deleted",  # its entries are counted under "reassigned"
-    "replay": "replayed",
-    "purge": "purged",
-    "refuse": "refused",
-}
-
-
-def planned_outcome(item: PlanItem) -> str:
-    """The outcome ``item`` is expected to have when applied, named as the apply names it:
-    ``requeued``, ``ghost``, ``deleted``...; a skip is reported by its reason (``alive``,
-    ``already-owned``), as the executors report it."""
-    if item.action == "skip":
-        return item.note or "skip"
-    return PLANNED_OUTCOMES.get(item.action, item.action)

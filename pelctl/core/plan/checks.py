@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from pelctl.base.binary import escape
 from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import SKIP_ACTIONS, PlanItem
+from pelctl.core.mutations.model import PlanItem
 from pelctl.core.plan.sealing import PlanRefused
 from pelctl.core.targets import require_group, require_stream
 from pelctl.redis.connection import Connection
@@ -19,7 +19,7 @@ from pelctl.redis.errors import redis_errors
 
 def check_target(conn: Connection, plan: Plan) -> None:
     """Refuse a plan for another server or database, or for a stream recreated since."""
-    from pelctl.core.executor import entries_added, server_db, server_run_id
+    from pelctl.core.plan_stamp import entries_added, server_db, server_run_id
 
     here = conn.settings.redacted_url
     if not plan.server_id:
@@ -72,7 +72,7 @@ class Verification:
 def verify(conn: Connection, plan: Plan) -> Verification:
     """Re-read every actionable item: still pending (consumer: still there), same owner, same
     delivery count, idle at least as planned. Read-only; the scripts check again."""
-    items = [i for i in plan.items if i.action not in SKIP_ACTIONS]
+    items = [i for i in plan.items if i.acts]
     changed: Counter[str] = Counter()
     still = 0
     raw = conn.raw(plan.stream)

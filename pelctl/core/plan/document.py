@@ -13,8 +13,8 @@ from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.core.mutations.declaration import Plan, get
-from pelctl.core.mutations.model import Options, PlanItem, Targets
-from pelctl.core.mutations.outcomes import APPLIED_OUTCOMES, FAILED_OUTCOMES, planned_outcome
+from pelctl.core.mutations.model import ConsumerItem, Options, PlanItem, Targets, skip
+from pelctl.core.mutations.outcomes import APPLIED_OUTCOMES, FAILED_OUTCOMES
 from pelctl.core.plan.fields import (
     escaped,
     read_bool,
@@ -37,8 +37,10 @@ VERSION = 3
 READABLE = (2, 3)
 # The caps of a plan file: a plan is for a reviewed repair, not a whole 10M-entry PEL.
 MAX_ITEMS = 50_000
-# The repairs a plan file may hold, and the item actions each one's planner produces
-# (dlq replay/purge are not saved as plan files).
+# The repairs a plan file may hold, and the item actions of each one's version 2 items (the
+# planner's verbs before items spoke the outcome; dlq replay/purge are not saved as plan
+# files). A version 3 item's outcome is checked against the same sets (_ACTION_OF), so both
+# versions refuse the same items with the same words.
 ITEM_ACTIONS: dict[str, frozenset[str]] = {
     "claim": frozenset({"claim", "skip", "refuse"}),
     "ack": frozenset({"ack", "skip", "refuse"}),
@@ -64,19 +66,28 @@ _ACTION_OF = {
     "deleted": "delete",
     "refused": "refuse",
 }
+# A version 2 item's action, as the outcome a plan item carries (a skip: its reason).
+_OUTCOME_OF_V2 = {action: outcome for outcome, action in _ACTION_OF.items()} | {
+    "reassign+delete": "deleted"
+}
 
 
 def item_to_json(item: PlanItem, consumers: bool = False) -> dict[str, Any]:
     """One plan item as plan files and dry runs write it: an entry ``{"id", "consumer",
     "idle_ms", "deliveries", "outcome", "note"}``, or for ``consumers prune`` (``consumers``)
     a consumer ``{"consumer", "idle_ms", "pending", "outcome", "note"}``; ``outcome`` is what
-    applying it will report (:func:`pelctl.core.mutations.planned_outcome`)."""
+    applying it will report (the item's own ``outcome``)."""
     if consumers:
+        consumer = (
+            item
+            if isinstance(item, ConsumerItem)
+            else ConsumerItem.of(item.id, item.idle_ms, item.deliveries, item.outcome, item.note)
+        )
         return {
-            "consumer": escape(item.id),
-            "idle_ms": item.idle_ms,
-            "pending": item.deliveries,
-            "outcome": planned_outcome(item),
+            "consumer": escape(consumer.name),
+            "idle_ms": consumer.inactive_ms,
+            "pending": consumer.pending,
+            "outcome": item.outcome,
             "note": item.note,
         }
     return {
@@ -84,7 +95,7 @@ def item_to_json(item: PlanItem, consumers: bool = False) -> dict[str, Any]:
         "consumer": escape(item.owner),
         "idle_ms": item.idle_ms,
         "deliveries": item.deliveries,
-        "outcome": planned_outcome(item),
+        "outcome": item.outcome,
         "note": item.note,
     }
 
@@ -198,11 +209,8 @@ def from_json(data: Any) -> Plan:
     needed = mutation.missing_need(options)
     if needed is not None:
         raise ValueError(f'{action} needs options "{needed}"')
-    if options.reassign_to is None and any(i.action == "reassign+delete" for i in items):
+    if consumers and options.reassign_to is None and any(i.acts and i.deliveries for i in items):
         raise ValueError("a consumer holding entries is deleted only with --reassign-to")
-    from pelctl.core.executor import check_lineage
-
-    check_lineage(options)
     if options.lock_key is not None:
         from pelctl.core.locks import check_lock_pattern
 
@@ -262,7 +270,8 @@ def _trim_plan(plan: Plan, t: dict[str, Any]) -> Plan:
 
 
 def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
-    """A version 3 item: the outcome it was planned to have, back to the planner's action."""
+    """A version 3 item: the outcome it was planned to have (checked against what the
+    repair's planner makes)."""
     if not isinstance(raw, dict):
         raise ValueError("every item must be an object")
     keys = _CONSUMER_ITEM_KEYS if consumers else _ENTRY_ITEM_KEYS
@@ -291,23 +300,24 @@ def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
     elif outcome in APPLIED_OUTCOMES or outcome in FAILED_OUTCOMES:
         raise ValueError(f"item outcome {outcome!r} is not one a plan makes")
     else:  # a skip, written as its reason
-        if outcome != (note or "skip"):
+        if outcome != skip(note):
             raise ValueError(f"item outcome {outcome!r} does not match its note {note[:40]!r}")
         action = "skip"
     if action not in allowed:
         raise ValueError(f"item outcome {outcome!r} is not one this repair makes")
-    return PlanItem(
+    kind = ConsumerItem if consumers else PlanItem
+    return kind(
         id=item_id,
         owner=owner,
         idle_ms=read_int(raw, "idle_ms"),
         deliveries=deliveries,
-        action=action,
+        outcome=outcome,
         note=note,
     )
 
 
 def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
-    """A version 2 item (``owner``, ``action``)."""
+    """A version 2 item (``owner``, ``action``), as the outcome its action had."""
     if not isinstance(raw, dict):
         raise ValueError("every item must be an object")
     if "action" not in raw:
@@ -320,6 +330,7 @@ def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
             f"item action {str(action)[:40]!r} is not one this repair makes "
             f"({', '.join(sorted(allowed))})"
         )
+    note = read_note(raw.get("note") or "")
     if consumers:  # consumers prune: the item is a consumer, by name
         name = read_name(raw, "id", required=True) or b""
         if read_name(raw, "owner", required=True) != name:
@@ -327,11 +338,12 @@ def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
         item_id, owner = name, name
     else:
         item_id, owner = read_stream_id(raw["id"]), read_name(raw, "owner", required=True) or b""
-    return PlanItem(
+    kind = ConsumerItem if consumers else PlanItem
+    return kind(
         id=item_id,
         owner=owner,
         idle_ms=read_int(raw, "idle_ms"),
         deliveries=read_int(raw, "deliveries"),
-        action=action,
-        note=read_note(raw.get("note") or ""),
+        outcome=skip(note) if action == "skip" else _OUTCOME_OF_V2[action],
+        note=note,
     )

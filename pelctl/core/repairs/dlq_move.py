@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pelctl.base.binary import escape
 from pelctl.core.dlq.envelope import default_dlq
-from pelctl.core.executor import cross_slot, start
 from pelctl.core.mutations import (
     Mutation,
     Plan,
@@ -18,7 +17,8 @@ from pelctl.core.mutations import (
 from pelctl.core.repairs import idempotent
 from pelctl.core.repairs.entries import plan_entries
 from pelctl.core.repairs.ordered import ordered
-from pelctl.core.repairs.run import EntryRun, Later
+from pelctl.core.repairs.script_rounds import EntryRun, OrderedLeftovers
+from pelctl.core.script_calls import cross_slot, start
 from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import script
 
@@ -56,25 +56,25 @@ def apply_dlq_move(
     lua = script("dlq_move")
     header = (plan.group, opts.field_prefix, reason)
 
-    later = Later({item.id: item for item in send})
-    run.run(send, run.calls(lua, [plan.stream, dlq], header), later.parse)
+    leftovers = OrderedLeftovers({item.id: item for item in send})
+    run.run(send, run.calls(lua, [plan.stream, dlq], header), leftovers.parse)
     out = results + run.results
     interrupted = run.interrupted
-    if later.items and not interrupted:
+    if leftovers.items and not interrupted:
         moved, interrupted = ordered(
             conn,
             plan,
-            later.items,
+            leftovers.items,
             kind="dlq",
             dlq=dlq,
             reason=reason,
             batch_size=batch_size,
-            wide=later.wide,
+            wide=leftovers.wide,
         )
         out += moved
     else:
-        out += later.not_attempted(out)
-    notes = later.notes(out) + idempotent.refused_notes(out)
+        out += leftovers.not_attempted(out)
+    notes = leftovers.notes(out) + idempotent.refused_notes(out)
     return build_result(plan, out, interrupted=interrupted, notes=notes)
 
 
@@ -86,5 +86,7 @@ DLQ_MOVE = declare(
         plan_entries,
         apply_dlq_move,
         past="moved",
+        planned="dlq",
+        destination="dlq",
     )
 )

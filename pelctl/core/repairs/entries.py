@@ -2,7 +2,7 @@
 
 Each is declared once (:func:`pelctl.core.mutations.declare`) with a planner (read-only
 discovery) and an executor (batched, pipelined Lua scripts that re-verify every entry
-atomically with its change: :mod:`pelctl.core.repairs.run`). See docs/safety.md for the
+atomically with its change: :mod:`pelctl.core.repairs.script_rounds`). See docs/safety.md for the
 model and what a crash can do.
 """
 
@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 from pelctl.base.binary import escape
 from pelctl.core.dlq.envelope import default_dlq
-from pelctl.core.executor import check_lineage, cross_slot, new_plan, start
 from pelctl.core.lineage import no_lineage_note
 from pelctl.core.locks import check_lock_pattern
 from pelctl.core.models import POISON_DELIVERIES
@@ -27,10 +26,12 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
+from pelctl.core.plan_stamp import new_plan
 from pelctl.core.repairs import idempotent
 from pelctl.core.repairs.ordered import ordered
-from pelctl.core.repairs.run import EntryRun, Later, simple_parse
+from pelctl.core.repairs.script_rounds import EntryRun, OrderedLeftovers, simple_parse
 from pelctl.core.repairs.select import check_names, pending_rows, probe
+from pelctl.core.script_calls import cross_slot, start
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import script
@@ -50,45 +51,39 @@ def plan_entries(
     targets.require_some()
     if options.lock_key:
         check_lock_pattern(options.lock_key)
-    check_lineage(options)
     require_group(conn, stream, group)
     check_names(conn, mutation, stream, group, targets, options)
     rows, missing = pending_rows(conn, stream, group, targets)
-    action = {"dlq-move": "dlq"}.get(mutation.name, mutation.name)
+    planned = mutation.planned_outcome
+    receiver = mutation.received_by(options)
     probes = probe(conn, stream, rows, options, group) if detail and rows else None
     items: list[PlanItem] = []
     for n, (entry_id, owner, idle, deliveries) in enumerate(rows):
-        item_action, note = action, ""
-        if mutation.name == "claim" and owner == options.to:
-            item_action, note = "skip", "already-owned"
+        outcome, note = planned, ""
+        if receiver is not None and owner == receiver:
+            outcome = note = "already-owned"
         elif probes is not None:
             exists, retries, locked = probes[n]
             if locked:
-                item_action, note = "skip", "alive"
+                outcome = note = "alive"
             elif not exists:
-                item_action, note = "ack-ghost", "deleted from the stream"
-                if mutation.name in ("claim", "ack"):
-                    item_action = mutation.name
+                outcome, note = mutation.ghost_outcome, "deleted from the stream"
             elif (
-                mutation.name == "requeue"
+                mutation.retry_limit
                 and options.max_retries is not None
                 and retries + 1 > options.max_retries
             ):
-                item_action, note = "dlq", f"requeued {retries} times (max {options.max_retries})"
-        items.append(PlanItem(entry_id, owner, idle, deliveries, item_action, note))
+                outcome, note = "dlq", f"requeued {retries} times (max {options.max_retries})"
+        items.append(PlanItem(entry_id, owner, idle, deliveries, outcome, note))
     notes: list[str] = []
-    if mutation.name == "requeue" and options.no_lineage:
-        notes.append(no_lineage_note("requeue", options.field_prefix))
-    if mutation.name in POISON_WARNED:
+    if mutation.lineage_note and options.no_lineage:
+        notes.append(no_lineage_note(mutation.name, options.field_prefix))
+    if mutation.poison_warned:
         items, note = _flag_poison(mutation, stream, group, targets, options, items)
         notes += [note] if note else []
     return new_plan(
         conn, mutation, stream, group, items, targets, options, missing=missing, notes=notes
     )
-
-
-# Repairs whose dry run (and confirmation) flag entries delivered POISON_DELIVERIES+ times.
-POISON_WARNED = frozenset({"requeue", "claim", "ack"})
 
 
 def _flag_poison(
@@ -109,7 +104,7 @@ def _flag_poison(
     out: list[PlanItem] = []
     poison = 0
     for item in items:
-        if item.action == mutation.name and item.deliveries >= POISON_DELIVERIES:
+        if item.outcome == mutation.planned_outcome and item.deliveries >= POISON_DELIVERIES:
             poison += 1
             item = replace(item, note=item.note or f"poison suspect ({item.deliveries} deliveries)")
         out.append(item)
@@ -194,34 +189,34 @@ def apply_requeue(
     lineage = 0 if opts.no_lineage else 1
     header = (plan.group, opts.field_prefix, max_retries, mode, reason, lineage)
 
-    later = Later({item.id: item for item in send})
-    run.run(send, run.calls(lua, [plan.stream, second_key], header), later.parse)
+    leftovers = OrderedLeftovers({item.id: item for item in send})
+    run.run(send, run.calls(lua, [plan.stream, second_key], header), leftovers.parse)
     out = results + run.results
     notes: list[str] = []
-    if later.items and not run.interrupted:
+    if leftovers.items and not run.interrupted:
         moved, interrupted = ordered(
             conn,
             plan,
-            later.items,
+            leftovers.items,
             kind="requeue",
             dlq=dlq,
             reason=reason,
             max_retries=max_retries,
             batch_size=batch_size,
-            wide=later.wide,
+            wide=leftovers.wide,
         )
         out += moved
         run.interrupted = interrupted  # it was not, or this branch would not run
-        if later.deferred:
+        if leftovers.deferred:
             assert dlq is not None
             notes.append(
-                f"{len(later.deferred):,} entries past --max-retries went to {escape(dlq)} by "
+                f"{len(leftovers.deferred):,} entries past --max-retries went to {escape(dlq)} by "
                 "the ordered path (dead-letter write first, then ack): "
                 + idempotent.after_a_crash(conn)
             )
     else:
-        out += later.not_attempted(out)
-    notes += later.notes(out) + idempotent.refused_notes(out)
+        out += leftovers.not_attempted(out)
+    notes += leftovers.notes(out) + idempotent.refused_notes(out)
     return build_result(plan, out, interrupted=run.interrupted, notes=notes)
 
 
@@ -234,6 +229,11 @@ CLAIM = declare(
         apply_claim,
         needs=("to",),
         past="claimed",
+        planned="claimed",
+        ghost_outcome="claimed",
+        receiver="to",
+        destination="to",
+        poison_warned=True,
     )
 )
 ACK = declare(
@@ -244,6 +244,9 @@ ACK = declare(
         plan_entries,
         apply_ack,
         past="acknowledged",
+        planned="acked",
+        ghost_outcome="acked",
+        poison_warned=True,
     )
 )
 REQUEUE = declare(
@@ -254,5 +257,9 @@ REQUEUE = declare(
         plan_entries,
         apply_requeue,
         past="requeued",
+        planned="requeued",
+        retry_limit=True,
+        lineage_note=True,
+        poison_warned=True,
     )
 )

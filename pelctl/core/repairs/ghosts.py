@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 import redis.exceptions as rex
 
-from pelctl.core.executor import new_plan, start
 from pelctl.core.models import GHOST_SWEEPER, parse_id
 from pelctl.core.mutations import (
     ItemResult,
@@ -23,8 +22,10 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
-from pelctl.core.repairs.run import EntryRun, simple_parse
+from pelctl.core.plan_stamp import new_plan
+from pelctl.core.repairs.script_rounds import EntryRun, simple_parse
 from pelctl.core.repairs.select import check_names, pending_rows, probe
+from pelctl.core.script_calls import start
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -58,7 +59,7 @@ def plan_ghosts(
         for (entry_id, owner, idle, deliveries), (exists, _r, _l) in zip(rows, flags, strict=True):
             note = "present" if exists else "deleted"
             items.append(
-                PlanItem(entry_id, owner, idle, deliveries, "skip" if exists else "ack-ghost", note)
+                PlanItem(entry_id, owner, idle, deliveries, note if exists else "ghost", note)
             )
     else:
         for ghost in iter_ghosts(
@@ -74,7 +75,7 @@ def plan_ghosts(
                     ghost.consumer,
                     ghost.idle_ms,
                     ghost.deliveries,
-                    "ack-ghost",
+                    "ghost",
                     ghost.reason,
                 )
             )
@@ -211,5 +212,6 @@ GHOSTS_FIX = declare(
         apply_ghosts_fix,
         past="cleared",
         label="ghost",
+        planned="ghost",
     )
 )

@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 
 import redis.exceptions as rex
 
-from pelctl.core.executor import LATER, chunks, fatal, pairs, text, wide_note
 from pelctl.core.mutations import ItemResult, Plan, PlanItem, Progress
 from pelctl.core.repairs import idempotent
-from pelctl.core.repairs.run import EntryRun
+from pelctl.core.repairs.script_rounds import EntryRun
+from pelctl.core.script_calls import NEXT_CALL, chunks, fatal, pairs, text, wide_note
 from pelctl.redis.connection import Connection
 from pelctl.redis.replies import array as reply_array
 from pelctl.redis.scripts import script
@@ -108,11 +108,11 @@ def ordered(
             if idmp:
                 for pipe in pipes.values():
                     pipe.execute_command("TIME")
-            later = [item for item, status, _d in pairs(sent, reply) if status == LATER]
+            later = [item for item, status, _d in pairs(sent, reply) if status == NEXT_CALL]
             if later:  # the lease reached its byte budget: these go again, untouched
                 batches.extend(chunks(later, max(1, len(sent) - len(later))))
             for item, status, detail in pairs(sent, reply):
-                if status == LATER:
+                if status == NEXT_CALL:
                     continue
                 if status == "take":
                     d = reply_array(detail)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pelctl.base.binary import escape
 from pelctl.base.errors import UsageError
-from pelctl.core.executor import chunks, new_plan, start, text
 from pelctl.core.mutations import (
+    REFUSED,
     ItemResult,
     Mutation,
     Options,
@@ -18,6 +18,9 @@ from pelctl.core.mutations import (
     build_result,
     declare,
 )
+from pelctl.core.mutations.model import ConsumerItem
+from pelctl.core.plan_stamp import new_plan
+from pelctl.core.script_calls import chunks, start, text
 from pelctl.core.targets import require_group
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
@@ -97,11 +100,11 @@ def plan_prune(
     for c in quiet:
         name, idle, pending = c.name, c.idle_ms, c.pending
         if pending == 0:
-            items.append(PlanItem(name, name, idle, 0, "delete"))
+            items.append(ConsumerItem.of(name, idle, 0, "deleted"))
             continue
         verdict = judged[name][1]
         why = f"{verdict.verdict}: {verdict.reason}"
-        action, note = "refuse", f"alive ({why})"
+        outcome, note = REFUSED, f"alive ({why})"
         if verdict.verdict == liveness.ACTIVE:
             pass
         elif verdict.verdict == liveness.UNKNOWN and not options.assume_dead:
@@ -111,10 +114,10 @@ def plan_prune(
                 "gone: --assume-dead"
             )
         elif to is not None:
-            action, note = "reassign+delete", f"to {escape(to)} ({why})"
+            outcome, note = "deleted", f"to {escape(to)} ({why})"  # its entries reassigned first
         else:
             note = f"holds {pending:,} pending entries; reassign them with --reassign-to CONSUMER"
-        items.append(PlanItem(name, name, idle, pending, action, note))
+        items.append(ConsumerItem.of(name, idle, pending, outcome, note))
     if unknown:
         notes.append(
             f"{unknown:,} consumer{'s' if unknown != 1 else ''} holding entries "
@@ -122,7 +125,7 @@ def plan_prune(
             "idle does not refresh while a worker waits in XREADGROUP): check the workers are "
             "gone (the process; CLIENT LIST), then pass --assume-dead"
         )
-    if to is not None and to not in names and any(i.action == "reassign+delete" for i in items):
+    if to is not None and to not in names and any(_reassigns(i) for i in items):
         notes.append(
             f"consumer {escape(to)} does not exist yet (--create-consumer): XCLAIM creates "
             "it; make sure a worker reads its pending entries under that name"
@@ -131,7 +134,7 @@ def plan_prune(
         liveness.target_verdict(
             conn, stream, group, to, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
         )
-        if to is not None and any(i.action == "reassign+delete" for i in items)
+        if to is not None and any(_reassigns(i) for i in items)
         else None
     )
     if (
@@ -200,7 +203,7 @@ def apply_prune(
     interrupted = False
     try:
         for n, item in enumerate(send):
-            if item.action == "reassign+delete":
+            if _reassigns(item):
                 to = plan.options.reassign_to
                 assert to is not None
                 moved, _left = reassign(
@@ -225,6 +228,12 @@ def apply_prune(
     return build_result(plan, results, extra=extra, interrupted=interrupted)
 
 
+def _reassigns(item: PlanItem) -> bool:
+    """A consumer deleted after its entries go to ``--reassign-to`` (only those holding none
+    are deleted without it)."""
+    return isinstance(item, ConsumerItem) and item.reassigns
+
+
 PRUNE = declare(
     Mutation(
         "consumers-prune",
@@ -235,5 +244,7 @@ PRUNE = declare(
         subject="consumer",
         needs=("inactive_ms",),
         past="deleted",
+        planned="deleted",
+        receiver="reassign_to",
     )
 )

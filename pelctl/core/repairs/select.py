@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from pelctl.core.executor import normalize_ids, replies_by_id
+from pelctl.base.collector import gc_paused
+from pelctl.core.entry_ids import normalize_ids, replies_by_id
 from pelctl.core.locks import lock_key
 from pelctl.core.models import PendingFilter
 from pelctl.core.mutations import Mutation, Options, Targets
@@ -14,7 +15,6 @@ from pelctl.core.pending import iter_pending
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import array as reply_array
-from pelctl.redis.scan import gc_paused
 from pelctl.redis.scripts import DEFAULT_DEPTH, Call, round_trip, same_slot, script
 
 
@@ -114,13 +114,12 @@ def check_names(
     ``options.create_consumer`` (a typo would create a consumer nobody reads as)."""
     from pelctl.core.targets import consumer_names, require_consumer
 
-    to = options.to if mutation.name == "claim" else options.reassign_to
+    to = mutation.received_by(options)
     named: list[tuple[str, bytes, str | None]] = []
     if targets.consumer is not None:
         named.append(("--consumer", targets.consumer, None))
     if to is not None and not options.create_consumer:
-        flag = "--to" if mutation.name == "claim" else "--reassign-to"
-        named.append((flag, to, "--create-consumer"))
+        named.append((mutation.receiver_flag or "", to, "--create-consumer"))
     if not named:
         return
     names = consumer_names(conn, stream, group)

@@ -28,11 +28,11 @@ from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.base.errors import OperationFailed, UsageError
 from pelctl.core.cmdline import command_line
-from pelctl.core.executor import new_plan
 from pelctl.core.mutations.api import Progress
 from pelctl.core.mutations.declaration import Mutation, Plan, declare, on_server
 from pelctl.core.mutations.model import Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import RepairResult
+from pelctl.core.plan_stamp import new_plan
 from pelctl.core.targets import require_stream
 from pelctl.core.trim import (
     EMPTY,
@@ -378,5 +378,6 @@ TRIM = declare(
         plan_trim,
         apply_trim,
         past="trimmed",
+        planned="trimmed",
     )
 )

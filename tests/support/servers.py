@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -26,6 +25,8 @@ from pathlib import Path
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+
+from tests.support.ports import free_port
 
 START_TIMEOUT = 20.0
 # redis-py's default retries a refused or NOAUTH connection 3 times with backoff (seconds).
@@ -40,16 +41,6 @@ def which(*names: str) -> str | None:
         if found:
             return found
     return None
-
-
-def free_port(avoid: set[int] | None = None) -> int:
-    """A free loopback port (not in ``avoid``): bind to 0 and release."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if not avoid or port not in avoid:
-            return port
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Running an entry script over a plan's items (:class:`EntryRun`: batches, lock keys,
-pipelining, the byte budget's ``later``, lost connections, Ctrl-C) and reading its replies
-(:func:`simple_parse`; :class:`Later` collects what is left for the ordered path).
+pipelining, the byte budget's ``NEXT_CALL``, lost connections, Ctrl-C) and reading its replies
+(:func:`simple_parse`; :class:`OrderedLeftovers` collects what is left for the ordered path).
 
 Batches and rounds are sized by a :class:`pelctl.redis.scripts.Pacer`: what is on the wire
 at once stays under the stall bound (10 ms of server time, aiming at 3), so another client's
@@ -25,11 +25,11 @@ from dataclasses import replace
 
 import redis.exceptions as rex
 
-from pelctl.core.executor import LATER, fatal, pairs, text
+from pelctl.base.collector import gc_paused
 from pelctl.core.mutations import APPLIED, ItemResult, Plan, PlanItem, Progress
 from pelctl.core.repairs.select import lock_for
+from pelctl.core.script_calls import NEXT_CALL, fatal, pairs, text
 from pelctl.redis.connection import Connection
-from pelctl.redis.scan import gc_paused
 from pelctl.redis.scripts import (
     CALIBRATE_EVERY,
     DEFAULT_BATCH,
@@ -171,26 +171,7 @@ class EntryRun:
                             alone_out = True
                         else:
                             ahead += 1
-                        calls: list[_Sent] = []
-                        cost = 0.0
-                        while todo and len(calls) < pacer.max_depth:
-                            head = todo[0]
-                            n = head.fixed or pacer.batch(script, cap=self.batch)
-                            n = min(n, len(head.items) - head.pos)
-                            step = pacer.unit_ms(script) * n if script else pacer.round_ms
-                            if calls and cost + step > pacer.round_ms:
-                                break
-                            chunk = head.items[head.pos : head.pos + n]
-                            head.pos += n
-                            if head.pos >= len(head.items):
-                                todo.popleft()
-                            pre: dict[bytes, ItemResult] = {}
-                            call = make_call(chunk, pre)
-                            if call is not None:
-                                script = call.script
-                                call = replace(call, entries=len(chunk))
-                                cost += pacer.cost_ms(call)
-                            calls.append((chunk, call, pre))
+                        calls, script = self._round(todo, make_call, script)
                         out.append(calls)
                         sent = [c for _, c, _ in calls if c is not None]
                         if sent:
@@ -206,20 +187,60 @@ class EntryRun:
                     if self.progress:
                         self.progress(self.done, self.total)
         except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
-            # What was out may or may not have run; what was not sent did not.
-            for calls in out:
-                for chunk, _call, _pre in calls:
-                    self._fail(chunk, "unknown", f"connection lost mid-batch: {err}")
-            for left in todo:
-                self._fail(left.rest(), "fail", "not attempted: connection lost")
+            self._lost(out, todo, err)
         except KeyboardInterrupt:
-            self.interrupted = True
-            answered = {r.id for r in self.results}
-            for calls in out:
-                for chunk, _call, _pre in calls:
-                    self._interrupted(chunk, answered)
-            for left in todo:
-                self._interrupted(left.rest(), answered)
+            self._stopped(out, todo)
+
+    def _round(
+        self,
+        todo: deque[_Todo],
+        make_call: Callable[[Sequence[PlanItem], dict[bytes, ItemResult]], Call | None],
+        script: Script | None,
+    ) -> tuple[list[_Sent], Script | None]:
+        """The calls of one round, taken from the head of ``todo``: as many batches as the
+        pacer's depth and round time allow (at least one). Returns them and the script (known
+        from the first call made)."""
+        pacer = self.pacer
+        calls: list[_Sent] = []
+        cost = 0.0
+        while todo and len(calls) < pacer.max_depth:
+            head = todo[0]
+            n = head.fixed or pacer.batch(script, cap=self.batch)
+            n = min(n, len(head.items) - head.pos)
+            step = pacer.unit_ms(script) * n if script else pacer.round_ms
+            if calls and cost + step > pacer.round_ms:
+                break
+            chunk = head.items[head.pos : head.pos + n]
+            head.pos += n
+            if head.pos >= len(head.items):
+                todo.popleft()
+            pre: dict[bytes, ItemResult] = {}
+            call = make_call(chunk, pre)
+            if call is not None:
+                script = call.script
+                call = replace(call, entries=len(chunk))
+                cost += pacer.cost_ms(call)
+            calls.append((chunk, call, pre))
+        return calls, script
+
+    def _lost(self, out: deque[list[_Sent]], todo: deque[_Todo], err: BaseException) -> None:
+        """The connection was lost: what was out may or may not have run (``unknown``); what
+        was not sent did not (``fail``)."""
+        for calls in out:
+            for chunk, _call, _pre in calls:
+                self._fail(chunk, "unknown", f"connection lost mid-batch: {err}")
+        for left in todo:
+            self._fail(left.rest(), "fail", "not attempted: connection lost")
+
+    def _stopped(self, out: deque[list[_Sent]], todo: deque[_Todo]) -> None:
+        """Ctrl-C: what was out and not answered, and what was not sent, is ``interrupted``."""
+        self.interrupted = True
+        answered = {r.id for r in self.results}
+        for calls in out:
+            for chunk, _call, _pre in calls:
+                self._interrupted(chunk, answered)
+        for left in todo:
+            self._interrupted(left.rest(), answered)
 
     def _parse(
         self,
@@ -242,8 +263,8 @@ class EntryRun:
                 self._fail(sent_items, "fail", f"script error: {reply}")
             else:
                 parsed = parse(sent_items, reply)
-                later = [r.id for r in parsed if r.outcome == LATER]
-                self.results.extend(r for r in parsed if r.outcome != LATER)
+                later = [r.id for r in parsed if r.outcome == NEXT_CALL]
+                self.results.extend(r for r in parsed if r.outcome != NEXT_CALL)
                 if later:
                     ids = set(later)
                     again = [it for it in sent_items if it.id in ids]
@@ -272,7 +293,7 @@ def simple_parse(items: Sequence[PlanItem], reply: object) -> list[ItemResult]:
     return out
 
 
-class Later:
+class OrderedLeftovers:
     """Parses an entry script's reply; collects the entries it left for the ordered path:
     ``defer`` (a dead-letter stream in another slot) and ``wide`` (a copy too wide for one
     script: more than LUA_UNPACK_MAX XADD values). Nothing was written for either."""
