@@ -207,6 +207,7 @@ def register(app: typer.Typer) -> None:
             limit=None if every else (limit or DEFAULT_LIMIT),
             max_server_ms=max_server_ms,
         )
+        failed = False  # (a failure is its one error line; Ctrl-C still says what was read)
         try:
             with ScanProgress("find", no_color=rt.out.no_color, rows_above=True) as bar:
                 run.progress_to = bar.update
@@ -224,8 +225,11 @@ def register(app: typer.Typer) -> None:
                 else:
                     rows = render.MatchRows([x.stream for x in run.searched])
                     rt.out.stream(rows, run.matches(), sparse=True)
+        except Exception:
+            failed = True
+            raise
         finally:
-            if any(x.calls or x.complete for x in run.searched):
+            if not failed and any(x.calls or x.complete for x in run.searched):
                 rt.out.show(render.summary(run))
 
 

@@ -9,7 +9,8 @@ What other clients wait (:class:`Pacer`): Redis reads what a client sent and run
 complete command in it before it serves the next client, so all the script calls pelctl has
 on the wire at once run back to back, one stall for everyone else. The stall, not each call,
 is bounded: a round of calls is sized from the measured cost of its script so that the
-rounds out at once stay under ``max_stall_ms`` (10 ms, the bound of ``--max-server-ms``),
+rounds out at once (one under a bound: the repairs build the next while it runs) stay under
+``max_stall_ms`` (10 ms, the bound of ``--max-server-ms``),
 aiming at a fraction of it so another client's p99 latency stays under 5 ms
 (docs/server-budget.md).
 
@@ -40,9 +41,10 @@ from pelctl.redis.meter import record
 DEFAULT_BATCH = 100
 # Script calls per round trip, at most (:func:`round_trip` sends fewer when they cost more).
 DEFAULT_DEPTH = 16
-# Script calls per round when rounds are sent ahead (:class:`Wire`), at most: two rounds are
-# out, so the server always has the next one while Python parses the last (smaller rounds:
-# finer overlap, fewer calls in doubt when a connection drops).
+# Script calls per round when rounds are sent ahead (:class:`Wire`), at most: the next round
+# is ready while the server runs one, so the server has it as soon as it answers and runs it
+# while Python parses the last (smaller rounds: finer overlap, fewer calls in doubt when a
+# connection drops).
 AHEAD_DEPTH = 4
 # The stall another client may wait behind pelctl's calls on the wire: the meaning of
 # ``--max-server-ms`` (the scan engine's bound on each call) for a whole pipeline.
@@ -345,13 +347,20 @@ class Wire:
     def rounds_out(self) -> int:
         return len(self.out)
 
-    def send(self, calls: Sequence[Call]) -> None:
+    def send(
+        self, calls: Sequence[Call], *, alone: bool | None = None, packed: list[bytes] | None = None
+    ) -> None:
+        """Put a round on the wire. ``alone``: whether its round trip measures its cost (by
+        default, when no other round is out); False for a round sent the moment the last
+        was answered, whose answers are read only after the client parsed the last's.
+        ``packed``: the round as :func:`pack` made it ahead of time."""
         if self.pacer is not None:
             ahead = sum(self._estimates)  # the rounds out, as estimated when sent
             self._estimates.append(self.pacer.sent(calls, ahead))
-        alone = not self.out
+        if alone is None:
+            alone = not self.out
         self.out.append(calls)
-        self.conn.send_packed_command(_pack(calls))
+        self.conn.send_packed_command(packed if packed is not None else pack(calls))
         self._sent_at.append((time.perf_counter(), alone))
 
     def latency(self) -> float:
@@ -423,7 +432,7 @@ class Wire:
             for s in {calls[i].script for i in missing}:
                 s.load_on(self.conn)
             again = [calls[i] for i in missing]
-            self.conn.send_packed_command(_pack(again))
+            self.conn.send_packed_command(pack(again))
             for i, reply in zip(missing, self._read(len(again)), strict=True):
                 replies[i] = reply
         return replies
@@ -437,7 +446,7 @@ class Wire:
         self.pool.release(self.conn)
 
 
-def _pack(calls: Sequence[Call]) -> list[bytes]:
+def pack(calls: Sequence[Call]) -> list[bytes]:
     """The EVALSHA commands of ``calls`` in RESP. The arguments of script calls are bytes,
     str and int: hiredis packs them as they are (redis-py's packer would first look at each
     of a round's thousands of arguments in Python)."""

@@ -39,12 +39,70 @@ from pelctl.redis.scripts import (
     Pacer,
     Script,
     Wire,
+    pack,
     same_slot,
 )
 
 # One call of a round, waiting for its answer: (its items, the call or None when every
 # item was settled before sending, the results settled before sending).
 _Sent = tuple[Sequence[PlanItem], Call | None, dict[bytes, ItemResult]]
+
+
+class _Staged:
+    """A round built, and packed, while the one before runs on the server; sent the moment
+    that one is answered."""
+
+    __slots__ = ("calls", "packed")
+
+    def __init__(self, calls: list[_Sent]) -> None:
+        self.calls = calls
+        sent = [c for _, c, _ in calls if c is not None]
+        self.packed = pack(sent) if sent else None
+
+    def send(self, wire: Wire, pacer: Pacer) -> list[_Sent]:
+        """Put the round on the wire (its round trip includes the client's parsing of the
+        last one: not a measure of its cost) and return what went. When what the pacer
+        learnt since it was built makes it cost more than a round may, only the calls that
+        fit go; the rest stays here to go next (``self.calls`` is empty once all went)."""
+        sent = [c for _, c, _ in self.calls if c is not None]
+        n = pacer.fit(sent) if sent else 0
+        if n == len(sent):
+            calls, self.calls = self.calls, []
+            if self.packed is not None:
+                wire.send(sent, alone=False, packed=self.packed)
+            return calls
+        cut = [i for i, (_, call, _) in enumerate(self.calls) if call is not None][n]
+        calls, self.calls = self.calls[:cut], self.calls[cut:]
+        self.packed = pack([c for _, c, _ in self.calls if c is not None])
+        wire.send(sent[:n], alone=False)
+        return calls
+
+
+def _send(wire: Wire, calls: list[_Sent]) -> None:
+    sent = [c for _, c, _ in calls if c is not None]
+    if sent:
+        wire.send(sent)
+
+
+def _answers(
+    wire: Wire, pacer: Pacer, out: deque[list[_Sent]], staged: _Staged | None
+) -> tuple[Iterator[object], _Staged | None]:
+    """The answers of the oldest round out; then the round built ahead goes on the wire, to
+    run while they are parsed. Returns the answers and what is still built ahead."""
+    replies = iter(wire.receive() if any(c for _, c, _ in out[0]) else [])
+    if staged is not None:
+        out.append(staged.send(wire, pacer))
+        if not staged.calls:
+            staged = None
+    return replies, staged
+
+
+def _with(out: deque[list[_Sent]], staged: _Staged | None) -> deque[list[_Sent]]:
+    """The rounds out and the one built ahead: on a lost connection or an interrupt, a round
+    built but not sent is said as unknown with the rest (the safe side)."""
+    if staged is not None:
+        out.append(staged.calls)
+    return out
 
 
 class _Todo:
@@ -148,6 +206,11 @@ class EntryRun:
         if items:
             todo.append(_Todo(items))
         out: deque[list[_Sent]] = deque()
+        # Under a stall bound the next round is built (and packed) while one runs but sent
+        # only once that one is answered: the server never holds two rounds of ours at once,
+        # so another client waits at most one round (rounds sent back to back queue up on the
+        # server and are served before anyone else).
+        staged: _Staged | None = None
         pacer = self.pacer
         script: Script | None = None  # known from the first call
         ahead = 0  # rounds sent ahead since the last one sent alone
@@ -159,11 +222,12 @@ class EntryRun:
             with gc_paused(), Wire(self.client, pacer) as wire:
                 wire.latency()
                 while True:
-                    # Two rounds out at most. One alone (nothing else out until it is
-                    # answered) first (a script the server does not know yet is loaded once,
-                    # not twice) and every CALIBRATE_EVERY rounds: its round trip measures
-                    # the script's cost (the pacer's learning).
-                    while todo and not alone_out and len(out) < 2:
+                    # Two rounds at most: one out and one built ahead (without a bound: both
+                    # out). One alone (nothing else built until it is answered) first (a
+                    # script the server does not know yet is loaded once, not twice) and
+                    # every CALIBRATE_EVERY rounds: its round trip measures the script's cost
+                    # (the pacer's learning).
+                    while todo and not alone_out and len(out) + (staged is not None) < 2:
                         if not self.answered or (bounded and ahead >= CALIBRATE_EVERY):
                             if out:
                                 break  # the rounds out are answered first
@@ -172,14 +236,15 @@ class EntryRun:
                         else:
                             ahead += 1
                         calls, script = self._round(todo, make_call, script)
-                        out.append(calls)
-                        sent = [c for _, c, _ in calls if c is not None]
-                        if sent:
-                            wire.send(sent)
+                        if out and bounded:
+                            staged = _Staged(calls)
+                        else:
+                            out.append(calls)
+                            _send(wire, calls)
                     if not out:
                         break
                     calls = out[0]  # still out until parsed (an interrupt counts it)
-                    replies = iter(wire.receive() if any(c for _, c, _ in calls) else [])
+                    replies, staged = _answers(wire, pacer, out, staged)
                     self.answered = True
                     alone_out = False
                     self._parse(calls, replies, parse, todo)
@@ -187,9 +252,9 @@ class EntryRun:
                     if self.progress:
                         self.progress(self.done, self.total)
         except (rex.ConnectionError, rex.TimeoutError, OSError) as err:
-            self._lost(out, todo, err)
+            self._lost(_with(out, staged), todo, err)
         except KeyboardInterrupt:
-            self._stopped(out, todo)
+            self._stopped(_with(out, staged), todo)
 
     def _round(
         self,
