@@ -192,7 +192,7 @@ def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
 
 def _requeue(url: str, stream: bytes, group: bytes, bounded: bool) -> tuple[int, float, Any]:
     from pelctl.core import mutations
-    from pelctl.core.repairs import run as run_module
+    from pelctl.core.repairs import script_rounds as run_module
     from pelctl.redis.connection import connect
     from pelctl.redis.settings import ConnectionSettings
 

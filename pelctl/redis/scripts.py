@@ -59,9 +59,6 @@ FIRST_CALL_MS = DEFAULT_MAX_STALL_MS / 2
 MIN_BATCH = 10
 # The learnt cost: the median of the last few rounds measured.
 _SAMPLES = 5
-# Rounds sent ahead are not measured: every this many rounds one goes alone (the rounds out
-# answered first), and its round trip measures the script's cost again.
-CALIBRATE_EVERY = 8
 # The most values a script can pass to one command (Lua 5.1's unpack(): LUAI_MAXCSTACK - 1;
 # "too many results to unpack" beyond). Measured on redis-server 7.0.15 and valkey-server
 # 8.0.1 (tests/integration/test_wide_entries.py finds it on the server); ``_prelude.lua``

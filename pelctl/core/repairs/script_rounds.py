@@ -31,7 +31,6 @@ from pelctl.core.repairs.select import lock_for
 from pelctl.core.script_calls import NEXT_CALL, fatal, pairs, text
 from pelctl.redis.connection import Connection
 from pelctl.redis.scripts import (
-    CALIBRATE_EVERY,
     DEFAULT_BATCH,
     DEFAULT_MAX_STALL_MS,
     LUA_UNPACK_MAX,
@@ -60,21 +59,23 @@ class _Staged:
         self.packed = pack(sent) if sent else None
 
     def send(self, wire: Wire, pacer: Pacer) -> list[_Sent]:
-        """Put the round on the wire (its round trip includes the client's parsing of the
-        last one: not a measure of its cost) and return what went. When what the pacer
-        learnt since it was built makes it cost more than a round may, only the calls that
-        fit go; the rest stays here to go next (``self.calls`` is empty once all went)."""
+        """Put the round on the wire and return what went. It is alone on the server, so
+        its round trip measures its cost (an upper bound: the client parses the last
+        round's answers meanwhile, and reads these only then; the pacer keeps the median of
+        several). When what the pacer learnt since it was built makes it cost more than a
+        round may, only the calls that fit go; the rest stays here to go next
+        (``self.calls`` is empty once all went)."""
         sent = [c for _, c, _ in self.calls if c is not None]
         n = pacer.fit(sent) if sent else 0
         if n == len(sent):
             calls, self.calls = self.calls, []
             if self.packed is not None:
-                wire.send(sent, alone=False, packed=self.packed)
+                wire.send(sent, alone=True, packed=self.packed)
             return calls
         cut = [i for i, (_, call, _) in enumerate(self.calls) if call is not None][n]
         calls, self.calls = self.calls[:cut], self.calls[cut:]
         self.packed = pack([c for _, c, _ in self.calls if c is not None])
-        wire.send(sent[:n], alone=False)
+        wire.send(sent[:n], alone=True)
         return calls
 
 
@@ -213,7 +214,6 @@ class EntryRun:
         staged: _Staged | None = None
         pacer = self.pacer
         script: Script | None = None  # known from the first call
-        ahead = 0  # rounds sent ahead since the last one sent alone
         bounded = math.isfinite(pacer.max_stall_ms)  # (no bound: nothing to measure for)
         alone_out = False  # a round sent alone is out: nothing goes with it
         try:
@@ -223,18 +223,11 @@ class EntryRun:
                 wire.latency()
                 while True:
                     # Two rounds at most: one out and one built ahead (without a bound: both
-                    # out). One alone (nothing else built until it is answered) first (a
-                    # script the server does not know yet is loaded once, not twice) and
-                    # every CALIBRATE_EVERY rounds: its round trip measures the script's cost
-                    # (the pacer's learning).
+                    # out). The first goes alone (nothing else built until it is answered: a
+                    # script the server does not know yet is loaded once, not twice).
                     while todo and not alone_out and len(out) + (staged is not None) < 2:
-                        if not self.answered or (bounded and ahead >= CALIBRATE_EVERY):
-                            if out:
-                                break  # the rounds out are answered first
-                            ahead = 0
+                        if not self.answered:
                             alone_out = True
-                        else:
-                            ahead += 1
                         calls, script = self._round(todo, make_call, script)
                         if out and bounded:
                             staged = _Staged(calls)
