@@ -65,17 +65,19 @@ class _Staged:
         several). When what the pacer learnt since it was built makes it cost more than a
         round may, only the calls that fit go; the rest stays here to go next
         (``self.calls`` is empty once all went)."""
+        # (Sent before it leaves self.calls: if sending fails, the caller still holds the
+        # whole round, said as unknown.)
         sent = [c for _, c, _ in self.calls if c is not None]
         n = pacer.fit(sent) if sent else 0
         if n == len(sent):
-            calls, self.calls = self.calls, []
             if self.packed is not None:
                 wire.send(sent, alone=True, packed=self.packed)
+            calls, self.calls = self.calls, []
             return calls
         cut = [i for i, (_, call, _) in enumerate(self.calls) if call is not None][n]
+        wire.send(sent[:n], alone=True)
         calls, self.calls = self.calls[:cut], self.calls[cut:]
         self.packed = pack([c for _, c, _ in self.calls if c is not None])
-        wire.send(sent[:n], alone=True)
         return calls
 
 
