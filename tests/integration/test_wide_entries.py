@@ -360,9 +360,9 @@ def test_narrow_entries_stay_one_script_per_batch(r, conn, monkeypatch) -> None:
     sent: list[int] = []
     send = Wire.send
 
-    def counted(self: Wire, calls) -> None:
+    def counted(self: Wire, calls, **kwargs) -> None:
         sent.extend(call.entries or 0 for call in calls)
-        send(self, calls)
+        send(self, calls, **kwargs)
 
     monkeypatch.setattr(Wire, "send", counted)
     before = script_calls(r)
