@@ -128,15 +128,23 @@ def show_dry_run(
     return 0
 
 
-def confirm(rt: Runtime, plan: Any, preface: str | None = None) -> bool:
-    """Ask on the terminal (stderr), showing the count; ``--yes`` answers for the user."""
-    from pelctl.render import repair as render
-
+def confirm(
+    rt: Runtime,
+    plan: Any,
+    preface: str | None = None,
+    summary: Callable[[Any], str] | None = None,
+) -> bool:
+    """Ask on the terminal (stderr), showing the count (``summary``: the plan's one line,
+    the repairs' by default); ``--yes`` answers for the user."""
     if rt.yes:
         return True
+    if summary is None:
+        from pelctl.render.repair import plan_summary
+
+        summary = plan_summary
     if preface:
         rt.info(preface)
-    rt.info(render.plan_summary(plan))
+    rt.info(summary(plan))
     for note in plan.notes:
         rt.info(f"note: {note}")
     try:

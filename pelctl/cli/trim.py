@@ -134,19 +134,10 @@ def show_dry_run(rt: Runtime, plan: Any, header: str | None = None) -> int:
 
 def confirm(rt: Runtime, plan: Any, preface: str | None = None) -> bool:
     """On the terminal (stderr): the plan's summary and notes, then the question."""
+    from pelctl.cli.mutate import confirm as ask
     from pelctl.render import trim as render
 
-    if rt.yes:
-        return True
-    if preface:
-        rt.info(preface)
-    rt.info(render.plan_summary(plan))
-    for note in plan.notes:
-        rt.info(f"note: {note}")
-    try:
-        return typer.confirm(plan.mutation.prompt(plan), default=False, err=True)
-    except (typer.Abort, EOFError):
-        return False
+    return ask(rt, plan, preface, summary=render.plan_summary)
 
 
 def apply(

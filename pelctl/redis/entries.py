@@ -44,6 +44,7 @@ from pelctl.redis.scan import (
     MIN_KEY,
     Key,
     _bound,
+    _drain,
     format_key,
     next_key,
     parse_key,
@@ -286,20 +287,6 @@ class EntryScan:
             if not clean:
                 _drain(conn, len(inflight))
             pool.release(conn)
-
-
-def _drain(conn: ConnectionInterface, outstanding: int) -> None:
-    """Leave the connection clean for the pool: read replies still in flight, or drop it."""
-    if outstanding <= 0:
-        return
-    try:
-        for _ in range(outstanding):
-            try:
-                conn.read_response()
-            except rex.ResponseError:
-                pass
-    except Exception:  # noqa: BLE001 - a broken connection is simply closed
-        conn.disconnect()
 
 
 __all__ = ["EntryScan", "EntryScanStats", "RawEntry", "entry_bytes", "MAX_KEY", "MIN_KEY"]
