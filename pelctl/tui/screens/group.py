@@ -1,5 +1,7 @@
-"""The group view: consumers, idle histogram, PEL depth over the session, and the stuck
-entries (the most idle ``top_n`` matching the filter), with the operator actions."""
+"""The group view's keys: back, filters, marks, the entry and trace views, the dead-letter
+view, and the operator actions (claim, requeue, ack, move to the DLQ, prune a consumer) on
+the marked entries, the filter's matches or the row under the cursor. The panels and the
+data they refresh are :class:`pelctl.tui.screens.group_view.GroupView`'s."""
 
 from __future__ import annotations
 
@@ -7,92 +9,21 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
-from textual.widgets import Footer
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
-from pelctl.core.aggregate import PelAggregate
-from pelctl.core.budget import Freshness
-from pelctl.core.models import ConsumerInfo, PendingEntry, PendingFilter, parse_id
-from pelctl.render import budget as budget_render
-from pelctl.render import inspect as inspect_render
-from pelctl.render import lag as lag_render
+from pelctl.core.models import PendingFilter, parse_id
 from pelctl.render import pending as pending_render
 from pelctl.render.table import fmt_int
 from pelctl.tui.actions import ACTIONS, ActionRequest, describe_filter, is_filtered
 from pelctl.tui.messages import OpenDlq, OpenStream
-from pelctl.tui.screens.base import PollingScreen
-from pelctl.tui.session import Session
+from pelctl.tui.screens.group_view import GroupView
 from pelctl.tui.source import GroupSnapshot
-from pelctl.tui.text import content
-from pelctl.tui.widgets.depth_sparkline import DepthSparkline
-from pelctl.tui.widgets.idle_chart import IdleChart
-from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
-from pelctl.tui.widgets.status_bar import StatusBar
+from pelctl.tui.widgets.keyed_table import KeyedTable
 
 if TYPE_CHECKING:
     from pelctl.core.trace import Trace
-
-# Sorting the verdict column puts what needs a look first: dead suspects, then consumers
-# whose liveness is unknown (below Redis 7.2, no signal), then idle, then active ones.
-VERDICT_RANK = {"dead-suspect": 3, "unknown": 2, "idle": 1, "active": 0}
-
-
-def consumer_row(c: ConsumerInfo) -> KeyedRow:
-    values = (
-        c.name,
-        c.pending,
-        c.idle_ms,
-        c.inactive_ms,
-        VERDICT_RANK.get(c.verdict, 0),
-        c.verdict_reason,
-    )
-    return KeyedRow(
-        escape(c.name),
-        inspect_render.CONSUMERS.row(c),
-        values,
-        inspect_render.CONSUMERS.style(c),
-        tiebreak=c.name,
-    )
-
-
-def entry_row(e: PendingEntry) -> KeyedRow:
-    values = (parse_id(e.id), e.consumer, e.idle_ms, e.deliveries)
-    ms, seq = parse_id(e.id)
-    # Ties (equal idle, equal deliveries) list the oldest entry first under the default
-    # largest-first sorts.
-    return KeyedRow(
-        e.id.decode(),
-        pending_render.PENDING.row(e),
-        values,
-        pending_render.PENDING.style(e),
-        tiebreak=(-ms, -seq),
-    )
-
-
-def scan_note(agg: PelAggregate, freshness: Freshness | None = None) -> str:
-    """How the aggregate was read: a scan running, the scan just done, or (``freshness``,
-    sampled under the server-time budget) how old it is and when the next one runs."""
-    if not agg.complete:
-        done = f"{fmt_int(agg.scanned)} of {fmt_int(agg.total_pending)}"
-        return f"scanning… {done} read, {fmt_int(agg.matched)} matching"
-    if freshness is not None and not freshness.refreshed:
-        return budget_render.note(freshness)
-    secs = agg.elapsed_ms / 1000.0
-    return (
-        f"scan {secs:.2f}s · {fmt_int(agg.server_calls)} calls · "
-        f"longest call {agg.max_call_ms:.1f}ms"
-    )
-
-
-def entries_note(agg: PelAggregate, freshness: Freshness | None = None) -> str:
-    """The stuck-entries subtitle's part about the scan (shorter than the chart's)."""
-    if agg.complete and freshness is not None and not freshness.refreshed:
-        return f"scan {budget_render.short(freshness)}"
-    return scan_note(agg)
 
 
 class _Extra(TypedDict, total=False):
@@ -105,8 +36,7 @@ class _Extra(TypedDict, total=False):
     assume_dead: bool
 
 
-class GroupScreen(PollingScreen):
-    VIEW = "group"
+class GroupScreen(GroupView):
     OPERATOR_ACTIONS = ("claim", "requeue", "ack", "dlq_move", "prune")
     BINDINGS = [
         Binding("escape", "back", "Back"),
@@ -124,153 +54,6 @@ class GroupScreen(PollingScreen):
         Binding("D", "open_dlq", "DLQ"),
         Binding("ctrl+r", "refresh", "Refresh, walking the PEL now", show=False),
     ]
-
-    def __init__(
-        self, session: Session, stream: bytes, group: bytes, filters: PendingFilter | None = None
-    ) -> None:
-        super().__init__(session)
-        self.stream = stream
-        self.group = group
-        self.filters = filters or PendingFilter()
-        self.loss_told = False  # a trim's loss is notified once per visit
-        # The next refresh walks the PEL whatever the server-time budget says (ctrl+r, an
-        # action just applied): set on the main thread, read once by the polling worker.
-        self.force_scan = False
-
-    def compose(self) -> ComposeResult:
-        yield StatusBar([escape(self.stream), escape(self.group)])
-        with Horizontal(id="top"):
-            yield KeyedTable(
-                inspect_render.CONSUMERS.columns,
-                sort=("pending", True),
-                id="consumers",
-                style_for=self.session.row_style,
-                enter_label="Filter by consumer",
-            )
-            yield IdleChart(id="idle-chart")
-        yield DepthSparkline(id="depth")
-        yield KeyedTable(
-            pending_render.PENDING.columns,
-            markable=True,
-            sort=("idle", True),
-            id="entries",
-            style_for=self.session.row_style,
-            enter_label="Mark",
-        )
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.query_one("#consumers", KeyedTable).border_title = "Consumers"
-        self.query_one("#idle-chart", IdleChart).border_title = "Idle (matching entries)"
-        self.entries.border_title = "Stuck entries"
-        self.query_one(DepthSparkline).show(self.session.depth_history(self.stream, self.group))
-        self.entries.focus()
-
-    @property
-    def entries(self) -> KeyedTable:
-        return self.query_one("#entries", KeyedTable)
-
-    @property
-    def consumers(self) -> KeyedTable:
-        return self.query_one("#consumers", KeyedTable)
-
-    # -- data ------------------------------------------------------------------------------
-    def fetch(self, generation: int, should_stop: Callable[[], bool]) -> GroupSnapshot:
-        from pelctl.tui.messages import RefreshProgress
-
-        def progress(agg: PelAggregate) -> None:
-            self.post_message(RefreshProgress(self.VIEW, generation, agg))
-
-        force, self.force_scan = self.force_scan, False
-        return self.session.source.group(
-            self.stream,
-            self.group,
-            self.filters,
-            top_n=self.session.top_n,
-            progress=progress,
-            should_stop=should_stop,
-            force=force,
-        )
-
-    def action_refresh(self) -> None:
-        """``ctrl+r``: refresh now, the PEL walked again whatever the budget says (what it
-        costs is paid back before the next walk)."""
-        self.force_scan = True
-        super().action_refresh()
-
-    def show(self, data: object) -> None:
-        assert isinstance(data, GroupSnapshot)
-        snap = data
-        agg = snap.aggregate
-        self.consumers.sync([consumer_row(c) for c in snap.consumers])
-        title = f"Consumers ({len(snap.consumers)})"
-        for verdict in ("dead-suspect", "unknown"):
-            n = sum(1 for c in snap.consumers if c.verdict == verdict)
-            if n:
-                title += f" · {n} {verdict}"
-        self.consumers.border_title = content(title)
-        health = snap.health_freshness
-        self.consumers.border_subtitle = (
-            content(f"verdicts: PEL walk {budget_render.short(health)}") if health else ""
-        )
-        self.show_progress(agg)
-        self.entries.sync([entry_row(e) for e in agg.top])
-        points = self.session.record_depth(self.stream, self.group, snap.pending)
-        self.query_one(DepthSparkline).show(points)
-        # Most important first: a narrow status bar drops them from the end.
-        extra = [f"pending {fmt_int(snap.pending)}"]
-        if snap.trimmed_unread is not None and not self.loss_told:
-            self.loss_told = True
-            line = lag_render.lag_line(
-                escape(self.group), snap.lag, snap.readable, snap.trimmed_unread
-            )
-            self.notify(
-                line + "; a producer's MAXLEN or a cron XTRIM is too small: pelctl trim --safe",
-                title="entries lost to a trim",
-                severity="warning",
-                timeout=10,
-            )
-        if snap.trimmed_unread is not None:  # lag as what it can still read, the loss beside
-            extra += [
-                f"lag {lag_render.lag_cell(snap.lag, snap.readable)} readable",
-                f"LOST {lag_render.loss_cell(snap.trimmed_unread)} to trimming",
-            ]
-        else:
-            extra.append(f"lag {lag_render.lag_cell(snap.lag, snap.readable)}")
-        extra.append(f"length {fmt_int(snap.length)}")
-        if snap.dlq is not None:
-            extra.append(f"DLQ {fmt_int(snap.dlq_length)}")
-        if snap.idmp is not None:
-            extra.append(inspect_render.idmp_brief(snap.idmp))
-        if snap.server_share is not None and snap.max_share is not None:
-            # The polling connection's share of the server's time (--max-server-share).
-            extra.append(budget_render.share_note(snap.server_share, snap.max_share))
-        self.status_bar.set_state(extra=tuple(extra))
-
-    def show_progress(self, aggregate: object) -> None:
-        assert isinstance(aggregate, PelAggregate)
-        agg = aggregate
-        filt = describe_filter(self.filters)
-        fresh = None
-        if isinstance(self.data, GroupSnapshot) and self.data.aggregate is agg:
-            fresh = self.data.freshness
-        self.query_one("#idle-chart", IdleChart).show(agg.histogram, scan_note(agg, fresh))
-        shown = min(len(agg.top), agg.matched)
-        if agg.matched > shown:
-            title = f"Stuck entries · {shown:,} most idle of {agg.matched:,} matching"
-        else:
-            title = f"Stuck entries · {agg.matched:,} matching"
-        if is_filtered(self.filters):
-            title += f" · filter: {filt}"
-        self.entries.border_title = content(title)  # the filter quotes a consumer's name
-        marks = len(self.entries.marked)
-        sub = f"{marks} marked · " if marks else ""
-        poison = f"{fmt_int(agg.poison)} delivered 5+ times · " if agg.poison else ""
-        self.entries.border_subtitle = content(f"{sub}{poison}{entries_note(agg, fresh)}")
-
-    def on_keyed_table_marks_changed(self, event: KeyedTable.MarksChanged) -> None:
-        if isinstance(self.data, GroupSnapshot):
-            self.show_progress(self.data.aggregate)
 
     # -- navigation and filters ------------------------------------------------------------
     def action_back(self) -> None:
