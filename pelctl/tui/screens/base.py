@@ -1,4 +1,5 @@
-"""What every dashboard screen shares: polling in a thread worker, and operator actions.
+"""What every dashboard screen shares: polling in a thread worker, operator actions, and the
+trace view of an entry.
 
 Polling (k9s' model loop, dolphie's workers):
 - a timer ticks every ``--refresh``; a tick that finds the previous refresh still running is
@@ -25,6 +26,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
+from pelctl.base.binary import escape
 from pelctl.base.errors import NotFound, OperationFailed, PelctlError, ReadOnlyRefused
 from pelctl.core.aggregate import ScanCancelled
 from pelctl.tui.actions import ActionPlan, ActionRequest, spec
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 
     from textual.notifications import SeverityLevel
 
+    from pelctl.core.trace import Trace
     from pelctl.tui.session import Session
 
 
@@ -128,6 +131,21 @@ class PollingScreen(Screen):
 
     def action_command_line(self) -> None:
         self.post_message(OpenCommandLine(self))
+
+    def tracer(self, stream: bytes, entry_id: bytes) -> Callable[[], None]:
+        """What opens the trace view of ``stream`` / ``entry_id`` over this screen (``t`` on
+        a table's row, and in the entry view opened from it)."""
+        from pelctl.tui.screens.trace import TraceScreen
+
+        source = self.session.source
+
+        def open_trace() -> None:
+            def load(should_stop: Callable[[], bool]) -> Trace:
+                return source.trace(stream, entry_id, should_stop=should_stop)
+
+            self.app.push_screen(TraceScreen(f"{escape(stream)} {entry_id.decode()}", load))
+
+        return open_trace
 
     def _start(self) -> None:
         self.generation += 1

@@ -4,7 +4,6 @@ reason, the selected entry in full, and replay."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -28,9 +27,6 @@ from pelctl.tui.source import DlqSnapshot
 from pelctl.tui.text import content, text
 from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
-
-if TYPE_CHECKING:
-    from pelctl.core.trace import Trace
 
 
 def dlq_row(e: DlqEntry, now_ms: int, decoded: Decoded | None = UNSET) -> KeyedRow:
@@ -206,7 +202,7 @@ class DlqScreen(PollingScreen):
             fields_title="Original fields",
         )
         title = f"{escape(e.dlq)} · {e.id.decode()}"
-        self.app.push_screen(EntryScreen(title, lambda: detail, trace=self._tracer(e.dlq, e.id)))
+        self.app.push_screen(EntryScreen(title, lambda: detail, trace=self.tracer(e.dlq, e.id)))
 
     def action_trace_entry(self) -> None:
         """The story of the dead letter under the cursor: the message it holds, its copies."""
@@ -214,21 +210,7 @@ class DlqScreen(PollingScreen):
         if e is None:
             self.notify("no entry to trace: the dead-letter stream is empty", severity="warning")
             return
-        self._tracer(e.dlq, e.id)()
-
-    def _tracer(self, dlq: bytes, entry_id: bytes) -> Callable[[], None]:
-        """Opens the trace view of the dead letter ``dlq`` / ``entry_id``."""
-        from pelctl.tui.screens.trace import TraceScreen
-
-        source = self.session.source
-
-        def open_trace() -> None:
-            def load(should_stop: Callable[[], bool]) -> Trace:
-                return source.trace(dlq, entry_id, should_stop=should_stop)
-
-            self.app.push_screen(TraceScreen(f"{escape(dlq)} {entry_id.decode()}", load))
-
-        return open_trace
+        self.tracer(e.dlq, e.id)()
 
     def action_back(self) -> None:
         """esc: clear the filter first (k9s), then leave."""

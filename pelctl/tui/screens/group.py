@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TypedDict, Unpack
 
 from textual.binding import Binding
 
@@ -21,9 +21,6 @@ from pelctl.tui.messages import OpenDlq, OpenStream
 from pelctl.tui.screens.group_view import GroupView
 from pelctl.tui.source import GroupSnapshot
 from pelctl.tui.widgets.keyed_table import KeyedTable
-
-if TYPE_CHECKING:
-    from pelctl.core.trace import Trace
 
 
 class _Extra(TypedDict, total=False):
@@ -133,7 +130,7 @@ class GroupScreen(GroupView):
             return EntryDetail(pending_render.pel_pairs(snap.pending, group), snap.fields)
 
         title = f"{escape(stream)} / {escape(group)} · {key}"
-        self.app.push_screen(EntryScreen(title, load, trace=self._tracer(stream, entry_id)))
+        self.app.push_screen(EntryScreen(title, load, trace=self.tracer(stream, entry_id)))
 
     def action_trace_entry(self) -> None:
         """The story of the entry under the cursor: its copies, each group, the audit log."""
@@ -141,21 +138,7 @@ class GroupScreen(GroupView):
         if key is None:
             self.notify("no entry to trace: the stuck-entries table is empty", severity="warning")
             return
-        self._tracer(self.stream, key.encode())()
-
-    def _tracer(self, stream: bytes, entry_id: bytes) -> Callable[[], None]:
-        """Opens the trace view of ``stream`` / ``entry_id``."""
-        from pelctl.tui.screens.trace import TraceScreen
-
-        source = self.session.source
-
-        def open_trace() -> None:
-            def load(should_stop: Callable[[], bool]) -> Trace:
-                return source.trace(stream, entry_id, should_stop=should_stop)
-
-            self.app.push_screen(TraceScreen(f"{escape(stream)} {entry_id.decode()}", load))
-
-        return open_trace
+        self.tracer(self.stream, key.encode())()
 
     def action_switch_group(self) -> None:
         self.post_message(OpenStream(self.stream, replace=True))
