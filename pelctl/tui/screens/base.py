@@ -27,9 +27,10 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from pelctl.base.binary import escape
-from pelctl.base.errors import NotFound, OperationFailed, PelctlError, ReadOnlyRefused
+from pelctl.base.errors import NotFound, ReadOnlyRefused
 from pelctl.core.aggregate import ScanCancelled
 from pelctl.tui.actions import ActionPlan, ActionRequest, spec
+from pelctl.tui.failures import explained, typed
 from pelctl.tui.messages import (
     ActionApplied,
     ActionCancelled,
@@ -162,12 +163,8 @@ class PollingScreen(Screen):
             data = self.fetch(generation, lambda: worker.is_cancelled)
         except ScanCancelled:
             return
-        except PelctlError as err:
-            self.post_message(RefreshFailed(self.VIEW, generation, err))
-            return
         except Exception as err:  # noqa: BLE001 - a bug must not kill the dashboard
-            failure = OperationFailed(f"unexpected {type(err).__name__}: {err}")
-            self.post_message(RefreshFailed(self.VIEW, generation, failure))
+            self.post_message(RefreshFailed(self.VIEW, generation, typed(err)))
             return
         if worker.is_cancelled:
             return
@@ -212,9 +209,8 @@ class PollingScreen(Screen):
         self.failures += 1
         text = message.error.message
         if text != self.last_error:
-            hint = f"\n{message.error.hint}" if message.error.hint else ""
             self.notify(
-                f"{text}{hint}\nshowing the last data",
+                f"{explained(message.error)}\nshowing the last data",
                 title="refresh failed",
                 severity="error",
                 timeout=8,
@@ -248,12 +244,8 @@ class PollingScreen(Screen):
     def _plan(self, request: ActionRequest) -> None:
         try:
             plan = self.session.source.plan(request)
-        except PelctlError as err:
-            self.post_message(ActionFailed(request, err, "plan"))
-            return
-        except Exception as err:  # noqa: BLE001
-            failure = OperationFailed(f"unexpected {type(err).__name__}: {err}")
-            self.post_message(ActionFailed(request, failure, "plan"))
+        except Exception as err:  # noqa: BLE001 - a bug must not kill the dashboard
+            self.post_message(ActionFailed(request, typed(err), "plan"))
             return
         self.post_message(ActionPlanned(plan))
 
@@ -283,12 +275,8 @@ class PollingScreen(Screen):
             if self.session.read_only:  # the mode cannot change, but never trust a stale plan
                 raise ReadOnlyRefused("refused: read-only mode is on")
             outcome = self.session.source.apply(plan)
-        except PelctlError as err:
-            self.post_message(ActionFailed(plan.request, err, "apply"))
-            return
-        except Exception as err:  # noqa: BLE001
-            failure = OperationFailed(f"unexpected {type(err).__name__}: {err}")
-            self.post_message(ActionFailed(plan.request, failure, "apply"))
+        except Exception as err:  # noqa: BLE001 - a bug must not kill the dashboard
+            self.post_message(ActionFailed(plan.request, typed(err), "apply"))
             return
         self.post_message(ActionApplied(outcome))
 
@@ -315,6 +303,5 @@ class PollingScreen(Screen):
 
     def on_action_failed(self, message: ActionFailed) -> None:
         self._planning_done()
-        hint = f"\n{message.error.hint}" if message.error.hint else ""
         title = f"{message.request.spec.title} failed ({message.stage})"
-        self.notify(f"{message.error.message}{hint}", title=title, severity="error", timeout=10)
+        self.notify(explained(message.error), title=title, severity="error", timeout=10)

@@ -27,9 +27,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from pelctl.base.binary import clean, escape
-from pelctl.base.errors import OperationFailed, PelctlError
+from pelctl.base.errors import PelctlError
 from pelctl.core.models import Fields
 from pelctl.render import payload
+from pelctl.tui.failures import explained, typed
 from pelctl.tui.text import content, text
 from pelctl.tui.widgets.vi_scroll import ViScroll
 
@@ -170,12 +171,8 @@ class EntryScreen(ModalScreen[None]):
         try:
             detail = self.load()
             view = detail_view(detail)  # decoding happens here, off the UI thread
-        except PelctlError as err:
-            self.post_message(self.Shown(None, err))
-            return
         except Exception as err:  # noqa: BLE001 - a bug must not kill the dashboard
-            failure = OperationFailed(f"unexpected {type(err).__name__}: {err}")
-            self.post_message(self.Shown(None, failure))
+            self.post_message(self.Shown(None, typed(err)))
             return
         self.post_message(self.Shown(detail, None, view))
 
@@ -183,8 +180,7 @@ class EntryScreen(ModalScreen[None]):
         body = self.query_one("#entry-detail", Static)
         if message.error is not None:
             self.error = message.error
-            hint = f"\n{message.error.hint}" if message.error.hint else ""
-            failure = f"cannot read the entry: {message.error.message}{hint}"
+            failure = f"cannot read the entry: {explained(message.error)}"
             body.update(Text(clean(failure, keep="\n"), style="red"))
             return
         self.detail = message.detail

@@ -25,12 +25,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from pelctl.base.binary import clean
-from pelctl.base.errors import OperationFailed, PelctlError
+from pelctl.base.errors import PelctlError
 from pelctl.core.aggregate import ScanCancelled
 from pelctl.core.trace import Trace
 from pelctl.render import protocol
 from pelctl.render import trace as render
 from pelctl.render.table import TableData
+from pelctl.tui.failures import explained, typed
 from pelctl.tui.text import content, text
 from pelctl.tui.widgets.vi_scroll import ViScroll
 
@@ -119,12 +120,8 @@ class TraceScreen(ModalScreen[None]):
             view = trace_view(result)
         except ScanCancelled:
             return
-        except PelctlError as err:
-            self.post_message(self.Shown(None, err, None))
-            return
         except Exception as err:  # noqa: BLE001 - a bug must not kill the dashboard
-            failure = OperationFailed(f"unexpected {type(err).__name__}: {err}")
-            self.post_message(self.Shown(None, failure, None))
+            self.post_message(self.Shown(None, typed(err), None))
             return
         self.post_message(self.Shown(result, None, view))
 
@@ -132,8 +129,7 @@ class TraceScreen(ModalScreen[None]):
         body = self.query_one("#trace-detail", Static)
         if message.error is not None:
             self.error = message.error
-            hint = f"\n{message.error.hint}" if message.error.hint else ""
-            failure = f"cannot trace the entry: {message.error.message}{hint}"
+            failure = f"cannot trace the entry: {explained(message.error)}"
             body.update(Text(clean(failure, keep="\n"), style="red"))
             return
         self.trace = message.trace
