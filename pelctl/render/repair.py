@@ -15,7 +15,7 @@ from pelctl.base.durations import format_duration_ms
 from pelctl.core.audit import failed_list
 from pelctl.core.mutations.api import dry_run_result
 from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import ConsumerItem, PlanItem
+from pelctl.core.mutations.model import ConsumerItem, Item, PlanItem
 from pelctl.core.mutations.outcomes import RepairResult
 from pelctl.render.protocol import (
     Blank,
@@ -53,39 +53,34 @@ CONSUMER_COLUMNS = (
 _OUTCOME_STYLE = {"refused": "red", "dlq": "magenta", "ghost": "yellow"}
 
 
-def outcome_style(item: PlanItem) -> str | None:
+def outcome_style(item: Item) -> str | None:
     """Refused red, dead-lettered magenta, ghosts yellow, what the plan leaves alone dim."""
     return _OUTCOME_STYLE.get(item.outcome) or (None if item.acts else "dim")
 
 
-def held_counts(plan: Plan) -> str:
+def held_counts(plan: Plan[Item]) -> str:
     """What a plan leaves alone, as its summary counts it: ``refuse 1, skip 2`` (the ids
     that were missing are skipped too)."""
     refused, skipped = plan.refused, plan.skipped - plan.refused
     return ", ".join(f"{word} {n:,}" for word, n in (("refuse", refused), ("skip", skipped)) if n)
 
 
-def plan_columns(plan: Plan) -> tuple[Column, ...]:
+def plan_columns(plan: Plan[Item]) -> tuple[Column, ...]:
     return CONSUMER_COLUMNS if plan.mutation.subject == "consumer" else ENTRY_COLUMNS
 
 
-def as_consumer(item: PlanItem) -> ConsumerItem:
-    """A consumers-prune item as its own type (one made as a plain item: read by place)."""
+def plan_row(item: Item) -> tuple[str, ...]:
+    """One planned item's row: an entry's, or a consumer's (``consumers prune``)."""
     if isinstance(item, ConsumerItem):
-        return item
-    return ConsumerItem.of(item.id, item.idle_ms, item.deliveries, item.outcome, item.note)
-
-
-def plan_row(plan: Plan, item: PlanItem) -> tuple[str, ...]:
-    if plan.mutation.subject == "consumer":
-        c = as_consumer(item)
         return (
-            escape(c.name),
-            format_duration_ms(c.inactive_ms),
-            fmt_int(c.pending),
-            c.outcome,
-            c.note,
+            escape(item.name),
+            format_duration_ms(item.inactive_ms),
+            fmt_int(item.pending),
+            item.outcome,
+            item.note,
         )
+    if not isinstance(item, PlanItem):
+        raise TypeError(f"a plan holds entries and consumers, not {type(item).__name__}")
     return (
         escape(item.id),
         escape(item.owner),
@@ -96,15 +91,15 @@ def plan_row(plan: Plan, item: PlanItem) -> tuple[str, ...]:
     )
 
 
-def plan_record(plan: Plan, item: PlanItem) -> dict[str, Any]:
+def plan_record(item: Item) -> dict[str, Any]:
     """One planned item, as a plan file holds it (docs/schemas/repair-result.json): the
     entry's or consumer's keys and the ``outcome`` applying it will report."""
     from pelctl.core.plan.document import item_to_json
 
-    return item_to_json(item, plan.mutation.subject == "consumer")
+    return item_to_json(item)
 
 
-def missing_record(plan: Plan, entry_id: bytes) -> dict[str, Any]:
+def missing_record(plan: Plan[Item], entry_id: bytes) -> dict[str, Any]:
     """An explicit id that was not pending when planned (applied: ``not-pending``)."""
     return {
         "id": escape(entry_id),
@@ -120,35 +115,35 @@ class PlanRows:
     """A plan's rows: each planned item, then each explicit id that was not pending (a
     ``bytes`` id)."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan[Item]) -> None:
         self.plan = plan
         self.columns = plan_columns(plan)
 
-    def items(self) -> Iterator[PlanItem | bytes]:
+    def items(self) -> Iterator[Item | bytes]:
         return itertools.chain(self.plan.items, self.plan.missing)
 
-    def row(self, item: PlanItem | bytes, /) -> tuple[str, ...]:
+    def row(self, item: Item | bytes, /) -> tuple[str, ...]:
         if isinstance(item, bytes):
             return (escape(item), "-", "-", "-", self.plan.mutation.missing_outcome, "not pending")
-        return plan_row(self.plan, item)
+        return plan_row(item)
 
-    def record(self, item: PlanItem | bytes, /) -> dict[str, Any]:
+    def record(self, item: Item | bytes, /) -> dict[str, Any]:
         if isinstance(item, bytes):
             return missing_record(self.plan, item)
-        return plan_record(self.plan, item)
+        return plan_record(item)
 
-    def style(self, item: PlanItem | bytes, /) -> str | None:
+    def style(self, item: Item | bytes, /) -> str | None:
         return "dim" if isinstance(item, bytes) else outcome_style(item)
 
 
-def plan_rows(plan: Plan) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
+def plan_rows(plan: Plan[Item]) -> Iterator[tuple[tuple[str, ...], dict[str, Any], str | None]]:
     """``(row, record, style)`` of each of a plan's rows (the dashboard's confirmation)."""
     rows = PlanRows(plan)
     for item in rows.items():
         yield rows.row(item), rows.record(item), rows.style(item)
 
 
-def plan_summary(plan: Plan) -> str:
+def plan_summary(plan: Plan[Item]) -> str:
     """``requeue: 1,198 entries of orders/billing (skip 6); held by billing-2 (1,204)``."""
     m = plan.mutation
     n = plan.count
@@ -166,7 +161,7 @@ def plan_summary(plan: Plan) -> str:
     if held:
         text += f"; {held}"
     if m.subject == "entry" and plan.items:
-        owners = Counter(i.owner for i in plan.items if i.acts)
+        owners = Counter(i.owner for i in plan.items if isinstance(i, PlanItem) and i.acts)
         top = ", ".join(f"{escape(o)} ({c:,})" for o, c in owners.most_common(3))
         more = len(owners) - 3
         if top:
@@ -174,7 +169,7 @@ def plan_summary(plan: Plan) -> str:
     return text
 
 
-def result_to_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any]:
+def result_to_json(result: RepairResult, plan: Plan[Item] | None = None) -> dict[str, Any]:
     """The result of a repair, dry run or applied (docs/schemas/repair-result.json). A dry
     run's ``outcomes`` and each ``plan`` row's ``outcome`` use the names the apply reports."""
     out: dict[str, Any] = {
@@ -277,7 +272,7 @@ def plan_table(
     return [Blank(), Stream(rows, items, limit=limit, footer=more)]
 
 
-class DryRunRenderer(ResultRenderer[Plan]):
+class DryRunRenderer(ResultRenderer[Plan[Item]]):
     """A dry run. JSON: the result with every planned row (``plan``); NDJSON: each row,
     then the result; CSV: the rows. Text: the summary first (after ``header``), the plan's
     notes and ``warnings`` right after it on stderr, then the first ``rows`` rows (None:
@@ -290,19 +285,19 @@ class DryRunRenderer(ResultRenderer[Plan]):
         self.header = header
         self.rows = rows
 
-    def document(self, result: Plan) -> dict[str, Any]:
+    def document(self, result: Plan[Item]) -> dict[str, Any]:
         return _with_warnings(result_to_json(dry_run_result(result), result), self.warnings)
 
-    def ndjson(self, result: Plan) -> Iterable[Part]:
+    def ndjson(self, result: Plan[Item]) -> Iterable[Part]:
         rows = PlanRows(result)
         doc = _with_warnings(result_to_json(dry_run_result(result)), self.warnings)
         return (Stream(rows, rows.items()), Doc(doc))
 
-    def delimited(self, result: Plan) -> Iterable[Part]:
+    def delimited(self, result: Plan[Item]) -> Iterable[Part]:
         rows = PlanRows(result)
         return [Stream(rows, rows.items()), *_warned(self.warnings)]
 
-    def view(self, result: Plan, width: int) -> Iterable[Part]:
+    def view(self, result: Plan[Item], width: int) -> Iterable[Part]:
         parts: list[Part] = [Message(self.header)] if self.header else []
         parts.append(Message(f"dry run, nothing changed: {plan_summary(result)}"))
         parts += [Note(f"note: {note}") for note in result.notes]
@@ -316,7 +311,7 @@ class DryRunRenderer(ResultRenderer[Plan]):
 class Saved:
     """A plan saved to a file (``--plan-out``), to run later with ``pelctl apply``."""
 
-    plan: Plan
+    plan: Plan[Item]
     path: str
 
 
