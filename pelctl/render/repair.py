@@ -1,14 +1,20 @@
 """Rows and JSON for repair plans and results (CLI dry runs and summaries, TUI modals):
 ``PlanRows`` (a plan's rows), ``DryRunRenderer``, ``SavedRenderer`` (``--plan-out``) and
-``AppliedRenderer`` (what an apply did)."""
+``AppliedRenderer`` (what an apply did).
+
+The dead-letter replay and purge (:mod:`pelctl.render.dlq_mutate`) are shown by the same
+code, told what differs: where a result is (``stream`` and ``group``, or ``dlq``), what an
+interruption means, a plan's own summary and rows (:func:`result_counts`,
+:func:`counts_summary`, :func:`failed_table`, :func:`dry_run_view`, :func:`applied_view`,
+:func:`outcome_style`)."""
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
@@ -50,12 +56,14 @@ CONSUMER_COLUMNS = (
     Column("outcome", "OUTCOME"),
     Column("note", "NOTE", shrinkable=True, min_width=16),
 )
+AnyPlan = TypeVar("AnyPlan", bound="Plan[Item]")  # a plan of entries or of consumers
 _OUTCOME_STYLE = {"refused": "red", "dlq": "magenta", "ghost": "yellow"}
 
 
-def outcome_style(item: Item) -> str | None:
-    """Refused red, dead-lettered magenta, ghosts yellow, what the plan leaves alone dim."""
-    return _OUTCOME_STYLE.get(item.outcome) or (None if item.acts else "dim")
+def outcome_style(item: Item, styles: dict[str, str] = _OUTCOME_STYLE) -> str | None:
+    """Refused red, dead-lettered magenta, ghosts yellow (or ``styles``), what the plan
+    leaves alone dim."""
+    return styles.get(item.outcome) or (None if item.acts else "dim")
 
 
 def held_counts(plan: Plan[Item]) -> str:
@@ -169,22 +177,39 @@ def plan_summary(plan: Plan[Item]) -> str:
     return text
 
 
-def result_to_json(result: RepairResult, plan: Plan[Item] | None = None) -> dict[str, Any]:
-    """The result of a repair, dry run or applied (docs/schemas/repair-result.json). A dry
-    run's ``outcomes`` and each ``plan`` row's ``outcome`` use the names the apply reports."""
+def where_json(result: RepairResult) -> dict[str, Any]:
+    """Where a repair ran, as its JSON says it: ``{"stream", "group"}``."""
+    return {"stream": escape(result.stream), "group": escape(result.group)}
+
+
+def result_counts(
+    result: RepairResult, where: dict[str, Any], *, lists: bool = True
+) -> dict[str, Any]:
+    """The keys of every repair result, in their order (docs/schemas/repair-result.json):
+    ``action``, ``where`` (:func:`where_json`; a dead-letter stream's ``{"dlq"}``), the
+    counts, then ``interrupted``. ``lists`` (JSON; CSV has neither): the failed items and
+    the outcome counts too."""
     out: dict[str, Any] = {
         "action": result.action,
-        "stream": escape(result.stream),
-        "group": escape(result.group),
+        **where,
         "dry_run": result.dry_run,
         "matched": result.matched,
         "applied": result.applied,
         "skipped": result.skipped,
-        "failed": failed_list(result),
-        "failed_count": len(result.failed),
-        "outcomes": result.outcome_counts(),
-        "interrupted": result.interrupted,
     }
+    if lists:
+        out["failed"] = failed_list(result)
+    out["failed_count"] = len(result.failed)
+    if lists:
+        out["outcomes"] = result.outcome_counts()
+    out["interrupted"] = result.interrupted
+    return out
+
+
+def result_to_json(result: RepairResult, plan: Plan[Item] | None = None) -> dict[str, Any]:
+    """The result of a repair, dry run or applied (docs/schemas/repair-result.json). A dry
+    run's ``outcomes`` and each ``plan`` row's ``outcome`` use the names the apply reports."""
+    out = result_counts(result, where_json(result))
     if result.notes:
         out["notes"] = list(result.notes)
     if plan is not None and result.dry_run:
@@ -195,27 +220,15 @@ def result_to_json(result: RepairResult, plan: Plan[Item] | None = None) -> dict
 
 def result_record(result: RepairResult) -> dict[str, Any]:
     """Flat counts (csv/tsv)."""
-    return {
-        "action": result.action,
-        "stream": escape(result.stream),
-        "group": escape(result.group),
-        "dry_run": result.dry_run,
-        "matched": result.matched,
-        "applied": result.applied,
-        "skipped": result.skipped,
-        "failed_count": len(result.failed),
-        "interrupted": result.interrupted,
-    }
+    return result_counts(result, where_json(result), lists=False)
 
 
-def result_summary(result: RepairResult) -> str:
-    """What was done to what, where (``result.headline``), then the counts::
+INTERRUPTED = "entries not reported were not attempted or have an unknown outcome"
 
-    requeued 19 entries of orders/billing held by billing-2 on redis://127.0.0.1:6379/0
-      requeue orders/billing: matched 20, applied 19, skipped 1, failed 0
-      not-pending 1 · requeued 19
-    """
-    where = f"{escape(result.stream)}/{escape(result.group)}"
+
+def counts_summary(result: RepairResult, where: str, interrupted: str = INTERRUPTED) -> str:
+    """What was done to what (``result.headline``), then the counts of ``where`` (escaped),
+    then what an interruption means (``interrupted``)."""
     counted = (
         f"matched {result.matched:,}, applied {result.applied:,}, "
         f"skipped {result.skipped:,}, failed {len(result.failed):,}"
@@ -228,20 +241,28 @@ def result_summary(result: RepairResult) -> str:
     if counts:
         head += "\n  " + " · ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
     if result.interrupted:
-        head += (
-            "\n  interrupted: entries not reported were not attempted or have an unknown outcome"
-        )
+        head += f"\n  interrupted: {interrupted}"
     return head
 
 
-def failed_table(result: RepairResult) -> TableData:
+def result_summary(result: RepairResult) -> str:
+    """What was done to what, where (``result.headline``), then the counts::
+
+    requeued 19 entries of orders/billing held by billing-2 on redis://127.0.0.1:6379/0
+      requeue orders/billing: matched 20, applied 19, skipped 1, failed 0
+      not-pending 1 · requeued 19
+    """
+    return counts_summary(result, f"{escape(result.stream)}/{escape(result.group)}")
+
+
+def failed_table(result: RepairResult, title: str = "failed") -> TableData:
     cols = (
         Column("id", "ID"),
         Column("outcome", "OUTCOME"),
         Column("detail", "DETAIL", shrinkable=True, min_width=16),
     )
     rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
-    return TableData(cols, rows, title="failed")
+    return TableData(cols, rows, title=title)
 
 
 # -- the faces of a repair ---------------------------------------------------------------------
@@ -272,6 +293,45 @@ def plan_table(
     return [Blank(), Stream(rows, items, limit=limit, footer=more)]
 
 
+def dry_run_view(
+    plans: Sequence[AnyPlan],
+    summary: Callable[[AnyPlan], str],
+    rows: RowRenderer[Any],
+    items: Iterable[Any],
+    *,
+    header: str | None = None,
+    warnings: Sequence[str] = (),
+    limit: int | None = None,
+) -> list[Part]:
+    """The text of a dry run of one plan or several (a replay of every DLQ): ``header``,
+    each plan's ``summary`` and notes, the ``warnings`` (stderr), then the first ``limit``
+    of all their rows (None: all) and how many more there are."""
+    parts: list[Part] = [Message(header)] if header else []
+    for plan in plans:
+        parts.append(Message(f"dry run, nothing changed: {summary(plan)}"))
+        parts += [Note(f"note: {note}") for note in plan.notes]
+    parts += _warned(warnings)
+    total = sum(len(p.items) + len(p.missing) for p in plans)
+    return parts + plan_table(rows, items, total, limit)
+
+
+def applied_view(
+    results: Sequence[RepairResult],
+    summary: Callable[[RepairResult], str],
+    failed: Callable[[RepairResult], TableData] = failed_table,
+    *,
+    warnings: Sequence[str] = (),
+) -> list[Part]:
+    """The text of what one apply or several did: each one's ``summary``, its first
+    ``failed`` rows and how many more, its notes; then the ``warnings`` (stderr)."""
+    parts: list[Part] = []
+    for result in results:
+        parts.append(Message(summary(result)))
+        parts += failures(failed(result), len(result.failed))
+        parts += [Note(f"note: {note}") for note in result.notes]
+    return parts + _warned(warnings)
+
+
 class DryRunRenderer(ResultRenderer[Plan[Item]]):
     """A dry run. JSON: the result with every planned row (``plan``); NDJSON: each row,
     then the result; CSV: the rows. Text: the summary first (after ``header``), the plan's
@@ -298,13 +358,16 @@ class DryRunRenderer(ResultRenderer[Plan[Item]]):
         return [Stream(rows, rows.items()), *_warned(self.warnings)]
 
     def view(self, result: Plan[Item], width: int) -> Iterable[Part]:
-        parts: list[Part] = [Message(self.header)] if self.header else []
-        parts.append(Message(f"dry run, nothing changed: {plan_summary(result)}"))
-        parts += [Note(f"note: {note}") for note in result.notes]
-        parts += _warned(self.warnings)
         rows = PlanRows(result)
-        total = len(result.items) + len(result.missing)
-        return parts + plan_table(rows, rows.items(), total, self.rows)
+        return dry_run_view(
+            [result],
+            plan_summary,
+            rows,
+            rows.items(),
+            header=self.header,
+            warnings=self.warnings,
+            limit=self.rows,
+        )
 
 
 @dataclass(frozen=True)
@@ -356,12 +419,7 @@ class AppliedRenderer(ResultRenderer[RepairResult]):
         return [Records(self.records(result)), *_warned(self.warnings)]
 
     def view(self, result: RepairResult, width: int) -> Iterable[Part]:
-        return [
-            Message(result_summary(result)),
-            *failures(failed_table(result), len(result.failed)),
-            *(Note(f"note: {note}") for note in result.notes),
-            *_warned(self.warnings),
-        ]
+        return applied_view([result], result_summary, warnings=self.warnings)
 
 
 def failures(table: TableData, total: int) -> list[Part]:
