@@ -66,7 +66,7 @@ def register(app: typer.Typer) -> None:
         --dlq streams are searched, whatever an entry's fields name. Reads only."""
         from pelctl.base.binary import unescape
         from pelctl.cli.progress import ScanProgress
-        from pelctl.core.trace import trace
+        from pelctl.core.trace.gather import trace
         from pelctl.render import trace as render
 
         refuse_empty_prefix(field_prefix)
@@ -212,7 +212,7 @@ def register(app: typer.Typer) -> None:
             with ScanProgress("find", no_color=rt.out.no_color, rows_above=True) as bar:
                 run.progress_to = bar.update
                 if with_trace:
-                    from pelctl.core.trace import trace_matches
+                    from pelctl.core.trace.find import trace_matches
 
                     traced = trace_matches(
                         conn,
