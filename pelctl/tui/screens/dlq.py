@@ -30,7 +30,7 @@ from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from pelctl.core.trace import Trace
+    from pelctl.core.trace.model import Trace
 
 
 def dlq_row(e: DlqEntry, now_ms: int, decoded: Decoded | None = UNSET) -> KeyedRow:

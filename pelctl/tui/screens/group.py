@@ -34,7 +34,7 @@ from pelctl.tui.widgets.keyed_table import KeyedRow, KeyedTable
 from pelctl.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from pelctl.core.trace import Trace
+    from pelctl.core.trace.model import Trace
 
 # Sorting the verdict column puts what needs a look first: dead suspects, then consumers
 # whose liveness is unknown (below Redis 7.2, no signal), then idle, then active ones.
