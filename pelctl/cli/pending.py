@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.paging import MaxServerMsOpt, all_option, limit_option, page_cap
 from pelctl.cli.targets import GroupArg, GroupOpt, pick_group, refuse_empty
 from pelctl.cli.watch import watchable
 
 if TYPE_CHECKING:
     from pelctl.core.models import PendingEntry
     from pelctl.redis.connection import Connection
-
-DEFAULT_LIMIT = 100
 
 
 def register(app: typer.Typer) -> None:
@@ -62,30 +61,12 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
-        limit: Annotated[
-            Optional[int],
-            typer.Option(
-                "--limit",
-                "-n",
-                min=1,
-                help=f"At most N entries (default {DEFAULT_LIMIT}).",
-                show_default=False,
-            ),
-        ] = None,
-        all_entries: Annotated[
-            bool, typer.Option("--all", "-A", help="Every matching entry, streamed.")
-        ] = False,
+        limit: Annotated[Optional[int], limit_option("At most N entries")] = None,
+        all_entries: Annotated[bool, all_option("Every matching entry, streamed.")] = False,
         with_payload: Annotated[
             bool, typer.Option("--with-payload", help="Fetch each entry's fields.")
         ] = False,
-        max_server_ms: Annotated[
-            float,
-            typer.Option(
-                "--max-server-ms",
-                min=0.5,
-                help="Bound on each server call's time (page size adapts).",
-            ),
-        ] = 10.0,
+        max_server_ms: MaxServerMsOpt = 10.0,
     ) -> None:
         """List pending entries in id order: id, consumer, idle, deliveries (and fields).
 
@@ -95,14 +76,12 @@ def register(app: typer.Typer) -> None:
         the pelctl.decoders entry-point group); JSON adds "decoded" next to the raw fields."""
         from pelctl.base.binary import unescape
         from pelctl.base.durations import parse_duration_ms
-        from pelctl.base.errors import UsageError
         from pelctl.core.decoders.registry import problems
         from pelctl.core.models import PendingFilter
         from pelctl.core.pending import count_pending, iter_pending
         from pelctl.render import pending as render
 
-        if all_entries and limit is not None:
-            raise UsageError("--all and --limit exclude each other")
+        cap = page_cap(all_entries, limit)
         refuse_empty("--consumer", consumer)
         group, _ = pick_group(rt, group, group_opt)
         if min_deliveries is not None and below_deliveries is not None:
@@ -117,7 +96,6 @@ def register(app: typer.Typer) -> None:
             min_deliveries=min_deliveries,
             below_deliveries=below_deliveries,
         )
-        cap = None if all_entries else (limit or DEFAULT_LIMIT)
         conn = rt.connect()
         s, g = unescape(stream), unescape(group)
         entries = iter_pending(

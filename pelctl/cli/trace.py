@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from pelctl.cli.options import Runtime, pelctl_command
+from pelctl.cli.paging import MaxServerMsOpt, all_option, limit_option, page_cap
 from pelctl.cli.targets import FieldPrefixOpt, refuse_empty_prefix
 
 if TYPE_CHECKING:
     from pelctl.core.find import Query
 
 SEARCH_PANEL = "Search"
-DEFAULT_LIMIT = 100
 
 DlqOpt = Annotated[
     Optional[list[str]],
@@ -25,14 +25,6 @@ DlqOpt = Annotated[
         show_default=False,
         metavar="KEY",
         rich_help_panel=SEARCH_PANEL,
-    ),
-]
-MaxServerMsOpt = Annotated[
-    float,
-    typer.Option(
-        "--max-server-ms",
-        min=0.5,
-        help="Bound on each server call's time (page size adapts).",
     ),
 ]
 
@@ -66,7 +58,7 @@ def register(app: typer.Typer) -> None:
         --dlq streams are searched, whatever an entry's fields name. Reads only."""
         from pelctl.base.binary import unescape
         from pelctl.cli.progress import ScanProgress
-        from pelctl.core.trace import trace
+        from pelctl.core.trace.gather import trace
         from pelctl.render import trace as render
 
         refuse_empty_prefix(field_prefix)
@@ -148,19 +140,8 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         dlq: DlqOpt = None,
-        limit: Annotated[
-            Optional[int],
-            typer.Option(
-                "--limit",
-                "-n",
-                min=1,
-                help=f"Stop after N matches (default {DEFAULT_LIMIT}).",
-                show_default=False,
-            ),
-        ] = None,
-        every: Annotated[
-            bool, typer.Option("--all", "-A", help="Every match in the range.")
-        ] = False,
+        limit: Annotated[Optional[int], limit_option("Stop after N matches")] = None,
+        every: Annotated[bool, all_option("Every match in the range.")] = False,
         with_trace: Annotated[
             bool,
             typer.Option(
@@ -179,13 +160,11 @@ def register(app: typer.Typer) -> None:
         bar, in pipes NDJSON. What was searched (streams, range, entries read) is said on
         stderr at the end. --trace follows each match (pelctl trace)."""
         from pelctl.base.binary import unescape
-        from pelctl.base.errors import UsageError
         from pelctl.cli.progress import ScanProgress
         from pelctl.core.find import FindRun, time_bounds
         from pelctl.render import find as render
 
-        if every and limit is not None:
-            raise UsageError("--all and --limit exclude each other")
+        cap = page_cap(every, limit)
         refuse_empty_prefix(field_prefix)
         query = _query(field or (), contains or (), payload or ())
         start, end = time_bounds(since, until)
@@ -204,7 +183,7 @@ def register(app: typer.Typer) -> None:
             start=start,
             end=end,
             dlqs=tuple(dict.fromkeys(dlqs + named)),
-            limit=None if every else (limit or DEFAULT_LIMIT),
+            limit=cap,
             max_server_ms=max_server_ms,
         )
         failed = False  # (a failure is its one error line; Ctrl-C still says what was read)
@@ -212,7 +191,7 @@ def register(app: typer.Typer) -> None:
             with ScanProgress("find", no_color=rt.out.no_color, rows_above=True) as bar:
                 run.progress_to = bar.update
                 if with_trace:
-                    from pelctl.core.trace import trace_matches
+                    from pelctl.core.trace.find import trace_matches
 
                     traced = trace_matches(
                         conn,

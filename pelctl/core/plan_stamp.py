@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from typing import Any
 
-from pelctl.core.mutations import Mutation, Options, Plan, PlanItem, Targets
+from pelctl.core.mutations import Mutation, Options, Plan, Targets
+from pelctl.core.mutations.model import ItemT
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 from pelctl.redis.replies import pairs as reply_pairs
@@ -49,16 +51,16 @@ def identity(conn: Connection, stream: bytes) -> tuple[str, int | None]:
 
 def new_plan(
     conn: Connection,
-    mutation: Mutation,
+    mutation: Mutation[Any],
     stream: bytes,
     group: bytes,
-    items: Iterable[PlanItem],
+    items: Iterable[ItemT],
     targets: Targets,
     options: Options,
     *,
     missing: tuple[bytes, ...] = (),
     notes: Iterable[str] = (),
-) -> Plan:
+) -> Plan[ItemT]:
     """A plan of ``mutation`` stamped with where it was made (server, its run id, database,
     the stream's entries-added counter) and when."""
     run_id, added = identity(conn, stream)

@@ -31,6 +31,7 @@ from pelctl.base.errors import EXIT_NOT_AUDITED, EXIT_PARTIAL, NotAudited, ReadO
 from pelctl.core import audit
 from pelctl.core.mutations.api import apply
 from pelctl.core.mutations.declaration import Mutation, Plan
+from pelctl.core.mutations.model import Item
 from pelctl.core.mutations.outcomes import RepairResult
 from pelctl.core.plan.document import params_json
 
@@ -58,7 +59,7 @@ class _Where(TypedDict):
     secrets: tuple[str, ...]
 
 
-def always(plans: Sequence[Plan]) -> bool:
+def always(plans: Sequence[Plan[Item]]) -> bool:
     """The confirmation of a surface that has already asked, or never asks (reclaim)."""
     del plans
     return True
@@ -75,8 +76,8 @@ class Surface:
     already applied when a later one raised, before the error goes up."""
 
     name: str
-    confirm: Callable[[Sequence[Plan]], bool] = always
-    progress: Callable[[Plan], ProgressSink | None] | None = None
+    confirm: Callable[[Sequence[Plan[Item]]], bool] = always
+    progress: Callable[[Plan[Item]], ProgressSink | None] | None = None
     warn: Callable[[str], None] | None = None
     stopped: Callable[[Sequence[RepairResult]], None] | None = None
 
@@ -140,7 +141,7 @@ def refuse(
 
 def execute(
     conn: Connection,
-    plans: Sequence[Plan],
+    plans: Sequence[Plan[Item]],
     surface: Surface,
     *,
     plan_file: str | None = None,
@@ -201,7 +202,7 @@ def audit_line(
 
 
 def _error_line(
-    plan: Plan,
+    plan: Plan[Item],
     err: BaseException,
     params: dict[str, Any],
     where: _Where,

@@ -20,6 +20,7 @@ from typing import Any
 import redis.exceptions as rex
 
 from pelctl.core.mutations import ItemResult, Plan, PlanItem
+from pelctl.core.mutations.model import ItemT
 from pelctl.redis.connection import Connection
 from pelctl.redis.replies import array as reply_array
 from pelctl.redis.scripts import LUA_UNPACK_MAX, Call, same_slot
@@ -65,18 +66,18 @@ def text(value: object) -> str:
 
 
 def start(
-    plan: Plan, result: type[ItemResult] = ItemResult
-) -> tuple[list[ItemResult], list[PlanItem]]:
+    plan: Plan[ItemT], result: type[ItemResult] = ItemResult
+) -> tuple[list[ItemResult], list[ItemT]]:
     """Results for what the plan already answers (its missing ids, with the mutation's
     ``missing_outcome``; skipped and refused items), and the items to send."""
     missing = plan.mutation.missing_outcome
     results: list[ItemResult] = [result(i, missing) for i in plan.missing]
-    send: list[PlanItem] = []
+    send: list[ItemT] = []
     for item in plan.items:
         if item.acts:
             send.append(item)
         else:  # skipped (the outcome is its reason) or refused (the note says why)
-            results.append(result(item.id, item.outcome, item.note if item.refused else ""))
+            results.append(result(item.key, item.outcome, item.note if item.refused else ""))
     return results, send
 
 

@@ -31,7 +31,7 @@ from importlib import resources
 import redis
 import redis.exceptions as rex
 from hiredis import pack_command  # a dependency (pyproject.toml)
-from redis.connection import AbstractConnection
+from redis.connection import AbstractConnection, SSLConnection
 
 from pelctl.redis.meter import record
 
@@ -347,15 +347,18 @@ class Wire:
     def send(
         self, calls: Sequence[Call], *, alone: bool | None = None, packed: list[bytes] | None = None
     ) -> None:
-        """Put a round on the wire. ``alone``: whether its round trip measures its cost (by
-        default, when no other round is out); False for a round sent the moment the last
-        was answered, whose answers are read only after the client parsed the last's.
-        ``packed``: the round as :func:`pack` made it ahead of time."""
-        if self.pacer is not None:
-            ahead = sum(self._estimates)  # the rounds out, as estimated when sent
-            self._estimates.append(self.pacer.sent(calls, ahead))
+        """Put a round on the wire. ``alone``: whether it is alone on the server, so that its
+        round trip measures its cost: by default when no other round is out; True too for a
+        round sent once the answers of those out have started to arrive (:meth:`answering`);
+        False for a round sent while another runs. ``packed``: the round as :func:`pack` made
+        it ahead of time."""
         if alone is None:
             alone = not self.out
+        if self.pacer is not None:
+            # The rounds out, as estimated when sent (none on the server when this one goes
+            # alone: they are answered, their answers not yet read).
+            ahead = 0.0 if alone else sum(self._estimates)
+            self._estimates.append(self.pacer.sent(calls, ahead))
         self.out.append(calls)
         self.conn.send_packed_command(packed if packed is not None else pack(calls))
         self._sent_at.append((time.perf_counter(), alone))
@@ -373,6 +376,15 @@ class Wire:
         if self.pacer is not None and best is not None:
             self.pacer.note_latency(best)
         return best or 0.0
+
+    def answering(self) -> None:
+        """Wait until the answers of the oldest round out start to arrive: the server has run
+        it and holds nothing more of ours, so a round sent now is alone on it and starts at
+        once (the read that follows raises if the socket's timeout passes first)."""
+        # (Not over TLS: a socket's readiness says nothing of what the TLS layer holds.)
+        if self.out and not self.early and not isinstance(self.conn, SSLConnection):
+            # (No socket timeout: the read that follows waits as long as it must.)
+            self.conn.can_read(timeout=float(self.conn.socket_timeout or 60.0))
 
     def _timed(self, calls: Sequence[Call]) -> None:
         """A round's answers are in. Sent alone (no other round out), its round trip minus

@@ -1,6 +1,8 @@
 """Rows and JSON for ``dlq replay`` and ``dlq purge``: their plans (``PlanRows``, over one
 or several dead-letter streams), dry runs (``DryRunRenderer``) and results
-(``AppliedRenderer``); the dashboard's confirmation uses the same rows."""
+(``AppliedRenderer``); the dashboard's confirmation uses the same rows. Their text, counts
+and failures are those of every repair (:mod:`pelctl.render.repair`), told where a replay
+or purge is (a dead-letter stream) and what an interruption means."""
 
 from __future__ import annotations
 
@@ -13,8 +15,16 @@ from pelctl.core.mutations.api import dry_run_result
 from pelctl.core.mutations.declaration import Plan
 from pelctl.core.mutations.model import PlanItem
 from pelctl.core.mutations.outcomes import RepairResult
-from pelctl.render.protocol import Message, Note, Part, Record, ResultRenderer, Stream
-from pelctl.render.repair import failures, held_counts, plan_table
+from pelctl.render.protocol import Part, Record, ResultRenderer, Stream
+from pelctl.render.repair import (
+    applied_view,
+    counts_summary,
+    dry_run_view,
+    held_counts,
+    outcome_style,
+    result_counts,
+)
+from pelctl.render.repair import failed_table as repair_failed_table
 from pelctl.render.table import Column, TableData
 
 _OUTCOME_STYLE = {"refused": "red", "purged": "yellow"}
@@ -104,9 +114,7 @@ class PlanRows:
 
     def style(self, item: PlanRow, /) -> str | None:
         x = item[1]
-        if isinstance(x, bytes):
-            return "dim"
-        return _OUTCOME_STYLE.get(x.outcome) or (None if x.acts else "dim")
+        return "dim" if isinstance(x, bytes) else outcome_style(x, _OUTCOME_STYLE)
 
 
 def plan_items(
@@ -141,20 +149,7 @@ def plan_summary(plan: Plan) -> str:
 def result_json(result: RepairResult, plan: Plan | None = None) -> dict[str, Any]:
     """A replay or purge of one dead-letter stream (docs/schemas/repair-result.json): the
     keys of every repair result, ``dlq`` in place of ``stream`` and ``group``."""
-    from pelctl.core.audit import failed_list
-
-    out: dict[str, Any] = {
-        "action": result.action,
-        "dlq": escape(result.stream),
-        "dry_run": result.dry_run,
-        "matched": result.matched,
-        "applied": result.applied,
-        "skipped": result.skipped,
-        "failed": failed_list(result),
-        "failed_count": len(result.failed),
-        "outcomes": result.outcome_counts(),
-        "interrupted": result.interrupted,
-    }
+    out = result_counts(result, {"dlq": escape(result.stream)})
     if result.notes:
         out["notes"] = list(result.notes)
     if plan is not None and result.dry_run:
@@ -183,36 +178,17 @@ def combined_json(results: Sequence[dict[str, Any]], action: str, dry_run: bool)
     }
 
 
+INTERRUPTED = "rerun the same command; entries already replayed are skipped, none is copied twice"
+
+
 def result_summary(result: RepairResult) -> str:
     """``result.headline`` (what was done, from which DLQ to which streams, on which server)
     then the counts."""
-    counted = (
-        f"matched {result.matched:,}, applied {result.applied:,}, skipped "
-        f"{result.skipped:,}, failed {len(result.failed):,}"
-    )
-    if result.headline:
-        head = f"{result.headline}\n  {result.action} {escape(result.stream)}: {counted}"
-    else:
-        head = f"{result.action} {escape(result.stream)}: {counted}"
-    counts = result.outcome_counts()
-    if counts:
-        head += "\n  " + " · ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
-    if result.interrupted:
-        head += (
-            "\n  interrupted: rerun the same command; entries already replayed are "
-            "skipped, none is copied twice"
-        )
-    return head
+    return counts_summary(result, escape(result.stream), INTERRUPTED)
 
 
 def failed_table(result: RepairResult) -> TableData:
-    cols = (
-        Column("id", "ID"),
-        Column("outcome", "OUTCOME"),
-        Column("detail", "DETAIL", shrinkable=True, min_width=16),
-    )
-    rows = [(escape(f.id), f.outcome, f.detail) for f in result.failed]
-    return TableData(cols, rows, title=f"failed in {escape(result.stream)}")
+    return repair_failed_table(result, f"failed in {escape(result.stream)}")
 
 
 # -- the faces of a replay or purge --------------------------------------------------------------
@@ -240,13 +216,8 @@ class DryRunRenderer(ResultRenderer[Sequence[Plan]]):
         return self.ndjson(result)
 
     def view(self, result: Sequence[Plan], width: int) -> Iterable[Part]:
-        parts: list[Part] = []
-        for p in result:
-            parts.append(Message(f"dry run, nothing changed: {plan_summary(p)}"))
-            parts += [Note(f"note: {note}") for note in p.notes]
         rows = PlanRows(result)
-        total = sum(len(p.items) + len(p.missing) for p in result)
-        return parts + plan_table(rows, rows.items(), total, self.rows)
+        return dry_run_view(result, plan_summary, rows, rows.items(), limit=self.rows)
 
 
 class AppliedRenderer(ResultRenderer[Sequence[RepairResult]]):
@@ -262,24 +233,7 @@ class AppliedRenderer(ResultRenderer[Sequence[RepairResult]]):
         return docs[0] if self.single else combined_json(docs, result[0].action, False)
 
     def records(self, result: Sequence[RepairResult]) -> Sequence[Record]:
-        return [
-            {
-                "action": r.action,
-                "dlq": escape(r.stream),
-                "dry_run": False,
-                "matched": r.matched,
-                "applied": r.applied,
-                "skipped": r.skipped,
-                "failed_count": len(r.failed),
-                "interrupted": r.interrupted,
-            }
-            for r in result
-        ]
+        return [result_counts(r, {"dlq": escape(r.stream)}, lists=False) for r in result]
 
     def view(self, result: Sequence[RepairResult], width: int) -> Iterable[Part]:
-        parts: list[Part] = []
-        for r in result:
-            parts.append(Message(result_summary(r)))
-            parts += failures(failed_table(r), len(r.failed))
-            parts += [Note(f"note: {note}") for note in r.notes]
-        return parts
+        return applied_view(result, result_summary, failed_table)

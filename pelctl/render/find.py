@@ -12,7 +12,7 @@ from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.find import FindRun, Match, StreamSearched
 from pelctl.core.models import id_ms
-from pelctl.core.trace import TracedMatch
+from pelctl.core.trace.find import TracedMatch
 from pelctl.render import payload
 from pelctl.render import trace as trace_render
 from pelctl.render.pending import fields_json

@@ -18,7 +18,7 @@ from pelctl.base.binary import escape
 from pelctl.base.durations import format_duration_ms
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.find import StreamSearched
-from pelctl.core.trace import (
+from pelctl.core.trace.model import (
     ACKNOWLEDGED,
     LOST,
     NOT_DELIVERED,

@@ -41,7 +41,7 @@ from pelctl.redis.connection import Connection
 from pelctl.redis.meter import metering
 
 if TYPE_CHECKING:
-    from pelctl.core.trace import Trace
+    from pelctl.core.trace.model import Trace
     from pelctl.redis.settings import ConnectionSettings
 from pelctl.tui.actions import ActionOutcome, ActionPlan, ActionRequest
 
@@ -375,7 +375,7 @@ class RedisSource:
         return EntrySnapshot(stream, group, entry_id, pending, fields, time.time())
 
     def trace(self, stream: bytes, entry_id: bytes, *, should_stop: StopFn | None = None) -> Trace:
-        from pelctl.core.trace import trace
+        from pelctl.core.trace.gather import trace
 
         # Counted on the budget's meter like every read of the polling connection; an
         # operator's one-off read, so it runs when asked (its calls are bounded).

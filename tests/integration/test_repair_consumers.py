@@ -38,7 +38,7 @@ def test_prune_refuses_a_consumer_holding_entries(r, conn) -> None:
     _quiet(r, DEAD, b"empty")
     before = pel(r)
     plan = m.plan(conn, "consumers-prune", S, G, m.Targets(), PRUNE_DEAD)
-    assert {i.id: i.outcome for i in plan.items} == {DEAD: "refused", b"empty": "deleted"}
+    assert {i.name: i.outcome for i in plan.items} == {DEAD: "refused", b"empty": "deleted"}
     result = m.apply(conn, plan)
     assert result.applied == 1
     (refused,) = result.failed
@@ -63,7 +63,7 @@ def test_prune_with_reassign_moves_every_entry_first(r, conn) -> None:
         m.Targets(),
         m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE, assume_dead=True),
     )
-    assert [(i.id, i.outcome, i.deliveries) for i in plan.items] == [(DEAD, "deleted", 1_234)]
+    assert [(i.name, i.outcome, i.pending) for i in plan.items] == [(DEAD, "deleted", 1_234)]
     result = m.apply(conn, plan, batch_size=100)
     assert result.outcome_counts() == {"deleted": 1, "reassigned": 1_234}
     after = pel(r)
@@ -106,7 +106,7 @@ def test_prune_plan_changes_nothing(r, conn) -> None:
         m.Targets(),
         m.Options(inactive_ms=1, reassign_to=b"x", assume_dead=True, create_consumer=True),
     )
-    assert {i.id: i.outcome for i in plan.items} == {
+    assert {i.name: i.outcome for i in plan.items} == {
         DEAD: "deleted",
         ALIVE: "deleted",
     }
@@ -134,7 +134,7 @@ def test_prune_follows_the_verdict_on_a_quiet_consumer(r, conn) -> None:
         m.Targets(),
         m.Options(inactive_ms=HOUR // 2, reassign_to=ALIVE),
     )
-    items = {i.id: (i.outcome, i.note) for i in plan.items}
+    items = {i.name: (i.outcome, i.note) for i in plan.items}
     assert items[b"empty"] == ("deleted", "")
     if conn.caps.has("consumer_inactive"):
         assert items[DEAD] == (
@@ -176,7 +176,7 @@ def test_prune_refuses_a_consumer_with_a_connected_client_even_assumed_dead(
         )
     finally:
         worker.close()
-    assert [(i.id, i.outcome, i.note) for i in plan.items] == [
+    assert [(i.name, i.outcome, i.note) for i in plan.items] == [
         (DEAD, "refused", "alive (active: client-connected)")
     ]
 
@@ -200,7 +200,7 @@ def test_prune_reassigns_a_consumer_its_peers_show_dead(r, conn, redis_server) -
         )
     finally:
         peer.close()
-    assert [(i.id, i.outcome, i.note) for i in plan.items] == [
+    assert [(i.name, i.outcome, i.note) for i in plan.items] == [
         (DEAD, "deleted", "to billing-1 (dead-suspect: no-client-peers-connected)")
     ]
     assert m.apply(conn, plan).outcome_counts() == {"deleted": 1, "reassigned": 20}

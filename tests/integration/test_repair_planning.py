@@ -272,9 +272,9 @@ def _prune(conn, r, targets: m.Targets, options: m.Options) -> tuple[m.Plan, lis
     assert calls.get("xinfo|consumers") == 1, calls
     assert calls.get("client|list", 0) <= 1, calls
     for item in plan.items:
-        assert item.owner == item.id
-        assert before[item.id][1] <= item.idle_ms <= after[item.id][1], item
-    return plan, [(i.id, i.deliveries, i.outcome, i.note) for i in plan.items]
+        assert isinstance(item, m.ConsumerItem)
+        assert before[item.name][1] <= item.inactive_ms <= after[item.name][1], item
+    return plan, [(i.name, i.pending, i.outcome, i.note) for i in plan.items]
 
 
 def _consumers_scenario(r) -> None:

@@ -21,7 +21,7 @@ def item(entry_id: bytes, owner: bytes, outcome: str = "requeued") -> m.PlanItem
     return m.PlanItem(entry_id, owner, 1_000, 1, outcome)
 
 
-def a_plan(action: str, items: tuple[m.PlanItem, ...], **kw: object) -> m.Plan:
+def a_plan(action: str, items: tuple[m.Item, ...], **kw: object) -> m.Plan[m.Item]:
     return m.Plan(action, b"orders", b"billing", items, server=URL, **kw)  # type: ignore[arg-type]
 
 
@@ -102,8 +102,8 @@ def test_prompt_of_ghosts_says_ghost() -> None:
     )
 
 
-def consumer(name: bytes, outcome: str = "deleted", pending: int = 0) -> m.PlanItem:
-    return m.PlanItem(name, name, 60_000, pending, outcome)
+def consumer(name: bytes, outcome: str = "deleted", pending: int = 0) -> m.ConsumerItem:
+    return m.ConsumerItem(name, 60_000, pending, outcome)
 
 
 def test_prune_prompts_name_the_consumers() -> None:
@@ -419,11 +419,11 @@ def test_dry_run_result() -> None:
 
 def test_dry_run_of_a_prune_counts_the_entries_it_would_reassign() -> None:
     items = (
-        m.PlanItem(b"c1", b"c1", 9, 20, "deleted", "to c9 (dead-suspect: x)"),
-        m.PlanItem(b"c2", b"c2", 9, 0, "deleted"),
-        m.PlanItem(b"c3", b"c3", 9, 7, "refused", "alive"),
-        m.PlanItem(b"c4", b"c4", 9, 3, "deleted"),
-        m.PlanItem(b"c5", b"c5", 9, 1, "made-up"),
+        m.ConsumerItem(b"c1", 9, 20, "deleted", "to c9 (dead-suspect: x)"),
+        m.ConsumerItem(b"c2", 9, 0, "deleted"),
+        m.ConsumerItem(b"c3", 9, 7, "refused", "alive"),
+        m.ConsumerItem(b"c4", 9, 3, "deleted"),
+        m.ConsumerItem(b"c5", 9, 1, "made-up"),
     )
     p = a_plan("consumers-prune", items, options=m.Options(inactive_ms=1, reassign_to=b"c9"))
     result = m.dry_run_result(p)

@@ -38,8 +38,8 @@ PRUNE = m.Plan(
     stream=b"orders",
     group=b"billing",
     items=(
-        m.ConsumerItem.of(b"w1", 60_000, 0, "deleted"),
-        m.ConsumerItem.of(b"w\x002", 70_000, 3, "deleted"),
+        m.ConsumerItem(b"w1", 60_000, 0, "deleted"),
+        m.ConsumerItem(b"w\x002", 70_000, 3, "deleted"),
     ),
     options=m.Options(inactive_ms=60_000, reassign_to=b"w9", assume_dead=True),
     server_id="cd" * 20,
@@ -47,10 +47,10 @@ PRUNE = m.Plan(
 )
 
 
-def v2_action(item: m.PlanItem) -> str:
+def v2_action(item: m.PlanItem | m.ConsumerItem) -> str:
     """A planned item's action as version 2 files wrote it (the planner's verb)."""
-    if item.outcome == "deleted":
-        return "reassign+delete" if item.deliveries else "delete"
+    if isinstance(item, m.ConsumerItem) and item.outcome == "deleted":
+        return "reassign+delete" if item.pending else "delete"
     verbs = {"requeued": "requeue", "claimed": "claim", "acked": "ack", "ghost": "ack-ghost"}
     return verbs.get(item.outcome) or {"dlq": "dlq", "refused": "refuse"}.get(item.outcome, "skip")
 
@@ -62,18 +62,22 @@ def doc(plan: m.Plan = ENTRY) -> dict[str, Any]:
     data["version"] = 2
     data["targets"]["ids"] = data["targets"].pop("id_count")
     data["options"]["inactive_ms"] = data["options"].pop("consumer_min_idle_ms")
-    data["items"] = [
-        {
-            "id": escape(i.id),
-            "owner": escape(i.owner),
-            "idle_ms": i.idle_ms,
-            "deliveries": i.deliveries,
-            "action": v2_action(i),
-            **({"note": i.note} if i.note else {}),
-        }
-        for i in plan.items
-    ]
+    data["items"] = [v2_item(i) for i in plan.items]
     return data
+
+
+def v2_item(i: m.PlanItem | m.ConsumerItem) -> dict[str, Any]:
+    """A planned item as version 2 files wrote it: a consumer by its name as ``id`` and
+    ``owner``, its inactivity as ``idle_ms`` and its pending count as ``deliveries``."""
+    if isinstance(i, m.ConsumerItem):
+        place = (escape(i.name), escape(i.name), i.inactive_ms, i.pending)
+    else:
+        place = (escape(i.id), escape(i.owner), i.idle_ms, i.deliveries)
+    return {
+        **dict(zip(("id", "owner", "idle_ms", "deliveries"), place, strict=True)),
+        "action": v2_action(i),
+        **({"note": i.note} if i.note else {}),
+    }
 
 
 def test_round_trips() -> None:
@@ -249,7 +253,7 @@ def test_consumer_items_are_named_by_their_owner() -> None:
     # a consumer's name is any name, not a stream id
     named = edit("items.0.id", "1-0", PRUNE)
     named["items"][0]["owner"] = "1-0"
-    assert plans.from_json(named).items[0] == m.ConsumerItem.of(b"1-0", 60_000, 0, "deleted")
+    assert plans.from_json(named).items[0] == m.ConsumerItem(b"1-0", 60_000, 0, "deleted")
 
 
 def test_defaults_of_absent_fields() -> None:
@@ -594,13 +598,13 @@ def test_version_3_items_read_back() -> None:
     assert plans.from_json(skip).items[1] == m.PlanItem(b"2-0", b"c\xff", 6_000, 1, "skip")
     # a prune's "deleted": plain for an idle consumer holding nothing, with --reassign-to for
     # one holding entries
-    assert [(i.outcome, i.deliveries) for i in plans.from_json(plans.to_json(PRUNE)).items] == [
+    assert [(i.outcome, i.pending) for i in plans.from_json(plans.to_json(PRUNE)).items] == [
         ("deleted", 0),
         ("deleted", 3),
     ]
-    # item_to_json writes an entry unless told the item is a consumer
+    # item_to_json writes each item as what it is: an entry, a consumer
     assert plans.item_to_json(ENTRY.items[1]) == data["items"][1]
-    assert plans.item_to_json(PRUNE.items[1], True) == {
+    assert plans.item_to_json(PRUNE.items[1]) == {
         "consumer": "w\\x002",
         "idle_ms": 70_000,
         "pending": 3,

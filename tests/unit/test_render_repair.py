@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import Options, PlanItem
+from pelctl.core.mutations.model import ConsumerItem, Options, PlanItem
 from pelctl.core.mutations.outcomes import ItemResult, RepairResult
 from pelctl.render import repair as rr
 from pelctl.render.table import TableData
@@ -100,7 +100,7 @@ def test_plan_summaries() -> None:
         "consumers-prune",
         b"orders",
         b"billing",
-        (PlanItem(b"c9", b"c9", 86_400_000, 3, "deleted"),),
+        (ConsumerItem(b"c9", 86_400_000, 3, "deleted"),),
         options=Options(reassign_to=b"c1"),
     )
     assert rr.plan_summary(prune) == (

@@ -18,10 +18,10 @@ from pelctl.core.trace import (
     Lineage,
     Trace,
     TracedEntry,
-    _Shape,
-    _status,
     advise,
 )
+from pelctl.core.trace.shape import Shape as _Shape
+from pelctl.core.trace.shape import entry_status as _status
 from pelctl.render import trace as tr
 from pelctl.render.protocol import Blank, Message, Pairs
 from pelctl.render.table import TableData

@@ -21,10 +21,9 @@ from pelctl.base.errors import UsageError
 from pelctl.core.dlq.envelope import DlqEntry
 from pelctl.core.dlq.read import DlqFilter, iter_entries, read_ids
 from pelctl.core.entry_ids import normalize_ids
-from pelctl.core.mutations.api import Progress
-from pelctl.core.mutations.api import plan as plan_mutation
+from pelctl.core.mutations.api import Progress, plan_of
 from pelctl.core.mutations.declaration import Mutation, Plan, get, name_list, on_server
-from pelctl.core.mutations.model import Options, PlanItem, Targets
+from pelctl.core.mutations.model import Item, Options, PlanItem, Targets
 from pelctl.core.mutations.outcomes import APPLIED, ItemResult, status_of
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import is_connection_error
@@ -129,12 +128,12 @@ class DlqMutation(Mutation):
     def audit_params(self, plan: Plan) -> dict[str, Any]:
         return params(plan)  # the DLQ filters and replay options too
 
-    def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
+    def describe(self, plan: Plan, items: Iterable[Item], n: int, *, dead: int = 0) -> str:
         """``14 entries from orders:dlq to orders`` (replay: where each entry goes)."""
         del dead
         text = f"{n:,} {self.noun(n)} from {escape(plan.stream)}"
         if self.per_item_destination:
-            targets = [i.owner for i in items if i.owner]
+            targets = [i.owner for i in items if isinstance(i, PlanItem) and i.owner]
             if targets:
                 text += f" to {name_list(targets)}"
         return text
@@ -282,9 +281,10 @@ def plan_dlq(
     detail: bool = False,
 ) -> Plan:
     """``mutations.plan`` for a DLQ (no group): ``action`` is ``dlq-replay`` or ``dlq-purge``."""
-    if not isinstance(get(action), DlqMutation):
+    mutation = get(action)
+    if not isinstance(mutation, DlqMutation):
         raise UsageError(f"{action} is not a dead-letter mutation")
-    return plan_mutation(conn, action, dlq, b"", targets, options, detail=detail)
+    return plan_of(conn, mutation, dlq, b"", targets, options, detail=detail)
 
 
 def params(plan: Plan) -> dict[str, Any]:

@@ -18,7 +18,8 @@ that fail the checks are skipped and counted, never forced.
 The modules, each importing only those before it:
 
 - :mod:`~pelctl.core.mutations.model`: what a repair targets and how (``Targets``,
-  ``Options``), one planned item (``PlanItem``);
+  ``Options``), one planned item (an entry, ``PlanItem``, or a consumer, ``ConsumerItem``;
+  ``Item``: what the shared code reads of either);
 - :mod:`~pelctl.core.mutations.outcomes`: what applying reports (``ItemResult``,
   ``RepairResult``, the outcome vocabulary);
 - :mod:`~pelctl.core.mutations.declaration`: ``Mutation``, ``Plan`` and the table of
@@ -51,6 +52,7 @@ from pelctl.core.mutations.model import (
     ACTING_OUTCOMES,
     REFUSED,
     ConsumerItem,
+    Item,
     Options,
     PlanItem,
     Targets,
@@ -79,6 +81,7 @@ __all__ = [
     "REFUSED",
     "ConsumerItem",
     "Executor",
+    "Item",
     "ItemResult",
     "Mutation",
     "Options",

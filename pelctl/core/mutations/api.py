@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from pelctl.base.errors import UsageError
-from pelctl.core.mutations.declaration import Plan, Progress, get
-from pelctl.core.mutations.model import Options, Targets
+from pelctl.core.mutations.declaration import Mutation, Plan, Progress, get
+from pelctl.core.mutations.model import ConsumerItem, Item, ItemT, Options, Targets
 from pelctl.core.mutations.outcomes import (
     APPLIED,
     FAILED,
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def build_result(
-    plan: Plan,
+    plan: Plan[Item],
     items: Iterable[ItemResult],
     *,
     extra: dict[str, int] | None = None,
@@ -52,7 +52,7 @@ def build_result(
     )
 
 
-def dry_run_result(plan: Plan) -> RepairResult:
+def dry_run_result(plan: Plan[Item]) -> RepairResult:
     """What ``--dry-run`` reports: nothing applied; ``skipped`` counts what the plan already
     skips or refuses; the outcome counts are what applying the plan would report if nothing
     changed meanwhile (each item's own ``outcome``; ids not pending: ``not-pending``, or
@@ -60,11 +60,13 @@ def dry_run_result(plan: Plan) -> RepairResult:
     entries its consumers hold)."""
     missing = plan.mutation.missing_outcome
     items = tuple(ItemResult(i, missing) for i in plan.missing) + tuple(
-        ItemResult(i.id, i.outcome, i.note) for i in plan.items
+        ItemResult(i.key, i.outcome, i.note) for i in plan.items
     )
     extra: dict[str, int] = {}
     if plan.mutation.subject == "consumer" and plan.options.reassign_to is not None:
-        extra["reassigned"] = sum(i.deliveries for i in plan.items if i.acts)
+        extra["reassigned"] = sum(
+            i.pending for i in plan.items if isinstance(i, ConsumerItem) and i.acts
+        )
     return RepairResult(
         action=plan.action,
         stream=plan.stream,
@@ -89,19 +91,32 @@ def plan(
     options: Options = Options(),
     *,
     detail: bool = False,
-) -> Plan:
+) -> Plan[Item]:
     """Read-only: what ``action`` would change. ``detail`` also probes each entry (ghost,
     retry count, lock held) so the plan shows the exact per-item action (dry runs)."""
-    mutation = get(action)
+    return plan_of(conn, get(action), stream, group, targets, options, detail=detail)
+
+
+def plan_of(
+    conn: Connection,
+    mutation: Mutation[ItemT],
+    stream: bytes,
+    group: bytes,
+    targets: Targets = Targets(),
+    options: Options = Options(),
+    *,
+    detail: bool = False,
+) -> Plan[ItemT]:
+    """:func:`plan` of a declaration at hand: the plan of its own items."""
     name = mutation.missing_need(options)
     if name is not None:
-        raise UsageError(f"{action} needs --{name.replace('_', '-')}")
+        raise UsageError(f"{mutation.name} needs --{name.replace('_', '-')}")
     return mutation.planner(conn, mutation, stream, group, targets, options, detail=detail)
 
 
 def apply(
     conn: Connection,
-    plan: Plan,
+    plan: Plan[Item],
     *,
     progress: Progress | None = None,
     force_cross_slot: bool | None = None,

@@ -48,10 +48,20 @@ import importlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol
 
 from pelctl.base.errors import UsageError
-from pelctl.core.mutations.model import ACTING_OUTCOMES, Options, PlanItem, Targets
+from pelctl.core.mutations.model import (
+    ACTING_OUTCOMES,
+    ConsumerItem,
+    Item,
+    ItemT,
+    ItemT_co,
+    ItemT_contra,
+    Options,
+    PlanItem,
+    Targets,
+)
 from pelctl.core.mutations.outcomes import ItemResult, RepairResult
 
 if TYPE_CHECKING:
@@ -62,11 +72,15 @@ Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(Generic[ItemT_co]):
+    """What a mutation will change: its items (entries, or for ``consumers prune``
+    consumers: ``Plan[ConsumerItem]``), in the order they will be applied, and where and
+    when it was made. The shared code reads its items as :class:`Item`."""
+
     action: str
     stream: bytes
     group: bytes
-    items: tuple[PlanItem, ...]
+    items: tuple[ItemT_co, ...]
     targets: Targets = Targets()
     options: Options = Options()
     missing: tuple[bytes, ...] = ()  # explicit ids that were not pending when planned
@@ -83,7 +97,7 @@ class Plan:
         return len(self.items) + len(self.missing)
 
     @property
-    def actionable(self) -> tuple[PlanItem, ...]:
+    def actionable(self) -> tuple[ItemT_co, ...]:
         return tuple(i for i in self.items if i.acts)
 
     @property
@@ -105,14 +119,14 @@ class Plan:
         return dict(Counter(i.outcome for i in self.items if i.acts))
 
     @property
-    def mutation(self) -> Mutation:
+    def mutation(self) -> Mutation[Any]:
         return get(self.action)
 
 
 # -- declarations ----------------------------------------------------------------------------
 
 
-class Planner(Protocol):
+class Planner(Protocol[ItemT_co]):
     """Reads what a mutation would change on ``stream``/``group``; never writes.
 
     Called by :func:`pelctl.core.mutations.api.plan` once the declaration's ``needs`` are
@@ -136,7 +150,7 @@ class Planner(Protocol):
     def __call__(
         self,
         conn: Connection,
-        mutation: Mutation,
+        mutation: Mutation[Any],
         stream: bytes,
         group: bytes,
         targets: Targets,
@@ -144,10 +158,10 @@ class Planner(Protocol):
         /,
         *,
         detail: bool = False,
-    ) -> Plan: ...
+    ) -> Plan[ItemT_co]: ...
 
 
-class Executor(Protocol):
+class Executor(Protocol[ItemT_contra]):
     """Applies a plan: every item re-verified on the server, atomically with its change
     (still pending, same owner and delivery count, idle enough, lock key free).
 
@@ -173,7 +187,7 @@ class Executor(Protocol):
     def __call__(
         self,
         conn: Connection,
-        plan: Plan,
+        plan: Plan[ItemT_contra],
         /,
         *,
         progress: Progress | None = None,
@@ -183,7 +197,7 @@ class Executor(Protocol):
 
 
 @dataclass(frozen=True)
-class Mutation:
+class Mutation(Generic[ItemT]):
     """The one declaration of a mutation; every surface derives its behaviour from it.
 
     The confirmation question (:meth:`prompt`) and the result's first line (:meth:`outcome`)
@@ -194,8 +208,8 @@ class Mutation:
     name: str  # plan files and audit lines use it: "requeue", "dlq-move", ...
     verb: str  # for prompts: "requeue", "move", "acknowledge", ...
     summary: str
-    planner: Planner
-    executor: Executor
+    planner: Planner[ItemT]
+    executor: Executor[ItemT]
     dangerous: bool = True  # confirmation, read-only refusal, audit line
     subject: str = "entry"  # entry | consumer
     needs: tuple[str, ...] = field(default=())  # Options fields that must be set
@@ -241,14 +255,14 @@ class Mutation:
         refuse on it."""
         return next((n for n in self.needs if getattr(options, n) in (None, "", b"")), None)
 
-    def title(self, plan: Plan) -> str:
+    def title(self, plan: Plan[ItemT]) -> str:
         """The mutation as messages name it: ``ack``; ``dlq-purge of orders:dlq`` for a plan
         without a group (a dead-letter stream's: the stream is the whole target)."""
         from pelctl.base.binary import escape
 
         return plan.action if plan.group else f"{plan.action} of {escape(plan.stream)}"
 
-    def audit_params(self, plan: Plan) -> dict[str, Any] | None:
+    def audit_params(self, plan: Plan[ItemT]) -> dict[str, Any] | None:
         """The plan's targets and options as its audit line records them (``params``).
         None: those of its plan file (:func:`pelctl.core.plan.document.params_json`, which
         the runner calls; this module cannot import it). A declaration with targets or options
@@ -261,7 +275,7 @@ class Mutation:
             return "consumer" if n == 1 else "consumers"
         return "entry" if n == 1 else "entries"
 
-    def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
+    def describe(self, plan: Plan[ItemT], items: Iterable[Item], n: int, *, dead: int = 0) -> str:
         """What ``items`` (``n`` of them) are, named: ``3 entries of orders/billing held by
         billing-2 to orders:dlq``. ``dead``: requeued entries that go to the DLQ instead."""
         from pelctl.base.binary import escape
@@ -271,7 +285,8 @@ class Mutation:
         noun = f"{self.label} {self.noun(n)}" if self.label else self.noun(n)
         o = plan.options
         if self.subject == "consumer":
-            names = [i.id for i in items]
+            consumers = [i for i in items if isinstance(i, ConsumerItem)]
+            names = [i.name for i in consumers]
             text = (
                 f"consumer {escape(names[0])} of {where}"
                 if n == 1 and names
@@ -279,13 +294,13 @@ class Mutation:
                 if names
                 else f"{n:,} {noun} of {where}"
             )
-            moving = [i for i in items if i.acts and i.deliveries]  # reassigned first
+            moving = [i for i in consumers if i.reassigns]  # reassigned first
             if moving and o.reassign_to is not None:
-                their = "its" if len(items) == 1 else "their"
+                their = "its" if len(consumers) == 1 else "their"
                 text += f" after reassigning {their} entries to {escape(o.reassign_to)}"
             return text
         text = f"{n:,} {noun} of {where}"
-        owners = [i.owner for i in items]
+        owners = [i.owner for i in items if isinstance(i, PlanItem)]
         if owners:
             text += f" held by {name_list(owners)}"
         where_to = self.destination_of(o)
@@ -295,20 +310,22 @@ class Mutation:
             text += f" ({dead:,} past --max-retries to {escape(o.dlq)})"
         return text
 
-    def prompt(self, plan: Plan, context: str | None = None) -> str:
+    def prompt(self, plan: Plan[ItemT], context: str | None = None) -> str:
         """The confirmation question: the count, what and whose, where to, on which server."""
         items = plan.actionable
         dead = sum(1 for i in items if i.outcome == "dlq") if self.retry_limit else 0
         what = self.describe(plan, items, plan.count, dead=dead)
         return f"{self.verb} {what}{on_server(plan.server, context or plan.context)}?"
 
-    def outcome(self, plan: Plan, done: Iterable[ItemResult]) -> str:
+    def outcome(self, plan: Plan[ItemT], done: Iterable[ItemResult]) -> str:
         """The result's first line: what was done to what (``done``: the applied items)."""
         done = list(done)
-        by_id = {i.id: i for i in plan.items}
-        items = [by_id.get(r.id) or PlanItem(r.id, b"", 0, 0, r.outcome) for r in done]
-        if self.subject == "entry":
-            items = [i for i in items if i.owner]  # the owner of an entry found later is unknown
+        by_key: dict[bytes, Item] = {i.key: i for i in plan.items}
+        if self.subject == "consumer":  # one found later is named too
+            items = [by_key.get(r.id) or ConsumerItem(r.id, 0, 0, r.outcome) for r in done]
+        else:  # the owner of an entry found later (or of a dead-letter copy) is unknown
+            found = (by_key.get(r.id) for r in done)
+            items = [i for i in found if isinstance(i, PlanItem) and i.owner]
         dead = sum(1 for r in done if r.outcome == "dlq") if self.retry_limit else 0
         what = self.describe(plan, items, len(done), dead=dead)
         return f"{self.past or self.verb + 'd'} {what}{on_server(plan.server, plan.context)}"
@@ -334,7 +351,8 @@ def on_server(server: str, context: str | None = None) -> str:
     return text
 
 
-MUTATIONS: dict[str, Mutation] = {}
+# Each mutation is about its own item (entries, consumers): the table holds any of them.
+MUTATIONS: dict[str, Mutation[Any]] = {}
 # Modules whose import declares mutations (loaded on first lookup).
 PROVIDERS: list[str] = [
     "pelctl.core.repairs.entries",
@@ -347,7 +365,7 @@ PROVIDERS: list[str] = [
 ]
 
 
-def declare(mutation: Mutation) -> Mutation:
+def declare(mutation: Mutation[ItemT]) -> Mutation[ItemT]:
     """Add ``mutation`` to the table; the outcomes its planner gives acting items become
     acting outcomes (:data:`pelctl.core.mutations.model.ACTING_OUTCOMES`)."""
     MUTATIONS[mutation.name] = mutation
@@ -368,7 +386,7 @@ PROVIDED_BY: dict[str, str] = {
 }
 
 
-def get(name: str) -> Mutation:
+def get(name: str) -> Mutation[Any]:
     if name not in MUTATIONS and name in PROVIDED_BY:
         importlib.import_module(PROVIDED_BY[name])
     if name not in MUTATIONS:

@@ -1,11 +1,13 @@
 """What a repair targets (:class:`Targets`: ids or the filters of ``pelctl pending``), how
-(:class:`Options`, saved in plan files), and one thing a plan will change (:class:`PlanItem`).
-Plain values: the plan itself and its declaration are in
+(:class:`Options`, saved in plan files), and one thing a plan will change: an entry
+(:class:`PlanItem`) or a consumer (:class:`ConsumerItem`), both an :class:`Item` to the
+shared code. Plain values: the plan itself and its declaration are in
 :mod:`pelctl.core.mutations.declaration`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from pelctl.base.errors import UsageError
 
@@ -110,9 +112,36 @@ ACTING_OUTCOMES: set[str] = {
 REFUSED = "refused"
 
 
+class Item(Protocol):
+    """What the shared code (the runner, a plan's counts, plan files, renderers, the audit)
+    reads from any planned item, whatever it is: an entry (:class:`PlanItem`) or a consumer
+    (:class:`ConsumerItem`).
+
+    ``key`` names it in its plan (an entry's id, a consumer's name; results are keyed by
+    it); ``outcome`` is what applying it will report and ``note`` why (see
+    :class:`PlanItem`); ``acts``: applying it changes something; ``refused``: the plan
+    refuses it."""
+
+    @property
+    def key(self) -> bytes: ...
+
+    @property
+    def outcome(self) -> str: ...
+
+    @property
+    def note(self) -> str: ...
+
+    @property
+    def acts(self) -> bool: ...
+
+    @property
+    def refused(self) -> bool: ...
+
+
 @dataclass(frozen=True, slots=True)
 class PlanItem:
-    """One thing a plan will change: a PEL entry (or, for prune, a consumer).
+    """One PEL entry a plan will change (or leave, or refuse): its ``id``, the consumer
+    (``owner``) holding it, how long it has been idle and how many times it was delivered.
 
     ``outcome`` is what applying it will report, in the apply's own words: ``requeued``,
     ``dlq``, ``claimed``, ``acked``, ``ghost`` (acknowledged: its stream entry is gone),
@@ -132,6 +161,10 @@ class PlanItem:
     note: str = ""  # why a skip / refusal, or what a dlq move says
 
     @property
+    def key(self) -> bytes:
+        return self.id
+
+    @property
     def acts(self) -> bool:
         """Applying it changes something (it is neither skipped nor refused)."""
         return self.outcome in ACTING_OUTCOMES
@@ -142,37 +175,54 @@ class PlanItem:
 
 
 @dataclass(frozen=True, slots=True)
-class ConsumerItem(PlanItem):
+class ConsumerItem:
     """One consumer a ``consumers prune`` plan deletes, refuses or leaves: its ``name``,
-    ``inactive_ms`` and the ``pending`` entries it holds. A ``deleted`` consumer holding some
-    (:attr:`reassigns`) is deleted after they are reassigned to ``--reassign-to``.
+    how long it has been inactive (``inactive_ms``) and the ``pending`` entries it holds;
+    ``outcome`` and ``note`` as a :class:`PlanItem`'s. A ``deleted`` consumer holding some
+    (:attr:`reassigns`) is deleted after they are reassigned to ``--reassign-to``."""
 
-    The shared code keys every item by ``id`` and counts by ``outcome``: a consumer's ``id``
-    and ``owner`` are its name, ``idle_ms`` its inactivity, ``deliveries`` its pending count;
-    make one with :meth:`of` and read it by the names above."""
-
-    @classmethod
-    def of(
-        cls, name: bytes, inactive_ms: int, pending: int, outcome: str, note: str = ""
-    ) -> ConsumerItem:
-        return cls(name, name, inactive_ms, pending, outcome, note)
+    name: bytes
+    inactive_ms: int
+    pending: int
+    outcome: str
+    note: str = ""
 
     @property
-    def name(self) -> bytes:
-        return self.id
+    def key(self) -> bytes:
+        return self.name
 
     @property
-    def inactive_ms(self) -> int:
-        return self.idle_ms
+    def acts(self) -> bool:
+        """Applying it deletes the consumer (it is neither skipped nor refused)."""
+        return self.outcome in ACTING_OUTCOMES
 
     @property
-    def pending(self) -> int:
-        return self.deliveries
+    def refused(self) -> bool:
+        return self.outcome == REFUSED
 
     @property
     def reassigns(self) -> bool:
         """Deleted after its entries go to ``--reassign-to``."""
-        return self.acts and self.deliveries > 0
+        return self.acts and self.pending > 0
+
+
+# The item a plan, a declaration, its planner and its executor are about: an entry
+# (PlanItem, when not named) or a consumer (ConsumerItem). ``Plan`` is covariant in it (a
+# plan of consumers is a plan of items to the shared code), ``Executor`` contravariant, and
+# ``Mutation`` (which plans and applies) invariant. The default is for the type checker only
+# (typing.TypeVar takes none before Python 3.13).
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    ItemT = TypeVar("ItemT", bound=Item, default=PlanItem)
+    ItemT_co = TypeVar("ItemT_co", bound=Item, covariant=True, default=PlanItem)
+    ItemT_contra = TypeVar("ItemT_contra", bound=Item, contravariant=True, default=PlanItem)
+else:
+    from typing import TypeVar
+
+    ItemT = TypeVar("ItemT", bound=Item)
+    ItemT_co = TypeVar("ItemT_co", bound=Item, covariant=True)
+    ItemT_contra = TypeVar("ItemT_contra", bound=Item, contravariant=True)
 
 
 def skip(reason: str) -> str:

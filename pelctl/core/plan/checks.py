@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 from pelctl.base.binary import escape
 from pelctl.core.mutations.declaration import Plan
-from pelctl.core.mutations.model import PlanItem
+from pelctl.core.mutations.model import Item, PlanItem
 from pelctl.core.plan.sealing import PlanRefused
 from pelctl.core.targets import require_group, require_stream
 from pelctl.redis.connection import Connection
 from pelctl.redis.errors import redis_errors
 
 
-def check_target(conn: Connection, plan: Plan) -> None:
+def check_target(conn: Connection, plan: Plan[Item]) -> None:
     """Refuse a plan for another server or database, or for a stream recreated since."""
     from pelctl.core.plan_stamp import entries_added, server_db, server_run_id
 
@@ -69,7 +69,7 @@ class Verification:
         return self.still + sum(self.changed.values())
 
 
-def verify(conn: Connection, plan: Plan) -> Verification:
+def verify(conn: Connection, plan: Plan[Item]) -> Verification:
     """Re-read every actionable item: still pending (consumer: still there), same owner, same
     delivery count, idle at least as planned. Read-only; the scripts check again."""
     items = [i for i in plan.items if i.acts]
@@ -82,14 +82,15 @@ def verify(conn: Connection, plan: Plan) -> Verification:
             rows = raw.execute_command("XINFO", "CONSUMERS", plan.stream, plan.group)
         present = {row[1] for row in rows}
         for item in items:
-            if item.id in present:
+            if item.key in present:
                 still += 1
             else:
                 changed["gone"] += 1
         return Verification(still, dict(changed))
+    entries = [i for i in items if isinstance(i, PlanItem)]
     with redis_errors("XPENDING"):
-        for start in range(0, len(items), 2_000):
-            chunk = items[start : start + 2_000]
+        for start in range(0, len(entries), 2_000):
+            chunk = entries[start : start + 2_000]
             pipe = raw.pipeline(transaction=False)
             for item in chunk:
                 pipe.execute_command("XPENDING", plan.stream, plan.group, item.id, item.id, 1)

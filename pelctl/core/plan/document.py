@@ -13,7 +13,7 @@ from typing import Any
 
 from pelctl.base.binary import escape
 from pelctl.core.mutations.declaration import Plan, get
-from pelctl.core.mutations.model import ConsumerItem, Options, PlanItem, Targets, skip
+from pelctl.core.mutations.model import ConsumerItem, Item, Options, PlanItem, Targets, skip
 from pelctl.core.mutations.outcomes import APPLIED_OUTCOMES, FAILED_OUTCOMES
 from pelctl.core.plan.fields import (
     escaped,
@@ -72,24 +72,21 @@ _OUTCOME_OF_V2 = {action: outcome for outcome, action in _ACTION_OF.items()} | {
 }
 
 
-def item_to_json(item: PlanItem, consumers: bool = False) -> dict[str, Any]:
-    """One plan item as plan files and dry runs write it: an entry ``{"id", "consumer",
-    "idle_ms", "deliveries", "outcome", "note"}``, or for ``consumers prune`` (``consumers``)
-    a consumer ``{"consumer", "idle_ms", "pending", "outcome", "note"}``; ``outcome`` is what
-    applying it will report (the item's own ``outcome``)."""
-    if consumers:
-        consumer = (
-            item
-            if isinstance(item, ConsumerItem)
-            else ConsumerItem.of(item.id, item.idle_ms, item.deliveries, item.outcome, item.note)
-        )
+def item_to_json(item: Item) -> dict[str, Any]:
+    """One plan item as plan files and dry runs write it: an entry (:class:`PlanItem`)
+    ``{"id", "consumer", "idle_ms", "deliveries", "outcome", "note"}``, or for ``consumers
+    prune`` a consumer (:class:`ConsumerItem`) ``{"consumer", "idle_ms", "pending", "outcome",
+    "note"}``; ``outcome`` is what applying it will report (the item's own ``outcome``)."""
+    if isinstance(item, ConsumerItem):
         return {
-            "consumer": escape(consumer.name),
-            "idle_ms": consumer.inactive_ms,
-            "pending": consumer.pending,
+            "consumer": escape(item.name),
+            "idle_ms": item.inactive_ms,
+            "pending": item.pending,
             "outcome": item.outcome,
             "note": item.note,
         }
+    if not isinstance(item, PlanItem):
+        raise TypeError(f"a plan holds entries and consumers, not {type(item).__name__}")
     return {
         "id": escape(item.id),
         "consumer": escape(item.owner),
@@ -100,15 +97,14 @@ def item_to_json(item: PlanItem, consumers: bool = False) -> dict[str, Any]:
     }
 
 
-def params_json(plan: Plan) -> dict[str, Any]:
+def params_json(plan: Plan[Item]) -> dict[str, Any]:
     """The plan's targets and options (what the audit log records as ``params``)."""
     data = to_json(plan, items=False)
     return {"targets": data["targets"], "options": data["options"]}
 
 
-def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
+def to_json(plan: Plan[Item], *, items: bool = True) -> dict[str, Any]:
     t, o = plan.targets, plan.options
-    consumers = plan.mutation.subject == "consumer"
     extra: dict[str, Any] = {}
     if plan.action == "trim":
         # What the trim was asked and planned: applied, it is planned again and never goes
@@ -150,14 +146,14 @@ def to_json(plan: Plan, *, items: bool = True) -> dict[str, Any]:
             "create_consumer": o.create_consumer,
         },
         "count": plan.count,
-        "items": [item_to_json(i, consumers) for i in plan.items] if items else [],
+        "items": [item_to_json(i) for i in plan.items] if items else [],
         "missing": [escape(i) for i in plan.missing],
         "notes": list(plan.notes),
         **extra,
     }
 
 
-def from_json(data: Any) -> Plan:
+def from_json(data: Any) -> Plan[Item]:
     """A plan from its JSON, every field validated (raises ValueError, KeyError, TypeError
     or UsageError). The seal is checked by :func:`load`, before this."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -185,7 +181,7 @@ def from_json(data: Any) -> Plan:
     consumers = mutation.subject == "consumer"
     read_item = _item if version == 2 else _item_v3
     items = [read_item(raw, allowed, consumers) for raw in raw_items]
-    seen = Counter(i.id for i in items)
+    seen = Counter(i.key for i in items)
     twice = [k for k, n in seen.items() if n > 1]
     if twice:
         raise ValueError(f"item {escape(twice[0])} is listed {seen[twice[0]]} times")
@@ -209,13 +205,15 @@ def from_json(data: Any) -> Plan:
     needed = mutation.missing_need(options)
     if needed is not None:
         raise ValueError(f'{action} needs options "{needed}"')
-    if consumers and options.reassign_to is None and any(i.acts and i.deliveries for i in items):
+    if options.reassign_to is None and any(
+        isinstance(i, ConsumerItem) and i.reassigns for i in items
+    ):
         raise ValueError("a consumer holding entries is deleted only with --reassign-to")
     if options.lock_key is not None:
         from pelctl.core.locks import check_lock_pattern
 
         check_lock_pattern(options.lock_key)
-    plan = Plan(
+    plan: Plan[Item] = Plan(
         action=action,
         stream=read_name(data, "stream", required=True) or b"",
         group=read_name(data, "group", required=action != "trim") or b"",  # a trim: the stream
@@ -245,7 +243,7 @@ def from_json(data: Any) -> Plan:
     return plan
 
 
-def _trim_plan(plan: Plan, t: dict[str, Any]) -> Plan:
+def _trim_plan(plan: Plan[Item], t: dict[str, Any]) -> Plan[Item]:
     """A trim's plan from its ``trim`` table: its options, with ``--minid`` lowered to the
     planned bound (applying it never goes past what was reviewed)."""
     from dataclasses import fields
@@ -269,7 +267,7 @@ def _trim_plan(plan: Plan, t: dict[str, Any]) -> Plan:
     return TrimPlan(**values, planned=read_int(t, "planned_entries"))
 
 
-def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
+def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem | ConsumerItem:
     """A version 3 item: the outcome it was planned to have (checked against what the
     repair's planner makes)."""
     if not isinstance(raw, dict):
@@ -287,36 +285,34 @@ def _item_v3(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
         raise ValueError(f"item outcome {str(outcome)[:40]!r} is not an outcome name")
     note = read_note(raw.get("note") or "")
     if consumers:  # consumers prune: the item is a consumer, by name
-        item_id = owner = read_name(raw, "consumer", required=True) or b""
-        deliveries = read_int(raw, "pending")
+        name = read_name(raw, "consumer", required=True) or b""
+        count = read_int(raw, "pending")
     else:
-        item_id = read_stream_id(raw["id"])
+        entry_id = read_stream_id(raw["id"])
         owner = read_name(raw, "consumer", required=True) or b""
-        deliveries = read_int(raw, "deliveries")
+        count = read_int(raw, "deliveries")
+    if _planned_action(outcome, note, count) not in allowed:
+        raise ValueError(f"item outcome {outcome!r} is not one this repair makes")
+    idle = read_int(raw, "idle_ms")
+    if consumers:
+        return ConsumerItem(name, inactive_ms=idle, pending=count, outcome=outcome, note=note)
+    return PlanItem(entry_id, owner, idle_ms=idle, deliveries=count, outcome=outcome, note=note)
+
+
+def _planned_action(outcome: str, note: str, count: int) -> str:
+    """The planner's action behind a version 3 item's outcome (``count``: the entry's
+    deliveries, the consumer's pending entries), as version 2 named it."""
     if outcome in _ACTION_OF:
         action = _ACTION_OF[outcome]
-        if action == "delete" and deliveries:
-            action = "reassign+delete"
-    elif outcome in APPLIED_OUTCOMES or outcome in FAILED_OUTCOMES:
+        return "reassign+delete" if action == "delete" and count else action
+    if outcome in APPLIED_OUTCOMES or outcome in FAILED_OUTCOMES:
         raise ValueError(f"item outcome {outcome!r} is not one a plan makes")
-    else:  # a skip, written as its reason
-        if outcome != skip(note):
-            raise ValueError(f"item outcome {outcome!r} does not match its note {note[:40]!r}")
-        action = "skip"
-    if action not in allowed:
-        raise ValueError(f"item outcome {outcome!r} is not one this repair makes")
-    kind = ConsumerItem if consumers else PlanItem
-    return kind(
-        id=item_id,
-        owner=owner,
-        idle_ms=read_int(raw, "idle_ms"),
-        deliveries=deliveries,
-        outcome=outcome,
-        note=note,
-    )
+    if outcome != skip(note):  # a skip, written as its reason
+        raise ValueError(f"item outcome {outcome!r} does not match its note {note[:40]!r}")
+    return "skip"
 
 
-def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
+def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem | ConsumerItem:
     """A version 2 item (``owner``, ``action``), as the outcome its action had."""
     if not isinstance(raw, dict):
         raise ValueError("every item must be an object")
@@ -331,19 +327,13 @@ def _item(raw: Any, allowed: frozenset[str], consumers: bool) -> PlanItem:
             f"({', '.join(sorted(allowed))})"
         )
     note = read_note(raw.get("note") or "")
-    if consumers:  # consumers prune: the item is a consumer, by name
+    outcome = skip(note) if action == "skip" else _OUTCOME_OF_V2[action]
+    if consumers:  # consumers prune: the item is a consumer, by name ("id" and "owner")
         name = read_name(raw, "id", required=True) or b""
         if read_name(raw, "owner", required=True) != name:
             raise ValueError(f"item {escape(name)}: a consumer's owner is its own name")
-        item_id, owner = name, name
-    else:
-        item_id, owner = read_stream_id(raw["id"]), read_name(raw, "owner", required=True) or b""
-    kind = ConsumerItem if consumers else PlanItem
-    return kind(
-        id=item_id,
-        owner=owner,
-        idle_ms=read_int(raw, "idle_ms"),
-        deliveries=read_int(raw, "deliveries"),
-        outcome=skip(note) if action == "skip" else _OUTCOME_OF_V2[action],
-        note=note,
-    )
+        inactive, pending = read_int(raw, "idle_ms"), read_int(raw, "deliveries")
+        return ConsumerItem(name, inactive, pending, outcome, note)
+    entry_id, owner = read_stream_id(raw["id"]), read_name(raw, "owner", required=True) or b""
+    idle, deliveries = read_int(raw, "idle_ms"), read_int(raw, "deliveries")
+    return PlanItem(entry_id, owner, idle, deliveries, outcome, note)

@@ -13,6 +13,7 @@ from typing import Any
 
 from pelctl.base.errors import ConfigError, OperationFailed, PelctlError, UsageError
 from pelctl.core.mutations.declaration import Plan
+from pelctl.core.mutations.model import Item
 from pelctl.core.plan.document import FORMAT, ITEM_ACTIONS, MAX_ITEMS, READABLE, from_json, to_json
 from pelctl.core.plan.sealing import NARROW_HINT, PlanRefused, check_seal, seal
 
@@ -32,7 +33,7 @@ def dumps(doc: dict[str, Any]) -> bytes:
     return ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")
 
 
-def save(plan: Plan, path: str | os.PathLike[str]) -> Path:
+def save(plan: Plan[Item], path: str | os.PathLike[str]) -> Path:
     """Seal the plan and write it atomically (temp file + rename), mode 0600: it names
     entries. Refused beyond :data:`MAX_ITEMS` items or :data:`MAX_BYTES`."""
     if plan.action not in ITEM_ACTIONS:
@@ -84,7 +85,7 @@ def save(plan: Plan, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def load(path: str | os.PathLike[str]) -> Plan:
+def load(path: str | os.PathLike[str]) -> Plan[Item]:
     """Read, check the seal, validate. Refused (exit 2): too big, not a whole plan, not
     sealed, changed, sealed with another key, or a field that is not what pelctl writes."""
     source = Path(path).expanduser()

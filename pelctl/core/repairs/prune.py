@@ -3,6 +3,8 @@ are reassigned (verified per entry) and only when its liveness verdict allows it
 
 from __future__ import annotations
 
+from typing import Any
+
 from pelctl.base.binary import escape
 from pelctl.base.errors import UsageError
 from pelctl.core.mutations import (
@@ -11,7 +13,6 @@ from pelctl.core.mutations import (
     Mutation,
     Options,
     Plan,
-    PlanItem,
     Progress,
     RepairResult,
     Targets,
@@ -38,14 +39,14 @@ def _consumers(conn: Connection, stream: bytes, group: bytes) -> list[dict[bytes
 
 def plan_prune(
     conn: Connection,
-    mutation: Mutation,
+    mutation: Mutation[Any],
     stream: bytes,
     group: bytes,
     targets: Targets,
     options: Options,
     *,
     detail: bool = False,
-) -> Plan:
+) -> Plan[ConsumerItem]:
     """Consumers quiet for at least ``inactive_ms`` (XINFO CONSUMERS ``idle``: since their
     last attempted interaction on 7.2+, their last read that returned entries before).
 
@@ -60,7 +61,7 @@ def plan_prune(
     if options.inactive_ms is None:
         raise UsageError("consumers prune needs --inactive DURATION")
     require_group(conn, stream, group)
-    items: list[PlanItem] = []
+    items: list[ConsumerItem] = []
     notes: list[str] = []
     rows = _consumers(conn, stream, group)
     facts = liveness.consumer_facts(rows)
@@ -100,7 +101,7 @@ def plan_prune(
     for c in quiet:
         name, idle, pending = c.name, c.idle_ms, c.pending
         if pending == 0:
-            items.append(ConsumerItem.of(name, idle, 0, "deleted"))
+            items.append(ConsumerItem(name, idle, 0, "deleted"))
             continue
         verdict = judged[name][1]
         why = f"{verdict.verdict}: {verdict.reason}"
@@ -117,7 +118,7 @@ def plan_prune(
             outcome, note = "deleted", f"to {escape(to)} ({why})"  # its entries reassigned first
         else:
             note = f"holds {pending:,} pending entries; reassign them with --reassign-to CONSUMER"
-        items.append(ConsumerItem.of(name, idle, pending, outcome, note))
+        items.append(ConsumerItem(name, idle, pending, outcome, note))
     if unknown:
         notes.append(
             f"{unknown:,} consumer{'s' if unknown != 1 else ''} holding entries "
@@ -125,7 +126,7 @@ def plan_prune(
             "idle does not refresh while a worker waits in XREADGROUP): check the workers are "
             "gone (the process; CLIENT LIST), then pass --assume-dead"
         )
-    if to is not None and to not in names and any(_reassigns(i) for i in items):
+    if to is not None and to not in names and any(i.reassigns for i in items):
         notes.append(
             f"consumer {escape(to)} does not exist yet (--create-consumer): XCLAIM creates "
             "it; make sure a worker reads its pending entries under that name"
@@ -134,7 +135,7 @@ def plan_prune(
         liveness.target_verdict(
             conn, stream, group, to, dead_after_ms=options.inactive_ms, rows=rows, clients=clients
         )
-        if to is not None and any(_reassigns(i) for i in items)
+        if to is not None and any(i.reassigns for i in items)
         else None
     )
     if (
@@ -189,7 +190,7 @@ def reassign(
 
 def apply_prune(
     conn: Connection,
-    plan: Plan,
+    plan: Plan[ConsumerItem],
     *,
     progress: Progress | None = None,
     batch_size: int | None = None,
@@ -203,38 +204,32 @@ def apply_prune(
     interrupted = False
     try:
         for n, item in enumerate(send):
-            if _reassigns(item):
+            if item.reassigns:
                 to = plan.options.reassign_to
                 assert to is not None
                 moved, _left = reassign(
-                    conn, plan.stream, plan.group, item.id, to, batch_size=batch_size
+                    conn, plan.stream, plan.group, item.name, to, batch_size=batch_size
                 )
                 moved_total += moved
             with redis_errors("consumers prune"):
-                reply = lua.call(client, [plan.stream], [plan.group, item.id, inactive])
+                reply = lua.call(client, [plan.stream], [plan.group, item.name, inactive])
             parts = reply_array(reply)
             status, detail = text(parts[0]), text(parts[1])
             if status == "deleted":
-                results.append(ItemResult(item.id, "deleted"))
+                results.append(ItemResult(item.name, "deleted"))
             else:
-                results.append(ItemResult(item.id, detail))
+                results.append(ItemResult(item.name, detail))
             if progress:
                 progress(n + 1, len(send))
     except KeyboardInterrupt:
         interrupted = True
         answered = {r.id for r in results}
-        results += [ItemResult(i.id, "interrupted") for i in send if i.id not in answered]
+        results += [ItemResult(i.name, "interrupted") for i in send if i.name not in answered]
     extra = {"reassigned": moved_total} if plan.options.reassign_to is not None else {}
     return build_result(plan, results, extra=extra, interrupted=interrupted)
 
 
-def _reassigns(item: PlanItem) -> bool:
-    """A consumer deleted after its entries go to ``--reassign-to`` (only those holding none
-    are deleted without it)."""
-    return isinstance(item, ConsumerItem) and item.reassigns
-
-
-PRUNE = declare(
+PRUNE: Mutation[ConsumerItem] = declare(
     Mutation(
         "consumers-prune",
         "delete",

@@ -90,14 +90,17 @@ def _send(wire: Wire, calls: list[_Sent]) -> None:
 def _answers(
     wire: Wire, pacer: Pacer, out: deque[list[_Sent]], staged: _Staged | None
 ) -> tuple[Iterator[object], _Staged | None]:
-    """The answers of the oldest round out; then the round built ahead goes on the wire, to
-    run while they are parsed. Returns the answers and what is still built ahead."""
-    replies = iter(wire.receive() if any(c for _, c, _ in out[0]) else [])
+    """The answers of the oldest round out; the round built ahead goes on the wire the moment
+    they start to arrive, to run while they are read and parsed. Returns the answers and what
+    is still built ahead."""
+    waits = any(c for _, c, _ in out[0])
     if staged is not None:
+        if waits:
+            wire.answering()  # (sent before the answers are read: the server starts it sooner)
         out.append(staged.send(wire, pacer))
         if not staged.calls:
             staged = None
-    return replies, staged
+    return iter(wire.receive() if waits else []), staged
 
 
 def _with(out: deque[list[_Sent]], staged: _Staged | None) -> deque[list[_Sent]]:

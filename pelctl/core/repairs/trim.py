@@ -30,7 +30,7 @@ from pelctl.base.errors import OperationFailed, UsageError
 from pelctl.core.cmdline import command_line
 from pelctl.core.mutations.api import Progress
 from pelctl.core.mutations.declaration import Mutation, Plan, declare, on_server
-from pelctl.core.mutations.model import Options, PlanItem, Targets
+from pelctl.core.mutations.model import Item, Options, Targets
 from pelctl.core.mutations.outcomes import RepairResult
 from pelctl.core.plan_stamp import new_plan
 from pelctl.core.targets import require_stream
@@ -93,7 +93,7 @@ class TrimMutation(Mutation):
     def title(self, plan: Plan) -> str:
         return f"trim of {escape(plan.stream)}"
 
-    def describe(self, plan: Plan, items: Iterable[PlanItem], n: int, *, dead: int = 0) -> str:
+    def describe(self, plan: Plan, items: Iterable[Item], n: int, *, dead: int = 0) -> str:
         del items, dead
         return f"{n:,} {self.noun(n)} of {escape(plan.stream)}"
 

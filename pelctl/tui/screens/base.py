@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from textual.notifications import SeverityLevel
 
-    from pelctl.core.trace import Trace
+    from pelctl.core.trace.model import Trace
     from pelctl.tui.session import Session
 
 

@@ -27,7 +27,7 @@ from textual.widgets import Label, Static
 from pelctl.base.binary import clean
 from pelctl.base.errors import PelctlError
 from pelctl.core.aggregate import ScanCancelled
-from pelctl.core.trace import Trace
+from pelctl.core.trace.model import Trace
 from pelctl.render import protocol
 from pelctl.render import trace as render
 from pelctl.render.table import TableData
