@@ -42,11 +42,11 @@ def test_an_unmeasured_script_gets_small_calls_then_calls_sized_to_its_cost() ->
     pacer = Pacer(10.0)
     first = pacer.batch(REQUEUE)
     assert first == int(pacer.round_ms / (FIRST_ENTRY_US / 1000.0))
-    pacer.learn([entries_call(REQUEUE, 40)], 40 * 0.030)  # 30 µs an entry
-    assert pacer.batch(REQUEUE) == 100  # 3 ms / 30 µs, capped at the old batch
+    pacer.learn([entries_call(REQUEUE, 40)], 40 * 0.015)  # 15 µs an entry
+    assert pacer.batch(REQUEUE) == 100  # 2 ms / 15 µs, capped at the old batch
     pacer = Pacer(10.0)
-    pacer.learn([entries_call(REQUEUE, 10)], 10 * 0.2)  # 200 µs an entry: a dear script
-    assert pacer.batch(REQUEUE) == 15
+    pacer.learn([entries_call(REQUEUE, 10)], 10 * 0.1)  # 100 µs an entry: a dear script
+    assert pacer.batch(REQUEUE) == 20
     pacer.learn([entries_call(REQUEUE, 10)], 10 * 2.0)  # beyond the bound: the floor
     pacer.learn([entries_call(REQUEUE, 10)], 10 * 2.0)
     assert pacer.batch(REQUEUE) == MIN_BATCH
@@ -70,7 +70,7 @@ def test_a_round_holds_calls_up_to_its_share_of_the_bound() -> None:
     assert pacer.fit(calls) == 1
     pacer.learn(calls[:1], 0.4)  # 0.4 ms a call
     rounds = pacer.split(calls)
-    assert {len(r) for r in rounds[:-1]} == {7}  # 7 x 0.4 = 2.8 ms <= 3 ms
+    assert {len(r) for r in rounds[:-1]} == {5}  # 5 x 0.4 = 2 ms, the round's share
     assert sum(len(r) for r in rounds) == 40
     assert all(sum(pacer.cost_ms(c) for c in r) <= pacer.round_ms for r in rounds)
     pacer.learn(calls[:1], 0.001)

@@ -50,7 +50,7 @@ def test_a_round_that_still_fits_goes_whole_and_packed_ahead() -> None:
 def test_a_round_grown_too_big_since_it_was_built_is_cut_at_the_call_that_no_longer_fits() -> None:
     pacer = Pacer(10.0)
     staged = _Staged(round_of([50, None, 50, 50]))
-    pacer.learn([call(10)], 10 * 0.03)  # 30 µs an entry: one call of 50 is 1.5 ms of 3 ms
+    pacer.learn([call(10)], 10 * 0.018)  # 18 µs an entry: a call of 50 is 0.9 ms of 2 ms
     wire = FakeWire()
     first = staged.send(wire, pacer)  # type: ignore[arg-type]
     assert [c for _, c, _ in first if c] == [wire.sent[0][0][0], wire.sent[0][0][1]]
