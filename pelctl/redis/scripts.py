@@ -383,7 +383,9 @@ class Wire:
     def answering(self) -> None:
         """Wait until the answers of the oldest round out start to arrive: the server has run
         it and holds nothing more of ours, so a round sent now is alone on it and starts at
-        once (the read that follows raises if the socket's timeout passes first)."""
+        once (the read that follows raises if the socket's timeout passes first). A round
+        larger than what the server reads at once (16 kB) is answered in parts: the next one
+        may then queue behind its last calls, two rounds within the bound."""
         # (Not over TLS: a socket's readiness says nothing of what the TLS layer holds.)
         if self.out and not self.early and not isinstance(self.conn, SSLConnection):
             # (No socket timeout: the read that follows waits as long as it must.)
