@@ -243,7 +243,7 @@ def tail(n: int = 20, path: Path | None = None) -> list[dict[str, Any]]:
     with open(path, "rb") as fh:
         for line in _lines_from_end(fh, n):
             lines.appendleft(line)
-    return [r for r in (_parse(line) for line in lines) if r is not None]
+    return [r for r in (parse_line(line) for line in lines) if r is not None]
 
 
 def _lines_from_end(fh: Any, n: int, block: int = 65_536) -> Iterator[bytes]:
@@ -287,13 +287,14 @@ def follow(path: Path | None = None, poll: float = 0.5) -> Iterator[dict[str, An
                 pending += chunk
                 *complete, pending = pending.split(b"\n")
                 for line in complete:
-                    parsed = _parse(line)
+                    parsed = parse_line(line)
                     if parsed is not None:
                         yield parsed
         time.sleep(poll)
 
 
-def _parse(line: bytes) -> dict[str, Any] | None:
+def parse_line(line: bytes) -> dict[str, Any] | None:
+    """One audit log line as its JSON object; None for a line that is not one."""
     try:
         value = json.loads(line)
     except ValueError:

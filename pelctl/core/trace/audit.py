@@ -4,10 +4,10 @@ never an error."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from pelctl.core.audit import parse_line
 from pelctl.core.trace.model import MAX_AUDIT_LINES, AuditLine, AuditRead
 
 
@@ -32,7 +32,7 @@ def read_audit(path: Path | None, chain: dict[bytes, set[bytes]], server: str) -
                 lines += 1
                 if not any(i in line for i in wanted):
                     continue
-                record = _record(line)
+                record = parse_line(line)
                 if record is None:
                     continue
                 stream = record.get("stream")
@@ -56,14 +56,6 @@ def read_audit(path: Path | None, chain: dict[bytes, set[bytes]], server: str) -
     return AuditRead(
         str(log), "read", None, lines, tuple(kept), other, truncated=matched > len(kept)
     )
-
-
-def _record(line: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _ids_of(record: dict[str, Any]) -> set[str]:
