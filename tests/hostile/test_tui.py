@@ -199,11 +199,13 @@ def test_names_as_stream_and_group(tui_data, make_app) -> None:
     from pelctl.tui.screens.group import GroupScreen
     from pelctl.tui.screens.streams import StreamsScreen
 
-    planned: set[int] = set()
+    # Keyed by id and holding the message: a bubbling message reaches several pumps (count it
+    # once), and a message kept alive cannot lend its id to a later one.
+    planned: dict[int, object] = {}
 
     def hook(message: object) -> None:
         if isinstance(message, ActionPlanned):
-            planned.add(id(message))
+            planned[id(message)] = message
 
     async def go() -> None:
         app = make_app()
