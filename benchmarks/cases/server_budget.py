@@ -16,9 +16,11 @@ On the largest PEL of ``--sizes``:
 - **small PEL**: the group view of a 1,000-entry PEL for 20 s: the PEL walked at every
   refresh (every 2 s).
 - **requeue --all under a PING probe**: another client sends ``PING`` every millisecond
-  (benchmarks/probe.py) while ``requeue --all`` (plan and apply, in process) runs on the
-  PEL; the probe's p50/p99/p99.9/max and the requeue's throughput, before and after,
-  interleaved.
+  (benchmarks/probe.py) while ``pelctl requeue STREAM GROUP --all --yes`` runs on the PEL,
+  each time as a fresh process (benchmarks/requeue_process.py: the stall bound off for
+  "before"); the probe's p50/p99/p99.9/max and the requeue's throughput (entries over the
+  process's wall time), before and after, five interleaved pairs compared by their
+  medians.
 
 Targets: each surface at most 5% of the server's time (commandstats) with a complete
 histogram; the small PEL walked at every refresh; the probe's p99 under 5 ms; throughput
@@ -96,12 +98,13 @@ async def _tui(url: str, stream: bytes, group: bytes, seconds: float, share: flo
     client = redis.Redis.from_url(url, protocol=2)
     source = RedisSource.connect(ConnectionSettings(url=url, max_server_share=share))
     snaps: list[Any] = []
-    seen: set[int] = set()
+    seen: dict[int, object] = {}
 
     def hook(message: object) -> None:
-        # (A message reaches several pumps: its first dispatch only.)
+        # (A message reaches several pumps: its first dispatch only. Each is kept: a freed
+        # message would lend its id to a later one.)
         if isinstance(message, Refreshed) and message.view == "group" and id(message) not in seen:
-            seen.add(id(message))
+            seen[id(message)] = message
             snaps.append(message.data)
 
     app = PelctlApp(
@@ -192,30 +195,33 @@ def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
 
 
 def _requeue(url: str, stream: bytes, group: bytes, bounded: bool) -> tuple[int, float, Any]:
-    from pelctl.core import mutations
-    from pelctl.core.repairs import script_rounds as run_module
-    from pelctl.redis.connection import connect
-    from pelctl.redis.settings import ConnectionSettings
+    """``pelctl requeue STREAM GROUP --all --yes`` as a process (the user's command, start-up
+    included), under the probe; without ``bounded``, the stall bound off (rounds as before
+    it). Returns the entries requeued (the PEL emptied, the stream grown by as many), the
+    process's wall time and the probe's latencies."""
+    import tempfile
 
-    conn = connect(ConnectionSettings(url=url, client_name="pelctl:bench:requeue-all"))
-    made = run_module.EntryRun.__init__
+    import redis
 
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        if not bounded:
-            kwargs["max_stall_ms"] = float("inf")  # rounds as before the bound
-        made(self, *args, **kwargs)
-
-    run_module.EntryRun.__init__ = init  # type: ignore[method-assign]
-    try:
+    client = redis.Redis.from_url(url, protocol=2)
+    length, pending = client.xlen(stream), client.xpending(stream, group)["pending"]
+    cmd = [sys.executable, "-m", "benchmarks.requeue_process"]
+    cmd += [] if bounded else ["--unbounded"]
+    cmd += ["requeue", stream.decode(), group.decode(), "--all", "--yes", "-o", "json"]
+    with tempfile.TemporaryDirectory(prefix="pelctl-bench-") as home:
+        # (Its own state directory: the audit log and the plan key stay out of the user's.)
+        env = {**os.environ, "PELCTL_URL": url, "XDG_STATE_HOME": home}
         with Probe(url) as probe:
             t0 = time.perf_counter()
-            plan = mutations.plan(conn, "requeue", stream, group, mutations.Targets(every=True))
-            result = mutations.apply(conn, plan)
+            done = subprocess.run(cmd, capture_output=True, env=env, check=False)
             took = time.perf_counter() - t0
-    finally:
-        run_module.EntryRun.__init__ = made  # type: ignore[method-assign]
-        conn.close()
-    return result.outcome_counts().get("requeued", 0), took, probe.latencies
+    if done.returncode != 0:
+        client.close()
+        raise RuntimeError(f"requeue exited {done.returncode}: {done.stderr.decode()[-300:]}")
+    left = client.xpending(stream, group)["pending"]
+    grown = client.xlen(stream) - length
+    client.close()
+    return (grown if left == 0 else pending - left), took, probe.latencies
 
 
 def run(ctx: Context) -> CaseResult:
@@ -307,9 +313,9 @@ def _requeue_all(ctx: Context, ds: Any, result: CaseResult) -> None:
     times: dict[str, list[float]] = {"before": [], "after": []}
     probes: dict[str, list[Any]] = {"before": [], "after": []}
     try:
-        # (Three interleaved pairs, compared by their medians: on a shared 2-core machine one
-        # run of either can be 10-20% off the others.)
-        for i in range(max(1, min(ctx.repeat, 3))):
+        # (Up to five interleaved pairs, compared by their medians: on a shared 2-core machine
+        # one run of either can be 10-20% off the others.)
+        for i in range(max(1, min(ctx.repeat, 5))):
             for label, bounded in (("before", False), ("after", True)):
                 ctx.log(f"  server-budget {ds.label}: requeue --all {label} ({i + 1})")
                 restore()

@@ -1,0 +1,38 @@
+"""``python -m benchmarks.requeue_process [--unbounded] PELCTL-ARGS...``: run pelctl's CLI with
+PELCTL-ARGS in this process, as ``pelctl PELCTL-ARGS...`` would; with ``--unbounded``, the
+repair loop's stall bound is off (rounds as pelctl sent them before the bound: two out at
+once, each as large as the per-call bound allows). The server-budget case times a
+``requeue --all`` both ways, each in a fresh process like the user's command.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def unbound() -> None:
+    """Every repair loop made from now on runs without the stall bound."""
+    from pelctl.core.repairs import script_rounds
+
+    made = script_rounds.EntryRun.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs["max_stall_ms"] = float("inf")
+        made(self, *args, **kwargs)
+
+    script_rounds.EntryRun.__init__ = init  # type: ignore[method-assign]
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--unbounded"]:
+        unbound()
+        argv = argv[1:]
+    from pelctl.cli.main import main as pelctl
+
+    sys.argv = ["pelctl", *argv]
+    pelctl()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
