@@ -37,11 +37,13 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import Case, CaseResult, Check, Context, Row
 from benchmarks.probe import Probe
 
+ROOT = Path(__file__).resolve().parents[2]  # (where ``python -m benchmarks...`` runs)
 SECONDS = float(os.environ.get("PELCTL_BENCH_BUDGET_SECONDS", "60"))
 REFRESH_S = 2.0
 SMALL = 1_000
@@ -213,7 +215,7 @@ def _requeue(url: str, stream: bytes, group: bytes, bounded: bool) -> tuple[int,
         env = {**os.environ, "PELCTL_URL": url, "XDG_STATE_HOME": home}
         with Probe(url) as probe:
             t0 = time.perf_counter()
-            done = subprocess.run(cmd, capture_output=True, env=env, check=False)
+            done = subprocess.run(cmd, capture_output=True, env=env, check=False, cwd=ROOT)
             took = time.perf_counter() - t0
     if done.returncode != 0:
         client.close()
