@@ -14,3 +14,9 @@ Layout, so new cases stay small:
 - ``cases/``: one module per case exposing ``CASE = Case(name, run)``, where
   ``run(ctx) -> CaseResult``; a new module in ``cases/`` is picked up automatically.
 """
+
+from pathlib import Path
+
+# The repository's root: the helper processes (``python -m benchmarks.probe`` and the like)
+# run from it, wherever the suite was started.
+ROOT = Path(__file__).resolve().parent.parent

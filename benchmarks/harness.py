@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks import ROOT
 from benchmarks.dataset import BenchServer, Dataset
 
 
@@ -113,7 +114,7 @@ def memory_probe(target: str, *args: str, tracemalloc: bool = True) -> dict[str,
     cmd = [sys.executable, "-m", "benchmarks.memprobe", target, *args]
     if not tracemalloc:
         cmd.insert(3, "--rss")
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, cwd=ROOT)
     if out.returncode != 0:
         raise RuntimeError(f"memory probe {target} failed: {out.stderr.strip()[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -16,6 +16,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from benchmarks import ROOT
+
 PERIOD_S = 0.001
 
 
@@ -71,6 +73,7 @@ class Probe:
             [sys.executable, "-m", "benchmarks.probe", self.url, self._out],
             stdout=subprocess.PIPE,
             text=True,
+            cwd=ROOT,
         )
         assert self._proc.stdout is not None
         self._proc.stdout.readline()  # "ready": connected and pinging

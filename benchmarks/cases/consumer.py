@@ -27,10 +27,10 @@ import os
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import redis
 
+from benchmarks import ROOT
 from benchmarks.dataset import IDLE_MS, BenchServer, build
 from benchmarks.harness import Case, CaseResult, Check, Context, Row
 from pelctl.demo import scenario as sc
@@ -40,7 +40,6 @@ COUNT = 500
 CLAIM = "ReliableConsumer (CLAIM)"
 BARE = "bare XREADGROUP CLAIM loop"
 AUTOCLAIM = "ReliableConsumer (XAUTOCLAIM)"
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def redis86_binary() -> str:

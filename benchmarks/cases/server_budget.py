@@ -37,13 +37,12 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
+from benchmarks import ROOT
 from benchmarks.harness import Case, CaseResult, Check, Context, Row
 from benchmarks.probe import Probe
 
-ROOT = Path(__file__).resolve().parents[2]  # (where ``python -m benchmarks...`` runs)
 SECONDS = float(os.environ.get("PELCTL_BENCH_BUDGET_SECONDS", "60"))
 REFRESH_S = 2.0
 SMALL = 1_000
