@@ -1,7 +1,7 @@
 """``python -m benchmarks.requeue_process [--unbounded] PELCTL-ARGS...``: run pelctl's CLI with
 PELCTL-ARGS in this process, as ``pelctl PELCTL-ARGS...`` would; with ``--unbounded``, the
-repair loop's stall bound is off (rounds as pelctl sent them before the bound: two out at
-once, each as large as the per-call bound allows). The server-budget case times a
+repair loop's stall bound is off (rounds as pelctl sent them before the bound: 4 calls of
+100 entries each, two rounds out at once). The server-budget case times a
 ``requeue --all`` both ways, each in a fresh process like the user's command.
 """
 
