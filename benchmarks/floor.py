@@ -36,14 +36,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
+from benchmarks import ROOT
 from benchmarks.cases.startup import BARE_CODE, _env, _pelctl
 from benchmarks.dataset import BenchServer
 from benchmarks.refs import THRESHOLD_MS
 
 SIZE = 1_000_000
-LUA_DIR = Path(__file__).resolve().parents[1] / "pelctl" / "redis" / "lua"
+LUA_DIR = ROOT / "pelctl" / "redis" / "lua"
 
 # Discovery inside the script: XPENDING IDLE over [lo, hi], then each entry found copied
 # with its lineage fields (the prelude's requeue_copy) and acknowledged, in this one script.

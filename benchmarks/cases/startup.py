@@ -36,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from benchmarks import ROOT
 from benchmarks.harness import Case, CaseResult, Check, Context, Row, interleaved
 from benchmarks.refs import THRESHOLD_MS
 
@@ -230,14 +231,13 @@ def _requeue(ctx: Context, result: CaseResult, state: str) -> None:
         commands[f"{label}, own process"] = (cmd, lambda out: int(out.strip()))
     times: dict[str, list[float]] = {name: [] for name in commands}
     counts: dict[str, set[int]] = {name: set() for name in commands}
-    cwd = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
     def timed(name: str) -> None:
         cmd, count = commands[name]
         restore()
         t0 = time.perf_counter()
         proc = subprocess.run(
-            cmd, env=env, capture_output=True, text=True, timeout=1200, cwd=cwd, check=False
+            cmd, env=env, capture_output=True, text=True, timeout=1200, cwd=ROOT, check=False
         )
         times[name].append(time.perf_counter() - t0)
         if proc.returncode != 0:
