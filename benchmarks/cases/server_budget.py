@@ -23,7 +23,8 @@ On the largest PEL of ``--sizes``:
   medians.
 
 Targets: each surface at most 5% of the server's time (commandstats) with a complete
-histogram; the small PEL walked at every refresh; the probe's p99 under 5 ms; throughput
+histogram; ``inspect --watch`` stopped by one Ctrl-C within 10 s; the small PEL walked at
+every refresh; the probe's p99 under 5 ms; throughput
 at least 90% of before.
 """
 
@@ -50,6 +51,8 @@ SMALL_SECONDS = 20.0
 SHARE_LIMIT = 0.05
 P99_LIMIT_MS = 5.0
 THROUGHPUT_FLOOR = 0.9
+# A watch stops this soon after Ctrl-C (else its stacks are dumped and the check fails).
+STOP_S = 10.0
 
 
 # -- what the server spent ------------------------------------------------------------------
@@ -148,6 +151,10 @@ def _pelctl() -> list[str]:
     return [sys.executable, "-m", "pelctl"]
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
     import redis
 
@@ -164,13 +171,30 @@ def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
         "-o",
         "ndjson",
     ]
+    # (With faulthandler: a watch that does not stop on Ctrl-C is made to say where it is.)
+    cmd[1:1] = ["-X", "faulthandler"]
     env = {**os.environ, "PELCTL_URL": url}
     clock = ServerClock(client)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        # (Ctrl-C as on a terminal, also when this benchmark runs in the background, where
+        # the shell starts it with SIGINT ignored and every child would inherit that.)
+        preexec_fn=_sigint_default,
+    )
     time.sleep(seconds)
     cmd_share, cpu, wall = clock.shares()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    interrupted = time.perf_counter()
+    stop_s: float | None = None
+    try:
+        out, err = proc.communicate(timeout=STOP_S)
+        stop_s = time.perf_counter() - interrupted
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # faulthandler: every thread's stack on stderr
+        out, err = proc.communicate()
     client.close()
     lines = [json.loads(line) for line in out.decode().splitlines() if line.strip()]
     markers = [line for line in lines if "frame" in line and "records" in line]
@@ -188,7 +212,8 @@ def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
         "walks": walked,
         "complete": "idle_counts" in last and "longest_idle" in last,
         "age_ms": last.get("sampled", {}).get("age_ms"),
-        "stderr": err.decode()[-300:],
+        "stop_s": stop_s,
+        "stderr": err.decode()[-(300 if stop_s is not None else 3000) :],
     }
 
 
@@ -247,6 +272,21 @@ def run(ctx: Context) -> CaseResult:
                 f"main-thread CPU {got['cpu']:.2%}, pelctl's meter {got['meter']:.2%} of "
                 f"{got['wall']:.0f} s; {walks} PEL walks; complete: {got['complete']}"
             )
+            if "stop_s" in got:
+                stopped = got["stop_s"]
+                note += (
+                    f"; stopped {stopped:.2f} s after Ctrl-C"
+                    if stopped is not None
+                    else f"; NOT stopped {STOP_S:g} s after Ctrl-C: {got['stderr']}"
+                )
+                result.checks.append(
+                    Check(
+                        f"{ds.label}: {name} {label} stops on Ctrl-C (s)",
+                        stopped,
+                        STOP_S,
+                        unit=" s",
+                    )
+                )
             ctx.log(f"    {note}")
             result.notes.append(note)
             if share == SHARE_LIMIT:
