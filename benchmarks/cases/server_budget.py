@@ -24,8 +24,7 @@ On the largest PEL of ``--sizes``:
 
 Targets: each surface at most 5% of the server's time (commandstats) with a complete
 histogram; ``inspect --watch`` stopped by one Ctrl-C within 10 s; the small PEL walked at
-every refresh; the probe's p99 under 5 ms; throughput
-at least 90% of before.
+every refresh; the probe's p99 under 5 ms; throughput at least 90% of before.
 """
 
 from __future__ import annotations
@@ -194,7 +193,11 @@ def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
         stop_s = time.perf_counter() - interrupted
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGABRT)  # faulthandler: every thread's stack on stderr
-        out, err = proc.communicate()
+        try:
+            out, err = proc.communicate(timeout=STOP_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
     client.close()
     lines = [json.loads(line) for line in out.decode().splitlines() if line.strip()]
     markers = [line for line in lines if "frame" in line and "records" in line]
