@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 
@@ -13,6 +14,12 @@ from benchmarks.harness import CaseResult, Check, Context
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The processes the cases start get Ctrl-C as a user's shell gives it (the watch is
+    # stopped with one). Started in the background of a non-interactive shell, this process
+    # has SIGINT ignored and every child would inherit that; a handler here, unlike SIG_IGN,
+    # is reset to the default in each child when it execs (tests/conftest.py does the same).
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     cases = discover()
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument(

@@ -150,10 +150,6 @@ def _pelctl() -> list[str]:
     return [sys.executable, "-m", "pelctl"]
 
 
-def _sigint_default() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
     import redis
 
@@ -174,15 +170,7 @@ def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
     cmd[1:1] = ["-X", "faulthandler"]
     env = {**os.environ, "PELCTL_URL": url}
     clock = ServerClock(client)
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        # (Ctrl-C as on a terminal, also when this benchmark runs in the background, where
-        # the shell starts it with SIGINT ignored and every child would inherit that.)
-        preexec_fn=_sigint_default,
-    )
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     time.sleep(seconds)
     cmd_share, cpu, wall = clock.shares()
     proc.send_signal(signal.SIGINT)
