@@ -47,9 +47,97 @@ local function each(work, i)
   return 'fail', error_text(status)
 end
 
+-- -- Read-ahead: one range read answers the next entries' lookups --------------------------
+-- A lookup of one id (XPENDING id id 1, XRANGE id id) walks the radix tree and the listpack
+-- node it lands in, about as much as a read of the next few dozen entries in one range: on
+-- redis-server 7.0.15, per entry, 4.9 us against 1.8 us for XPENDING and 8.6 us against 1.9 us
+-- for XRANGE. So a lookup that finds nothing read ahead reads a window from its id to the
+-- batch's last id (`ahead_last`; run_entries sets it), and the next entries are found there.
+--
+-- What the window holds is what a lookup of one id would return: each row is used at most once
+-- (taken out when used: an id twice in a batch is looked up again), and a script changes no
+-- entry but the one it is working on, so a row read ahead has not changed since. An id not
+-- found at the start of its own window (no longer pending, deleted, or written in another
+-- form) is looked up alone, as before, and that answer stands.
+--
+-- Windows start at AHEAD_FIRST rows and double while each one comes back full, small and
+-- three quarters used (AHEAD_MAX rows at most). One of which half or less was used halves
+-- the next: a plan whose entries lie far apart (a few idle ones among many busy ones) or a
+-- plan gone stale reads alone after two windows. One holding more than AHEAD_BYTES stops them
+-- for the rest of the call (entries with big values are read one by one, so the call's byte
+-- budget still stops it after about CALL_BYTES). So does a window the server refuses (an id
+-- it cannot read, as the first or the last): each id is then looked up alone, and only a bad
+-- one fails.
+local AHEAD_FIRST, AHEAD_MAX, AHEAD_BYTES = 4, 64, 65536
+local ahead_last = '+'
+
+local function ahead(read, bytes_of)
+  -- A read-ahead over read(key, id, last, n): lookup(key, id) returns the row of `id` and
+  -- true when a window found it (the row can be nil only with false); forget(id) drops a row
+  -- of an id looked up alone (the one being worked on), so no later lookup sees it as it was.
+  local rows, size = {}, AHEAD_FIRST
+  local last_n, used, small = 0, 0, true  -- the last window: rows, rows used, few bytes
+  local function lookup(key, id)
+    local row = rows[id]
+    if row ~= nil then
+      rows[id] = nil
+      used = used + 1
+      return row, true
+    end
+    if size < 2 then return nil, false end
+    if last_n > 0 then  -- sized by how much of the last window was used
+      if used * 2 <= last_n then
+        size = math.floor(size / 2)
+        if size < 2 then return nil, false end
+      elseif used * 4 >= last_n * 3 and last_n == size and small then
+        size = math.min(size * 2, AHEAD_MAX)
+      end
+    end
+    local got = read(key, id, ahead_last, size)
+    if type(got) ~= 'table' or got.err then  -- (an id the server cannot read: alone from now)
+      size = 0
+      return nil, false
+    end
+    local bytes, found = 0, nil
+    for k = 1, #got do
+      local r = got[k]
+      bytes = bytes + bytes_of(r)
+      if k == 1 and r[1] == id then found = r else rows[r[1]] = r end
+    end
+    last_n, used, small = #got, found and 1 or 0, bytes * 4 <= AHEAD_BYTES
+    if bytes > AHEAD_BYTES then size = 0 end
+    return found, found ~= nil
+  end
+  local function forget(id)
+    rows[id] = nil
+  end
+  return lookup, forget
+end
+
+local pending_ahead, pending_forget = ahead(
+  function(key, id, last, n) return redis.pcall('XPENDING', key[1], key[2], id, last, n) end,
+  function(row) return #row[1] + #row[2] end)
+
+local entries_ahead, entries_forget = ahead(
+  function(key, id, last, n) return redis.pcall('XRANGE', key, id, last, 'COUNT', n) end,
+  function(row)
+    local bytes = #row[1]
+    for j = 1, #row[2] do bytes = bytes + #row[2][j] end
+    return bytes
+  end)
+
+local function pending_row(stream, group, id)
+  -- The entry's XPENDING row {id, owner, idle ms, deliveries}, or nil: it is not pending.
+  local row, found = pending_ahead({stream, group}, id)
+  if found then return row end
+  row = redis.call('XPENDING', stream, group, id, id, 1)[1]
+  if row then pending_forget(row[1]) end
+  return row
+end
+
 local function pel_verify(stream, group, id, owner, deliveries, min_idle)
   -- Still pending, same owner, not re-delivered since the plan, idle enough.
-  local e = redis.call('XPENDING', stream, group, id, id, 1)[1]
+  local e = pending_row(stream, group, id)
   if not e then return 'not-pending', nil end
   if owner ~= '' and e[2] ~= owner then return 'owner-changed', nil end
   if deliveries > 0 and e[4] ~= deliveries then return 'redelivered', nil end
@@ -62,7 +150,10 @@ local function lock_held(index)
 end
 
 local function entry_fields(stream, id)
-  local found = redis.call('XRANGE', stream, id, id)[1]
+  local row, found = entries_ahead(stream, id)
+  if found then return row[2] end
+  found = redis.call('XRANGE', stream, id, id)[1]
+  if found then entries_forget(found[1]) end
   if found then return found[2] end
   return nil
 end
@@ -238,6 +329,9 @@ local function run_entries(work, first, step)
   -- function of i for entries of variable width), each isolated (each()). The reply: a status
   -- and a detail per entry, in order.
   local out, i = {}, first
+  if type(step) == 'number' and #ARGV >= first then
+    ahead_last = ARGV[first + step * math.floor((#ARGV - first) / step)]
+  end
   while i <= #ARGV do
     local status, detail = each(work, i)
     out[#out + 1] = status

@@ -6,6 +6,7 @@
 -- Reply per entry: exists (0|1), retry count, lock held (0|1)
 local stream, RETRY = KEYS[1], ARGV[1] .. 'retry_count'
 local out = {}
+if #ARGV >= 3 then ahead_last = ARGV[#ARGV - 1] end  -- (the last id: read ahead up to it)
 for i = 2, #ARGV, 2 do
   local fields = entry_fields(stream, ARGV[i])
   local retries = 0
