@@ -19,12 +19,16 @@ On the largest PEL of ``--sizes``:
   (benchmarks/probe.py) while ``pelctl requeue STREAM GROUP --all --yes`` runs on the PEL,
   each time as a fresh process (benchmarks/requeue_process.py: the stall bound off for
   "before"); the probe's p50/p99/p99.9/max and the requeue's throughput (entries over the
-  process's wall time), before and after, five interleaved pairs compared by their
-  medians.
+  process's wall time), before and after, five interleaved runs of each compared by their
+  medians. A third shape, interleaved with them, is pelctl as it was when the bound was
+  asked for (commit :data:`FILED`, extracted with ``git archive``): the throughput users
+  had, which the bounded repair is held to.
 
 Targets: each surface at most 5% of the server's time (commandstats) with a complete
 histogram; ``inspect --watch`` stopped by one Ctrl-C within 10 s; the small PEL walked at
-every refresh; the probe's p99 under 5 ms; throughput at least 90% of before.
+every refresh; the probe's p99 under 5 ms; throughput at least 90% of pelctl's at
+:data:`FILED` (and, reported beside it, against the same code with the bound off: the
+bound's own price).
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ SMALL_SECONDS = 20.0
 SHARE_LIMIT = 0.05
 P99_LIMIT_MS = 5.0
 THROUGHPUT_FLOOR = 0.9
+# pelctl when the stall bound was asked for: the last commit before any work on the budget.
+# Its requeue sent rounds of 4 calls x 100 entries, two out, each entry looked up alone.
+FILED = "a58a492"
 # A watch stops this soon after Ctrl-C (else its stacks are dumped and the check fails).
 STOP_S = 10.0
 
@@ -211,19 +218,18 @@ def _watch(url: str, stream: bytes, seconds: float, share: float) -> dict:
 # -- requeue under a probe ------------------------------------------------------------------
 
 
-def _requeue(url: str, stream: bytes, group: bytes, bounded: bool) -> tuple[int, float, Any]:
+def _requeue(url: str, stream: bytes, group: bytes, shape: list[str]) -> tuple[int, float, Any]:
     """``pelctl requeue STREAM GROUP --all --yes`` as a process (the user's command, start-up
-    included), under the probe; without ``bounded``, the stall bound off (rounds as before
-    it). Returns the entries requeued (the PEL emptied, the stream grown by as many), the
-    process's wall time and the probe's latencies."""
+    included), under the probe; ``shape``: benchmarks.requeue_process's own options (none:
+    this pelctl as shipped). Returns the entries requeued (the PEL emptied, the stream grown
+    by as many), the process's wall time and the probe's latencies."""
     import tempfile
 
     import redis
 
     client = redis.Redis.from_url(url, protocol=2)
     length, pending = client.xlen(stream), client.xpending(stream, group)["pending"]
-    cmd = [sys.executable, "-m", "benchmarks.requeue_process"]
-    cmd += [] if bounded else ["--unbounded"]
+    cmd = [sys.executable, "-m", "benchmarks.requeue_process", *shape]
     cmd += ["requeue", stream.decode(), group.decode(), "--all", "--yes", "-o", "json"]
     with tempfile.TemporaryDirectory(prefix="pelctl-bench-") as home:
         # (Its own state directory: the audit log and the plan key stay out of the user's.)
@@ -239,6 +245,29 @@ def _requeue(url: str, stream: bytes, group: bytes, bounded: bool) -> tuple[int,
     grown = client.xlen(stream) - length
     client.close()
     return (grown if left == 0 else pending - left), took, probe.latencies
+
+
+def _filed_tree(into: str) -> str | None:
+    """The source tree of :data:`FILED` under ``into`` (``git archive``), or None with no
+    git history to take it from (a tarball, a shallow clone)."""
+    import io
+    import tarfile
+
+    try:
+        tar = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", FILED, "pelctl"],
+            capture_output=True,
+            check=True,
+            timeout=120,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        if hasattr(tarfile, "data_filter"):  # (3.11.4 on)
+            archive.extractall(into, filter="data")
+        else:  # pragma: no cover - our own repository's archive
+            archive.extractall(into)
+    return into
 
 
 def run(ctx: Context) -> CaseResult:
@@ -329,7 +358,10 @@ def run(ctx: Context) -> CaseResult:
 
 
 def _requeue_all(ctx: Context, ds: Any, result: CaseResult) -> None:
-    """``requeue --all`` under the probe, before and after, interleaved."""
+    """``requeue --all`` under the probe: pelctl at :data:`FILED`, then this pelctl with the
+    stall bound off and on, interleaved."""
+    import tempfile
+
     import redis
 
     from pelctl.redis.connection import strip_callbacks
@@ -342,32 +374,44 @@ def _requeue_all(ctx: Context, ds: Any, result: CaseResult) -> None:
     def restore() -> None:
         raw.execute_command("RESTORE", ds.stream, 0, saved, "REPLACE")
 
-    times: dict[str, list[float]] = {"before": [], "after": []}
-    probes: dict[str, list[Any]] = {"before": [], "after": []}
-    try:
-        # (Up to five interleaved pairs, compared by their medians: on a shared 2-core machine
-        # one run of either can be 10-20% off the others.)
-        for i in range(max(1, min(ctx.repeat, 5))):
-            for label, bounded in (("before", False), ("after", True)):
-                ctx.log(f"  server-budget {ds.label}: requeue --all {label} ({i + 1})")
-                restore()
-                n, took, lat = _requeue(url, ds.stream, ds.group, bounded)
-                if n != size:
-                    result.notes.append(f"{ds.label}: requeue --all {label} requeued {n:,}")
-                times[label].append(took)
-                probes[label].append(lat)
-                ctx.log(f"    {size / took:,.0f} entries/s; probe {lat.line()}")
-    finally:
-        restore()
-    for label in ("before", "after"):
+    with tempfile.TemporaryDirectory(prefix="pelctl-filed-") as tmp:
+        tree = _filed_tree(tmp)
+        shapes = {"before": ["--unbounded"], "after": []}
+        if tree is not None:
+            shapes = {"filed": ["--tree", tree], **shapes}
+        else:
+            result.notes.append(f"{ds.label}: no git history: pelctl at {FILED} not measured")
+        times: dict[str, list[float]] = {label: [] for label in shapes}
+        probes: dict[str, list[Any]] = {label: [] for label in shapes}
+        try:
+            # (Up to five interleaved runs of each, compared by their medians: on a shared
+            # 2-core machine one run of any of them can be 10-20% off the others.)
+            for i in range(max(1, min(ctx.repeat, 5))):
+                for label, shape in shapes.items():
+                    ctx.log(f"  server-budget {ds.label}: requeue --all {label} ({i + 1})")
+                    restore()
+                    n, took, lat = _requeue(url, ds.stream, ds.group, shape)
+                    if n != size:
+                        result.notes.append(f"{ds.label}: requeue --all {label} requeued {n:,}")
+                    times[label].append(took)
+                    probes[label].append(lat)
+                    ctx.log(f"    {size / took:,.0f} entries/s; probe {lat.line()}")
+        finally:
+            restore()
+    names = {
+        "filed": f"requeue --all, pelctl at {FILED} (before the bound)",
+        "before": "requeue --all, stall bound off",
+        "after": "requeue --all, stall bound on",
+    }
+    for label in shapes:
         best = min(probes[label], key=lambda lat: lat.p99)
         result.rows.append(
             Row(
                 "server-budget",
                 size,
-                f"requeue --all, stall bound {'off' if label == 'before' else 'on'}",
+                names[label],
                 times[label],
-                baseline=label == "before",
+                baseline=label == next(iter(shapes)),
                 note=f"{size / min(times[label]):,.0f} entries/s; probe {best.line()}",
             )
         )
@@ -386,15 +430,21 @@ def _requeue_all(ctx: Context, ds: Any, result: CaseResult) -> None:
             unit=" ms",
         )
     )
-    ratio = statistics.median(times["before"]) / statistics.median(times["after"])
+    after = statistics.median(times["after"])
+    filed = statistics.median(times["filed"]) / after if "filed" in times else None
     result.checks.append(
         Check(
-            f"{ds.label}: requeue --all throughput, after vs before, medians "
+            f"{ds.label}: requeue --all throughput, after vs pelctl at {FILED}, medians "
             f"(≥ {THROUGHPUT_FLOOR:g}x)",
-            ratio,
+            filed,
             THROUGHPUT_FLOOR,
             lower_is_better=False,
         )
+    )
+    price = statistics.median(times["before"]) / after
+    result.notes.append(
+        f"{ds.label}: requeue --all throughput, after vs the same code with the stall bound "
+        f"off (the bound's own price), medians: {price:.2f}x"
     )
     raw.close()
 
