@@ -72,12 +72,12 @@ local AHEAD_FIRST, AHEAD_MAX, AHEAD_BYTES = 4, 64, 65536
 local ahead_last = '+'
 
 local function ahead(read, bytes_of)
-  -- A read-ahead over read(key, id, last, n): lookup(key, id) returns the row of `id` and
-  -- true when a window found it (the row can be nil only with false); forget(id) drops a row
+  -- A read-ahead over read(key, group, id, last, n): lookup(key, group, id) returns the row
+  -- of `id` and true when a window found it (the row can be nil only with false); forget(id) drops a row
   -- of an id looked up alone (the one being worked on), so no later lookup sees it as it was.
   local rows, size = {}, AHEAD_FIRST
   local last_n, used, small = 0, 0, true  -- the last window: rows, rows used, few bytes
-  local function lookup(key, id)
+  local function lookup(key, group, id)
     local row = rows[id]
     if row ~= nil then
       rows[id] = nil
@@ -93,7 +93,7 @@ local function ahead(read, bytes_of)
         size = math.min(size * 2, AHEAD_MAX)
       end
     end
-    local got = read(key, id, ahead_last, size)
+    local got = read(key, group, id, ahead_last, size)
     if type(got) ~= 'table' or got.err then  -- (an id the server cannot read: alone from now)
       size = 0
       return nil, false
@@ -115,11 +115,11 @@ local function ahead(read, bytes_of)
 end
 
 local pending_ahead, pending_forget = ahead(
-  function(key, id, last, n) return redis.pcall('XPENDING', key[1], key[2], id, last, n) end,
+  function(key, group, id, last, n) return redis.pcall('XPENDING', key, group, id, last, n) end,
   function(row) return #row[1] + #row[2] end)
 
 local entries_ahead, entries_forget = ahead(
-  function(key, id, last, n) return redis.pcall('XRANGE', key, id, last, 'COUNT', n) end,
+  function(key, _, id, last, n) return redis.pcall('XRANGE', key, id, last, 'COUNT', n) end,
   function(row)
     local bytes = #row[1]
     for j = 1, #row[2] do bytes = bytes + #row[2][j] end
@@ -128,7 +128,7 @@ local entries_ahead, entries_forget = ahead(
 
 local function pending_row(stream, group, id)
   -- The entry's XPENDING row {id, owner, idle ms, deliveries}, or nil: it is not pending.
-  local row, found = pending_ahead({stream, group}, id)
+  local row, found = pending_ahead(stream, group, id)
   if found then return row end
   row = redis.call('XPENDING', stream, group, id, id, 1)[1]
   if row then pending_forget(row[1]) end
@@ -150,12 +150,12 @@ local function lock_held(index)
 end
 
 local function entry_fields(stream, id)
-  local row, found = entries_ahead(stream, id)
+  local row, found = entries_ahead(stream, nil, id)
   if found then return row[2] end
-  found = redis.call('XRANGE', stream, id, id)[1]
-  if found then entries_forget(found[1]) end
-  if found then return found[2] end
-  return nil
+  row = redis.call('XRANGE', stream, id, id)[1]
+  if not row then return nil end
+  entries_forget(row[1])
+  return row[2]
 end
 
 local function preflight(...)
